@@ -39,7 +39,8 @@ namespace swemu {
   X(kTmPortBufferFull, "tm_port_buffer_full")                                   \
   X(kTmSharedBufferFull, "tm_shared_buffer_full")                               \
   X(kLossInjected, "loss_injected")                                             \
-  X(kLinkDown, "link_down")
+  X(kLinkDown, "link_down")                                                     \
+  X(kPoolExhausted, "pool_exhausted")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,

@@ -1,0 +1,50 @@
+#pragma once
+// One command table serves every front end: startup scripts (configs/*.cli), the live control
+// socket and the C++ API used by tests and hosts. Names follow BMv2's simple_switch_CLI.
+#include <functional>
+#include <map>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+using CommandArgs = std::span<const std::string>;
+// A handler validates every argument before it changes anything, so a bad command changes nothing.
+using CommandHandler = std::function<Result<std::string>(CommandArgs args)>;
+
+struct CommandSpec {
+  std::string name;   // one word ("table_add") or two ("show stats")
+  std::string usage;  // argument synopsis, e.g. "<table> <action> <key...> => <param...>"
+  std::string help;   // one line
+  std::size_t min_args = 0;
+  std::size_t max_args = 0;  // kUnbounded for variadic commands
+  CommandHandler handler;
+};
+
+class CommandTable {
+ public:
+  static constexpr std::size_t kUnbounded = static_cast<std::size_t>(-1);
+
+  Status Add(CommandSpec spec);
+  bool Has(std::string_view name) const { return commands_.count(std::string(name)) != 0; }
+
+  // Runs one command line; '#' starts a comment; blank lines give an empty result.
+  Result<std::string> Execute(std::string_view line) const;
+  // Runs every line of a script; stops at the first error, reported as "FILE:LINE: message".
+  // Output of successful commands is appended to *output when given.
+  Status RunScript(const std::string& path, std::string* output = nullptr) const;
+
+  std::string Help() const;
+  std::vector<std::string> Names() const;
+
+  static std::vector<std::string> Tokenize(std::string_view line);
+
+ private:
+  std::map<std::string, CommandSpec, std::less<>> commands_;
+};
+
+}  // namespace swemu

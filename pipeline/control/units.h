@@ -1,0 +1,28 @@
+#pragma once
+// Parsers for the values users type in configs and commands: integers, link rates ("10G"),
+// sizes ("64KB", "16MiB") and durations ("2us"). Errors name the value and what was expected.
+#include <cstdint>
+#include <string_view>
+
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+// Decimal or 0x-hex unsigned integer within [min, max].
+Result<uint64_t> ParseUint(std::string_view text, uint64_t min = 0,
+                           uint64_t max = UINT64_MAX);
+// Bits per second: plain number or with suffix K/M/G/T (powers of 1000), optional "bps"/"b".
+Result<uint64_t> ParseRate(std::string_view text);
+// Bytes: plain number, or suffix K/KB (1000), KiB (1024), M/MB, MiB, G/GB, GiB.
+Result<uint64_t> ParseBytes(std::string_view text);
+// Nanoseconds: number with suffix ns, us, ms or s (a plain number means ns).
+Result<uint64_t> ParseDuration(std::string_view text);
+// true/false, yes/no, on/off, 1/0.
+Result<bool> ParseBool(std::string_view text);
+// Probability in [0, 1], e.g. "0.001" or "0.1%".
+Result<double> ParseProbability(std::string_view text);
+
+std::string FormatRate(uint64_t bps);
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace swemu
