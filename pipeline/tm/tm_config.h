@@ -1,0 +1,51 @@
+#pragma once
+// Typed configuration of the traffic manager, checked once by Validate() before construction.
+#include <cstdint>
+
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+enum class SchedulerKind : uint8_t {
+  kStrict,    // queue 7 first, then 6, ...
+  kWeighted,  // deficit round robin by bytes, quantum = weight * quantum_bytes
+};
+
+// Limits that keep the fixed-point shaping arithmetic in 64 bits and the rings reasonable.
+inline constexpr uint16_t kTmMaxPorts = 1024;
+inline constexpr uint32_t kTmMaxQueueDepthPkts = 1u << 20;
+inline constexpr uint64_t kTmMaxPortRateBps = 10'000'000'000'000ull;  // 10 Tb/s
+inline constexpr uint64_t kTmMaxQueueRatePps = 1'000'000'000'000ull;
+inline constexpr uint32_t kTmMaxWireOverheadBytes = 1024;
+inline constexpr uint32_t kTmMaxQuantumBytes = 1u << 24;
+inline constexpr uint32_t kTmMaxWeight = 1u << 16;
+
+struct QueueConfig {
+  uint32_t depth_pkts = 1024;         // queue limit in packets (BMv2 set_queue_depth); >= 1
+  uint64_t ecn_threshold_bytes = 0;   // mark when depth (bytes, before this packet) >= it; 0 = off
+  uint64_t drop_threshold_bytes = 0;  // drop when depth + this packet > it; 0 = off
+  uint32_t weight = 1;                // DRR weight (quantum = weight * quantum_bytes)
+  uint64_t rate_pps = 0;              // per-queue rate in packets/s (BMv2 set_queue_rate); 0 = off
+};
+
+struct TmConfig {
+  uint16_t num_ports = 4;
+  uint64_t shared_buffer_bytes = 16 << 20;  // whole switch
+  uint64_t port_buffer_bytes = 0;           // per egress port limit; 0 = none
+  uint64_t port_rate_bps = 0;               // default shaping rate per port; 0 = unshaped
+  uint32_t wire_overhead_bytes = 24;        // preamble+SFD (8) + IFG (12) + FCS (4) per frame
+  uint32_t quantum_bytes = 1536;
+  SchedulerKind scheduler = SchedulerKind::kStrict;
+  QueueConfig queue;  // default for every queue
+
+  // One-line error naming the field and its allowed range.
+  Status Validate() const;
+};
+
+// Per-field checks shared by Validate() and the control path.
+Status ValidateQueueDepth(uint32_t pkts);
+Status ValidatePortRate(uint64_t bps);
+Status ValidateQueueRate(uint64_t pps);
+Status ValidateWeight(uint32_t weight);
+
+}  // namespace swemu

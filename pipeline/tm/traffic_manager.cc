@@ -1,0 +1,255 @@
+// Traffic manager fast path: admission, replication, scheduling and shaping.
+#include "pipeline/tm/traffic_manager.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace swemu {
+namespace {
+
+uint32_t Saturate32(uint64_t value) {
+  return static_cast<uint32_t>(std::min<uint64_t>(value, std::numeric_limits<uint32_t>::max()));
+}
+
+}  // namespace
+
+uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
+  if (pkt->meta.mcast_grp != 0) [[unlikely]] {
+    return EnqueueMulticast(pkt, now);
+  }
+  return Admit(pkt, now) ? 1 : 0;
+}
+
+bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
+  PortId port_id = pkt->meta.egress_spec;
+  if (port_id >= num_ports_) [[unlikely]] {
+    Drop(pkt, DropReason::kBadEgressPort, nullptr);
+    return false;
+  }
+  // Queue ids are 3 bits on the wire of a PISA TM: higher bits are ignored, not clamped.
+  int qid = pkt->meta.queue_id & (kQueuesPerPort - 1);
+  Port& port = ports_[port_id];
+  Queue& queue = port.queues[qid];
+  uint64_t len = pkt->len;
+  DropReason reason = DropReason::kNone;
+  if (queue.ring.size() >= queue.limit_pkts) {
+    reason = DropReason::kTmQueueFull;
+  } else if (queue.drop_threshold != 0 && queue.bytes + len > queue.drop_threshold) {
+    reason = DropReason::kTmDropThreshold;
+  } else if (port_buffer_bytes_ != 0 && port.bytes + len > port_buffer_bytes_) {
+    reason = DropReason::kTmPortBufferFull;
+  } else if (shared_used_bytes_ + len > shared_buffer_bytes_) {
+    reason = DropReason::kTmSharedBufferFull;
+  }
+  if (reason != DropReason::kNone) [[unlikely]] {
+    Drop(pkt, reason, &queue);
+    return false;
+  }
+
+  Metadata& meta = pkt->meta;
+  meta.queue_id = static_cast<uint8_t>(qid);
+  meta.enq_ts = now;
+  meta.enq_qdepth = queue.ring.size();
+  meta.enq_qdepth_bytes = Saturate32(queue.bytes);
+  meta.congested = queue.ecn_threshold != 0 && queue.bytes >= queue.ecn_threshold;
+
+  queue.ring.Push(pkt);
+  queue.bytes += len;
+  port.bytes += len;
+  port.nonempty |= 1u << qid;
+  shared_used_bytes_ += len;
+  ++total_queued_;
+
+  QueueCounters& c = queue.counters;
+  ++c.enqueued;
+  c.enq_bytes += len;
+  c.max_depth_pkts = std::max(c.max_depth_pkts, queue.ring.size());
+  c.max_depth_bytes = std::max(c.max_depth_bytes, queue.bytes);
+  return true;
+}
+
+uint32_t TrafficManager::EnqueueMulticast(Packet* pkt, TimeNs now) noexcept {
+  std::span<const McCopy> copies = mc_.Copies(pkt->meta.mcast_grp);
+  if (copies.empty()) {
+    Drop(pkt, DropReason::kMulticastEmptyGroup, nullptr);
+    return 0;
+  }
+  multicast_copies_ += copies.size() - 1;
+  uint32_t admitted = 0;
+  // Clone from the untouched original first; the original itself becomes the last copy.
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    bool last = i + 1 == copies.size();
+    Packet* copy = last ? pkt : pool_.Clone(*pkt);
+    if (copy == nullptr) [[unlikely]] {
+      ++drops_[static_cast<std::size_t>(DropReason::kMulticastCloneFailed)];
+      if (Queue* queue = FindQueue(copies[i].port, pkt->meta.queue_id & (kQueuesPerPort - 1))) {
+        ++queue->counters.dropped;
+      }
+      continue;
+    }
+    copy->meta.egress_spec = copies[i].port;
+    copy->meta.egress_rid = copies[i].rid;
+    admitted += Admit(copy, now) ? 1 : 0;
+  }
+  return admitted;
+}
+
+void TrafficManager::Drop(Packet* pkt, DropReason reason, Queue* queue) noexcept {
+  ++drops_[static_cast<std::size_t>(reason)];
+  if (queue != nullptr) ++queue->counters.dropped;
+  pool_.Free(pkt);
+}
+
+uint32_t TrafficManager::EligibleQueues(const Port& port, TimeNs now) const noexcept {
+  uint32_t eligible = port.nonempty & ~port.paced;
+  for (uint32_t paced = port.nonempty & port.paced; paced != 0; paced &= paced - 1) {
+    int qid = std::countr_zero(paced);
+    if (port.queues[qid].pacer.ReadyAt() <= now) eligible |= 1u << qid;
+  }
+  return eligible;
+}
+
+// Deficit round robin over the eligible queues: a queue receives its quantum when its turn
+// comes and keeps the turn while its deficit covers its head packet.
+int TrafficManager::PickWeighted(Port& port, uint32_t eligible) noexcept {
+  for (;;) {
+    for (int step = 0; step < kQueuesPerPort; ++step) {
+      int qid = port.drr_current;
+      Queue& queue = port.queues[qid];
+      if (eligible & (1u << qid)) {
+        if (!port.drr_fresh) {
+          queue.deficit += static_cast<int64_t>(queue.quantum);
+          port.drr_fresh = true;
+        }
+        int64_t len = queue.ring.front()->len;
+        if (queue.deficit >= len) {
+          queue.deficit -= len;
+          return qid;
+        }
+      }
+      port.drr_current = static_cast<uint8_t>((qid + 1) % kQueuesPerPort);
+      port.drr_fresh = false;
+    }
+    // A whole round and no quantum covers a head packet (jumbo frames, small quantum): grant
+    // the rounds that would only add quanta at once, so the next pass picks one.
+    uint64_t rounds = std::numeric_limits<uint64_t>::max();
+    for (uint32_t bits = eligible; bits != 0; bits &= bits - 1) {
+      const Queue& queue = port.queues[std::countr_zero(bits)];
+      uint64_t missing = static_cast<uint64_t>(queue.ring.front()->len - queue.deficit);
+      rounds = std::min(rounds, (missing + queue.quantum - 1) / queue.quantum);
+    }
+    for (uint32_t bits = eligible; bits != 0; bits &= bits - 1) {
+      Queue& queue = port.queues[std::countr_zero(bits)];
+      queue.deficit += static_cast<int64_t>((rounds - 1) * queue.quantum);
+    }
+  }
+}
+
+void TrafficManager::StartTransmission(Port& port, Queue& queue, const Packet& pkt,
+                                       TimeNs now) noexcept {
+  // The packet could have started when it arrived or when the link got free, whichever is later.
+  TimeNs start = std::min(pkt.meta.enq_ts, now);
+  if (port.link.enabled()) start = std::max(start, port.link.FreeFloor());
+  if (queue.pacer.enabled()) start = std::max(start, queue.pacer.Start(start, 1));
+  if (port.link.enabled()) {
+    port.link.Start(start, (uint64_t{pkt.len} + wire_overhead_bytes_) * 8);
+  }
+}
+
+// Ports that shape or weigh; out of line so the plain strict-priority path stays small.
+[[gnu::noinline]] int TrafficManager::ScheduleShaped(Port& port, TimeNs now) noexcept {
+  if (port.link.enabled() && port.link.ReadyAt() > now) return -1;
+  uint32_t eligible = EligibleQueues(port, now);
+  if (eligible == 0) return -1;
+  int qid = port.scheduler == SchedulerKind::kStrict ? 31 - std::countl_zero(eligible)
+                                                     : PickWeighted(port, eligible);
+  Queue& queue = port.queues[qid];
+  if (port.link.enabled() || queue.pacer.enabled()) {
+    StartTransmission(port, queue, *queue.ring.front(), now);
+  }
+  return qid;
+}
+
+Packet* TrafficManager::Dequeue(PortId port_id, TimeNs now) noexcept {
+  if (port_id >= num_ports_) [[unlikely]] {
+    return nullptr;
+  }
+  Port& port = ports_[port_id];
+  if (port.nonempty == 0) return nullptr;
+  int qid;
+  if (port.plain) [[likely]] {
+    qid = 31 - std::countl_zero(port.nonempty);
+  } else {
+    qid = ScheduleShaped(port, now);
+    if (qid < 0) return nullptr;
+  }
+  Queue& queue = port.queues[qid];
+  Packet* pkt = queue.ring.Pop();
+  uint64_t len = pkt->len;
+  queue.bytes -= len;
+  port.bytes -= len;
+  shared_used_bytes_ -= len;
+  --total_queued_;
+  if (queue.ring.empty()) {
+    port.nonempty &= ~(1u << qid);
+    queue.deficit = 0;
+  }
+
+  Metadata& meta = pkt->meta;
+  meta.egress_port = port_id;
+  meta.deq_qdepth = queue.ring.size();
+  meta.deq_qdepth_bytes = Saturate32(queue.bytes);
+  meta.deq_timedelta = now > meta.enq_ts ? now - meta.enq_ts : 0;
+  ++queue.counters.dequeued;
+  queue.counters.deq_bytes += len;
+  return pkt;
+}
+
+TimeNs TrafficManager::NextDequeueTime(PortId port_id, TimeNs now) const noexcept {
+  if (port_id >= num_ports_) return kNever;
+  const Port& port = ports_[port_id];
+  if (port.nonempty == 0) return kNever;
+  TimeNs at = now;
+  if (port.link.enabled()) at = std::max(at, port.link.ReadyAt());
+  if ((port.nonempty & ~port.paced) != 0) return at;
+  TimeNs queue_ready = kNever;
+  for (uint32_t bits = port.nonempty; bits != 0; bits &= bits - 1) {
+    queue_ready = std::min(queue_ready, port.queues[std::countr_zero(bits)].pacer.ReadyAt());
+  }
+  return std::max(at, queue_ready);
+}
+
+const TrafficManager::Queue* TrafficManager::FindQueue(PortId port, int queue) const noexcept {
+  if (port >= num_ports_ || queue < 0 || queue >= kQueuesPerPort) return nullptr;
+  return &ports_[port].queues[queue];
+}
+
+TrafficManager::Queue* TrafficManager::FindQueue(PortId port, int queue) noexcept {
+  if (port >= num_ports_ || queue < 0 || queue >= kQueuesPerPort) return nullptr;
+  return &ports_[port].queues[queue];
+}
+
+void TrafficManager::SetEcnThreshold(PortId port, int queue, uint64_t bytes) noexcept {
+  if (Queue* q = FindQueue(port, queue)) q->ecn_threshold = bytes;
+}
+
+void TrafficManager::SetDropThreshold(PortId port, int queue, uint64_t bytes) noexcept {
+  if (Queue* q = FindQueue(port, queue)) q->drop_threshold = bytes;
+}
+
+uint64_t TrafficManager::EcnThreshold(PortId port, int queue) const noexcept {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->ecn_threshold : 0;
+}
+
+uint64_t TrafficManager::DropThreshold(PortId port, int queue) const noexcept {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->drop_threshold : 0;
+}
+
+void TrafficManager::CountMarked(PortId port, int queue) noexcept {
+  if (Queue* q = FindQueue(port, queue)) ++q->counters.marked;
+}
+
+}  // namespace swemu

@@ -1,0 +1,177 @@
+#pragma once
+// The traffic manager between the ingress and egress pipelines: per egress port 8 queues
+// (queue 7 = highest strict priority) with packet/byte accounting, per-queue ECN-marking and drop
+// thresholds, per-port and shared buffer limits, strict or DRR scheduling, per-queue pps and
+// per-port link-rate shaping, and multicast replication.
+//
+// Time is injected: every fast-path call takes `now`. One thread owns a TrafficManager; control
+// calls are made by that thread (or while it is paused). The pool must outlive the TM; the
+// destructor returns every queued packet to it.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/drop_reason.h"
+#include "pipeline/core/packet.h"
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/core/status.h"
+#include "pipeline/tm/multicast.h"
+#include "pipeline/tm/pacer.h"
+#include "pipeline/tm/packet_ring.h"
+#include "pipeline/tm/tm_config.h"
+
+namespace swemu {
+
+struct QueueCounters {
+  uint64_t enqueued = 0;
+  uint64_t dequeued = 0;
+  uint64_t marked = 0;   // CE marks the egress pipeline really applied (CountMarked)
+  uint64_t dropped = 0;  // every TM drop aimed at this queue, whatever the reason
+  uint64_t enq_bytes = 0;
+  uint64_t deq_bytes = 0;
+  uint32_t max_depth_pkts = 0;
+  uint64_t max_depth_bytes = 0;
+};
+
+class TrafficManager {
+ public:
+  static Result<std::unique_ptr<TrafficManager>> Create(const TmConfig& config, PacketPool& pool);
+  ~TrafficManager();
+  TrafficManager(const TrafficManager&) = delete;
+  TrafficManager& operator=(const TrafficManager&) = delete;
+
+  // ---- Fast path ----
+
+  // Queues `pkt` on (meta.egress_spec, meta.queue_id & 7), or replicates it to every copy of
+  // group meta.mcast_grp when that is non-zero (copies get egress_spec and egress_rid; the last
+  // copy is the original). Takes ownership of `pkt`: dropped packets are counted under their
+  // reason and freed. Returns the number of copies admitted (0 when dropped).
+  uint32_t Enqueue(Packet* pkt, TimeNs now) noexcept;
+  // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
+  // port's scheduler; nullptr otherwise. A backlogged port keeps its exact pace even if called
+  // late: a transmission starts when the link got free (or the packet arrived), not at `now`.
+  Packet* Dequeue(PortId port, TimeNs now) noexcept;
+  // Earliest time >= now at which Dequeue(port) returns a packet; kNever when the port is empty.
+  TimeNs NextDequeueTime(PortId port, TimeNs now) const noexcept;
+
+  // Dataplane-settable thresholds (PCN moves them per packet); out-of-range port/queue ignored.
+  void SetEcnThreshold(PortId port, int queue, uint64_t bytes) noexcept;
+  void SetDropThreshold(PortId port, int queue, uint64_t bytes) noexcept;
+  uint64_t EcnThreshold(PortId port, int queue) const noexcept;
+  uint64_t DropThreshold(PortId port, int queue) const noexcept;
+  // Egress calls this when it really marks CE on a packet from (port, queue).
+  void CountMarked(PortId port, int queue) noexcept;
+
+  // ---- Control path: one-line errors naming port/queue/value; nothing changes on error ----
+
+  // BMv2 set_queue_depth / set_queue_rate: no port = every port, no queue = every queue.
+  // Lowering a depth below the current occupancy refuses new packets until it drains; raising
+  // it beyond a queue's ring (sized to the depth, rounded up to a power of two) reallocates it.
+  Status SetQueueDepth(std::optional<PortId> port, std::optional<int> queue, uint32_t pkts);
+  Status SetQueueRate(std::optional<PortId> port, std::optional<int> queue, uint64_t pps);
+  Status SetPortRate(std::optional<PortId> port, uint64_t bps);  // 0 = unshaped
+  Status SetScheduler(std::optional<PortId> port, SchedulerKind kind);
+  Status SetQueueWeight(PortId port, int queue, uint32_t weight);
+  Status SetEcnThresholdChecked(PortId port, int queue, uint64_t bytes);
+  Status SetDropThresholdChecked(PortId port, int queue, uint64_t bytes);
+  Status SetPortBuffer(uint64_t bytes);    // 0 = no per-port limit
+  Status SetSharedBuffer(uint64_t bytes);  // > 0
+  // Frees every queued packet (shutdown, reset); returns how many, for the caller's accounting.
+  uint64_t FreeAll();
+
+  // Multicast, BMv2 names (mc_mgrp_create, mc_node_create, ...); see McTable.
+  Result<uint16_t> McGroupCreate(uint16_t grp) { return mc_.GroupCreate(grp); }
+  Status McGroupDestroy(uint16_t grp) { return mc_.GroupDestroy(grp); }
+  Result<uint32_t> McNodeCreate(uint16_t rid, std::vector<PortId> ports) {
+    return mc_.NodeCreate(rid, std::move(ports));
+  }
+  Status McNodeDestroy(uint32_t handle) { return mc_.NodeDestroy(handle); }
+  Status McNodeAssociate(uint16_t grp, uint32_t handle) { return mc_.NodeAssociate(grp, handle); }
+  Status McNodeDissociate(uint16_t grp, uint32_t handle) { return mc_.NodeDissociate(grp, handle); }
+  std::string McDump() const { return mc_.Dump(); }
+
+  // ---- Configuration read-back (CLI `show`) ----
+  uint16_t num_ports() const { return num_ports_; }
+  uint32_t QueueDepthLimit(PortId port, int queue) const;
+  uint64_t QueueRate(PortId port, int queue) const;
+  uint32_t QueueWeight(PortId port, int queue) const;
+  uint64_t PortRate(PortId port) const;
+  SchedulerKind Scheduler(PortId port) const;
+  uint64_t port_buffer_bytes() const { return port_buffer_bytes_; }
+  uint64_t shared_buffer_bytes() const { return shared_buffer_bytes_; }
+
+  // ---- Counters and occupancy (zero for an out-of-range port/queue) ----
+  const QueueCounters& queue_counters(PortId port, int queue) const;
+  uint32_t DepthPkts(PortId port, int queue) const;
+  uint64_t DepthBytes(PortId port, int queue) const;
+  uint64_t PortDepthBytes(PortId port) const;
+  uint64_t SharedUsedBytes() const { return shared_used_bytes_; }
+  uint64_t TotalQueued() const { return total_queued_; }
+  uint64_t drops(DropReason reason) const;
+  // Extra copies replication asked for (n - 1 per packet to an n-copy group), whether or not the
+  // clone succeeded; a failed clone is a kMulticastCloneFailed drop. So, over the TM's life:
+  // packets in + multicast_copies() == admitted + sum of drops(reason).
+  uint64_t multicast_copies() const { return multicast_copies_; }
+  // Zeroes every counter; max depths restart from the current depths.
+  void ResetCounters();
+  // One line per queue that is occupied or has counted anything (all queues if `all`).
+  std::string DescribeQueues(bool all = false) const;
+
+ private:
+  struct Queue {
+    PacketRing ring;
+    uint64_t bytes = 0;
+    uint32_t limit_pkts = 0;
+    uint64_t ecn_threshold = 0;
+    uint64_t drop_threshold = 0;
+    int64_t deficit = 0;  // DRR
+    uint64_t quantum = 0;
+    uint32_t weight = 1;
+    Pacer pacer;  // queue rate in packets/s
+    QueueCounters counters;
+  };
+  struct Port {
+    Queue queues[kQueuesPerPort];
+    uint64_t bytes = 0;
+    uint32_t nonempty = 0;  // bit q: queue q holds packets
+    uint32_t paced = 0;     // bit q: queue q has a packet rate
+    SchedulerKind scheduler = SchedulerKind::kStrict;
+    uint8_t drr_current = 0;  // queue whose DRR turn it is
+    bool drr_fresh = false;   // it already received its quantum this turn
+    bool plain = true;        // strict priority, unshaped, no paced queue: the quick path
+    Pacer link;               // link rate in bits/s
+  };
+
+  TrafficManager(const TmConfig& config, PacketPool& pool);
+  bool Admit(Packet* pkt, TimeNs now) noexcept;
+  uint32_t EnqueueMulticast(Packet* pkt, TimeNs now) noexcept;
+  void Drop(Packet* pkt, DropReason reason, Queue* queue) noexcept;
+  int ScheduleShaped(Port& port, TimeNs now) noexcept;
+  uint32_t EligibleQueues(const Port& port, TimeNs now) const noexcept;
+  int PickWeighted(Port& port, uint32_t eligible) noexcept;
+  void StartTransmission(Port& port, Queue& queue, const Packet& pkt, TimeNs now) noexcept;
+  static void UpdatePlain(Port& port);
+  const Queue* FindQueue(PortId port, int queue) const noexcept;
+  Queue* FindQueue(PortId port, int queue) noexcept;
+  Status CheckPortQueue(PortId port, int queue) const;
+  template <typename Fn>
+  Status ForSelected(std::optional<PortId> port, std::optional<int> queue, Fn fn);
+
+  PacketPool& pool_;
+  uint16_t num_ports_;
+  uint32_t wire_overhead_bytes_;
+  uint32_t quantum_bytes_;
+  uint64_t port_buffer_bytes_;
+  uint64_t shared_buffer_bytes_;
+  uint64_t shared_used_bytes_ = 0;
+  uint64_t total_queued_ = 0;
+  uint64_t multicast_copies_ = 0;
+  uint64_t drops_[kDropReasonCount] = {};
+  std::unique_ptr<Port[]> ports_;
+  McTable mc_;
+};
+
+}  // namespace swemu

@@ -1,0 +1,275 @@
+// Traffic manager construction, control path, counters and `show queues` text.
+#include <algorithm>
+#include <string>
+
+#include "pipeline/tm/traffic_manager.h"
+
+namespace swemu {
+namespace {
+
+const QueueCounters kNoCounters{};
+
+std::string PortQueueName(PortId port, int queue) {
+  return "port " + std::to_string(port) + " queue " + std::to_string(queue);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<TrafficManager>> TrafficManager::Create(const TmConfig& config,
+                                                               PacketPool& pool) {
+  SWEMU_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<TrafficManager> tm(new TrafficManager(config, pool));
+  for (PortId p = 0; p < tm->num_ports_; ++p) {
+    for (Queue& queue : tm->ports_[p].queues) {
+      if (!queue.ring.Reserve(queue.limit_pkts)) {
+        return Status::Error("tm: cannot allocate queues of " +
+                             std::to_string(config.queue.depth_pkts) + " packets for " +
+                             std::to_string(config.num_ports) + " ports");
+      }
+    }
+  }
+  return tm;
+}
+
+TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
+    : pool_(pool),
+      num_ports_(config.num_ports),
+      wire_overhead_bytes_(config.wire_overhead_bytes),
+      quantum_bytes_(config.quantum_bytes),
+      port_buffer_bytes_(config.port_buffer_bytes),
+      shared_buffer_bytes_(config.shared_buffer_bytes),
+      ports_(new Port[config.num_ports]),
+      mc_(config.num_ports) {
+  for (PortId p = 0; p < num_ports_; ++p) {
+    Port& port = ports_[p];
+    port.scheduler = config.scheduler;
+    port.link.SetRate(config.port_rate_bps);
+    for (int q = 0; q < kQueuesPerPort; ++q) {
+      Queue& queue = port.queues[q];
+      queue.limit_pkts = config.queue.depth_pkts;
+      queue.ecn_threshold = config.queue.ecn_threshold_bytes;
+      queue.drop_threshold = config.queue.drop_threshold_bytes;
+      queue.weight = config.queue.weight;
+      queue.quantum = uint64_t{config.queue.weight} * quantum_bytes_;
+      queue.pacer.SetRate(config.queue.rate_pps);
+      if (config.queue.rate_pps != 0) port.paced |= 1u << q;
+    }
+    UpdatePlain(port);
+  }
+}
+
+TrafficManager::~TrafficManager() { FreeAll(); }
+
+void TrafficManager::UpdatePlain(Port& port) {
+  port.plain = port.scheduler == SchedulerKind::kStrict && port.paced == 0 && !port.link.enabled();
+}
+
+uint64_t TrafficManager::FreeAll() {
+  uint64_t freed = 0;
+  for (PortId p = 0; p < num_ports_; ++p) {
+    Port& port = ports_[p];
+    for (Queue& queue : port.queues) {
+      while (!queue.ring.empty()) {
+        pool_.Free(queue.ring.Pop());
+        ++freed;
+      }
+      queue.bytes = 0;
+      queue.deficit = 0;
+    }
+    port.bytes = 0;
+    port.nonempty = 0;
+  }
+  shared_used_bytes_ = 0;
+  total_queued_ = 0;
+  return freed;
+}
+
+Status TrafficManager::CheckPortQueue(PortId port, int queue) const {
+  if (port >= num_ports_) {
+    return Status::Error("tm port " + std::to_string(port) + " out of range [0, " +
+                         std::to_string(num_ports_ - 1) + "]");
+  }
+  if (queue < 0 || queue >= kQueuesPerPort) {
+    return Status::Error("tm queue " + std::to_string(queue) + " out of range [0, " +
+                         std::to_string(kQueuesPerPort - 1) + "]");
+  }
+  return Status::Ok();
+}
+
+// Validates the whole selection before touching anything, then applies fn to each queue.
+template <typename Fn>
+Status TrafficManager::ForSelected(std::optional<PortId> port, std::optional<int> queue, Fn fn) {
+  SWEMU_RETURN_IF_ERROR(CheckPortQueue(port.value_or(0), queue.value_or(0)));
+  PortId first_port = port.value_or(0);
+  PortId end_port = port.has_value() ? *port + 1 : num_ports_;
+  int first_queue = queue.value_or(0);
+  int end_queue = queue.has_value() ? *queue + 1 : kQueuesPerPort;
+  for (PortId p = first_port; p < end_port; ++p) {
+    for (int q = first_queue; q < end_queue; ++q) SWEMU_RETURN_IF_ERROR(fn(ports_[p], q));
+  }
+  return Status::Ok();
+}
+
+Status TrafficManager::SetQueueDepth(std::optional<PortId> port, std::optional<int> queue,
+                                     uint32_t pkts) {
+  SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(pkts));
+  // Grow rings first (the only step that can fail); a grown ring with the old limit is harmless.
+  SWEMU_RETURN_IF_ERROR(ForSelected(port, queue, [&](Port& p, int q) {
+    if (p.queues[q].ring.Reserve(pkts)) return Status::Ok();
+    return Status::Error("tm: cannot allocate " + std::to_string(pkts) + " packet slots for " +
+                         PortQueueName(static_cast<PortId>(&p - ports_.get()), q));
+  }));
+  return ForSelected(port, queue, [&](Port& p, int q) {
+    p.queues[q].limit_pkts = pkts;
+    return Status::Ok();
+  });
+}
+
+Status TrafficManager::SetQueueRate(std::optional<PortId> port, std::optional<int> queue,
+                                    uint64_t pps) {
+  SWEMU_RETURN_IF_ERROR(ValidateQueueRate(pps));
+  return ForSelected(port, queue, [&](Port& p, int q) {
+    p.queues[q].pacer.SetRate(pps);
+    if (pps != 0) {
+      p.paced |= 1u << q;
+    } else {
+      p.paced &= ~(1u << q);
+    }
+    UpdatePlain(p);
+    return Status::Ok();
+  });
+}
+
+Status TrafficManager::SetPortRate(std::optional<PortId> port, uint64_t bps) {
+  SWEMU_RETURN_IF_ERROR(ValidatePortRate(bps));
+  return ForSelected(port, 0, [&](Port& p, int) {
+    p.link.SetRate(bps);
+    UpdatePlain(p);
+    return Status::Ok();
+  });
+}
+
+Status TrafficManager::SetScheduler(std::optional<PortId> port, SchedulerKind kind) {
+  if (kind != SchedulerKind::kStrict && kind != SchedulerKind::kWeighted) {
+    return Status::Error("tm scheduler " + std::to_string(static_cast<int>(kind)) +
+                         " is not strict or weighted");
+  }
+  return ForSelected(port, 0, [&](Port& p, int) {
+    p.scheduler = kind;
+    UpdatePlain(p);
+    return Status::Ok();
+  });
+}
+
+Status TrafficManager::SetQueueWeight(PortId port, int queue, uint32_t weight) {
+  SWEMU_RETURN_IF_ERROR(CheckPortQueue(port, queue));
+  SWEMU_RETURN_IF_ERROR(ValidateWeight(weight));
+  Queue& q = ports_[port].queues[queue];
+  q.weight = weight;
+  q.quantum = uint64_t{weight} * quantum_bytes_;
+  return Status::Ok();
+}
+
+Status TrafficManager::SetEcnThresholdChecked(PortId port, int queue, uint64_t bytes) {
+  SWEMU_RETURN_IF_ERROR(CheckPortQueue(port, queue));
+  SetEcnThreshold(port, queue, bytes);
+  return Status::Ok();
+}
+
+Status TrafficManager::SetDropThresholdChecked(PortId port, int queue, uint64_t bytes) {
+  SWEMU_RETURN_IF_ERROR(CheckPortQueue(port, queue));
+  SetDropThreshold(port, queue, bytes);
+  return Status::Ok();
+}
+
+Status TrafficManager::SetPortBuffer(uint64_t bytes) {
+  port_buffer_bytes_ = bytes;
+  return Status::Ok();
+}
+
+Status TrafficManager::SetSharedBuffer(uint64_t bytes) {
+  if (bytes == 0) return Status::Error("tm shared buffer bytes must be > 0");
+  shared_buffer_bytes_ = bytes;
+  return Status::Ok();
+}
+
+uint32_t TrafficManager::QueueDepthLimit(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->limit_pkts : 0;
+}
+
+uint64_t TrafficManager::QueueRate(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->pacer.rate() : 0;
+}
+
+uint32_t TrafficManager::QueueWeight(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->weight : 0;
+}
+
+uint64_t TrafficManager::PortRate(PortId port) const {
+  return port < num_ports_ ? ports_[port].link.rate() : 0;
+}
+
+SchedulerKind TrafficManager::Scheduler(PortId port) const {
+  return port < num_ports_ ? ports_[port].scheduler : SchedulerKind::kStrict;
+}
+
+const QueueCounters& TrafficManager::queue_counters(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->counters : kNoCounters;
+}
+
+uint32_t TrafficManager::DepthPkts(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->ring.size() : 0;
+}
+
+uint64_t TrafficManager::DepthBytes(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->bytes : 0;
+}
+
+uint64_t TrafficManager::PortDepthBytes(PortId port) const {
+  return port < num_ports_ ? ports_[port].bytes : 0;
+}
+
+uint64_t TrafficManager::drops(DropReason reason) const {
+  auto index = static_cast<std::size_t>(reason);
+  return index < kDropReasonCount ? drops_[index] : 0;
+}
+
+void TrafficManager::ResetCounters() {
+  for (PortId p = 0; p < num_ports_; ++p) {
+    for (Queue& queue : ports_[p].queues) {
+      queue.counters = QueueCounters{};
+      queue.counters.max_depth_pkts = queue.ring.size();
+      queue.counters.max_depth_bytes = queue.bytes;
+    }
+  }
+  std::fill(std::begin(drops_), std::end(drops_), 0);
+  multicast_copies_ = 0;
+}
+
+std::string TrafficManager::DescribeQueues(bool all) const {
+  std::string out;
+  for (PortId p = 0; p < num_ports_; ++p) {
+    for (int q = 0; q < kQueuesPerPort; ++q) {
+      const Queue& queue = ports_[p].queues[q];
+      const QueueCounters& c = queue.counters;
+      if (!all && queue.ring.empty() && c.enqueued == 0 && c.dropped == 0) continue;
+      out += PortQueueName(p, q) + ": depth " + std::to_string(queue.ring.size()) + "/" +
+             std::to_string(queue.limit_pkts) + " pkts " + std::to_string(queue.bytes) +
+             " B, max " + std::to_string(c.max_depth_pkts) + " pkts " +
+             std::to_string(c.max_depth_bytes) + " B, enq " + std::to_string(c.enqueued) + " deq " +
+             std::to_string(c.dequeued) + " drop " + std::to_string(c.dropped) + " mark " +
+             std::to_string(c.marked) + ", ecn " + std::to_string(queue.ecn_threshold) +
+             " B drop-thr " + std::to_string(queue.drop_threshold) + " B rate " +
+             std::to_string(queue.pacer.rate()) + " pps\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace swemu

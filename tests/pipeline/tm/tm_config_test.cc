@@ -1,0 +1,52 @@
+#include "pipeline/tm/tm_config.h"
+
+#include <gtest/gtest.h>
+
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/tm/traffic_manager.h"
+
+namespace swemu {
+namespace {
+
+TEST(TmConfigTest, DefaultsAreValid) { EXPECT_TRUE(TmConfig().Validate().ok()); }
+
+TEST(TmConfigTest, EachBadFieldIsNamed) {
+  struct Case {
+    void (*mutate)(TmConfig&);
+    const char* field;
+  };
+  const Case cases[] = {
+      {[](TmConfig& c) { c.num_ports = 0; }, "num_ports"},
+      {[](TmConfig& c) { c.num_ports = kTmMaxPorts + 1; }, "num_ports"},
+      {[](TmConfig& c) { c.shared_buffer_bytes = 0; }, "shared_buffer_bytes"},
+      {[](TmConfig& c) { c.wire_overhead_bytes = kTmMaxWireOverheadBytes + 1; },
+       "wire_overhead_bytes"},
+      {[](TmConfig& c) { c.quantum_bytes = 0; }, "quantum_bytes"},
+      {[](TmConfig& c) { c.port_rate_bps = kTmMaxPortRateBps + 1; }, "port_rate_bps"},
+      {[](TmConfig& c) { c.queue.depth_pkts = 0; }, "depth_pkts"},
+      {[](TmConfig& c) { c.queue.depth_pkts = kTmMaxQueueDepthPkts + 1; }, "depth_pkts"},
+      {[](TmConfig& c) { c.queue.weight = 0; }, "weight"},
+      {[](TmConfig& c) { c.queue.rate_pps = kTmMaxQueueRatePps + 1; }, "rate_pps"},
+      {[](TmConfig& c) { c.scheduler = static_cast<SchedulerKind>(7); }, "scheduler"},
+  };
+  for (const Case& c : cases) {
+    TmConfig config;
+    c.mutate(config);
+    Status status = config.Validate();
+    ASSERT_FALSE(status.ok()) << c.field;
+    EXPECT_NE(status.message().find(c.field), std::string::npos) << status.message();
+    EXPECT_EQ(status.message().find('\n'), std::string::npos);
+  }
+}
+
+TEST(TmConfigTest, CreateRefusesAnInvalidConfig) {
+  HeapPacketPool pool(4);
+  TmConfig config;
+  config.num_ports = 0;
+  auto tm = TrafficManager::Create(config, pool);
+  ASSERT_FALSE(tm.ok());
+  EXPECT_NE(tm.message().find("num_ports"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace swemu
