@@ -51,7 +51,7 @@ Packet* HeapPacketPool::FromBytes(const uint8_t* frame, uint32_t len) noexcept {
   if (len > MaxFrame()) return nullptr;
   Packet* p = Alloc();
   if (p == nullptr) return nullptr;
-  std::memcpy(p->data, frame, len);
+  if (len != 0) std::memcpy(p->data, frame, len);
   p->len = len;
   p->tailroom -= len;
   return p;

@@ -1,0 +1,72 @@
+#include "pipeline/wire/address.h"
+
+#include <gtest/gtest.h>
+
+namespace swemu {
+namespace {
+
+TEST(AddressTest, MacParseFormatRoundTrip) {
+  auto mac = ParseMac("00:1B:21:aa:Bc:ff");
+  ASSERT_TRUE(mac.ok()) << mac.message();
+  EXPECT_EQ(mac->ToU64(), 0x001B21AABCFFULL);
+  EXPECT_EQ(FormatMac(*mac), "00:1b:21:aa:bc:ff");
+  EXPECT_EQ(MacAddr::FromU64(0x001B21AABCFFULL), *mac);
+  EXPECT_FALSE(mac->IsMulticast());
+  EXPECT_TRUE(kBroadcastMac.IsBroadcast());
+  EXPECT_TRUE(ParseMac("01:00:5e:00:00:01")->IsMulticast());
+}
+
+TEST(AddressTest, MacRejectsBadText) {
+  for (const char* bad :
+       {"", "00:11:22:33:44", "00:11:22:33:44:55:66", "00-11-22-33-44-55",
+        "0:11:22:33:44:55:", "00:11:22:33:44:5g", "001122334455", " 00:11:22:33:44:55"}) {
+    auto mac = ParseMac(bad);
+    EXPECT_FALSE(mac.ok()) << bad;
+    EXPECT_NE(mac.message().find("bad MAC address"), std::string::npos) << mac.message();
+  }
+}
+
+TEST(AddressTest, Ipv4ParseFormatRoundTrip) {
+  auto addr = ParseIpv4("10.0.255.1");
+  ASSERT_TRUE(addr.ok()) << addr.message();
+  EXPECT_EQ(*addr, MakeIpv4Addr(10, 0, 255, 1));
+  EXPECT_EQ(*addr, 0x0A00FF01u);
+  EXPECT_EQ(FormatIpv4(*addr), "10.0.255.1");
+  EXPECT_EQ(*ParseIpv4("0.0.0.0"), 0u);
+  EXPECT_EQ(*ParseIpv4("255.255.255.255"), 0xFFFFFFFFu);
+}
+
+TEST(AddressTest, Ipv4RejectsBadText) {
+  EXPECT_NE(ParseIpv4("256.0.0.1").message().find("out of range"), std::string::npos);
+  EXPECT_NE(ParseIpv4("10.01.0.1").message().find("leading zero"), std::string::npos);
+  EXPECT_NE(ParseIpv4("10.0.0.1x").message().find("after the fourth"), std::string::npos);
+  for (const char* bad : {"", "10.0.0", "10.0.0.", "10..0.1", "1000.0.0.1", "a.b.c.d", "10.0.0.1.5",
+                          "-1.0.0.0", " 10.0.0.1"}) {
+    EXPECT_FALSE(ParseIpv4(bad).ok()) << bad;
+  }
+}
+
+TEST(AddressTest, PrefixParseFormatAndContains) {
+  auto prefix = ParseIpv4Prefix("10.1.0.0/16");
+  ASSERT_TRUE(prefix.ok()) << prefix.message();
+  EXPECT_EQ(prefix->addr, MakeIpv4Addr(10, 1, 0, 0));
+  EXPECT_EQ(prefix->len, 16);
+  EXPECT_EQ(prefix->Mask(), 0xFFFF0000u);
+  EXPECT_TRUE(prefix->Contains(MakeIpv4Addr(10, 1, 200, 3)));
+  EXPECT_FALSE(prefix->Contains(MakeIpv4Addr(10, 2, 0, 0)));
+  EXPECT_EQ(FormatIpv4Prefix(*prefix), "10.1.0.0/16");
+  EXPECT_EQ(ParseIpv4Prefix("0.0.0.0/0")->Mask(), 0u);
+  EXPECT_EQ(*ParseIpv4Prefix("10.0.0.7"), (Ipv4Prefix{MakeIpv4Addr(10, 0, 0, 7), 32}));
+}
+
+TEST(AddressTest, PrefixRejectsBadText) {
+  EXPECT_NE(ParseIpv4Prefix("10.0.0.1/24").message().find("host bits"), std::string::npos);
+  EXPECT_NE(ParseIpv4Prefix("10.0.0.0/33").message().find("0..32"), std::string::npos);
+  for (const char* bad : {"10.0.0.0/", "10.0.0.0/-1", "10.0.0.0/08", "10.0.0.0/2x", "10.0.0.0/123",
+                          "10.0.0/8", "/8"}) {
+    EXPECT_FALSE(ParseIpv4Prefix(bad).ok()) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace swemu
