@@ -1,0 +1,104 @@
+#pragma once
+// A register array: `size` indices of `lanes` cells of `width_bits` each, read-modified-written
+// at most once per packet pass, as by a stateful ALU on a PISA switch. `lanes` gives one index
+// several cells updated by one access (ATP's aggregators: one index, many 32-bit lanes, as
+// Tofino pairs registers across ALUs in one stage); each lane counts as one stateful ALU.
+//
+// The fast path (Rmw) enforces the one-access rule with Metadata::register_access_mask: bit
+// id() set means this array was already touched in this pass, and the packet is dropped with
+// kRegisterDoubleAccess. An index beyond the size wraps as hardware address bits do:
+// `index & (size - 1)` for a power-of-two size, `index % size` otherwise; that is not a drop.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/huge_page_allocator.h"
+#include "pipeline/core/packet.h"
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+struct RegisterSpec {
+  std::string name;
+  uint32_t size = 0;       // indices, >= 1
+  uint8_t width_bits = 0;  // 1..64
+  uint16_t lanes = 1;      // cells per index, 1..kMaxRegisterLanes
+};
+
+inline constexpr uint16_t kMaxRegisterLanes = 1024;
+inline constexpr uint64_t kMaxRegisterCells = uint64_t{1} << 28;  // size * lanes (2 GiB of cells)
+
+// Two's-complement views of a cell holding a 32-bit lane (e.g. gradients aggregated as int32).
+constexpr int32_t AsInt32(uint64_t cell) noexcept {
+  return static_cast<int32_t>(static_cast<uint32_t>(cell));
+}
+constexpr uint64_t FromInt32(int32_t value) noexcept {
+  return static_cast<uint32_t>(value);
+}
+// Sign-extends the low `width` bits of a cell (1..64).
+constexpr int64_t SignExtend(uint64_t cell, unsigned width) noexcept {
+  if (width >= 64) return static_cast<int64_t>(cell);
+  const uint64_t sign = uint64_t{1} << (width - 1);
+  cell &= (uint64_t{1} << width) - 1;
+  return static_cast<int64_t>((cell ^ sign) - sign);
+}
+
+class RegisterArray {
+ public:
+  // The message names the register and the problem; id is the bit in register_access_mask.
+  static Result<std::unique_ptr<RegisterArray>> Create(const RegisterSpec& spec, uint8_t id);
+
+  uint8_t id() const { return id_; }
+  const std::string& name() const { return spec_.name; }
+  uint32_t size() const { return spec_.size; }
+  uint8_t width_bits() const { return spec_.width_bits; }
+  uint16_t lanes() const { return spec_.lanes; }
+  const RegisterSpec& spec() const { return spec_; }
+
+  // ---- Control plane. Errors: index or lane out of range, value wider than the cells.
+  Result<uint64_t> Read(uint32_t index, uint16_t lane = 0) const;
+  Status Write(uint32_t index, uint64_t value, uint16_t lane = 0);
+  void Reset();  // every cell to zero
+  Status ResetRange(uint32_t first, uint32_t count);  // indices [first, first + count), all lanes
+
+  // ---- Fast path: one read-modify-write of every lane at `index` in this pass. `f` receives
+  // std::span<uint64_t> of the lanes (values below 2^width) and may change them; results are
+  // truncated to the width afterwards, so an 8-bit cell wraps 255 + 1 -> 0 as hardware would.
+  // Returns false (and marks the drop) if the packet already accessed this array in this pass.
+  template <typename F>
+  bool Rmw(Packet& pkt, uint32_t index, F&& f) noexcept {
+    const uint64_t bit = uint64_t{1} << id_;
+    if (pkt.meta.register_access_mask & bit) {
+      pkt.meta.MarkDrop(DropReason::kRegisterDoubleAccess);
+      return false;
+    }
+    pkt.meta.register_access_mask |= bit;
+    uint64_t* cells = &cells_[uint64_t{Wrap(index)} * spec_.lanes];
+    f(std::span<uint64_t>(cells, spec_.lanes));
+    if (value_mask_ != ~uint64_t{0}) {
+      for (uint16_t i = 0; i < spec_.lanes; ++i) cells[i] &= value_mask_;
+    }
+    return true;
+  }
+
+  // ---- Resources: SRAM = size * lanes * ceil(width / 8) bytes (cells packed to whole bytes,
+  // as declared; the emulator itself stores 8 bytes per cell); one stateful ALU per lane.
+  uint64_t SramBytes() const;
+  uint32_t Alus() const { return spec_.lanes; }
+
+ private:
+  RegisterArray(const RegisterSpec& spec, uint8_t id);
+  uint32_t Wrap(uint32_t index) const noexcept {
+    return power_of_two_ ? index & (spec_.size - 1) : index % spec_.size;
+  }
+
+  RegisterSpec spec_;
+  uint8_t id_;
+  bool power_of_two_;
+  uint64_t value_mask_;
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> cells_;  // index-major: cells_[index * lanes + lane]
+};
+
+}  // namespace swemu
