@@ -1,0 +1,60 @@
+#pragma once
+// The interface every dataplane program implements (l2l3, wire, atp, dlcp, pcn, goat, ...).
+// A program declares its resources once in Load() and then runs per packet: Ingress() before the
+// traffic manager, Egress() after it. Each program is one short file in pipeline/programs/.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/control/command_table.h"
+#include "pipeline/core/packet.h"
+#include "pipeline/core/status.h"
+#include "pipeline/parser/parser.h"
+#include "pipeline/program/program_builder.h"
+#include "pipeline/program/program_options.h"
+#include "pipeline/tm/traffic_manager.h"
+
+namespace swemu {
+
+// What a program may use while it loads. Pointers stay valid for the program's lifetime.
+struct ProgramContext {
+  ProgramBuilder& builder;
+  const ProgramOptions& options;
+  Parser& parser;          // to register the program's own headers (Parser::AddUdpApp)
+  TrafficManager& tm;      // thresholds the dataplane may change at run time (PCN)
+  CommandTable& commands;  // program-specific control commands
+  uint16_t num_ports;
+  uint64_t seed;           // for any per-packet randomness: runs stay deterministic
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual std::string_view name() const noexcept = 0;
+  virtual Status Load(ProgramContext& ctx) = 0;
+
+  // Set meta.egress_spec (and queue_id), or meta.mcast_grp, or MarkDrop(), or consumed.
+  virtual void Ingress(Packet& pkt) noexcept = 0;
+  // Runs after the TM with meta.egress_port and queue metadata filled in.
+  virtual void Egress(Packet& /*pkt*/) noexcept {}
+  // The key whose register cells this packet touches; decides the owning lcore in real time.
+  virtual uint32_t ShardKey(const Packet& pkt) const noexcept { return pkt.meta.flow_hash; }
+  // A program that never reads headers (a port patch) may skip the parser.
+  virtual bool NeedsParser() const noexcept { return true; }
+};
+
+using ProgramFactory = std::function<std::unique_ptr<Program>()>;
+
+// Programs register themselves at static-initialisation time (see SWEMU_REGISTER_PROGRAM).
+bool RegisterProgram(std::string name, ProgramFactory factory);
+Result<std::unique_ptr<Program>> MakeProgram(std::string_view name);
+std::vector<std::string> ProgramNames();
+
+#define SWEMU_REGISTER_PROGRAM(name, type)                                       \
+  [[maybe_unused]] static const bool swemu_program_registered_##type =           \
+      ::swemu::RegisterProgram(name, [] { return std::make_unique<type>(); })
+
+}  // namespace swemu

@@ -1,0 +1,71 @@
+#pragma once
+// What a program declares at load: its tables and register arrays, each placed in one stage,
+// and its register accesses. Names are resolved here once; the fast path holds plain pointers.
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/core/status.h"
+#include "pipeline/program/resources.h"
+#include "pipeline/registers/register_array.h"
+#include "pipeline/tables/match_table.h"
+
+namespace swemu {
+
+struct PipelineConfig {
+  uint16_t ingress_stages = 12;
+  uint16_t egress_stages = 12;
+  StageBudget budget;
+  uint8_t max_recirculations = 4;
+};
+
+// The tables and registers of the loaded program, by name, for the control plane.
+class PipelineResources {
+ public:
+  MatchTable* FindTable(std::string_view name) const;
+  RegisterArray* FindRegister(std::string_view name) const;
+  std::vector<MatchTable*> Tables() const;
+  std::vector<RegisterArray*> Registers() const;
+
+ private:
+  friend class ProgramBuilder;
+  std::map<std::string, std::unique_ptr<MatchTable>, std::less<>> tables_;
+  std::map<std::string, std::unique_ptr<RegisterArray>, std::less<>> registers_;
+};
+
+class ProgramBuilder {
+ public:
+  static constexpr int kMaxRegisterArrays = 64;  // bits of Metadata::register_access_mask
+
+  ProgramBuilder(std::string program, const PipelineConfig& config, PipelineResources& resources);
+
+  // Creates a table in a stage. Errors (bad spec, duplicate name, stage out of range) are also
+  // recorded in the report, so a program may declare everything and check Finish() once.
+  Result<MatchTable*> AddTable(Gress gress, int stage, const TableSpec& spec);
+  // Creates a register array whose one read-modify-write per pass happens in this stage.
+  Result<RegisterArray*> AddRegister(Gress gress, int stage, const RegisterSpec& spec);
+  // Declares a further access to an existing array: always an error, since an array allows one
+  // read-modify-write per packet pass (hardware places it in one stage's stateful ALU).
+  Status AccessRegister(Gress gress, int stage, const RegisterArray* reg);
+  // Stateless ALU work (hashing, header rewrites) does not consume a budgeted resource, but a
+  // program may note it for the report.
+  void Note(std::string note);
+
+  // Checks the budget of every stage; the error lists each overflow. The report is kept.
+  Status Finish();
+  const ResourceReport& report() const { return report_; }
+
+ private:
+  StageUsage* Stage(Gress gress, int stage);
+  Status Fail(std::string error);
+
+  const PipelineConfig& config_;
+  PipelineResources& resources_;
+  ResourceReport report_;
+  std::map<const RegisterArray*, std::string> register_homes_;
+  int next_register_id_ = 0;
+};
+
+}  // namespace swemu

@@ -1,0 +1,40 @@
+#pragma once
+// l2l3: the first dataplane program. Exact MAC forwarding; IPv4 LPM routing with next-hop MAC
+// rewrite and TTL decrement for frames addressed to a router MAC; ECMP groups with per-flow
+// hashing or per-packet spraying (round robin kept in a register); multicast groups; DSCP to
+// queue mapping; ECN CE marking of ECT packets whose queue was at or above its threshold.
+#include <cstdint>
+
+#include "pipeline/program/program.h"
+
+namespace swemu {
+
+class L2l3Program final : public Program {
+ public:
+  // Action indices, in the order the tables declare them.
+  enum DmacAction : uint16_t { kForward, kDmacMulticast, kDmacDrop };
+  enum LpmAction : uint16_t { kSetNhop, kSetEcmp, kLpmMulticast, kLpmDrop };
+  enum EcmpMode : uint64_t { kPerFlow = 0, kPerPacket = 1 };
+
+  std::string_view name() const noexcept override { return "l2l3"; }
+  Status Load(ProgramContext& ctx) override;
+  void Ingress(Packet& pkt) noexcept override;
+  void Egress(Packet& pkt) noexcept override;
+
+ private:
+  void Route(Packet& pkt) noexcept;
+  bool SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) noexcept;
+  void Switch2(Packet& pkt, uint64_t dst_mac) noexcept;
+
+  MatchTable* dmac_ = nullptr;
+  MatchTable* router_mac_ = nullptr;
+  MatchTable* qos_ = nullptr;
+  MatchTable* ipv4_lpm_ = nullptr;
+  MatchTable* ecmp_group_ = nullptr;
+  MatchTable* ecmp_member_ = nullptr;
+  MatchTable* nexthop_ = nullptr;
+  RegisterArray* ecmp_rr_ = nullptr;
+  bool ecn_ = true;
+};
+
+}  // namespace swemu

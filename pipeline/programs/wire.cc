@@ -1,0 +1,29 @@
+// wire: a port-to-port patch for benchmarks (0<->1, 2<->3, ...; an odd last port loops back).
+// It reads no header, so the switch skips the parser: what is left is the cost of the
+// pipeline frame, the TM and the ports.
+#include "pipeline/program/program.h"
+
+namespace swemu {
+namespace {
+
+class WireProgram final : public Program {
+ public:
+  std::string_view name() const noexcept override { return "wire"; }
+  Status Load(ProgramContext& ctx) override {
+    num_ports_ = ctx.num_ports;
+    return Status::Ok();
+  }
+  void Ingress(Packet& pkt) noexcept override {
+    PortId peer = pkt.meta.ingress_port ^ 1;
+    pkt.meta.egress_spec = peer < num_ports_ ? peer : pkt.meta.ingress_port;
+  }
+  bool NeedsParser() const noexcept override { return false; }
+
+ private:
+  uint16_t num_ports_ = 0;
+};
+
+SWEMU_REGISTER_PROGRAM("wire", WireProgram);
+
+}  // namespace
+}  // namespace swemu

@@ -1,0 +1,174 @@
+#include "pipeline/switch/switch.h"
+
+#include "pipeline/switch/switch_commands.h"
+
+namespace swemu {
+
+Status SwitchConfig::Validate() const {
+  if (name.empty()) return Status::Error("switch.name: must not be empty");
+  if (num_ports == 0 || num_ports > 1024) {
+    return Status::Error("switch.ports: " + std::to_string(num_ports) + " is not in [1, 1024]");
+  }
+  if (pipeline.ingress_stages == 0 || pipeline.ingress_stages > 64) {
+    return Status::Error("switch.ingress_stages: must be in [1, 64]");
+  }
+  if (pipeline.egress_stages > 64) return Status::Error("switch.egress_stages: must be <= 64");
+  if (parser.parse_depth < 14) return Status::Error("switch.parse_depth: must be >= 14 bytes");
+  TmConfig tm_config = tm;
+  tm_config.num_ports = num_ports;
+  return tm_config.Validate();
+}
+
+Switch::Switch(SwitchConfig config, PacketPool& pool, const Clock& clock)
+    : config_(std::move(config)),
+      pool_(pool),
+      clock_(clock),
+      parser_(config_.parser),
+      deparser_(config_.deparser) {
+  counters_.ports.resize(config_.num_ports);
+}
+
+Switch::~Switch() { FreeQueued(); }
+
+Result<std::unique_ptr<Switch>> Switch::Create(SwitchConfig config, PacketPool& pool,
+                                               const Clock& clock) {
+  config.tm.num_ports = config.num_ports;
+  SWEMU_RETURN_IF_ERROR(config.Validate());
+  std::unique_ptr<Switch> sw(new Switch(std::move(config), pool, clock));
+  SWEMU_RETURN_IF_ERROR(sw->Load());
+  return sw;
+}
+
+Status Switch::Load() {
+  Result<std::unique_ptr<TrafficManager>> tm = TrafficManager::Create(config_.tm, pool_);
+  if (!tm.ok()) return tm.status();
+  tm_ = std::move(*tm);
+  Result<std::unique_ptr<Program>> program = MakeProgram(config_.program);
+  if (!program.ok()) return program.status();
+  program_ = std::move(*program);
+  ProgramBuilder builder(config_.program, config_.pipeline, resources_);
+  ProgramContext ctx{builder,   config_.program_options, parser_,     *tm_,
+                     commands_, config_.num_ports,       config_.seed};
+  Status loaded = program_->Load(ctx);
+  Status fits = builder.Finish();
+  report_ = builder.report();
+  if (!loaded.ok()) return Status::Error("program " + config_.program + ": " + loaded.message());
+  SWEMU_RETURN_IF_ERROR(config_.program_options.CheckAllUsed(config_.program));
+  SWEMU_RETURN_IF_ERROR(fits);
+  parse_ = program_->NeedsParser();
+  return AddSwitchCommands(*this, commands_);
+}
+
+void Switch::Drop(Packet* pkt) noexcept {
+  counters_.CountDrop(pkt->meta.drop_reason);
+  pool_.Free(pkt);
+}
+
+void Switch::Receive(Packet* pkt, PortId ingress_port) noexcept {
+  pkt->ResetState();
+  pkt->meta.ingress_port = ingress_port;
+  pkt->meta.ingress_ts = clock_.NowNs();
+  if (ingress_port >= config_.num_ports) {
+    pkt->meta.MarkDrop(DropReason::kIngressPortDown);
+    Drop(pkt);
+    return;
+  }
+  PortCounters& port = counters_.ports[ingress_port];
+  ++port.rx_packets;
+  port.rx_bytes += pkt->len;
+  Ingress(pkt);
+}
+
+void Switch::Ingress(Packet* pkt) noexcept {
+  ++counters_.program.ingress_packets;
+  if (parse_ && !parser_.Parse(*pkt)) {
+    Drop(pkt);
+    return;
+  }
+  program_->Ingress(*pkt);
+  Metadata& meta = pkt->meta;
+  if (meta.dropped()) {
+    Drop(pkt);
+  } else if (meta.consumed) {
+    ++counters_.program.consumed;
+    pool_.Free(pkt);
+  } else if (meta.mcast_grp == 0 && meta.egress_spec == kPortUnset) {
+    meta.MarkDrop(DropReason::kNoEgressPort);
+    Drop(pkt);
+  } else {
+    ++counters_.program.to_tm;
+    tm_->Enqueue(pkt, clock_.NowNs());
+  }
+}
+
+Packet* Switch::Transmit(PortId port) noexcept {
+  if (port >= config_.num_ports) return nullptr;
+  const TimeNs now = clock_.NowNs();
+  while (Packet* pkt = tm_->Dequeue(port, now)) {
+    Metadata& meta = pkt->meta;
+    ++counters_.program.egress_packets;
+    meta.register_access_mask = 0;  // egress is a new pass over its own stages
+    program_->Egress(*pkt);
+    if (meta.dropped()) {
+      Drop(pkt);
+      continue;
+    }
+    if (meta.ecn_marked) tm_->CountMarked(port, meta.queue_id);
+    if (meta.consumed) {
+      ++counters_.program.consumed;
+      pool_.Free(pkt);
+      continue;
+    }
+    if (meta.recirculate) {
+      uint8_t count = meta.recirculate_count;
+      if (count >= config_.pipeline.max_recirculations) {
+        meta.MarkDrop(DropReason::kRecirculationLimit);
+        Drop(pkt);
+        continue;
+      }
+      PortId ingress_port = meta.ingress_port;
+      pkt->ResetState();
+      pkt->meta.ingress_port = ingress_port;
+      pkt->meta.ingress_ts = now;
+      pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
+      ++counters_.program.recirculated;
+      Ingress(pkt);
+      continue;
+    }
+    deparser_.Deparse(*pkt);
+    PortCounters& counters = counters_.ports[port];
+    ++counters.tx_packets;
+    counters.tx_bytes += pkt->len;
+    return pkt;
+  }
+  return nullptr;
+}
+
+TimeNs Switch::NextTransmitTime(PortId port) const noexcept {
+  if (port >= config_.num_ports) return kNever;
+  return tm_->NextDequeueTime(port, clock_.NowNs());
+}
+
+uint64_t Switch::Drops(DropReason reason) const {
+  return counters_.pipeline_drops[static_cast<std::size_t>(reason)] + tm_->drops(reason);
+}
+
+uint64_t Switch::TotalDrops() const {
+  uint64_t total = 0;
+  for (std::size_t i = 0; i < kDropReasonCount; ++i) total += Drops(static_cast<DropReason>(i));
+  return total;
+}
+
+void Switch::ResetCounters() {
+  std::size_t ports = counters_.ports.size();
+  counters_ = SwitchCounters();
+  counters_.ports.resize(ports);
+  tm_->ResetCounters();
+  for (MatchTable* table : resources_.Tables()) table->ResetCounters();
+}
+
+void Switch::FreeQueued() {
+  if (tm_) tm_->FreeAll();
+}
+
+}  // namespace swemu

@@ -1,0 +1,92 @@
+#pragma once
+// One emulated switch: parser, ingress program, traffic manager, egress program, deparser, the
+// control commands and the counters. Offline, the engine drives it on a virtual clock; in real
+// time, swemu's lcores drive it on a TSC clock. No DPDK here.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "pipeline/control/command_table.h"
+#include "pipeline/core/clock.h"
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/parser/deparser.h"
+#include "pipeline/parser/parser.h"
+#include "pipeline/program/program.h"
+#include "pipeline/switch/counters.h"
+#include "pipeline/tm/traffic_manager.h"
+
+namespace swemu {
+
+struct SwitchConfig {
+  std::string name = "sw0";
+  uint16_t num_ports = 4;
+  std::string program = "l2l3";
+  ProgramOptions program_options;
+  PipelineConfig pipeline;
+  ParserConfig parser;
+  DeparserConfig deparser;
+  TmConfig tm;  // tm.num_ports is taken from num_ports
+  uint64_t seed = 1;
+
+  Status Validate() const;
+};
+
+class Switch {
+ public:
+  // Loads the program (refused with its resource report when it does not fit).
+  static Result<std::unique_ptr<Switch>> Create(SwitchConfig config, PacketPool& pool,
+                                                const Clock& clock);
+  ~Switch();
+
+  // Fast path. Takes ownership of pkt: it is queued, consumed or dropped (and freed).
+  void Receive(Packet* pkt, PortId ingress_port) noexcept;
+  // The next packet leaving `port` at the clock's now (after egress and deparser), or nullptr.
+  // Packets the egress drops are freed and counted; recirculated ones re-enter ingress.
+  Packet* Transmit(PortId port) noexcept;
+  // When Transmit(port) will next return a packet (kNever if the port has nothing queued).
+  TimeNs NextTransmitTime(PortId port) const noexcept;
+
+  const SwitchConfig& config() const { return config_; }
+  const std::string& name() const { return config_.name; }
+  uint16_t num_ports() const { return config_.num_ports; }
+  CommandTable& commands() { return commands_; }
+  const CommandTable& commands() const { return commands_; }
+  TrafficManager& tm() { return *tm_; }
+  const TrafficManager& tm() const { return *tm_; }
+  Program& program() { return *program_; }
+  PipelineResources& resources() { return resources_; }
+  const ResourceReport& resource_report() const { return report_; }
+  const SwitchCounters& counters() const { return counters_; }
+  PacketPool& pool() { return pool_; }
+  const Clock& clock() const { return clock_; }
+
+  // All drops by reason: pipeline and TM together.
+  uint64_t Drops(DropReason reason) const;
+  uint64_t TotalDrops() const;
+  void ResetCounters();
+  // Every counter as a JSON object (ports, queues, drops, program, tables).
+  std::string CountersJson() const;
+  // Frees everything still queued (shutdown); the freed packets count as drops of nothing.
+  void FreeQueued();
+
+ private:
+  Switch(SwitchConfig config, PacketPool& pool, const Clock& clock);
+  Status Load();
+  void Ingress(Packet* pkt) noexcept;
+  void Drop(Packet* pkt) noexcept;
+
+  SwitchConfig config_;
+  PacketPool& pool_;
+  const Clock& clock_;
+  Parser parser_;
+  Deparser deparser_;
+  std::unique_ptr<TrafficManager> tm_;
+  PipelineResources resources_;
+  std::unique_ptr<Program> program_;
+  ResourceReport report_;
+  CommandTable commands_;
+  SwitchCounters counters_;
+  bool parse_ = true;
+};
+
+}  // namespace swemu

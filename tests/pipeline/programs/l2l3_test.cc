@@ -1,0 +1,195 @@
+// The l2l3 program end to end through one switch: frames in, frames and counters out.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "pipeline/wire/checksum.h"
+#include "pipeline/wire/frame_builder.h"
+#include "pipeline/wire/ipv4.h"
+#include "tests/pipeline/switch_harness.h"
+
+namespace swemu {
+namespace {
+
+using testing::SentFrame;
+using testing::SwitchHarness;
+
+const MacAddr kRouterMac = *ParseMac("00:00:00:00:00:fe");
+const MacAddr kHostA = *ParseMac("00:00:00:00:00:0a");
+const MacAddr kHostB = *ParseMac("00:00:00:00:00:0b");
+
+SwitchConfig L2l3Config(uint16_t ports = 4) {
+  SwitchConfig config;
+  config.num_ports = ports;
+  config.program = "l2l3";
+  return config;
+}
+
+std::vector<uint8_t> Udp(MacAddr dst, Ipv4Addr dst_ip, uint16_t sport = 1000, uint8_t tos = 0,
+                         uint8_t ttl = 64, std::size_t payload = 32) {
+  return FrameBuilder()
+      .Eth(dst, kHostA)
+      .Ipv4(*ParseIpv4("10.0.0.1"), dst_ip)
+      .Tos(tos)
+      .Ttl(ttl)
+      .Udp(sport, 2000)
+      .Payload(payload)
+      .Build();
+}
+
+class L2l3Test : public ::testing::Test {
+ protected:
+  L2l3Test() : h_(L2l3Config()) {}
+  void SetUp() override { ASSERT_TRUE(h_.ok()) << h_.error(); }
+  void AddRoutes() {
+    h_.MustCmd("table_add router_mac route 00:00:00:00:00:fe =>");
+    h_.MustCmd("table_add ipv4_lpm set_nhop 10.0.2.0/24 => 2");
+    h_.MustCmd("table_add ipv4_lpm set_nhop 10.0.0.0/8 => 3");
+    h_.MustCmd("table_add nexthop rewrite 2 => 00:00:00:00:02:02 00:00:00:00:00:fe 2");
+    h_.MustCmd("table_add nexthop rewrite 3 => 00:00:00:00:03:03 00:00:00:00:00:fe 3");
+  }
+  SwitchHarness h_;
+};
+
+TEST_F(L2l3Test, ForwardsByDestinationMac) {
+  h_.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
+  std::vector<uint8_t> frame = Udp(kHostB, *ParseIpv4("10.0.0.2"));
+  h_.Send(0, frame);
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].port, 1);
+  EXPECT_EQ(out[0].bytes, frame);  // bridged frames are not modified
+  EXPECT_EQ(h_.sw().counters().ports[0].rx_packets, 1u);
+  EXPECT_EQ(h_.sw().counters().ports[1].tx_packets, 1u);
+}
+
+TEST_F(L2l3Test, DropsUnknownMacAsTableMissAndDropActionAsProgramDrop) {
+  h_.MustCmd("table_add dmac drop 00:00:00:00:00:0b =>");
+  h_.Send(0, Udp(kHostB, 1));
+  h_.Send(0, Udp(kHostA, 1));
+  EXPECT_TRUE(h_.Drain().empty());
+  EXPECT_EQ(h_.sw().Drops(DropReason::kProgramDrop), 1u);
+  EXPECT_EQ(h_.sw().Drops(DropReason::kTableMiss), 1u);
+}
+
+TEST_F(L2l3Test, RoutesLongestPrefixRewritesMacsAndDecrementsTtl) {
+  AddRoutes();
+  h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.0.2.7")));
+  h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.9.9.9")));
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 2u);
+  std::map<PortId, std::vector<uint8_t>> by_port;
+  for (const SentFrame& f : out) by_port[f.port] = f.bytes;
+  ASSERT_EQ(by_port.count(2), 1u);
+  ASSERT_EQ(by_port.count(3), 1u);
+  const std::vector<uint8_t>& f = by_port[2];
+  EXPECT_EQ(std::vector<uint8_t>(f.begin(), f.begin() + 6),
+            (std::vector<uint8_t>{0, 0, 0, 0, 2, 2}));  // next hop's MAC
+  EXPECT_EQ(f[6 + 5], 0xfe);             // source MAC is the router's
+  EXPECT_EQ(f[14 + 8], 63);              // TTL
+  EXPECT_TRUE(Ipv4HeaderChecksumOk(f.data() + 14, 20));
+}
+
+TEST_F(L2l3Test, ExpiredTtlIsDropped) {
+  AddRoutes();
+  h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.0.2.7"), 1000, 0, 1));
+  EXPECT_TRUE(h_.Drain().empty());
+  EXPECT_EQ(h_.sw().Drops(DropReason::kTtlExpired), 1u);
+}
+
+TEST_F(L2l3Test, EcmpPerFlowKeepsAFlowOnOnePathAndSpreadsFlows) {
+  h_.MustCmd("table_add router_mac route 00:00:00:00:00:fe =>");
+  h_.MustCmd("table_add ipv4_lpm set_ecmp 10.1.0.0/16 => 7");
+  h_.MustCmd("table_add ecmp_group ecmp_select 7 => 2 0");
+  h_.MustCmd("table_add ecmp_member set_nhop 7 0 => 2");
+  h_.MustCmd("table_add ecmp_member set_nhop 7 1 => 3");
+  h_.MustCmd("table_add nexthop rewrite 2 => 00:00:00:00:02:02 00:00:00:00:00:fe 2");
+  h_.MustCmd("table_add nexthop rewrite 3 => 00:00:00:00:03:03 00:00:00:00:00:fe 3");
+  for (int i = 0; i < 4; ++i) h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.1.0.1"), 5555));
+  std::set<PortId> one_flow;
+  for (const SentFrame& f : h_.Drain()) one_flow.insert(f.port);
+  EXPECT_EQ(one_flow.size(), 1u);
+  std::map<PortId, int> spread;
+  for (int flow = 0; flow < 64; ++flow) {
+    h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.1.0.1"), static_cast<uint16_t>(6000 + flow)));
+  }
+  for (const SentFrame& f : h_.Drain()) ++spread[f.port];
+  ASSERT_EQ(spread.size(), 2u);
+  EXPECT_GT(spread[2], 16);
+  EXPECT_GT(spread[3], 16);
+}
+
+TEST_F(L2l3Test, EcmpPerPacketSpraysRoundRobinWithinAFlow) {
+  h_.MustCmd("table_add router_mac route 00:00:00:00:00:fe =>");
+  h_.MustCmd("table_add ipv4_lpm set_ecmp 10.1.0.0/16 => 7");
+  h_.MustCmd("table_add ecmp_group ecmp_select 7 => 2 1");
+  h_.MustCmd("table_add ecmp_member set_nhop 7 0 => 2");
+  h_.MustCmd("table_add ecmp_member set_nhop 7 1 => 3");
+  h_.MustCmd("table_add nexthop rewrite 2 => 00:00:00:00:02:02 00:00:00:00:00:fe 2");
+  h_.MustCmd("table_add nexthop rewrite 3 => 00:00:00:00:03:03 00:00:00:00:00:fe 3");
+  for (int i = 0; i < 10; ++i) h_.Send(0, Udp(kRouterMac, *ParseIpv4("10.1.0.1"), 5555));
+  std::map<PortId, int> per_port;
+  for (const SentFrame& f : h_.Drain()) ++per_port[f.port];
+  EXPECT_EQ(per_port[2], 5);
+  EXPECT_EQ(per_port[3], 5);
+  Result<std::string> rr = h_.Cmd("register_read ecmp_rr 7");
+  ASSERT_TRUE(rr.ok());
+  EXPECT_EQ(*rr, "ecmp_rr[7]=10");
+}
+
+TEST_F(L2l3Test, MulticastReplicatesToEveryMember) {
+  h_.MustCmd("mc_mgrp_create 5");
+  h_.MustCmd("mc_node_create 0 1 2 3");
+  h_.MustCmd("mc_node_associate 5 0");
+  h_.MustCmd("table_add dmac multicast ff:ff:ff:ff:ff:ff => 5");
+  h_.Send(0, Udp(*ParseMac("ff:ff:ff:ff:ff:ff"), 1));
+  std::set<PortId> ports;
+  for (const SentFrame& f : h_.Drain()) ports.insert(f.port);
+  EXPECT_EQ(ports, (std::set<PortId>{1, 2, 3}));
+}
+
+TEST_F(L2l3Test, DscpSelectsTheQueue) {
+  h_.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
+  h_.MustCmd("table_add qos set_queue 46&&&0x3f => 7 1");
+  h_.Send(0, Udp(kHostB, 1, 1000, 46 << 2));
+  h_.Send(0, Udp(kHostB, 1, 1000, 0));
+  h_.Drain();
+  EXPECT_EQ(h_.sw().tm().queue_counters(1, 7).dequeued, 1u);
+  EXPECT_EQ(h_.sw().tm().queue_counters(1, 0).dequeued, 1u);
+}
+
+TEST_F(L2l3Test, MarksEctPacketsOnlyFromTheEcnThreshold) {
+  h_.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
+  h_.MustCmd("set_port_rate 1 1G");
+  // 100-byte frames: the 3rd packet finds 200 bytes queued, the threshold.
+  h_.MustCmd("set_ecn_threshold 1 0 200");
+  std::vector<uint8_t> ect = Udp(kHostB, 1, 1000, kEcnEct0, 64, 100 - 42);
+  ASSERT_EQ(ect.size(), 100u);
+  for (int i = 0; i < 5; ++i) h_.Send(0, ect);
+  h_.Send(0, Udp(kHostB, 1, 1000, kEcnNotEct, 64, 100 - 42));
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 6u);
+  // All six are queued before the port sends: depths seen are 0, 100, 200, 300, 400, 500 bytes.
+  std::vector<int> ecn;
+  for (const SentFrame& f : out) ecn.push_back(f.bytes[14 + 1] & 3);
+  EXPECT_EQ(ecn, (std::vector<int>{kEcnEct0, kEcnEct0, kEcnCe, kEcnCe, kEcnCe, kEcnNotEct}));
+  for (const SentFrame& f : out) EXPECT_TRUE(Ipv4HeaderChecksumOk(f.bytes.data() + 14, 20));
+  EXPECT_EQ(h_.sw().tm().queue_counters(1, 0).marked, 3u);
+}
+
+TEST(L2l3LoadTest, RefusesUnknownOptionAndBadValue) {
+  SwitchConfig config = L2l3Config();
+  config.program_options.Set("dmac_sise", "100");
+  SwitchHarness a(config);
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(a.error(), "program.dmac_sise: unknown option for program l2l3");
+  config = L2l3Config();
+  config.program_options.Set("lpm_size", "lots");
+  SwitchHarness b(config);
+  ASSERT_FALSE(b.ok());
+  EXPECT_EQ(b.error(), "program l2l3: program.lpm_size: \"lots\" is not an unsigned integer");
+}
+
+}  // namespace
+}  // namespace swemu
