@@ -40,9 +40,9 @@ Status ParseKeyField(const MatchTable& table, std::size_t i, const std::string& 
     unsigned len = 0;
     for (char c : len_text) len = len * 10 + static_cast<unsigned>(c - '0');
     if (len > bits) {
-      return KeyError(table, i, text,
-                      "prefix length " + std::to_string(len) + " exceeds " +
-                          std::to_string(bits) + " bits");
+      return KeyError(
+          table, i, text,
+          "prefix length " + std::to_string(len) + " exceeds " + std::to_string(bits) + " bits");
     }
     *prefix_len = static_cast<uint8_t>(len);
     v = v.substr(0, slash);
@@ -159,7 +159,8 @@ std::string FormatEntry(const MatchTable& table, EntryHandle handle, const Table
       out += FormatValue(ShiftRight(entry.mask, shifts[i]) & field_mask, bits, style);
     }
   }
-  if (table.kind() == MatchKind::kTernary) out.append(" priority ").append(std::to_string(entry.priority));
+  if (table.kind() == MatchKind::kTernary)
+    out.append(" priority ").append(std::to_string(entry.priority));
   out.append(" => ").append(FormatAction(table, entry.action));
   out.append(" (hits ").append(std::to_string(table.EntryHits(handle))).append(")");
   return out;

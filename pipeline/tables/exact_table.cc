@@ -38,8 +38,8 @@ uint64_t ExactTable::SramBytes() const {
 }
 
 bool ExactTable::Contains(const TableEntry& entry) const {
-  return index_.Find(HashKey(entry.key), [&](uint32_t e) { return records_[e].key == entry.key; }) !=
-         HashIndex::kNone;
+  return index_.Find(HashKey(entry.key),
+                     [&](uint32_t e) { return records_[e].key == entry.key; }) != HashIndex::kNone;
 }
 
 void ExactTable::Insert(EntryHandle handle, const TableEntry& entry) {

@@ -1,6 +1,6 @@
 #pragma once
 // Exact match: a hash index (hash_index.h) over one 64-byte record per entry holding the key,
-// the action and the hit counter, so a hit costs two cache lines (slot, record). Capacity is
+// the action and the hit counter, so a hit costs two cache lines (bucket, record). Capacity is
 // fixed at creation from the declared size; lookups never allocate. Create it with MakeTable.
 #include <cstdint>
 #include <vector>
@@ -18,7 +18,7 @@ class ExactTable final : public MatchTable {
   LookupResult Lookup(const MatchKey& key) noexcept override {
     return Result(FindIndex(key, HashKey(key)));
   }
-  // Hashes the whole burst and prefetches its slots, then finds each key's tag and prefetches
+  // Hashes the whole burst and prefetches its buckets, then finds each key's tag and prefetches
   // that record, then confirms the keys: three passes whose memory accesses overlap.
   void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
 

@@ -5,8 +5,8 @@
 // next. Capacity is at least twice the table size, so buckets rarely overflow. A probe compares
 // the 8 tags at once (SWAR on one 64-bit word) and reads an entry only when its tag matches
 // (a false match costs one entry read in 255); a bucket with a free slot ends an unsuccessful
-// search, so a lookup has one predictable branch in the common case. Deletion moves later overflowed
-// entries back (Knuth's algorithm R by buckets): no tombstones, no slowdown with churn.
+// search, so a lookup has one predictable branch in the common case. Deletion moves later
+// overflowed entries back (Knuth's algorithm R by buckets): no tombstones, no slowdown with churn.
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -30,7 +30,8 @@ class HashIndex {
   static constexpr uint32_t kSlots = 8;
 
   explicit HashIndex(uint32_t max_entries)
-      : buckets_(std::bit_ceil(std::max<uint64_t>(2, (uint64_t{max_entries} * 2 + kSlots - 1) / kSlots))),
+      : buckets_(std::bit_ceil(
+            std::max<uint64_t>(2, (uint64_t{max_entries} * 2 + kSlots - 1) / kSlots))),
         mask_(buckets_.size() - 1) {}
 
   std::size_t capacity() const { return buckets_.size() * kSlots; }

@@ -68,7 +68,8 @@ class LpmTable final : public MatchTable {
   unsigned shift_;  // 32 - key width
   bool prefetch_;   // footprint >= kPrefetchFootprintBytes
   LpmTrie trie_;    // leaves hold handle + 1
-  std::vector<Record, HugePageAllocator<Record>> records_;   // by handle; capacity reserved for the declared size
+  std::vector<Record, HugePageAllocator<Record>>
+      records_;                   // by handle; capacity reserved for the declared size
   std::vector<Prefix> prefixes_;  // by handle
   std::array<std::unordered_map<uint32_t, EntryHandle>, 33> by_length_;
 };

@@ -34,9 +34,8 @@ uint32_t LpmTrie::SplitInChunk(uint32_t chunk, uint32_t slot) {
 
 bool LpmTrie::Uniform(uint32_t chunk) {
   const uint32_t* c = Chunk(chunk);
-  return (c[0] & kChunkBit) == 0 && std::all_of(c + 1, c + kChunkSize, [&](uint32_t w) {
-           return w == c[0];
-         });
+  return (c[0] & kChunkBit) == 0 &&
+         std::all_of(c + 1, c + kChunkSize, [&](uint32_t w) { return w == c[0]; });
 }
 
 void LpmTrie::Collapse(uint32_t prefix, unsigned len) {

@@ -86,7 +86,8 @@ class LpmTrie {
   bool Uniform(uint32_t chunk);
 
   std::vector<uint32_t> level1_;
-  std::vector<uint32_t, HugePageAllocator<uint32_t>> pool_;  // chunk i is pool_[i * 256, i * 256 + 256)
+  std::vector<uint32_t, HugePageAllocator<uint32_t>>
+      pool_;                    // chunk i is pool_[i * 256, i * 256 + 256)
   std::vector<uint32_t> free_;  // released chunk ids
   uint32_t chunks_ = 0;         // chunks ever carved from pool_
 };

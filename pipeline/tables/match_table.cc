@@ -48,8 +48,8 @@ Status MatchTable::CheckAction(const ActionCall& action) const {
 Status MatchTable::NormalizeKey(TableEntry* entry) const {
   const MatchKey width = LowBitsMask(key_bits_);
   if (!IsZero(entry->key & ~width)) {
-    return Status::Error(Where() + "key has bits beyond the declared " +
-                         std::to_string(key_bits_) + "-bit width");
+    return Status::Error(Where() + "key has bits beyond the declared " + std::to_string(key_bits_) +
+                         "-bit width");
   }
   switch (spec_.kind) {
     case MatchKind::kExact:

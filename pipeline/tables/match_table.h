@@ -90,8 +90,8 @@ class MatchTable {
   TableSpec spec_;
   unsigned key_bits_;
   uint32_t entries_ = 0;
-  std::vector<uint8_t> live_;        // indexed by handle
-  std::vector<EntryHandle> free_;    // min-heap of released handles below live_.size()
+  std::vector<uint8_t> live_;      // indexed by handle
+  std::vector<EntryHandle> free_;  // min-heap of released handles below live_.size()
 };
 
 // Batched lookups prefetch in passes over the burst. That pays once a table's lookup structures

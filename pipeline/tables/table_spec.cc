@@ -5,7 +5,7 @@
 namespace swemu {
 namespace {
 
-bool FitsBits(uint64_t value, unsigned bits) { return bits >= 64 || (value >> bits) == 0; }
+bool Fits(uint64_t value, unsigned bits) { return bits >= 64 || (value >> bits) == 0; }
 
 Status CheckActions(const TableSpec& spec, const std::string& where) {
   if (spec.actions.empty()) return Status::Error(where + "has no actions");
@@ -44,7 +44,7 @@ Status CheckActions(const TableSpec& spec, const std::string& where) {
   }
   for (std::size_t i = 0; i < spec.default_params.size(); ++i) {
     const ActionParam& param = default_action->params[i];
-    if (!FitsBits(spec.default_params[i], param.bits)) {
+    if (!Fits(spec.default_params[i], param.bits)) {
       return Status::Error(where + "default parameter " + param.name + ": " +
                            std::to_string(spec.default_params[i]) + " does not fit in " +
                            std::to_string(param.bits) + " bits");

@@ -38,8 +38,8 @@ struct TableSpec {
   MatchKind kind = MatchKind::kExact;
   std::vector<KeyField> fields;  // 1..128 bits in total; LPM: exactly one field of <= 32 bits
   std::vector<ActionSpec> actions;
-  uint32_t size = 0;                    // declared capacity in entries
-  std::string default_action;           // must name one of `actions`
+  uint32_t size = 0;           // declared capacity in entries
+  std::string default_action;  // must name one of `actions`
   std::vector<uint64_t> default_params;
 };
 

@@ -70,7 +70,8 @@ void TernaryTable::LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t
       }
       for (uint32_t j = 0; j < count; ++j) {
         uint32_t e = guess[j];
-        if (e != HashIndex::kNone && !(records[e].group == g.group && records[e].value == masked[j])) {
+        if (e != HashIndex::kNone &&
+            !(records[e].group == g.group && records[e].value == masked[j])) {
           e = FindHashed(masked[j], g.group, hashes[j]);
         }
         uint32_t i = racing[j];

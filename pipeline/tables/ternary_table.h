@@ -64,9 +64,8 @@ class TernaryTable final : public MatchTable {
   }
   uint32_t FindHashed(const MatchKey& value, uint32_t group, uint64_t hash) const noexcept {
     const Record* records = records_.data();
-    return index_.Find(hash, [&](uint32_t e) {
-      return records[e].group == group && records[e].value == value;
-    });
+    return index_.Find(
+        hash, [&](uint32_t e) { return records[e].group == group && records[e].value == value; });
   }
   // Whether entry `candidate` beats the current best (lower priority value, then lower handle).
   bool Beats(uint32_t candidate, uint32_t best, int32_t best_priority) const noexcept {
@@ -88,8 +87,9 @@ class TernaryTable final : public MatchTable {
 
   HashIndex index_;
   bool prefetch_;  // footprint >= kPrefetchFootprintBytes
-  std::vector<Record, HugePageAllocator<Record>> records_;  // by handle; capacity reserved for the declared size
-  std::vector<Group> groups_;    // by group id; a group with no priorities is free
+  std::vector<Record, HugePageAllocator<Record>>
+      records_;                // by handle; capacity reserved for the declared size
+  std::vector<Group> groups_;  // by group id; a group with no priorities is free
   std::vector<uint32_t> free_groups_;
   std::map<std::pair<uint64_t, uint64_t>, uint32_t> group_of_mask_;
   std::vector<GroupView> order_;

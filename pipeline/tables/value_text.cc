@@ -3,6 +3,8 @@
 #include <cctype>
 #include <vector>
 
+#include "pipeline/wire/address.h"
+
 namespace swemu {
 namespace {
 
@@ -11,18 +13,6 @@ int HexDigit(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-std::vector<std::string_view> Split(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  for (std::size_t i = 0; i <= text.size(); ++i) {
-    if (i == text.size() || text[i] == sep) {
-      parts.push_back(text.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  return parts;
 }
 
 Result<MatchKey> ParseHex(std::string_view digits) {
@@ -51,38 +41,17 @@ Result<MatchKey> ParseDecimal(std::string_view digits) {
   return MatchKey{{static_cast<uint64_t>(v), static_cast<uint64_t>(v >> 64)}};
 }
 
+// MAC and IPv4 text use the one definition in pipeline/wire/address.h.
 Result<MatchKey> ParseMacText(std::string_view text) {
-  std::vector<std::string_view> parts = Split(text, ':');
-  if (parts.size() != 6) return Status::Error("bad MAC address");
-  MatchKey value;
-  for (std::string_view part : parts) {
-    if (part.empty() || part.size() > 2) return Status::Error("bad MAC address");
-    uint64_t byte = 0;
-    for (char c : part) {
-      int d = HexDigit(c);
-      if (d < 0) return Status::Error("bad MAC address");
-      byte = byte * 16 + static_cast<uint64_t>(d);
-    }
-    value.w[0] = (value.w[0] << 8) | byte;
-  }
-  return value;
+  Result<MacAddr> mac = ParseMac(text);
+  if (!mac.ok()) return Status::Error("bad MAC address");
+  return MatchKey{{mac->ToU64(), 0}};
 }
 
 Result<MatchKey> ParseIpv4Text(std::string_view text) {
-  std::vector<std::string_view> parts = Split(text, '.');
-  if (parts.size() != 4) return Status::Error("bad IPv4 address");
-  MatchKey value;
-  for (std::string_view part : parts) {
-    if (part.empty() || part.size() > 3) return Status::Error("bad IPv4 address");
-    uint64_t octet = 0;
-    for (char c : part) {
-      if (c < '0' || c > '9') return Status::Error("bad IPv4 address");
-      octet = octet * 10 + static_cast<uint64_t>(c - '0');
-    }
-    if (octet > 255) return Status::Error("bad IPv4 address");
-    value.w[0] = (value.w[0] << 8) | octet;
-  }
-  return value;
+  Result<Ipv4Addr> ip = ParseIpv4(text);
+  if (!ip.ok()) return Status::Error("bad IPv4 address");
+  return MatchKey{{*ip, 0}};
 }
 
 std::string Hex(const MatchKey& value, unsigned digits) {

@@ -1,6 +1,7 @@
 #pragma once
 // Text forms of key and parameter values on the control plane, as BMv2's CLI accepts them:
-// decimal, 0x hex, MAC "aa:bb:cc:dd:ee:ff" and dotted IPv4 "10.0.0.1". Values up to 128 bits.
+// decimal, 0x hex, MAC "aa:bb:cc:dd:ee:ff" (two hex digits a byte) and dotted IPv4 "10.0.0.1"
+// (octets 0..255 without leading zeros, as pipeline/wire/address.h). Values up to 128 bits.
 // (pipeline/wire/address.h has the same MAC/IPv4 forms, but swemu_tables links only swemu_core.)
 #include <string>
 #include <string_view>
