@@ -23,7 +23,8 @@ inline void* AllocateHugePages(std::size_t bytes) {
   const uintptr_t aligned = (start + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
   if (aligned > start) munmap(raw, aligned - start);
   const uintptr_t end = start + mapped;
-  if (end > aligned + rounded) munmap(reinterpret_cast<void*>(aligned + rounded), end - aligned - rounded);
+  if (end > aligned + rounded)
+    munmap(reinterpret_cast<void*>(aligned + rounded), end - aligned - rounded);
   madvise(reinterpret_cast<void*>(aligned), rounded, MADV_HUGEPAGE);  // a hint: failure is fine
   return reinterpret_cast<void*>(aligned);
 }

@@ -5,8 +5,7 @@
 
 namespace swemu {
 
-Result<std::unique_ptr<RegisterArray>> RegisterArray::Create(const RegisterSpec& spec,
-                                                             uint8_t id) {
+Result<std::unique_ptr<RegisterArray>> RegisterArray::Create(const RegisterSpec& spec, uint8_t id) {
   if (spec.name.empty()) return Status::Error("a register array has no name");
   const std::string where = "register " + spec.name + ": ";
   if (id >= 64) return Status::Error(where + "id " + std::to_string(id) + " is not below 64");

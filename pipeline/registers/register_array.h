@@ -34,9 +34,7 @@ inline constexpr uint64_t kMaxRegisterCells = uint64_t{1} << 28;  // size * lane
 constexpr int32_t AsInt32(uint64_t cell) noexcept {
   return static_cast<int32_t>(static_cast<uint32_t>(cell));
 }
-constexpr uint64_t FromInt32(int32_t value) noexcept {
-  return static_cast<uint32_t>(value);
-}
+constexpr uint64_t FromInt32(int32_t value) noexcept { return static_cast<uint32_t>(value); }
 // Sign-extends the low `width` bits of a cell (1..64).
 constexpr int64_t SignExtend(uint64_t cell, unsigned width) noexcept {
   if (width >= 64) return static_cast<int64_t>(cell);
@@ -60,7 +58,7 @@ class RegisterArray {
   // ---- Control plane. Errors: index or lane out of range, value wider than the cells.
   Result<uint64_t> Read(uint32_t index, uint16_t lane = 0) const;
   Status Write(uint32_t index, uint64_t value, uint16_t lane = 0);
-  void Reset();  // every cell to zero
+  void Reset();                                       // every cell to zero
   Status ResetRange(uint32_t first, uint32_t count);  // indices [first, first + count), all lanes
 
   // ---- Fast path: one read-modify-write of every lane at `index` in this pass. `f` receives
@@ -98,7 +96,8 @@ class RegisterArray {
   uint8_t id_;
   bool power_of_two_;
   uint64_t value_mask_;
-  std::vector<uint64_t, HugePageAllocator<uint64_t>> cells_;  // index-major: cells_[index * lanes + lane]
+  std::vector<uint64_t, HugePageAllocator<uint64_t>>
+      cells_;  // index-major: cells_[index * lanes + lane]
 };
 
 }  // namespace swemu

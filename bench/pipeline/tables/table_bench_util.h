@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "pipeline/tables/match_table.h"
@@ -54,8 +55,8 @@ struct Fixture {
 // Builds each (name, size) fixture once: building a 1M-entry table takes about a second and
 // Google Benchmark calls a benchmark function several times.
 template <typename Build>
-Fixture& CachedFixture(const char* name, uint32_t size, Build&& build) {
-  static std::map<std::pair<const char*, uint32_t>, std::unique_ptr<Fixture>> cache;
+Fixture& CachedFixture(const std::string& name, uint32_t size, Build&& build) {
+  static std::map<std::pair<std::string, uint32_t>, std::unique_ptr<Fixture>> cache;
   auto& slot = cache[{name, size}];
   if (!slot) slot = std::make_unique<Fixture>(build(size));
   return *slot;

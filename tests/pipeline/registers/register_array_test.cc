@@ -36,7 +36,8 @@ TEST(RegisterArrayTest, ControlPlaneErrorsNameTheProblem) {
 }
 
 TEST(RegisterArrayTest, CreateRejectsBadSpecs) {
-  EXPECT_EQ(RegisterArray::Create({"r", 0, 32}, 0).message(), "register r: size must be at least 1");
+  EXPECT_EQ(RegisterArray::Create({"r", 0, 32}, 0).message(),
+            "register r: size must be at least 1");
   EXPECT_EQ(RegisterArray::Create({"r", 4, 65}, 0).message(),
             "register r: width must be 1..64 bits, not 65");
   EXPECT_EQ(RegisterArray::Create({"r", 4, 0}, 0).message(),

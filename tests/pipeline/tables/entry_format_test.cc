@@ -10,24 +10,24 @@
 namespace swemu {
 namespace {
 
-using testing::Fwd;
-using testing::Key;
-using testing::MakeSpec;
-using testing::MustAdd;
-using testing::MustMake;
+using table_testing::Fwd;
+using table_testing::Key;
+using table_testing::MakeSpec;
+using table_testing::MustAdd;
+using table_testing::MustMake;
 
 using Strings = std::vector<std::string>;
 
 class EntryFormatTest : public ::testing::Test {
  protected:
-  std::unique_ptr<MatchTable> mac_ = MustMake(MakeSpec("dmac", MatchKind::kExact,
-                                                       {{"dst_mac", 48}}, 16));
-  std::unique_ptr<MatchTable> lpm_ = MustMake(MakeSpec("ipv4_lpm", MatchKind::kLpm,
-                                                       {{"dst_addr", 32}}, 16));
-  std::unique_ptr<MatchTable> acl_ = MustMake(MakeSpec("acl", MatchKind::kTernary,
-                                                       {{"ip_src", 32}, {"proto", 8}}, 16));
-  std::unique_ptr<MatchTable> flow_ = MustMake(MakeSpec("flow", MatchKind::kExact,
-                                                        {{"vlan", 12}, {"tag", 100}}, 16));
+  std::unique_ptr<MatchTable> mac_ =
+      MustMake(MakeSpec("dmac", MatchKind::kExact, {{"dst_mac", 48}}, 16));
+  std::unique_ptr<MatchTable> lpm_ =
+      MustMake(MakeSpec("ipv4_lpm", MatchKind::kLpm, {{"dst_addr", 32}}, 16));
+  std::unique_ptr<MatchTable> acl_ =
+      MustMake(MakeSpec("acl", MatchKind::kTernary, {{"ip_src", 32}, {"proto", 8}}, 16));
+  std::unique_ptr<MatchTable> flow_ =
+      MustMake(MakeSpec("flow", MatchKind::kExact, {{"vlan", 12}, {"tag", 100}}, 16));
 };
 
 TEST(ParseValueTest, AcceptsEachNumberForm) {
@@ -49,6 +49,8 @@ TEST(ParseValueTest, NamesEachBadForm) {
   EXPECT_EQ(ParseValue("00:11:22:33:44:5x").message(), "bad MAC address");
   EXPECT_EQ(ParseValue("10.0.0.256").message(), "bad IPv4 address");
   EXPECT_EQ(ParseValue("10.0..1").message(), "bad IPv4 address");
+  EXPECT_EQ(ParseValue("10.0.0.01").message(), "bad IPv4 address");
+  EXPECT_EQ(ParseValue("0:11:22:33:44:55").message(), "bad MAC address");
   EXPECT_EQ(ParseValue("0x1ffffffffffffffffffffffffffffffff").message(),
             "value wider than 128 bits");
   EXPECT_EQ(ParseValue("340282366920938463463374607431768211456").message(),
@@ -99,33 +101,85 @@ TEST_F(EntryFormatTest, EachErrorNamesTheProblem) {
     std::string message;
   };
   const Case cases[] = {
-      {lpm_.get(), "fwd", {"10.0.0.300/24"}, {"1"}, std::nullopt,
+      {lpm_.get(),
+       "fwd",
+       {"10.0.0.300/24"},
+       {"1"},
+       std::nullopt,
        "table ipv4_lpm: key 1 \"10.0.0.300/24\": bad IPv4 address"},
-      {lpm_.get(), "fwd", {"10.0.0.0"}, {"1"}, std::nullopt,
+      {lpm_.get(),
+       "fwd",
+       {"10.0.0.0"},
+       {"1"},
+       std::nullopt,
        "table ipv4_lpm: key 1 \"10.0.0.0\": expected VALUE/LEN"},
-      {lpm_.get(), "fwd", {"10.0.0.0/33"}, {"1"}, std::nullopt,
+      {lpm_.get(),
+       "fwd",
+       {"10.0.0.0/33"},
+       {"1"},
+       std::nullopt,
        "table ipv4_lpm: key 1 \"10.0.0.0/33\": prefix length 33 exceeds 32 bits"},
-      {lpm_.get(), "fwd", {"10.0.0.0/x"}, {"1"}, std::nullopt,
+      {lpm_.get(),
+       "fwd",
+       {"10.0.0.0/x"},
+       {"1"},
+       std::nullopt,
        "table ipv4_lpm: key 1 \"10.0.0.0/x\": bad prefix length"},
-      {mac_.get(), "fwd", {"00:11:22:33:44"}, {"1"}, std::nullopt,
+      {mac_.get(),
+       "fwd",
+       {"00:11:22:33:44"},
+       {"1"},
+       std::nullopt,
        "table dmac: key 1 \"00:11:22:33:44\": bad MAC address"},
-      {mac_.get(), "fwd", {"0x1000000000000"}, {"1"}, std::nullopt,
+      {mac_.get(),
+       "fwd",
+       {"0x1000000000000"},
+       {"1"},
+       std::nullopt,
        "table dmac: key 1 \"0x1000000000000\": value does not fit in 48 bits"},
-      {mac_.get(), "fwd", {"1", "2"}, {"1"}, std::nullopt,
+      {mac_.get(),
+       "fwd",
+       {"1", "2"},
+       {"1"},
+       std::nullopt,
        "table dmac: expects 1 key fields, got 2"},
-      {mac_.get(), "set_nhop", {"1"}, {"1"}, std::nullopt,
+      {mac_.get(),
+       "set_nhop",
+       {"1"},
+       {"1"},
+       std::nullopt,
        "table dmac: action set_nhop expects 2 parameters, got 1"},
-      {mac_.get(), "fwd", {"1"}, {"70000"}, std::nullopt,
+      {mac_.get(),
+       "fwd",
+       {"1"},
+       {"70000"},
+       std::nullopt,
        "table dmac: parameter port: 70000 does not fit in 9 bits"},
-      {mac_.get(), "fwd", {"1"}, {"seven"}, std::nullopt,
+      {mac_.get(),
+       "fwd",
+       {"1"},
+       {"seven"},
+       std::nullopt,
        "table dmac: parameter port \"seven\": bad number"},
       {mac_.get(), "flood", {"1"}, {}, std::nullopt, "table dmac: no action \"flood\""},
       {mac_.get(), "fwd", {"1"}, {"1"}, 5, "table dmac: only ternary tables take a priority"},
-      {acl_.get(), "drop", {"1&&&1", "1"}, {}, std::nullopt,
+      {acl_.get(),
+       "drop",
+       {"1&&&1", "1"},
+       {},
+       std::nullopt,
        "table acl: ternary table needs a priority"},
-      {acl_.get(), "drop", {"1&&&0x1ffffffff", "1"}, {}, 1,
+      {acl_.get(),
+       "drop",
+       {"1&&&0x1ffffffff", "1"},
+       {},
+       1,
        "table acl: key 1 \"1&&&0x1ffffffff\": mask: value does not fit in 32 bits"},
-      {acl_.get(), "drop", {"1", "256"}, {}, 1,
+      {acl_.get(),
+       "drop",
+       {"1", "256"},
+       {},
+       1,
        "table acl: key 2 \"256\": value does not fit in 8 bits"},
   };
   for (const Case& c : cases) {
@@ -152,8 +206,8 @@ TEST_F(EntryFormatTest, FormatsOneLinePerEntryWithHits) {
   EXPECT_EQ(FormatEntry(*lpm_, h, *lpm_->Get(h)),
             "0: 10.1.2.0/24 => set_nhop 00:00:00:00:00:01 5 (hits 1)");
 
-  Result<TableEntry> t = ParseEntry(*acl_, "fwd", {"10.0.0.0&&&255.0.0.0", "0x6&&&0xff"},
-                                    {"2"}, -3);
+  Result<TableEntry> t =
+      ParseEntry(*acl_, "fwd", {"10.0.0.0&&&255.0.0.0", "0x6&&&0xff"}, {"2"}, -3);
   ASSERT_TRUE(t.ok());
   h = MustAdd(*acl_, *t);
   EXPECT_EQ(FormatEntry(*acl_, h, *acl_->Get(h)),
@@ -163,9 +217,8 @@ TEST_F(EntryFormatTest, FormatsOneLinePerEntryWithHits) {
 
 // The dump line's keys and parameters parse back to the same entry.
 TEST_F(EntryFormatTest, FormattedEntriesParseBack) {
-  Result<TableEntry> e =
-      ParseEntry(*flow_, "set_nhop", {"4095", "0xfffffffffffffffffffffffff"}, {"1", "2"},
-                 std::nullopt);
+  Result<TableEntry> e = ParseEntry(*flow_, "set_nhop", {"4095", "0xfffffffffffffffffffffffff"},
+                                    {"1", "2"}, std::nullopt);
   ASSERT_TRUE(e.ok()) << e.message();
   EntryHandle h = MustAdd(*flow_, *e);
   std::istringstream line(FormatEntry(*flow_, h, *flow_->Get(h)));

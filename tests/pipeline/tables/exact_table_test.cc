@@ -11,12 +11,12 @@
 namespace swemu {
 namespace {
 
-using testing::ExactEntry;
-using testing::Fwd;
-using testing::Key;
-using testing::MakeSpec;
-using testing::MustAdd;
-using testing::MustMake;
+using table_testing::ExactEntry;
+using table_testing::Fwd;
+using table_testing::Key;
+using table_testing::MakeSpec;
+using table_testing::MustAdd;
+using table_testing::MustMake;
 
 std::unique_ptr<MatchTable> MacTable(uint32_t size) {
   return MustMake(MakeSpec("dmac", MatchKind::kExact, {{"dst_mac", 48}}, size));
@@ -234,7 +234,8 @@ TEST(ExactTableTest, HoldsAMillionEntries) {
   for (uint64_t i = 0; i < kSize; ++i) {
     ASSERT_TRUE(t->Add(ExactEntry(mac(i), i & 0x1FF)).ok()) << i;
   }
-  EXPECT_EQ(t->Add(ExactEntry(Key(1ULL << 47), 1)).message(), "table dmac is full (1048576 entries)");
+  EXPECT_EQ(t->Add(ExactEntry(Key(1ULL << 47), 1)).message(),
+            "table dmac is full (1048576 entries)");
   for (uint64_t i = 0; i < kSize; i += 2) ASSERT_TRUE(t->Delete(static_cast<EntryHandle>(i)).ok());
   for (uint64_t i = 0; i < kSize; ++i) {
     LookupResult r = t->Lookup(mac(i));

@@ -10,12 +10,12 @@
 namespace swemu {
 namespace {
 
-using testing::Fwd;
-using testing::Key;
-using testing::LpmEntry;
-using testing::MakeSpec;
-using testing::MustAdd;
-using testing::MustMake;
+using table_testing::Fwd;
+using table_testing::Key;
+using table_testing::LpmEntry;
+using table_testing::MakeSpec;
+using table_testing::MustAdd;
+using table_testing::MustMake;
 
 constexpr uint32_t Ip(uint32_t a, uint32_t b, uint32_t c, uint32_t d) {
   return (a << 24) | (b << 16) | (c << 8) | d;

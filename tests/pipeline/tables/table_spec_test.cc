@@ -7,7 +7,7 @@
 namespace swemu {
 namespace {
 
-using testing::MakeSpec;
+using table_testing::MakeSpec;
 
 TEST(TableSpecTest, ValidSpecPasses) {
   Status s = ValidateSpec(MakeSpec("t", MatchKind::kExact, {{"dst", 48}}, 16));
@@ -23,14 +23,23 @@ TEST(TableSpecTest, RejectsEachBrokenRule) {
       {[](TableSpec& s) { s.name = ""; }, "a table has no name"},
       {[](TableSpec& s) { s.fields.clear(); }, "table t: has no key fields"},
       {[](TableSpec& s) { s.fields[0].bits = 0; }, "key field dst has 0 bits"},
-      {[](TableSpec& s) { s.fields.push_back({"dst", 8}); }, "key field dst is declared twice"},
-      {[](TableSpec& s) { s.fields = {{"a", 100}, {"b", 29}}; }, "key is 129 bits wide"},
+      {[](TableSpec& s) {
+         s.fields.push_back({"dst", 8});
+       },
+       "key field dst is declared twice"},
+      {[](TableSpec& s) {
+         s.fields = {{"a", 100}, {"b", 29}};
+       },
+       "key is 129 bits wide"},
       {[](TableSpec& s) { s.size = 0; }, "size must be at least 1"},
       {[](TableSpec& s) { s.actions.clear(); }, "has no actions"},
       {[](TableSpec& s) { s.default_action = "nope"; }, "default action \"nope\" is not one"},
       {[](TableSpec& s) { s.default_params = {1}; }, "default action drop expects 0 parameters"},
       {[](TableSpec& s) { s.actions[1].params[0].bits = 65; }, "parameter port must be 1..64"},
-      {[](TableSpec& s) { s.actions[1].params.resize(5, {"x", 8}); }, "has 5 parameters"},
+      {[](TableSpec& s) {
+         s.actions[1].params.resize(5, {"x", 8});
+       },
+       "has 5 parameters"},
       {[](TableSpec& s) { s.actions[1].name = "drop"; }, "action drop is declared twice"},
       {[](TableSpec& s) { s.size = kMaxTableSize + 1; }, "exceeds the limit"},
   };

@@ -9,7 +9,7 @@
 
 #include "pipeline/tables/match_table.h"
 
-namespace swemu::testing {
+namespace swemu::table_testing {
 
 // Actions: 0 = drop(), 1 = fwd(port: 9 bits), 2 = set_nhop(dmac: 48 bits, port: 9 bits).
 inline TableSpec MakeSpec(std::string name, MatchKind kind, std::vector<KeyField> fields,
@@ -18,9 +18,7 @@ inline TableSpec MakeSpec(std::string name, MatchKind kind, std::vector<KeyField
   spec.name = std::move(name);
   spec.kind = kind;
   spec.fields = std::move(fields);
-  spec.actions = {{"drop", {}},
-                  {"fwd", {{"port", 9}}},
-                  {"set_nhop", {{"dmac", 48}, {"port", 9}}}};
+  spec.actions = {{"drop", {}}, {"fwd", {{"port", 9}}}, {"set_nhop", {{"dmac", 48}, {"port", 9}}}};
   spec.size = size;
   spec.default_action = "drop";
   return spec;
@@ -72,4 +70,4 @@ inline EntryHandle MustAdd(MatchTable& table, const TableEntry& entry) {
   return h.ok() ? *h : kNoEntry;
 }
 
-}  // namespace swemu::testing
+}  // namespace swemu::table_testing

@@ -10,12 +10,12 @@
 namespace swemu {
 namespace {
 
-using testing::Fwd;
-using testing::Key;
-using testing::MakeSpec;
-using testing::MustAdd;
-using testing::MustMake;
-using testing::TernaryEntry;
+using table_testing::Fwd;
+using table_testing::Key;
+using table_testing::MakeSpec;
+using table_testing::MustAdd;
+using table_testing::MustMake;
+using table_testing::TernaryEntry;
 
 std::unique_ptr<MatchTable> Acl(uint32_t size = 64) {
   return MustMake(MakeSpec("acl", MatchKind::kTernary, {{"dst", 16}}, size));
@@ -133,9 +133,8 @@ TEST_P(TernaryRandomTest, RandomOperationsMatchBruteForce) {
     if (rng() % 3 != 0 || handles.empty()) {
       uint64_t mask = masks[rng() % 8];
       // Few distinct values and priorities: many overlaps and ties.
-      Result<EntryHandle> h =
-          t->Add(TernaryEntry(rng() % 64 * 0x0411, mask, static_cast<int32_t>(rng() % 12) - 3,
-                              rng() % 512));
+      Result<EntryHandle> h = t->Add(TernaryEntry(
+          rng() % 64 * 0x0411, mask, static_cast<int32_t>(rng() % 12) - 3, rng() % 512));
       if (h.ok()) handles.push_back(*h);
     } else {
       std::size_t i = rng() % handles.size();
