@@ -1,1 +1,17 @@
-int main() { return 0; }
+// swemu: the emulated PISA switch. Everything lives in swemu_app; main() only catches what
+// escaped (no library throws on purpose) so even that ends with one line and status 2.
+#include <exception>
+#include <iostream>
+
+#include "swemu/offline.h"
+
+int main(int argc, char** argv) {
+  try {
+    return swemu::SwemuMain(argc, argv, std::cout, std::cerr);
+  } catch (const std::exception& e) {
+    std::cerr << "swemu: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "swemu: unknown exception\n";
+  }
+  return 2;
+}

@@ -1,0 +1,290 @@
+#include "pipeline/engine/engine.h"
+
+#include <algorithm>
+
+#include "pipeline/engine/host_slot.h"
+#include "pipeline/engine/pcap_host.h"
+#include "pipeline/tm/tm_config.h"
+
+namespace swemu {
+
+uint64_t EngineCounters::TotalDrops() const {
+  uint64_t total = 0;
+  for (uint64_t count : drops) total += count;
+  return total;
+}
+
+Engine::Engine(uint64_t seed, std::size_t pool_packets) : seed_(seed), pool_(pool_packets) {}
+
+Engine::~Engine() = default;
+
+Switch* Engine::FindSwitch(std::string_view name) {
+  for (SwitchSlot& slot : switches_) {
+    if (slot.sw->name() == name) return slot.sw.get();
+  }
+  return nullptr;
+}
+
+const Switch* Engine::FindSwitch(std::string_view name) const {
+  return const_cast<Engine*>(this)->FindSwitch(name);
+}
+
+Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script,
+                         const std::vector<PortRate>& port_rates) {
+  const std::string name = config.name;
+  if (FindSwitch(name) != nullptr) return Status::Error("duplicate switch name " + name);
+  if (started_) {
+    return Status::Error("switch " + name + ": cannot add a switch to a running engine");
+  }
+  Result<std::unique_ptr<Switch>> created = Switch::Create(std::move(config), pool_, clock_);
+  if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
+  Switch& sw = **created;
+  for (const PortRate& rate : port_rates) {
+    if (rate.port >= sw.num_ports()) {
+      return Status::Error("switch " + name + ": port." + std::to_string(rate.port) +
+                           ": port out of range (switch has " + std::to_string(sw.num_ports()) +
+                           " ports)");
+    }
+    Status set = sw.tm().SetPortRate(rate.port, rate.bps);
+    if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
+  }
+  if (!startup_script.empty()) {
+    Status ran = sw.commands().RunScript(startup_script);
+    if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
+  }
+  SwitchSlot slot;
+  slot.ports.resize(sw.num_ports());
+  slot.service_at.assign(sw.num_ports(), kNever);
+  slot.service_gen.assign(sw.num_ports(), 0);
+  const uint64_t index = switches_.size();
+  for (PortId p = 0; p < sw.num_ports(); ++p) {
+    slot.ports[p].rng = SplitMix64(HashPair(seed_, (index << 16) | p));
+  }
+  slot.sw = std::move(*created);
+  switches_.push_back(std::move(slot));
+  return Status::Ok();
+}
+
+Result<std::pair<uint32_t, PortId>> Engine::ResolvePort(std::string_view sw, PortId port,
+                                                        std::string_view what) const {
+  const std::string where = std::string(what) + " " + std::string(sw) + ":" + std::to_string(port);
+  for (uint32_t i = 0; i < switches_.size(); ++i) {
+    const SwitchSlot& slot = switches_[i];
+    if (slot.sw->name() != sw) continue;
+    if (port >= slot.sw->num_ports()) {
+      return Status::Error(where + ": port out of range (switch " + std::string(sw) + " has " +
+                           std::to_string(slot.sw->num_ports()) + " ports)");
+    }
+    if (slot.ports[port].kind != AttachKind::kNone) {
+      return Status::Error(where + ": port already used by " + Describe(slot.ports[port]));
+    }
+    return std::make_pair(i, port);
+  }
+  return Status::Error(where + ": unknown switch " + std::string(sw));
+}
+
+Status Engine::AddLink(const LinkSpec& spec) {
+  const std::string name = "link " + spec.a + ":" + std::to_string(spec.a_port) + " " + spec.b +
+                           ":" + std::to_string(spec.b_port);
+  if (started_) return Status::Error(name + ": cannot add a link to a running engine");
+  if (spec.a == spec.b && spec.a_port == spec.b_port) {
+    return Status::Error(name + ": a link needs two different ports");
+  }
+  if (spec.rate_bps == 0) return Status::Error(name + ": rate must be > 0");
+  Status rate_ok = ValidatePortRate(spec.rate_bps);
+  if (!rate_ok.ok()) return Status::Error(name + ": " + rate_ok.message());
+  if (!(spec.loss >= 0 && spec.loss <= 1)) return Status::Error(name + ": loss must be in [0, 1]");
+  Result<std::pair<uint32_t, PortId>> a = ResolvePort(spec.a, spec.a_port, "link");
+  if (!a.ok()) return a.status();
+  Result<std::pair<uint32_t, PortId>> b = ResolvePort(spec.b, spec.b_port, "link");
+  if (!b.ok()) return b.status();
+  SWEMU_RETURN_IF_ERROR(switches_[a->first].sw->tm().SetPortRate(a->second, spec.rate_bps));
+  SWEMU_RETURN_IF_ERROR(switches_[b->first].sw->tm().SetPortRate(b->second, spec.rate_bps));
+  auto connect = [&](std::pair<uint32_t, PortId> from, std::pair<uint32_t, PortId> to) {
+    Attachment& end = switches_[from.first].ports[from.second];
+    end.kind = AttachKind::kLink;
+    end.peer = to.first;
+    end.peer_port = to.second;
+    end.delay_ns = spec.delay_ns;
+    end.loss = spec.loss;
+  };
+  connect(*a, *b);
+  connect(*b, *a);
+  return Status::Ok();
+}
+
+Status Engine::AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, double loss,
+                          std::unique_ptr<EngineHost> host) {
+  if (started_) return Status::Error("host: cannot add a host to a running engine");
+  if (!(loss >= 0 && loss <= 1)) {
+    return Status::Error("host " + std::string(sw) + ":" + std::to_string(port) +
+                         ": loss must be in [0, 1]");
+  }
+  Result<std::pair<uint32_t, PortId>> where = ResolvePort(sw, port, "host");
+  if (!where.ok()) return where.status();
+  const auto index = static_cast<uint32_t>(hosts_.size());
+  hosts_.push_back(std::make_unique<HostSlot>(*this, index, where->first, port, delay_ns, loss,
+                                              std::move(host)));
+  Attachment& end = switches_[where->first].ports[port];
+  end.kind = AttachKind::kHost;
+  end.peer = index;
+  end.delay_ns = delay_ns;
+  end.loss = loss;
+  return Status::Ok();
+}
+
+Status Engine::AddHostPort(const HostPortSpec& spec) {
+  // Check the port before opening files so the error names the real problem.
+  Result<std::pair<uint32_t, PortId>> where = ResolvePort(spec.sw, spec.port, "host");
+  if (!where.ok()) return where.status();
+  std::unique_ptr<PcapReader> input;
+  if (!spec.in_pcap.empty()) {
+    Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(spec.in_pcap);
+    if (!reader.ok()) return reader.status();
+    input = std::move(*reader);
+  }
+  return AttachHost(spec.sw, spec.port, spec.delay_ns, spec.loss,
+                    std::make_unique<PcapHost>(std::move(input), spec.out_pcap));
+}
+
+void Engine::Push(Event event) {
+  event.time = std::max(event.time, clock_.NowNs());
+  events_.Push(event);
+}
+
+Status Engine::Run(TimeNs until) {
+  if (!started_) {
+    started_ = true;
+    for (auto& host : hosts_) {
+      Status started = host->host_->Start(*host);
+      if (!started.ok()) return started;
+    }
+  }
+  while (failure_.ok() && !events_.empty() && events_.top().time <= until) {
+    Event event = events_.Pop();
+    clock_.Set(event.time);
+    Dispatch(event);
+  }
+  if (!failure_.ok()) return failure_;
+  if (events_.empty() && !finished_) {
+    finished_ = true;
+    for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+  }
+  return Status::Ok();
+}
+
+void Engine::Dispatch(const Event& event) {
+  switch (event.kind) {
+    case EventKind::kSwitchArrival: {
+      --counters_.in_flight;
+      SwitchSlot& slot = switches_[event.node];
+      slot.sw->Receive(event.pkt, event.port);
+      ScheduleAllServices(event.node);
+      break;
+    }
+    case EventKind::kPortService: {
+      SwitchSlot& slot = switches_[event.node];
+      if (event.cookie != slot.service_gen[event.port]) break;  // superseded by an earlier one
+      slot.service_at[event.port] = kNever;
+      Service(event.node, event.port);
+      break;
+    }
+    case EventKind::kHostArrival: {
+      --counters_.in_flight;
+      ++counters_.delivered;
+      HostSlot& host = *hosts_[event.node];
+      ++host.received_;
+      host.host_->OnFrame(clock_.NowNs(), event.pkt);
+      break;
+    }
+    case EventKind::kHostTimer:
+      hosts_[event.node]->host_->OnTimer(clock_.NowNs(), event.cookie);
+      break;
+  }
+}
+
+void Engine::Service(uint32_t sw, PortId port) {
+  Switch& the_switch = *switches_[sw].sw;
+  while (Packet* pkt = the_switch.Transmit(port)) Deliver(sw, port, pkt);
+  // Transmit() returned nothing now, so the port's next chance is later; forcing it keeps a
+  // misbehaving NextTransmitTime from spinning at one instant. Recirculation may have queued
+  // packets on other ports, so every port is looked at.
+  ScheduleAllServices(sw, port);
+}
+
+void Engine::ScheduleService(uint32_t sw, PortId port, TimeNs earliest) {
+  SwitchSlot& slot = switches_[sw];
+  TimeNs at = slot.sw->NextTransmitTime(port);
+  if (at == kNever) return;
+  at = std::max(at, earliest);
+  if (slot.service_at[port] <= at) return;  // an earlier pending service will look again
+  slot.service_at[port] = at;
+  Event event;
+  event.time = at;
+  event.kind = EventKind::kPortService;
+  event.node = sw;
+  event.port = port;
+  event.cookie = ++slot.service_gen[port];
+  Push(event);
+}
+
+void Engine::ScheduleAllServices(uint32_t sw, PortId just_served) {
+  const TimeNs now = clock_.NowNs();
+  for (PortId p = 0; p < switches_[sw].sw->num_ports(); ++p) {
+    ScheduleService(sw, p, p == just_served ? now + 1 : now);
+  }
+}
+
+TimeNs Engine::SerializationNs(const Switch& sw, PortId port, uint32_t len) const {
+  const uint64_t rate = sw.tm().PortRate(port);
+  if (rate == 0) return 0;
+  const uint64_t bits = (uint64_t{len} + sw.config().tm.wire_overhead_bytes) * 8;
+  // bits * 1e9 stays far below 2^64 for any frame the pool can hold.
+  return (bits * 1'000'000'000ull + rate - 1) / rate;
+}
+
+void Engine::Deliver(uint32_t sw, PortId port, Packet* pkt) {
+  Attachment& end = switches_[sw].ports[port];
+  if (end.kind == AttachKind::kNone) {
+    ++counters_.drops[static_cast<std::size_t>(DropReason::kLinkDown)];
+    pool_.Free(pkt);
+    return;
+  }
+  ++end.sent;
+  if (end.kind == AttachKind::kLink) ++counters_.link_frames;
+  if (end.rng.Bernoulli(end.loss)) {
+    ++end.lost;
+    ++counters_.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
+    pool_.Free(pkt);
+    return;
+  }
+  Event event;
+  event.time = clock_.NowNs() + SerializationNs(*switches_[sw].sw, port, pkt->len) + end.delay_ns;
+  event.pkt = pkt;
+  event.node = end.peer;
+  event.port = end.peer_port;
+  event.kind = end.kind == AttachKind::kLink ? EventKind::kSwitchArrival : EventKind::kHostArrival;
+  ++counters_.in_flight;
+  Push(event);
+}
+
+void Engine::SendFromHost(HostSlot& host, Packet* pkt) {
+  ++counters_.injected;
+  ++host.sent_;
+  if (host.rng_.Bernoulli(host.loss_)) {
+    ++host.lost_;
+    ++counters_.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
+    pool_.Free(pkt);
+    return;
+  }
+  Event event;
+  event.time = clock_.NowNs() + host.delay_ns_;
+  event.pkt = pkt;
+  event.node = host.sw_;
+  event.port = host.port_;
+  event.kind = EventKind::kSwitchArrival;
+  ++counters_.in_flight;
+  Push(event);
+}
+
+}  // namespace swemu

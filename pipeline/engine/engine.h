@@ -1,0 +1,147 @@
+#pragma once
+// The virtual-time engine: several switches joined by links (rate, delay, loss), hosts on switch
+// ports (pcap sources/sinks, later hostlib endpoints), all driven by one VirtualClock through a
+// discrete-event agenda. No threads, no wall clock: the same inputs and seed give the same
+// output bytes.
+//
+// Timing model. A frame a host sends arrives at the switch after the host link's delay. A frame
+// a switch port transmits (when its TM shaper lets it start) reaches the far end after its
+// serialization time, (len + wire_overhead) * 8 / port rate (0 on an unshaped port), plus the
+// link's or host link's delay. Loss is drawn per direction from the seed.
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/drop_reason.h"
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/core/status.h"
+#include "pipeline/engine/engine_host.h"
+#include "pipeline/engine/event_queue.h"
+#include "pipeline/engine/rng.h"
+#include "pipeline/switch/switch.h"
+
+namespace swemu {
+
+struct LinkSpec {
+  std::string a;
+  PortId a_port = 0;
+  std::string b;
+  PortId b_port = 0;
+  uint64_t rate_bps = 0;  // > 0; becomes both ends' port shaping rate
+  TimeNs delay_ns = 0;
+  double loss = 0;  // per frame, each direction
+};
+
+struct HostPortSpec {
+  std::string sw;
+  PortId port = 0;
+  std::string in_pcap;   // empty: sends nothing
+  std::string out_pcap;  // empty: received frames are counted and discarded
+  TimeNs delay_ns = 0;
+  double loss = 0;
+};
+
+struct PortRate {
+  PortId port = 0;
+  uint64_t bps = 0;
+};
+
+struct EngineCounters {
+  uint64_t injected = 0;     // frames hosts offered (including those the engine dropped)
+  uint64_t delivered = 0;    // frames that reached a host
+  uint64_t link_frames = 0;  // frames switches sent over switch-to-switch links
+  uint64_t in_flight = 0;    // frames on a wire right now
+  std::array<uint64_t, kDropReasonCount> drops = {};  // loss_injected, link_down, ...
+
+  uint64_t TotalDrops() const;
+};
+
+class Engine {
+ public:
+  explicit Engine(uint64_t seed, std::size_t pool_packets = 65536);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Creates the switch, applies per-port rates, then runs the startup script (may be empty).
+  Status AddSwitch(SwitchConfig config, const std::string& startup_script,
+                   const std::vector<PortRate>& port_rates = {});
+  Status AddLink(const LinkSpec& spec);
+  // A PcapHost on the port; the input file is opened (and its link type checked) now.
+  Status AddHostPort(const HostPortSpec& spec);
+  // The extension point for live hosts (hostlib endpoints).
+  Status AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, double loss,
+                    std::unique_ptr<EngineHost> host);
+
+  // Processes events up to and including time `until`; when none remain, hosts are finished
+  // (output files closed). May be called again to continue.
+  Status Run(TimeNs until = kNever);
+
+  Switch* FindSwitch(std::string_view name);
+  const Switch* FindSwitch(std::string_view name) const;
+  std::size_t num_switches() const { return switches_.size(); }
+  Switch& switch_at(std::size_t index) { return *switches_[index].sw; }
+  TimeNs Now() const { return clock_.NowNs(); }
+  const VirtualClock& clock() const { return clock_; }
+  HeapPacketPool& pool() { return pool_; }
+  const EngineCounters& counters() const { return counters_; }
+  bool idle() const { return events_.empty(); }
+
+  // {"switches": {name: Switch::CountersJson()}, "engine": {...}}
+  std::string CountersJson() const;
+  // Per switch and port: rx/tx packets and bytes, what the port is attached to, then drops.
+  std::string PortSummary() const;
+  // Every frame is accounted for: injected + multicast copies == delivered + consumed + drops
+  // (pipeline, TM, engine) + queued + in flight; and the pool holds exactly the queued and in
+  // flight frames. The error names the two sides.
+  Status CheckConservation() const;
+
+ private:
+  class HostSlot;
+  enum class AttachKind : uint8_t { kNone, kLink, kHost };
+  struct Attachment {
+    AttachKind kind = AttachKind::kNone;
+    uint32_t peer = 0;  // switch index (link) or host index (host)
+    PortId peer_port = 0;
+    TimeNs delay_ns = 0;
+    double loss = 0;
+    SplitMix64 rng;
+    uint64_t sent = 0;
+    uint64_t lost = 0;
+  };
+  struct SwitchSlot {
+    std::unique_ptr<Switch> sw;
+    std::vector<Attachment> ports;
+    std::vector<TimeNs> service_at;     // pending service event per port, kNever if none
+    std::vector<uint64_t> service_gen;  // an event with an older generation is stale
+  };
+
+  Result<std::pair<uint32_t, PortId>> ResolvePort(std::string_view sw, PortId port,
+                                                  std::string_view what) const;
+  void Dispatch(const Event& event);
+  void Service(uint32_t sw, PortId port);
+  void ScheduleService(uint32_t sw, PortId port, TimeNs earliest);
+  void ScheduleAllServices(uint32_t sw, PortId just_served = kPortUnset);
+  void Deliver(uint32_t sw, PortId port, Packet* pkt);
+  void SendFromHost(HostSlot& host, Packet* pkt);
+  void Push(Event event);
+  TimeNs SerializationNs(const Switch& sw, PortId port, uint32_t len) const;
+  std::string Describe(const Attachment& attachment) const;
+
+  uint64_t seed_;
+  VirtualClock clock_;
+  HeapPacketPool pool_;  // declared before the switches: they free into it when destroyed
+  std::vector<SwitchSlot> switches_;
+  std::vector<std::unique_ptr<HostSlot>> hosts_;
+  EventQueue events_;
+  EngineCounters counters_;
+  Status failure_;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace swemu

@@ -1,0 +1,163 @@
+// Engine reports: counters.json, the per-port summary for humans, and the conservation check.
+#include <cstdio>
+
+#include "pipeline/core/json_writer.h"
+#include "pipeline/engine/engine.h"
+#include "pipeline/engine/host_slot.h"
+
+namespace swemu {
+namespace {
+
+std::string StripNewline(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text;
+}
+
+void AppendDrops(std::string* out, const std::array<uint64_t, kDropReasonCount>& drops) {
+  bool any = false;
+  for (std::size_t i = 1; i < kDropReasonCount; ++i) {
+    if (drops[i] == 0) continue;
+    *out += any ? ", " : " ";
+    *out +=
+        std::string(DropReasonName(static_cast<DropReason>(i))) + " " + std::to_string(drops[i]);
+    any = true;
+  }
+  if (!any) *out += " none";
+  *out += '\n';
+}
+
+}  // namespace
+
+std::string Engine::Describe(const Attachment& attachment) const {
+  switch (attachment.kind) {
+    case AttachKind::kLink:
+      return "link " + switches_[attachment.peer].sw->name() + ":" +
+             std::to_string(attachment.peer_port);
+    case AttachKind::kHost:
+      return "host";
+    case AttachKind::kNone:
+      break;
+  }
+  return "-";
+}
+
+std::string Engine::CountersJson() const {
+  JsonWriter json;
+  json.BeginObject();
+  json.BeginObject("switches");
+  for (const SwitchSlot& slot : switches_) {
+    json.Raw(slot.sw->name(), StripNewline(slot.sw->CountersJson()));
+  }
+  json.EndObject();
+  json.BeginObject("engine")
+      .Uint("time_ns", clock_.NowNs())
+      .Uint("injected", counters_.injected)
+      .Uint("delivered", counters_.delivered)
+      .Uint("link_frames", counters_.link_frames)
+      .Uint("in_flight", counters_.in_flight);
+  json.BeginObject("drops");
+  for (std::size_t i = 1; i < kDropReasonCount; ++i) {
+    if (counters_.drops[i] != 0) {
+      json.Uint(DropReasonName(static_cast<DropReason>(i)), counters_.drops[i]);
+    }
+  }
+  json.EndObject();
+  json.BeginArray("hosts");
+  for (const auto& host : hosts_) {
+    json.BeginObject()
+        .String("switch", switches_[host->sw_].sw->name())
+        .Uint("port", host->port_)
+        .Uint("sent", host->sent_)
+        .Uint("received", host->received_)
+        .Uint("lost", host->lost_)
+        .EndObject();
+  }
+  json.EndArray();
+  json.BeginArray("links");
+  for (const SwitchSlot& slot : switches_) {
+    for (PortId p = 0; p < slot.ports.size(); ++p) {
+      const Attachment& end = slot.ports[p];
+      if (end.kind != AttachKind::kLink) continue;
+      json.BeginObject()
+          .String("from", slot.sw->name() + ":" + std::to_string(p))
+          .String("to", switches_[end.peer].sw->name() + ":" + std::to_string(end.peer_port))
+          .Uint("sent", end.sent)
+          .Uint("lost", end.lost)
+          .EndObject();
+    }
+  }
+  json.EndArray();
+  json.EndObject();
+  json.EndObject();
+  return json.str();
+}
+
+std::string Engine::PortSummary() const {
+  std::string out;
+  char line[160];
+  for (const SwitchSlot& slot : switches_) {
+    const Switch& sw = *slot.sw;
+    out += "switch " + sw.name() + " (program " + sw.config().program + ", " +
+           std::to_string(sw.num_ports()) + " ports)\n";
+    std::snprintf(line, sizeof(line), "  %4s  %-16s %10s %12s %10s %12s %10s\n", "port", "attached",
+                  "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "ecn_marked");
+    out += line;
+    for (PortId p = 0; p < sw.num_ports(); ++p) {
+      const PortCounters& c = sw.counters().ports[p];
+      uint64_t marked = 0;
+      for (int q = 0; q < kQueuesPerPort; ++q) marked += sw.tm().queue_counters(p, q).marked;
+      std::snprintf(
+          line, sizeof(line), "  %4u  %-16s %10llu %12llu %10llu %12llu %10llu\n", unsigned{p},
+          Describe(slot.ports[p]).c_str(), static_cast<unsigned long long>(c.rx_packets),
+          static_cast<unsigned long long>(c.rx_bytes),
+          static_cast<unsigned long long>(c.tx_packets),
+          static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
+      out += line;
+    }
+    std::array<uint64_t, kDropReasonCount> drops = {};
+    for (std::size_t i = 0; i < kDropReasonCount; ++i) {
+      drops[i] = sw.Drops(static_cast<DropReason>(i));
+    }
+    out += "  drops:";
+    AppendDrops(&out, drops);
+    out += "  consumed " + std::to_string(sw.counters().program.consumed) + ", queued " +
+           std::to_string(sw.tm().TotalQueued()) + "\n";
+  }
+  out += "engine: injected " + std::to_string(counters_.injected) + ", delivered " +
+         std::to_string(counters_.delivered) + ", link frames " +
+         std::to_string(counters_.link_frames) + ", in flight " +
+         std::to_string(counters_.in_flight) + "\n  drops:";
+  AppendDrops(&out, counters_.drops);
+  return out;
+}
+
+Status Engine::CheckConservation() const {
+  uint64_t copies = 0;
+  uint64_t consumed = 0;
+  uint64_t dropped = counters_.TotalDrops();
+  uint64_t queued = 0;
+  for (const SwitchSlot& slot : switches_) {
+    copies += slot.sw->tm().multicast_copies();
+    consumed += slot.sw->counters().program.consumed;
+    dropped += slot.sw->TotalDrops();
+    queued += slot.sw->tm().TotalQueued();
+  }
+  const uint64_t in = counters_.injected + copies;
+  const uint64_t out = counters_.delivered + consumed + dropped + queued + counters_.in_flight;
+  if (in != out) {
+    return Status::Error("conservation: injected " + std::to_string(counters_.injected) +
+                         " + multicast copies " + std::to_string(copies) + " != delivered " +
+                         std::to_string(counters_.delivered) + " + consumed " +
+                         std::to_string(consumed) + " + dropped " + std::to_string(dropped) +
+                         " + queued " + std::to_string(queued) + " + in flight " +
+                         std::to_string(counters_.in_flight));
+  }
+  const uint64_t held = queued + counters_.in_flight;
+  if (pool_.InUse() != held) {
+    return Status::Error("conservation: pool holds " + std::to_string(pool_.InUse()) +
+                         " packets but " + std::to_string(held) + " are queued or in flight");
+  }
+  return Status::Ok();
+}
+
+}  // namespace swemu

@@ -1,0 +1,114 @@
+#include "pipeline/engine/pcap_io.h"
+
+#include <pcap/pcap.h>
+
+#include <cstdio>
+
+namespace swemu {
+namespace {
+
+constexpr TimeNs kNsPerSec = 1'000'000'000;
+
+// libpcap's messages sometimes start with the path already; never say it twice.
+std::string WithPath(const std::string& path, const std::string& message) {
+  if (message.rfind(path + ":", 0) == 0) return message;
+  return path + ": " + message;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PcapReader>> PcapReader::Open(const std::string& path) {
+  char errbuf[PCAP_ERRBUF_SIZE] = {};
+  pcap* handle =
+      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (handle == nullptr) return Status::Error(WithPath(path, errbuf));
+  int link_type = pcap_datalink(handle);
+  if (link_type != DLT_EN10MB) {
+    const char* name = pcap_datalink_val_to_name(link_type);
+    pcap_close(handle);
+    return Status::Error(path + ": link type " + (name ? name : std::to_string(link_type)) +
+                         " is not Ethernet (EN10MB)");
+  }
+  return std::unique_ptr<PcapReader>(new PcapReader(path, handle));
+}
+
+PcapReader::~PcapReader() { pcap_close(handle_); }
+
+bool PcapReader::Next(PcapRecord* record) {
+  if (!status_.ok()) return false;
+  pcap_pkthdr* header = nullptr;
+  const u_char* data = nullptr;
+  int rc = pcap_next_ex(handle_, &header, &data);
+  if (rc == PCAP_ERROR_BREAK) return false;  // end of file
+  if (rc != 1) {
+    status_ = Status::Error(WithPath(
+        path_, "record " + std::to_string(records_read_ + 1) + ": " + pcap_geterr(handle_)));
+    return false;
+  }
+  // With nanosecond precision libpcap stores nanoseconds in tv_usec.
+  record->ts_ns =
+      static_cast<TimeNs>(header->ts.tv_sec) * kNsPerSec + static_cast<TimeNs>(header->ts.tv_usec);
+  record->orig_len = header->len;
+  record->bytes.assign(data, data + header->caplen);
+  ++records_read_;
+  return true;
+}
+
+Result<uint64_t> CountPcapRecords(const std::string& path) {
+  Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  PcapRecord record;
+  while ((*reader)->Next(&record)) {
+  }
+  if (!(*reader)->status().ok()) return (*reader)->status();
+  return (*reader)->records_read();
+}
+
+Result<std::vector<PcapRecord>> ReadPcapFile(const std::string& path) {
+  Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  std::vector<PcapRecord> records;
+  PcapRecord record;
+  while ((*reader)->Next(&record)) records.push_back(record);
+  if (!(*reader)->status().ok()) return (*reader)->status();
+  return records;
+}
+
+Result<std::unique_ptr<PcapWriter>> PcapWriter::Open(const std::string& path) {
+  pcap* handle =
+      pcap_open_dead_with_tstamp_precision(DLT_EN10MB, kSnapLen, PCAP_TSTAMP_PRECISION_NANO);
+  if (handle == nullptr) return Status::Error(path + ": cannot create a pcap handle");
+  pcap_dumper* dumper = pcap_dump_open(handle, path.c_str());
+  if (dumper == nullptr) {
+    std::string message = WithPath(path, pcap_geterr(handle));
+    pcap_close(handle);
+    return Status::Error(message);
+  }
+  return std::unique_ptr<PcapWriter>(new PcapWriter(path, handle, dumper));
+}
+
+PcapWriter::~PcapWriter() {
+  if (dumper_ != nullptr) pcap_dump_close(dumper_);
+  pcap_close(handle_);
+}
+
+void PcapWriter::Write(TimeNs ts_ns, const uint8_t* data, uint32_t len) {
+  pcap_pkthdr header = {};
+  header.ts.tv_sec = static_cast<time_t>(ts_ns / kNsPerSec);
+  header.ts.tv_usec = static_cast<suseconds_t>(ts_ns % kNsPerSec);
+  header.len = len;
+  header.caplen = len < kSnapLen ? len : kSnapLen;
+  pcap_dump(reinterpret_cast<u_char*>(dumper_), &header, data);
+  ++records_written_;
+}
+
+Status PcapWriter::Close() {
+  if (dumper_ == nullptr) return Status::Ok();
+  bool failed = pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_)) != 0;
+  pcap_dump_close(dumper_);
+  dumper_ = nullptr;
+  if (failed) return Status::Error(path_ + ": write failed");
+  return Status::Ok();
+}
+
+}  // namespace swemu

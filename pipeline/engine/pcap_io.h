@@ -1,0 +1,75 @@
+#pragma once
+// Reading and writing Ethernet captures with nanosecond timestamps (libpcap). The reader takes
+// pcap (micro- or nanosecond) and pcapng; the writer always writes nanosecond pcap so offline
+// runs keep the virtual clock's full resolution.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/status.h"
+
+struct pcap;
+struct pcap_dumper;
+
+namespace swemu {
+
+struct PcapRecord {
+  TimeNs ts_ns = 0;
+  uint32_t orig_len = 0;       // length on the wire; bytes.size() is less when snapped
+  std::vector<uint8_t> bytes;  // reused between records: no allocation once warmed up
+};
+
+class PcapReader {
+ public:
+  static Result<std::unique_ptr<PcapReader>> Open(const std::string& path);
+  ~PcapReader();
+  PcapReader(const PcapReader&) = delete;
+  PcapReader& operator=(const PcapReader&) = delete;
+
+  // The next record; false at the end of the file or on an error (then status() is not ok).
+  bool Next(PcapRecord* record);
+  const Status& status() const { return status_; }
+  const std::string& path() const { return path_; }
+  uint64_t records_read() const { return records_read_; }
+
+ private:
+  PcapReader(std::string path, pcap* handle) : path_(std::move(path)), handle_(handle) {}
+  std::string path_;
+  pcap* handle_;
+  Status status_;
+  uint64_t records_read_ = 0;
+};
+
+// Reads a whole file once to check it (so a corrupt input is refused before a run starts).
+Result<uint64_t> CountPcapRecords(const std::string& path);
+
+class PcapWriter {
+ public:
+  static constexpr uint32_t kSnapLen = 262144;
+
+  static Result<std::unique_ptr<PcapWriter>> Open(const std::string& path);
+  ~PcapWriter();
+  PcapWriter(const PcapWriter&) = delete;
+  PcapWriter& operator=(const PcapWriter&) = delete;
+
+  void Write(TimeNs ts_ns, const uint8_t* data, uint32_t len);
+  // Flushes and closes; reports a write error (disk full) that Write() could not.
+  Status Close();
+  const std::string& path() const { return path_; }
+  uint64_t records_written() const { return records_written_; }
+
+ private:
+  PcapWriter(std::string path, pcap* handle, pcap_dumper* dumper)
+      : path_(std::move(path)), handle_(handle), dumper_(dumper) {}
+  std::string path_;
+  pcap* handle_;
+  pcap_dumper* dumper_;
+  uint64_t records_written_ = 0;
+};
+
+// Reads every record of a file into memory (tests and small tools).
+Result<std::vector<PcapRecord>> ReadPcapFile(const std::string& path);
+
+}  // namespace swemu

@@ -1,0 +1,33 @@
+#include "swemu/ini_file.h"
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/parsers.hpp>
+#include <filesystem>
+#include <fstream>
+
+namespace swemu {
+
+Result<std::vector<IniEntry>> ReadIniFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::Error(path + ": cannot open file");
+  std::vector<IniEntry> entries;
+  try {
+    // No option is registered: every key comes back "unregistered" and the caller checks it.
+    boost::program_options::options_description none;
+    auto parsed = boost::program_options::parse_config_file(in, none, true);
+    for (const auto& option : parsed.options) {
+      entries.push_back({option.string_key, option.value.empty() ? "" : option.value.front()});
+    }
+  } catch (const std::exception& e) {
+    return Status::Error(path + ": " + e.what());
+  }
+  return entries;
+}
+
+std::string ResolveRelative(const std::string& config_path, const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.is_absolute()) return path;
+  return (std::filesystem::path(config_path).parent_path() / p).lexically_normal().string();
+}
+
+}  // namespace swemu

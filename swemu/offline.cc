@@ -1,0 +1,195 @@
+#include "swemu/offline.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "pipeline/engine/pcap_io.h"
+#include "swemu/topology_config.h"
+#include "swemu/version.h"
+
+namespace swemu {
+namespace {
+
+std::string OutPath(const std::string& dir, const std::string& name) {
+  return (std::filesystem::path(dir) / name).string();
+}
+
+// Single switch: every port is a host port, written to DIR/port<N>.pcap.
+Result<RunPlan> SingleSwitchPlan(const CommandLine& cmd) {
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(cmd.config);
+  if (!loaded.ok()) return loaded.status();
+  RunPlan plan;
+  plan.seed = loaded->config.seed;
+  const SwitchConfig& config = loaded->config;
+  for (PortId p = 0; p < config.num_ports; ++p) {
+    plan.hosts.push_back(
+        {config.name, p, "", OutPath(cmd.out_dir, "port" + std::to_string(p) + ".pcap")});
+  }
+  for (const InputSpec& in : cmd.inputs) {
+    if (!in.sw.empty() && in.sw != config.name) {
+      return Status::Error("--in " + in.text + ": unknown switch " + in.sw + " (the switch is " +
+                           config.name + ")");
+    }
+    if (in.port >= config.num_ports) {
+      return Status::Error("--in " + in.text + ": port " + std::to_string(in.port) +
+                           " out of range (switch " + config.name + " has " +
+                           std::to_string(config.num_ports) + " ports)");
+    }
+    if (!plan.hosts[in.port].in_pcap.empty()) {
+      return Status::Error("--in " + in.text + ": port " + std::to_string(in.port) +
+                           " already has an input");
+    }
+    plan.hosts[in.port].in_pcap = in.file;
+  }
+  plan.switches.push_back(std::move(*loaded));
+  return plan;
+}
+
+// Topology: the declared host ports, written to DIR/<switch>-port<N>.pcap.
+Result<RunPlan> TopologyPlan(const CommandLine& cmd) {
+  Result<TopologyConfig> topology = LoadTopology(cmd.topology);
+  if (!topology.ok()) return topology.status();
+  RunPlan plan;
+  plan.topology_path = cmd.topology;
+  plan.seed = topology->seed;
+  plan.switches = std::move(topology->switches);
+  plan.links = std::move(topology->links);
+  for (const TopologyHost& host : topology->hosts) {
+    std::string out = OutPath(cmd.out_dir, host.sw + "-port" + std::to_string(host.port) + ".pcap");
+    plan.hosts.push_back({host.sw, host.port, "", out, host.delay_ns, host.loss});
+  }
+  for (const InputSpec& in : cmd.inputs) {
+    if (in.sw.empty()) {
+      return Status::Error("--in " + in.text + ": name the switch (SW:PORT=FILE) with --topology");
+    }
+    HostPortSpec* target = nullptr;
+    for (HostPortSpec& host : plan.hosts) {
+      if (host.sw == in.sw && host.port == in.port) target = &host;
+    }
+    if (target == nullptr) {
+      return Status::Error("--in " + in.text + ": " + in.sw + ":" + std::to_string(in.port) +
+                           " is not a host port of " + cmd.topology);
+    }
+    if (!target->in_pcap.empty()) {
+      return Status::Error("--in " + in.text + ": port already has an input");
+    }
+    target->in_pcap = in.file;
+  }
+  return plan;
+}
+
+Status CheckSource(const CommandLine& cmd) {
+  if (cmd.config.empty() && cmd.topology.empty()) {
+    return Status::Error("--config or --topology: one of them is required (see --help)");
+  }
+  if (!cmd.config.empty() && !cmd.topology.empty()) {
+    return Status::Error("--config and --topology: give only one of them");
+  }
+  return Status::Ok();
+}
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::Error(path + ": cannot write file");
+  return Status::Ok();
+}
+
+Status RunCommand(const CommandLine& cmd, std::ostream& out) {
+  if (cmd.help) {
+    out << Usage();
+    return Status::Ok();
+  }
+  if (cmd.version) {
+    out << "swemu " << kSwemuVersion << "\n";
+    return Status::Ok();
+  }
+  SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
+  if (cmd.show_resources) return ShowResources(cmd, out);
+  if (!cmd.offline) return Status::Error("real-time mode is not built yet; use --offline");
+  return RunOffline(cmd, out);
+}
+
+}  // namespace
+
+Result<RunPlan> MakeRunPlan(const CommandLine& cmd) {
+  SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
+  Result<RunPlan> plan = cmd.config.empty() ? TopologyPlan(cmd) : SingleSwitchPlan(cmd);
+  if (!plan.ok()) return plan;
+  if (cmd.seed.has_value()) {
+    plan->seed = *cmd.seed;
+    for (LoadedSwitchConfig& sw : plan->switches) sw.config.seed = *cmd.seed;
+  }
+  return plan;
+}
+
+Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan) {
+  auto engine = std::make_unique<Engine>(plan.seed);
+  for (const LoadedSwitchConfig& sw : plan.switches) {
+    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(sw.config, sw.startup_script, sw.port_rates));
+  }
+  auto in_topology = [&](const Status& status) {
+    return plan.topology_path.empty() ? status
+                                      : Status::Error(plan.topology_path + ": " + status.message());
+  };
+  for (const LinkSpec& link : plan.links) {
+    Status added = engine->AddLink(link);
+    if (!added.ok()) return in_topology(added);
+  }
+  for (const HostPortSpec& host : plan.hosts) {
+    Status added = engine->AddHostPort(host);  // opens inputs; outputs only when the run starts
+    if (!added.ok()) return in_topology(added);
+  }
+  return engine;
+}
+
+Status ShowResources(const CommandLine& cmd, std::ostream& out) {
+  Result<RunPlan> plan = MakeRunPlan(cmd);
+  if (!plan.ok()) return plan.status();
+  Result<std::unique_ptr<Engine>> engine = BuildEngine(*plan);
+  if (!engine.ok()) return engine.status();
+  for (std::size_t i = 0; i < (*engine)->num_switches(); ++i) {
+    Switch& sw = (*engine)->switch_at(i);
+    out << "switch " << sw.name() << "\n" << sw.resource_report().Format();
+  }
+  return Status::Ok();
+}
+
+Status RunOffline(const CommandLine& cmd, std::ostream& out) {
+  if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
+  Result<RunPlan> plan = MakeRunPlan(cmd);
+  if (!plan.ok()) return plan.status();
+  // Read every input once, so a corrupt file is refused before any output exists.
+  for (const HostPortSpec& host : plan->hosts) {
+    if (host.in_pcap.empty()) continue;
+    Result<uint64_t> records = CountPcapRecords(host.in_pcap);
+    if (!records.ok()) return records.status();
+  }
+  Result<std::unique_ptr<Engine>> built = BuildEngine(*plan);
+  if (!built.ok()) return built.status();
+  Engine& engine = **built;
+  std::error_code error;
+  std::filesystem::create_directories(cmd.out_dir, error);
+  if (error || !std::filesystem::is_directory(cmd.out_dir)) {
+    return Status::Error("--out-dir " + cmd.out_dir + ": cannot create directory" +
+                         (error ? " (" + error.message() + ")" : ""));
+  }
+  SWEMU_RETURN_IF_ERROR(engine.Run());
+  SWEMU_RETURN_IF_ERROR(WriteFile(OutPath(cmd.out_dir, "counters.json"), engine.CountersJson()));
+  if (!cmd.quiet) out << engine.PortSummary();
+  Status conserved = engine.CheckConservation();
+  if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());
+  return Status::Ok();
+}
+
+int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err) {
+  Result<CommandLine> cmd = ParseCommandLine(argc, argv);
+  Status status = cmd.ok() ? RunCommand(*cmd, out) : cmd.status();
+  if (status.ok()) return 0;
+  err << "swemu: " << status.message() << "\n";
+  return 2;
+}
+
+}  // namespace swemu

@@ -1,0 +1,35 @@
+#pragma once
+// The offline (virtual-time) run: switches from --config or --topology, pcaps in through --in,
+// one pcap per host port plus counters.json out to --out-dir. Everything is loaded and checked
+// before the first output file is written.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pipeline/engine/engine.h"
+#include "swemu/command_line.h"
+#include "swemu/switch_config.h"
+
+namespace swemu {
+
+// What a run is made of, from the command line and the config files.
+struct RunPlan {
+  std::string topology_path;  // empty for a single switch; prefixes link and host errors
+  uint64_t seed = 1;
+  std::vector<LoadedSwitchConfig> switches;
+  std::vector<LinkSpec> links;
+  std::vector<HostPortSpec> hosts;  // in_pcap from --in, out_pcap under --out-dir
+};
+
+Result<RunPlan> MakeRunPlan(const CommandLine& cmd);
+// Switches (with their startup scripts), links and host ports; nothing is written yet.
+Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan);
+
+Status ShowResources(const CommandLine& cmd, std::ostream& out);
+Status RunOffline(const CommandLine& cmd, std::ostream& out);
+
+// The whole program behind main(): exit status 0, or 2 after one line on `err`.
+int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err);
+
+}  // namespace swemu

@@ -1,0 +1,213 @@
+#include "swemu/switch_config.h"
+
+#include <fstream>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "pipeline/control/units.h"
+#include "swemu/ini_file.h"
+
+namespace swemu {
+namespace {
+
+using Setter = std::function<Status(const std::string& value, LoadedSwitchConfig& out)>;
+
+// Each setter parses with units.h, range-checks, then stores into the config.
+Setter UintKey(uint64_t min, uint64_t max, std::function<void(uint64_t, SwitchConfig&)> store) {
+  return [=](const std::string& value, LoadedSwitchConfig& out) -> Status {
+    Result<uint64_t> parsed = ParseUint(value, min, max);
+    if (!parsed.ok()) return parsed.status();
+    store(*parsed, out.config);
+    return Status::Ok();
+  };
+}
+
+Setter BytesKey(uint64_t min, uint64_t max, std::function<void(uint64_t, SwitchConfig&)> store) {
+  return [=](const std::string& value, LoadedSwitchConfig& out) -> Status {
+    Result<uint64_t> parsed = ParseBytes(value);
+    if (!parsed.ok()) return parsed.status();
+    if (*parsed < min || *parsed > max) {
+      return Status::Error("\"" + value + "\" is out of range [" + std::to_string(min) + ", " +
+                           std::to_string(max) + "] bytes");
+    }
+    store(*parsed, out.config);
+    return Status::Ok();
+  };
+}
+
+Setter BoolKey(std::function<void(bool, SwitchConfig&)> store) {
+  return [=](const std::string& value, LoadedSwitchConfig& out) -> Status {
+    Result<bool> parsed = ParseBool(value);
+    if (!parsed.ok()) return parsed.status();
+    store(*parsed, out.config);
+    return Status::Ok();
+  };
+}
+
+Status SetRate(const std::string& value, uint64_t* bps) {
+  Result<uint64_t> parsed = ParseRate(value);
+  if (!parsed.ok()) return parsed.status();
+  SWEMU_RETURN_IF_ERROR(ValidatePortRate(*parsed));
+  *bps = *parsed;
+  return Status::Ok();
+}
+
+Status SetNonEmpty(const std::string& value, std::string* field) {
+  if (value.empty()) return Status::Error("must not be empty");
+  *field = value;
+  return Status::Ok();
+}
+
+const std::map<std::string, Setter>& Setters() {
+  static const auto* setters = new std::map<std::string, Setter>{
+      {"switch.name",
+       [](const std::string& v, LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.config.name); }},
+      {"switch.ports", UintKey(1, kTmMaxPorts,
+                               [](uint64_t v, SwitchConfig& c) { c.num_ports = uint16_t(v); })},
+      {"switch.program", [](const std::string& v,
+                            LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.config.program); }},
+      {"switch.seed", UintKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.seed = v; })},
+      {"switch.cli",
+       [](const std::string& v, LoadedSwitchConfig& o) -> Status {
+         if (v.empty()) return Status::Error("must not be empty");
+         o.startup_script = ResolveRelative(o.path, v);
+         if (!std::ifstream(o.startup_script)) {
+           return Status::Error("cannot open startup script " + o.startup_script);
+         }
+         return Status::Ok();
+       }},
+      {"switch.ingress_stages",
+       UintKey(1, 64, [](uint64_t v, SwitchConfig& c) { c.pipeline.ingress_stages = uint16_t(v); })},
+      {"switch.egress_stages",
+       UintKey(0, 64, [](uint64_t v, SwitchConfig& c) { c.pipeline.egress_stages = uint16_t(v); })},
+      {"switch.parse_depth",
+       UintKey(14, 65535, [](uint64_t v, SwitchConfig& c) { c.parser.parse_depth = uint16_t(v); })},
+      {"switch.max_recirculations", UintKey(0, 255,
+                                            [](uint64_t v, SwitchConfig& c) {
+                                              c.pipeline.max_recirculations = uint8_t(v);
+                                            })},
+      {"switch.verify_ipv4_checksum",
+       BoolKey([](bool v, SwitchConfig& c) { c.parser.verify_ipv4_checksum = v; })},
+      {"switch.zero_udp_checksum",
+       BoolKey([](bool v, SwitchConfig& c) { c.deparser.zero_udp_checksum = v; })},
+      {"budget.sram", BytesKey(0, UINT64_MAX,
+                               [](uint64_t v, SwitchConfig& c) { c.pipeline.budget.sram_bytes = v; })},
+      {"budget.tcam", UintKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.pipeline.budget.tcam_entries = v;
+       })},
+      {"budget.tables", UintKey(0, UINT32_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.pipeline.budget.tables = uint32_t(v);
+       })},
+      {"budget.alus", UintKey(0, UINT32_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.pipeline.budget.stateful_alus = uint32_t(v);
+       })},
+      {"tm.shared_buffer",
+       BytesKey(1, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.shared_buffer_bytes = v; })},
+      {"tm.port_buffer",
+       BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.port_buffer_bytes = v; })},
+      {"tm.port_rate", [](const std::string& v,
+                          LoadedSwitchConfig& o) { return SetRate(v, &o.config.tm.port_rate_bps); }},
+      {"tm.wire_overhead", UintKey(0, kTmMaxWireOverheadBytes, [](uint64_t v, SwitchConfig& c) {
+         c.tm.wire_overhead_bytes = uint32_t(v);
+       })},
+      {"tm.scheduler",
+       [](const std::string& v, LoadedSwitchConfig& o) -> Status {
+         if (v == "strict") {
+           o.config.tm.scheduler = SchedulerKind::kStrict;
+         } else if (v == "weighted") {
+           o.config.tm.scheduler = SchedulerKind::kWeighted;
+         } else {
+           return Status::Error("\"" + v + "\" is not strict or weighted");
+         }
+         return Status::Ok();
+       }},
+      {"tm.queue_depth", UintKey(1, kTmMaxQueueDepthPkts, [](uint64_t v, SwitchConfig& c) {
+         c.tm.queue.depth_pkts = uint32_t(v);
+       })},
+      {"tm.ecn_threshold", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.tm.queue.ecn_threshold_bytes = v;
+       })},
+      {"tm.drop_threshold", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.tm.queue.drop_threshold_bytes = v;
+       })},
+      {"tm.quantum", BytesKey(1, kTmMaxQuantumBytes,
+                              [](uint64_t v, SwitchConfig& c) { c.tm.quantum_bytes = uint32_t(v); })},
+  };
+  return *setters;
+}
+
+// "port.N.rate": the port number, or an error naming what is wrong with the key.
+Result<PortId> PortOfKey(const std::string& key) {
+  std::size_t dot = key.find('.', 5);
+  std::string number = key.substr(5, dot == std::string::npos ? std::string::npos : dot - 5);
+  Result<uint64_t> port = ParseUint(number, 0, kTmMaxPorts - 1);
+  if (dot == std::string::npos || !port.ok()) {
+    return Status::Error("unknown key (a port section is [port.N] with N a port number)");
+  }
+  if (key.substr(dot + 1) != "rate") {
+    return Status::Error("unknown key (a [port.N] section has only rate)");
+  }
+  return static_cast<PortId>(*port);
+}
+
+Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* rated_ports) {
+  const std::string& key = entry.key;
+  auto it = Setters().find(key);
+  if (it != Setters().end()) return it->second(entry.value, out);
+  if (key.rfind("program.", 0) == 0 && key.size() > 8) {
+    out.config.program_options.Set(key.substr(8), entry.value);
+    return Status::Ok();
+  }
+  if (key.rfind("port.", 0) == 0) {
+    Result<PortId> port = PortOfKey(key);
+    if (!port.ok()) return port.status();
+    uint64_t bps = 0;
+    SWEMU_RETURN_IF_ERROR(SetRate(entry.value, &bps));
+    if (!rated_ports->insert(*port).second) return Status::Error("port rate given twice");
+    out.port_rates.push_back({*port, bps});
+    return Status::Ok();
+  }
+  std::size_t dot = key.find('.');
+  if (dot == std::string::npos) {
+    return Status::Error("unknown key (every key belongs in a section such as [switch])");
+  }
+  static const std::set<std::string> kSections = {"switch", "budget", "tm", "program"};
+  if (kSections.count(key.substr(0, dot)) == 0) {
+    return Status::Error("unknown section [" + key.substr(0, dot) + "]");
+  }
+  return Status::Error("unknown key");
+}
+
+}  // namespace
+
+Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
+  Result<std::vector<IniEntry>> entries = ReadIniFile(path);
+  if (!entries.ok()) return entries.status();
+  LoadedSwitchConfig out;
+  out.path = path;
+  out.config.tm.port_rate_bps = kDefaultPortRateBps;
+  std::set<std::string> seen;
+  std::set<PortId> rated_ports;
+  for (const IniEntry& entry : *entries) {
+    if (!seen.insert(entry.key).second) {
+      return Status::Error(path + ": " + entry.key + ": given twice");
+    }
+    Status applied = Apply(entry, out, &rated_ports);
+    if (!applied.ok()) return Status::Error(path + ": " + entry.key + ": " + applied.message());
+  }
+  for (const PortRate& rate : out.port_rates) {
+    if (rate.port >= out.config.num_ports) {
+      return Status::Error(path + ": port." + std::to_string(rate.port) + ".rate: port " +
+                           std::to_string(rate.port) + " out of range (switch.ports is " +
+                           std::to_string(out.config.num_ports) + ")");
+    }
+  }
+  SwitchConfig checked = out.config;
+  checked.tm.num_ports = checked.num_ports;
+  Status valid = checked.Validate();
+  if (!valid.ok()) return Status::Error(path + ": " + valid.message());
+  return out;
+}
+
+}  // namespace swemu

@@ -1,0 +1,128 @@
+#include "swemu/topology_config.h"
+
+#include "pipeline/control/command_table.h"
+#include "pipeline/control/units.h"
+#include "swemu/ini_file.h"
+
+namespace swemu {
+namespace {
+
+constexpr uint64_t kDefaultLinkRateBps = 10'000'000'000;
+
+// Splits "key=value" attributes after the positional words of a link or host line.
+Status ParseAttributes(const std::vector<std::string>& words, std::size_t first, bool allow_rate,
+                       uint64_t* rate_bps, TimeNs* delay_ns, double* loss) {
+  for (std::size_t i = first; i < words.size(); ++i) {
+    const std::string& word = words[i];
+    std::size_t eq = word.find('=');
+    std::string name = word.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : word.substr(eq + 1);
+    if (eq == std::string::npos || value.empty()) {
+      return Status::Error("\"" + word + "\" is not name=value");
+    }
+    if (name == "rate" && allow_rate) {
+      Result<uint64_t> rate = ParseRate(value);
+      if (!rate.ok()) return Status::Error("rate: " + rate.message());
+      *rate_bps = *rate;
+    } else if (name == "delay") {
+      Result<uint64_t> delay = ParseDuration(value);
+      if (!delay.ok()) return Status::Error("delay: " + delay.message());
+      *delay_ns = *delay;
+    } else if (name == "loss") {
+      Result<double> p = ParseProbability(value);
+      if (!p.ok()) return Status::Error("loss: " + p.message());
+      *loss = *p;
+    } else {
+      return Status::Error("unknown attribute " + name + " (expected " +
+                           (allow_rate ? "rate, delay or loss)" : "delay or loss)"));
+    }
+  }
+  return Status::Ok();
+}
+
+Status AddSwitch(const std::vector<std::string>& words, TopologyConfig& out) {
+  if (words.size() != 2) return Status::Error("expected NAME PATH.ini");
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(ResolveRelative(out.path, words[1]));
+  if (!loaded.ok()) return loaded.status();
+  for (const LoadedSwitchConfig& other : out.switches) {
+    if (other.config.name == words[0]) return Status::Error("duplicate switch name " + words[0]);
+  }
+  loaded->config.name = words[0];
+  out.switches.push_back(std::move(*loaded));
+  return Status::Ok();
+}
+
+Status AddLink(const std::vector<std::string>& words, TopologyConfig& out) {
+  if (words.size() < 2) return Status::Error("expected A:PORT B:PORT [rate=R] [delay=D] [loss=P]");
+  LinkSpec link;
+  link.rate_bps = kDefaultLinkRateBps;
+  SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[0], &link.a, &link.a_port));
+  SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[1], &link.b, &link.b_port));
+  SWEMU_RETURN_IF_ERROR(
+      ParseAttributes(words, 2, true, &link.rate_bps, &link.delay_ns, &link.loss));
+  out.links.push_back(link);
+  return Status::Ok();
+}
+
+Status AddHost(const std::vector<std::string>& words, TopologyConfig& out) {
+  if (words.empty()) return Status::Error("expected SW:PORT [delay=D] [loss=P]");
+  TopologyHost host;
+  SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[0], &host.sw, &host.port));
+  uint64_t unused_rate = 0;
+  SWEMU_RETURN_IF_ERROR(ParseAttributes(words, 1, false, &unused_rate, &host.delay_ns, &host.loss));
+  out.hosts.push_back(host);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ParseSwitchPort(const std::string& text, std::string* sw, PortId* port) {
+  std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Error("\"" + text + "\" is not SWITCH:PORT");
+  }
+  Result<uint64_t> number = ParseUint(text.substr(colon + 1), 0, kPortUnset - 1);
+  if (!number.ok()) return Status::Error("\"" + text + "\": port " + number.message());
+  *sw = text.substr(0, colon);
+  *port = static_cast<PortId>(*number);
+  return Status::Ok();
+}
+
+Result<TopologyConfig> LoadTopology(const std::string& path) {
+  Result<std::vector<IniEntry>> entries = ReadIniFile(path);
+  if (!entries.ok()) return entries.status();
+  TopologyConfig out;
+  out.path = path;
+  bool seed_seen = false;
+  for (const IniEntry& entry : *entries) {
+    const std::vector<std::string> words = CommandTable::Tokenize(entry.value);
+    Status status;
+    if (entry.key == "topology.switch") {
+      status = AddSwitch(words, out);
+    } else if (entry.key == "topology.link") {
+      status = AddLink(words, out);
+    } else if (entry.key == "topology.host") {
+      status = AddHost(words, out);
+    } else if (entry.key == "topology.seed") {
+      Result<uint64_t> seed = ParseUint(entry.value);
+      if (seed_seen) {
+        status = Status::Error("given twice");
+      } else if (!seed.ok()) {
+        status = seed.status();
+      } else {
+        out.seed = *seed;
+      }
+      seed_seen = true;
+    } else {
+      status = Status::Error("unknown key (expected topology.switch, link, host or seed)");
+    }
+    if (!status.ok()) {
+      return Status::Error(path + ": " + entry.key + " \"" + entry.value +
+                           "\": " + status.message());
+    }
+  }
+  if (out.switches.empty()) return Status::Error(path + ": no switch (add switch = NAME PATH.ini)");
+  return out;
+}
+
+}  // namespace swemu

@@ -1,0 +1,72 @@
+#include "pipeline/engine/event_queue.h"
+
+#include <gtest/gtest.h>
+
+#include "pipeline/engine/rng.h"
+
+namespace swemu {
+namespace {
+
+Event At(TimeNs time, uint64_t cookie) {
+  Event event;
+  event.time = time;
+  event.cookie = cookie;
+  return event;
+}
+
+TEST(EventQueueTest, PopsByTimeThenInsertionOrder) {
+  EventQueue queue;
+  queue.Push(At(30, 1));
+  queue.Push(At(10, 2));
+  queue.Push(At(20, 3));
+  queue.Push(At(10, 4));
+  queue.Push(At(30, 5));
+  queue.Push(At(10, 6));
+  std::vector<uint64_t> order;
+  while (!queue.empty()) order.push_back(queue.Pop().cookie);
+  EXPECT_EQ(order, (std::vector<uint64_t>{2, 4, 6, 3, 1, 5}));
+}
+
+TEST(EventQueueTest, SameTimeEventsKeepOrderAcrossManyPushes) {
+  EventQueue queue;
+  for (uint64_t i = 0; i < 1000; ++i) queue.Push(At(i % 3 == 0 ? 5 : 7, i));
+  uint64_t last_cookie = 0;
+  TimeNs last_time = 0;
+  bool first = true;
+  while (!queue.empty()) {
+    Event event = queue.Pop();
+    if (!first && event.time == last_time) {
+      EXPECT_GT(event.cookie, last_cookie);
+    }
+    EXPECT_GE(event.time, last_time);
+    last_time = event.time;
+    last_cookie = event.cookie;
+    first = false;
+  }
+}
+
+TEST(SplitMix64Test, SameSeedSameStreamDifferentSeedDifferentStream) {
+  SplitMix64 a(42), b(42), c(43);
+  bool differs = false;
+  for (int i = 0; i < 100; ++i) {
+    uint64_t x = a.Next();
+    EXPECT_EQ(x, b.Next());
+    differs |= x != c.Next();
+  }
+  EXPECT_TRUE(differs);
+}
+
+TEST(SplitMix64Test, BernoulliMatchesItsProbabilityAndZeroDrawsNothing) {
+  SplitMix64 rng(1), untouched(1);
+  int hits = 0;
+  for (int i = 0; i < 100000; ++i) hits += rng.Bernoulli(0.25) ? 1 : 0;
+  EXPECT_NEAR(hits / 100000.0, 0.25, 0.01);
+  SplitMix64 zero(1);
+  for (int i = 0; i < 10; ++i) EXPECT_FALSE(zero.Bernoulli(0));
+  EXPECT_EQ(zero.Next(), untouched.Next());
+  SplitMix64 one(3);
+  for (int i = 0; i < 1000; ++i) EXPECT_TRUE(one.Bernoulli(1.0));
+}
+
+}  // namespace
+}  // namespace swemu

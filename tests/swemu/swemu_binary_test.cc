@@ -1,0 +1,225 @@
+// Runs the built swemu binary as users do: exit status, the one-line errors, output files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "pipeline/engine/pcap_io.h"
+
+namespace swemu {
+namespace {
+
+const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
+const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
+const std::string kPcaps = SWEMU_SOURCE_DIR "/configs/pcap/";
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The current test's own directory, emptied when the test starts (see SwemuBinaryTest).
+std::string TestDir() {
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = testing::TempDir() + "swemu_binary_test_" + info->name() + "/";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+class SwemuBinaryTest : public testing::Test {
+ protected:
+  void SetUp() override { std::filesystem::remove_all(TestDir()); }
+};
+
+RunResult RunSwemu(const std::string& args) {
+  const std::string dir = TestDir() + "run/";
+  std::filesystem::create_directories(dir);
+  const std::string command =
+      kSwemu + " " + args + " >" + dir + "stdout 2>" + dir + "stderr </dev/null";
+  int raw = std::system(command.c_str());
+  RunResult run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.out = ReadText(dir + "stdout");
+  run.err = ReadText(dir + "stderr");
+  return run;
+}
+
+std::string LeafInputs() {
+  std::string args;
+  for (int h = 0; h < 4; ++h) {
+    args += " --in " + std::to_string(h) + "=" + kPcaps + "h" + std::to_string(h) + "_to_all.pcap";
+  }
+  return args;
+}
+
+std::string FabricInputs() {
+  return " --in leaf1:0=" + kPcaps + "h0_to_all.pcap --in leaf1:1=" + kPcaps +
+         "h1_to_all.pcap --in leaf2:0=" + kPcaps + "h2_to_all.pcap --in leaf2:1=" + kPcaps +
+         "h3_to_all.pcap";
+}
+
+uint64_t Records(const std::string& path) {
+  Result<uint64_t> count = CountPcapRecords(path);
+  EXPECT_TRUE(count.ok()) << count.message();
+  return count.ok() ? *count : 0;
+}
+
+TEST_F(SwemuBinaryTest, VersionAndHelp) {
+  RunResult version = RunSwemu("--version");
+  EXPECT_EQ(version.status, 0);
+  EXPECT_EQ(version.out.rfind("swemu ", 0), 0u) << version.out;
+  RunResult help = RunSwemu("--help");
+  EXPECT_EQ(help.status, 0);
+  for (const char* option : {"--config", "--topology", "--offline", "--in", "--out-dir", "--seed",
+                             "--show-resources", "--quiet"}) {
+    EXPECT_NE(help.out.find(option), std::string::npos) << option;
+  }
+}
+
+TEST_F(SwemuBinaryTest, WithoutOfflineRealTimeIsNotBuiltYet) {
+  RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err, "swemu: real-time mode is not built yet; use --offline\n");
+}
+
+TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {
+  RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini --show-resources");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("ipv4_lpm"), std::string::npos) << run.out;
+}
+
+TEST_F(SwemuBinaryTest, SingleSwitchWritesEveryPortAndCounters) {
+  const std::string out = TestDir() + "out";
+  RunResult run =
+      RunSwemu("--config " + kConfigs + "leaf.ini --offline" + LeafInputs() + " --out-dir " + out);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err, "");
+  uint64_t in = 0, delivered = 0;
+  for (int p = 0; p < 4; ++p) {
+    in += Records(kPcaps + "h" + std::to_string(p) + "_to_all.pcap");
+    delivered += Records(out + "/port" + std::to_string(p) + ".pcap");
+  }
+  EXPECT_GT(in, 0u);
+  EXPECT_EQ(delivered, in);  // the bundled traffic is all routable and fits the queues
+  const std::string json = ReadText(out + "/counters.json");
+  for (const char* key : {"\"switches\"", "\"leaf\"", "\"engine\"", "\"ports\"", "\"drops\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(run.out.find("switch leaf"), std::string::npos) << run.out;
+}
+
+// The project's main job: traffic between the leaves crosses the spine.
+TEST_F(SwemuBinaryTest, LeafSpineForwardsAcrossTheSpineDeterministically) {
+  const std::string dir = TestDir();
+  std::string outputs[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "out" + std::to_string(i);
+    RunResult run = RunSwemu("--topology " + kConfigs + "leaf_spine.topo --offline" +
+                             FabricInputs() + " --out-dir " + out + (i == 1 ? " --quiet" : ""));
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.out.empty(), i == 1) << run.out;
+    for (const char* file : {"leaf1-port0.pcap", "leaf1-port1.pcap", "leaf2-port0.pcap",
+                             "leaf2-port1.pcap", "counters.json"}) {
+      outputs[i] += ReadText(out + "/" + file);
+    }
+  }
+  EXPECT_EQ(outputs[0], outputs[1]);
+  const std::string out = dir + "out0";
+  Result<std::vector<PcapRecord>> at_h2 = ReadPcapFile(out + "/leaf2-port0.pcap");
+  ASSERT_TRUE(at_h2.ok()) << at_h2.message();
+  int from_leaf1 = 0;
+  for (const PcapRecord& r : *at_h2) {
+    // IPv4 source 10.0.1.x at bytes 26..29, routed frames come from leaf2's gateway MAC.
+    if (r.bytes.size() > 30 && r.bytes[26] == 10 && r.bytes[27] == 0 && r.bytes[28] == 1) {
+      ++from_leaf1;
+      EXPECT_EQ(r.bytes[11], 0xfe);
+    }
+  }
+  EXPECT_GT(from_leaf1, 0);
+  const std::string json = ReadText(out + "/counters.json");
+  for (const char* key : {"\"leaf1\"", "\"leaf2\"", "\"spine\"", "\"links\"", "\"engine\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+}
+
+struct BadRun {
+  std::string args;
+  std::string expected;  // somewhere in the one stderr line
+};
+
+void ExpectOneLineError(const BadRun& bad, const std::string& out_dir) {
+  RunResult run = RunSwemu(bad.args);
+  EXPECT_EQ(run.status, 2) << bad.args;
+  EXPECT_EQ(run.err.rfind("swemu: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find(bad.expected), std::string::npos) << bad.args << "\n" << run.err;
+  EXPECT_EQ(run.out, "") << bad.args;
+  EXPECT_FALSE(std::filesystem::exists(out_dir)) << bad.args;
+}
+
+TEST_F(SwemuBinaryTest, BadCommandLinesGiveOneLineAndStatus2) {
+  const std::string out = TestDir() + "never";
+  const std::string leaf = "--config " + kConfigs + "leaf.ini --offline --out-dir " + out;
+  const std::string fabric =
+      "--topology " + kConfigs + "leaf_spine.topo --offline --out-dir " + out;
+  const std::string h0 = kPcaps + "h0_to_all.pcap";
+  for (const BadRun& bad : std::vector<BadRun>{
+           {"--bogus", "bogus"},
+           {"--offline --out-dir " + out, "--config or --topology"},
+           {leaf + " --topology x.topo", "give only one"},
+           {"--config /nonexistent/x.ini --offline --out-dir " + out, "/nonexistent/x.ini"},
+           {"--config " + kConfigs + "leaf.ini --offline", "--out-dir: required"},
+           {leaf + " --seed minus1", "--seed"},
+           {leaf + " --in 4=" + h0, "--in 4=" + h0 + ": port 4 out of range"},
+           {leaf + " --in x=" + h0, "--in x=" + h0},
+           {leaf + " --in 0=" + h0 + " --in 0=" + h0, "already has an input"},
+           {leaf + " --in other:0=" + h0, "unknown switch other"},
+           {leaf + " --in 0=/nonexistent/in.pcap", "/nonexistent/in.pcap"},
+           {fabric + " --in 0=" + h0, "name the switch"},
+           {fabric + " --in spine:2=" + h0, "spine:2 is not a host port"},
+       }) {
+    ExpectOneLineError(bad, out);
+  }
+}
+
+TEST_F(SwemuBinaryTest, BadFilesGiveOneLineAndStatus2BeforeAnyOutput) {
+  const std::string dir = TestDir();
+  const std::string out = dir + "never";
+  std::ofstream(dir + "bad.cli") << "table_add dmac forward 00:00:00:00:00:01 => 0\n"
+                                 << "table_add dmac nonsense 1 => 2\n";
+  std::ofstream(dir + "bad_cli.ini") << "[switch]\ncli = bad.cli\n";
+  std::ofstream(dir + "too_big.ini") << "[budget]\ntables = 1\n";
+  std::ofstream(dir + "no_program.ini") << "[switch]\nprogram = nope\n";
+  std::ofstream(dir + "bad_value.ini") << "[tm]\nport_rate = quick\n";
+  std::ofstream(dir + "bad.topo") << "[topology]\nswitch = a " << kConfigs << "leaf.ini\n"
+                                  << "link = a:2 b:0\n";
+  const std::string truncated = dir + "truncated.pcap";
+  std::string bytes = ReadText(kPcaps + "h0_to_all.pcap");
+  std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
+  auto with = [&](const std::string& ini) {
+    return "--config " + dir + ini + " --offline --out-dir " + out;
+  };
+  for (const BadRun& bad : std::vector<BadRun>{
+           {with("bad_cli.ini"), dir + "bad.cli:2: table_add: "},
+           {with("too_big.ini"), "tables"},
+           {with("no_program.ini"), "nope"},
+           {with("bad_value.ini"), "tm.port_rate: \"quick\""},
+           {"--topology " + dir + "bad.topo --offline --out-dir " + out, "unknown switch b"},
+           {"--config " + kConfigs + "leaf.ini --offline --in 0=" + truncated + " --out-dir " + out,
+            truncated},
+       }) {
+    ExpectOneLineError(bad, out);
+  }
+}
+
+}  // namespace
+}  // namespace swemu

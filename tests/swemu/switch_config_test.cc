@@ -1,0 +1,193 @@
+#include "swemu/switch_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace swemu {
+namespace {
+
+// Each test writes its files into its own directory.
+std::string TestDir() {
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = testing::TempDir() + "switch_config_test_" + info->name() + "/";
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  std::string path = TestDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(SwitchConfigTest, EmptyFileGivesTheDocumentedDefaults) {
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(Write("empty.ini", "# nothing\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  const SwitchConfig& c = loaded->config;
+  EXPECT_EQ(c.name, "sw0");
+  EXPECT_EQ(c.num_ports, 4);
+  EXPECT_EQ(c.program, "l2l3");
+  EXPECT_EQ(c.seed, 1u);
+  EXPECT_EQ(c.pipeline.ingress_stages, 12);
+  EXPECT_EQ(c.pipeline.egress_stages, 12);
+  EXPECT_EQ(c.pipeline.max_recirculations, 4);
+  EXPECT_EQ(c.parser.parse_depth, 512);
+  EXPECT_TRUE(c.parser.verify_ipv4_checksum);
+  EXPECT_FALSE(c.deparser.zero_udp_checksum);
+  EXPECT_EQ(c.pipeline.budget.sram_bytes, 1280u * 1024);
+  EXPECT_EQ(c.pipeline.budget.tcam_entries, 12288u);
+  EXPECT_EQ(c.pipeline.budget.tables, 16u);
+  EXPECT_EQ(c.pipeline.budget.stateful_alus, 4u);
+  EXPECT_EQ(c.tm.shared_buffer_bytes, 16u << 20);
+  EXPECT_EQ(c.tm.port_buffer_bytes, 0u);
+  EXPECT_EQ(c.tm.port_rate_bps, 10'000'000'000u);
+  EXPECT_EQ(c.tm.wire_overhead_bytes, 24u);
+  EXPECT_EQ(c.tm.scheduler, SchedulerKind::kStrict);
+  EXPECT_EQ(c.tm.queue.depth_pkts, 1024u);
+  EXPECT_EQ(c.tm.queue.ecn_threshold_bytes, 0u);
+  EXPECT_EQ(c.tm.queue.drop_threshold_bytes, 0u);
+  EXPECT_EQ(c.tm.quantum_bytes, 1536u);
+  EXPECT_TRUE(loaded->startup_script.empty());
+  EXPECT_TRUE(loaded->port_rates.empty());
+  EXPECT_TRUE(c.program_options.values().empty());
+}
+
+TEST(SwitchConfigTest, EveryKeyIsRead) {
+  Write("start.cli", "# empty\n");
+  const std::string path = Write("all.ini", R"([switch]
+name = tor1
+ports = 8
+program = wire
+seed = 99
+cli = start.cli
+ingress_stages = 10
+egress_stages = 6
+parse_depth = 256
+max_recirculations = 2
+verify_ipv4_checksum = false
+zero_udp_checksum = yes
+[budget]
+sram = 640KiB
+tcam = 1024
+tables = 8
+alus = 2
+[tm]
+shared_buffer = 4MiB
+port_buffer = 256KB
+port_rate = 25G
+wire_overhead = 20
+scheduler = weighted
+queue_depth = 64
+ecn_threshold = 30KB
+drop_threshold = 100KB
+quantum = 9000
+[port.3]
+rate = 40G
+[port.7]
+rate = 100M
+[program]
+ecmp_groups = 64
+udp.port = 5000
+)");
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  const SwitchConfig& c = loaded->config;
+  EXPECT_EQ(c.name, "tor1");
+  EXPECT_EQ(c.num_ports, 8);
+  EXPECT_EQ(c.program, "wire");
+  EXPECT_EQ(c.seed, 99u);
+  EXPECT_EQ(loaded->startup_script, TestDir() + "start.cli");
+  EXPECT_EQ(c.pipeline.ingress_stages, 10);
+  EXPECT_EQ(c.pipeline.egress_stages, 6);
+  EXPECT_EQ(c.parser.parse_depth, 256);
+  EXPECT_EQ(c.pipeline.max_recirculations, 2);
+  EXPECT_FALSE(c.parser.verify_ipv4_checksum);
+  EXPECT_TRUE(c.deparser.zero_udp_checksum);
+  EXPECT_EQ(c.pipeline.budget.sram_bytes, 640u * 1024);
+  EXPECT_EQ(c.pipeline.budget.tcam_entries, 1024u);
+  EXPECT_EQ(c.pipeline.budget.tables, 8u);
+  EXPECT_EQ(c.pipeline.budget.stateful_alus, 2u);
+  EXPECT_EQ(c.tm.shared_buffer_bytes, 4u << 20);
+  EXPECT_EQ(c.tm.port_buffer_bytes, 256'000u);
+  EXPECT_EQ(c.tm.port_rate_bps, 25'000'000'000u);
+  EXPECT_EQ(c.tm.wire_overhead_bytes, 20u);
+  EXPECT_EQ(c.tm.scheduler, SchedulerKind::kWeighted);
+  EXPECT_EQ(c.tm.queue.depth_pkts, 64u);
+  EXPECT_EQ(c.tm.queue.ecn_threshold_bytes, 30'000u);
+  EXPECT_EQ(c.tm.queue.drop_threshold_bytes, 100'000u);
+  EXPECT_EQ(c.tm.quantum_bytes, 9000u);
+  ASSERT_EQ(loaded->port_rates.size(), 2u);
+  EXPECT_EQ(loaded->port_rates[0].port, 3);
+  EXPECT_EQ(loaded->port_rates[0].bps, 40'000'000'000u);
+  EXPECT_EQ(loaded->port_rates[1].port, 7);
+  EXPECT_EQ(loaded->port_rates[1].bps, 100'000'000u);
+  EXPECT_EQ(c.program_options.values(),
+            (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
+}
+
+TEST(SwitchConfigTest, MissingFileIsAnErrorNamingIt) {
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig("/nonexistent/sw.ini");
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_EQ(loaded.message(), "/nonexistent/sw.ini: cannot open file");
+}
+
+struct BadCase {
+  const char* text;
+  const char* expected;  // after "PATH: "
+};
+
+class SwitchConfigErrorTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(SwitchConfigErrorTest, GivesOneLineNamingFileAndKey) {
+  const std::string path = Write("bad.ini", GetParam().text);
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(path);
+  ASSERT_FALSE(loaded.ok()) << GetParam().text;
+  const std::string prefix = path + ": " + GetParam().expected;
+  EXPECT_EQ(loaded.message().substr(0, prefix.size()), prefix) << loaded.message();
+  EXPECT_EQ(loaded.message().find('\n'), std::string::npos) << loaded.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Keys, SwitchConfigErrorTest,
+    testing::Values(
+        BadCase{"[switch]\nname =\n", "switch.name: must not be empty"},
+        BadCase{"[switch]\nports = 0\n", "switch.ports: \"0\" is out of range"},
+        BadCase{"[switch]\nports = four\n", "switch.ports: \"four\" is not an unsigned integer"},
+        BadCase{"[switch]\nprogram =\n", "switch.program: must not be empty"},
+        BadCase{"[switch]\nseed = -1\n", "switch.seed: "},
+        BadCase{"[switch]\ncli = missing.cli\n", "switch.cli: cannot open startup script"},
+        BadCase{"[switch]\ningress_stages = 0\n", "switch.ingress_stages: "},
+        BadCase{"[switch]\negress_stages = 65\n", "switch.egress_stages: "},
+        BadCase{"[switch]\nparse_depth = 10\n", "switch.parse_depth: "},
+        BadCase{"[switch]\nmax_recirculations = 300\n", "switch.max_recirculations: "},
+        BadCase{"[switch]\nverify_ipv4_checksum = maybe\n", "switch.verify_ipv4_checksum: "},
+        BadCase{"[switch]\nzero_udp_checksum = 2\n", "switch.zero_udp_checksum: "},
+        BadCase{"[budget]\nsram = 12XB\n", "budget.sram: "},
+        BadCase{"[budget]\ntcam = lots\n", "budget.tcam: "},
+        BadCase{"[budget]\ntables = -3\n", "budget.tables: "},
+        BadCase{"[budget]\nalus = 5000000000\n", "budget.alus: "},
+        BadCase{"[tm]\nshared_buffer = 0\n", "tm.shared_buffer: "},
+        BadCase{"[tm]\nport_buffer = big\n", "tm.port_buffer: "},
+        BadCase{"[tm]\nport_rate = fast\n", "tm.port_rate: "},
+        BadCase{"[tm]\nport_rate = 100T\n", "tm.port_rate: "},
+        BadCase{"[tm]\nwire_overhead = 5000\n", "tm.wire_overhead: "},
+        BadCase{"[tm]\nscheduler = fifo\n", "tm.scheduler: \"fifo\" is not strict or weighted"},
+        BadCase{"[tm]\nqueue_depth = 0\n", "tm.queue_depth: "},
+        BadCase{"[tm]\necn_threshold = 1.5.5K\n", "tm.ecn_threshold: "},
+        BadCase{"[tm]\ndrop_threshold = x\n", "tm.drop_threshold: "},
+        BadCase{"[tm]\nquantum = 0\n", "tm.quantum: "},
+        BadCase{"[port.9]\nrate = 1G\n", "port.9.rate: port 9 out of range (switch.ports is 4)"},
+        BadCase{"[port.1]\nrate = slow\n", "port.1.rate: "},
+        BadCase{"[port.x]\nrate = 1G\n", "port.x.rate: unknown key"},
+        BadCase{"[port.1]\nspeed = 1G\n", "port.1.speed: unknown key"},
+        BadCase{"[switch]\ncolour = red\n", "switch.colour: unknown key"},
+        BadCase{"[tm]\nport_rates = 1G\n", "tm.port_rates: unknown key"},
+        BadCase{"[bogus]\na = 1\n", "bogus.a: unknown section [bogus]"},
+        BadCase{"name = x\n", "name: unknown key (every key belongs in a section"},
+        BadCase{"[switch]\nports = 4\nports = 8\n", "switch.ports: given twice"},
+        BadCase{"[switch]\nports\n", "the options configuration file contains an invalid line"}));
+
+}  // namespace
+}  // namespace swemu

@@ -1,0 +1,123 @@
+#include "swemu/topology_config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace swemu {
+namespace {
+
+std::string TestDir() {
+  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = testing::TempDir() + "topology_config_test_" + info->name() + "/";
+  std::filesystem::create_directories(dir + "sw");
+  return dir;
+}
+
+std::string Write(const std::string& name, const std::string& text) {
+  std::string path = TestDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(TopologyConfigTest, ReadsSwitchesLinksHostsAndSeed) {
+  Write("sw/leaf.ini", "[switch]\nname = ignored\nports = 6\n");
+  Write("sw/spine.ini", "[switch]\nports = 2\n");
+  const std::string path = Write("fabric.topo", R"([topology]
+switch = leaf1 sw/leaf.ini
+switch = spine sw/spine.ini
+link = leaf1:4 spine:0 rate=40G delay=2us loss=0.01
+link = leaf1:5 spine:1
+host = leaf1:0
+host = leaf1:1 delay=300ns loss=0.5%
+seed = 42
+)");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  EXPECT_EQ(topo->seed, 42u);
+  ASSERT_EQ(topo->switches.size(), 2u);
+  EXPECT_EQ(topo->switches[0].config.name, "leaf1");  // the topology names the switch
+  EXPECT_EQ(topo->switches[0].config.num_ports, 6);
+  EXPECT_EQ(topo->switches[1].config.name, "spine");
+  ASSERT_EQ(topo->links.size(), 2u);
+  const LinkSpec& l0 = topo->links[0];
+  EXPECT_EQ(l0.a, "leaf1");
+  EXPECT_EQ(l0.a_port, 4);
+  EXPECT_EQ(l0.b, "spine");
+  EXPECT_EQ(l0.b_port, 0);
+  EXPECT_EQ(l0.rate_bps, 40'000'000'000u);
+  EXPECT_EQ(l0.delay_ns, 2000u);
+  EXPECT_DOUBLE_EQ(l0.loss, 0.01);
+  const LinkSpec& l1 = topo->links[1];  // defaults
+  EXPECT_EQ(l1.rate_bps, 10'000'000'000u);
+  EXPECT_EQ(l1.delay_ns, 0u);
+  EXPECT_EQ(l1.loss, 0.0);
+  ASSERT_EQ(topo->hosts.size(), 2u);
+  EXPECT_EQ(topo->hosts[0].sw, "leaf1");
+  EXPECT_EQ(topo->hosts[0].port, 0);
+  EXPECT_EQ(topo->hosts[0].delay_ns, 0u);
+  EXPECT_EQ(topo->hosts[1].port, 1);
+  EXPECT_EQ(topo->hosts[1].delay_ns, 300u);
+  EXPECT_DOUBLE_EQ(topo->hosts[1].loss, 0.005);
+}
+
+struct BadCase {
+  const char* line;
+  const char* expected;
+};
+
+class TopologyErrorTest : public testing::TestWithParam<BadCase> {};
+
+TEST_P(TopologyErrorTest, GivesOneLineNamingTheLine) {
+  Write("a.ini", "[switch]\nports = 4\n");
+  Write("bad.ini", "[switch]\nports = many\n");
+  const std::string path =
+      Write("bad.topo", std::string("[topology]\nswitch = a a.ini\n") + GetParam().line + "\n");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  ASSERT_FALSE(topo.ok()) << GetParam().line;
+  EXPECT_NE(topo.message().find(GetParam().expected), std::string::npos) << topo.message();
+  EXPECT_EQ(topo.message().rfind(path + ": ", 0), 0u) << topo.message();
+  EXPECT_EQ(topo.message().find('\n'), std::string::npos) << topo.message();
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Lines, TopologyErrorTest,
+    testing::Values(
+        BadCase{"switch = a a.ini", "duplicate switch name a"},
+        BadCase{"switch = b", "expected NAME PATH.ini"},
+        BadCase{"switch = b missing.ini", "missing.ini: cannot open file"},
+        BadCase{"switch = b bad.ini", "bad.ini: switch.ports: \"many\" is not an unsigned integer"},
+        BadCase{"link = a:1", "expected A:PORT B:PORT"},
+        BadCase{"link = a1 b:0", "\"a1\" is not SWITCH:PORT"},
+        BadCase{"link = a:x b:0", "\"a:x\": port"},
+        BadCase{"link = a:1 a:2 rate=fast", "rate: \"fast\" is not a rate"},
+        BadCase{"link = a:1 a:2 delay=forever", "delay: "},
+        BadCase{"link = a:1 a:2 loss=2", "loss: "},
+        BadCase{"link = a:1 a:2 colour=red", "unknown attribute colour"},
+        BadCase{"link = a:1 a:2 rate", "\"rate\" is not name=value"},
+        BadCase{"host = a:0 rate=1G", "unknown attribute rate (expected delay or loss)"},
+        BadCase{"host =", "expected SW:PORT"}, BadCase{"seed = x", "topology.seed \"x\": "},
+        BadCase{"seed = 1\nseed = 2", "given twice"},
+        BadCase{"router = a", "topology.router \"a\": unknown key"},
+        BadCase{"[other]\nx = 1", "other.x"}));
+
+TEST(TopologyConfigTest, NoSwitchIsAnError) {
+  Result<TopologyConfig> topo = LoadTopology(Write("empty.topo", "[topology]\nseed = 3\n"));
+  ASSERT_FALSE(topo.ok());
+  EXPECT_NE(topo.message().find("no switch"), std::string::npos);
+}
+
+TEST(ParseSwitchPortTest, AcceptsNameColonPort) {
+  std::string sw;
+  PortId port = 0;
+  ASSERT_TRUE(ParseSwitchPort("leaf-1:12", &sw, &port).ok());
+  EXPECT_EQ(sw, "leaf-1");
+  EXPECT_EQ(port, 12);
+  EXPECT_FALSE(ParseSwitchPort(":1", &sw, &port).ok());
+  EXPECT_FALSE(ParseSwitchPort("a:", &sw, &port).ok());
+  EXPECT_FALSE(ParseSwitchPort("a:65535", &sw, &port).ok());
+}
+
+}  // namespace
+}  // namespace swemu

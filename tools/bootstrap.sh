@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The two Quick start commands of the README, for a fresh Debian 12 machine as root:
+#   tools/bootstrap.sh demo   install what is missing, build, run the main job
+#   tools/bootstrap.sh test   install what is missing, build (normal + ASan/UBSan), run ctest
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+case "$mode" in
+  demo|test) ;;
+  *) echo "usage: tools/bootstrap.sh demo|test" >&2; exit 2 ;;
+esac
+
+packages=(build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
+          libdpdk-dev dpdk libpcap-dev libtbb-dev libboost-program-options-dev
+          libgtest-dev libgmock-dev libbenchmark-dev iproute2)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "bootstrap: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j "$jobs"
+
+if [ "$mode" = demo ]; then
+  exec build/swemu/swemu --topology configs/leaf_spine.topo --offline \
+    --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf1:1=configs/pcap/h1_to_all.pcap \
+    --in leaf2:0=configs/pcap/h2_to_all.pcap --in leaf2:1=configs/pcap/h3_to_all.pcap \
+    --out-dir out/demo
+fi
+
+# The whole suite: unit, scenario and end-to-end tests, then the same tests plus the fuzzers
+# (bounded time) under AddressSanitizer and UndefinedBehaviorSanitizer with clang.
+ctest --test-dir build --output-on-failure -j "$jobs"
+CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DSWEMU_SANITIZE=ON -DSWEMU_FUZZ=ON -DSWEMU_BENCH=OFF >/dev/null
+cmake --build build-asan -j "$jobs"
+ctest --test-dir build-asan --output-on-failure -j "$jobs"
