@@ -19,6 +19,9 @@
 
 namespace swemu {
 
+// The largest burst the switch hands a program at once.
+inline constexpr uint32_t kMaxBurst = 64;
+
 // What a program may use while it loads. Pointers stay valid for the program's lifetime.
 struct ProgramContext {
   ProgramBuilder& builder;
@@ -27,7 +30,7 @@ struct ProgramContext {
   TrafficManager& tm;      // thresholds the dataplane may change at run time (PCN)
   CommandTable& commands;  // program-specific control commands
   uint16_t num_ports;
-  uint64_t seed;           // for any per-packet randomness: runs stay deterministic
+  uint64_t seed;  // for any per-packet randomness: runs stay deterministic
 };
 
 class Program {
@@ -38,6 +41,12 @@ class Program {
 
   // Set meta.egress_spec (and queue_id), or meta.mcast_grp, or MarkDrop(), or consumed.
   virtual void Ingress(Packet& pkt) noexcept = 0;
+  // A burst of parsed packets (n <= kMaxBurst). Programs whose tables are large override this
+  // to run each stage over the whole burst with batched, prefetching lookups, as an ASIC's
+  // pipeline overlaps packets; the default runs Ingress per packet.
+  virtual void IngressBurst(Packet** pkts, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) Ingress(*pkts[i]);
+  }
   // Runs after the TM with meta.egress_port and queue metadata filled in.
   virtual void Egress(Packet& /*pkt*/) noexcept {}
   // The key whose register cells this packet touches; decides the owning lcore in real time.
@@ -53,8 +62,8 @@ bool RegisterProgram(std::string name, ProgramFactory factory);
 Result<std::unique_ptr<Program>> MakeProgram(std::string_view name);
 std::vector<std::string> ProgramNames();
 
-#define SWEMU_REGISTER_PROGRAM(name, type)                                       \
-  [[maybe_unused]] static const bool swemu_program_registered_##type =           \
+#define SWEMU_REGISTER_PROGRAM(name, type)                             \
+  [[maybe_unused]] static const bool swemu_program_registered_##type = \
       ::swemu::RegisterProgram(name, [] { return std::make_unique<type>(); })
 
 }  // namespace swemu

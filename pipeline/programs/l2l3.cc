@@ -113,30 +113,67 @@ Status L2l3Program::Load(ProgramContext& ctx) {
 }
 
 void L2l3Program::Ingress(Packet& pkt) noexcept {
-  const uint64_t dst_mac = LoadMac(pkt.data + pkt.hdr.eth);
-  if (pkt.hdr.has_ipv4()) {
-    uint8_t dscp = pkt.data[pkt.hdr.ipv4 + 1] >> 2;
-    LookupResult qos = qos_->Lookup(Key(dscp, 6));
-    pkt.meta.queue_id = static_cast<uint8_t>(qos.action->params[0]);
-    if (router_mac_->Lookup(Key(dst_mac, 48)).hit) {
-      Route(pkt);
-      return;
-    }
-  }
-  Switch2(pkt, dst_mac);
+  Packet* one = &pkt;
+  IngressBurst(&one, 1);
 }
 
-void L2l3Program::Switch2(Packet& pkt, uint64_t dst_mac) noexcept {
-  LookupResult r = dmac_->Lookup(Key(dst_mac, 48));
-  switch (r.action->action) {
-    case kForward:
-      pkt.meta.egress_spec = static_cast<PortId>(r.action->params[0]);
-      break;
-    case kDmacMulticast:
-      pkt.meta.mcast_grp = static_cast<uint16_t>(r.action->params[0]);
-      break;
-    default:
-      pkt.meta.MarkDrop(r.hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
+// Each stage runs over the whole burst with one batched lookup, so the table reads of 32
+// packets overlap (the tables prefetch) instead of waiting on one cache miss after another.
+void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
+  MatchKey keys[kMaxBurst];
+  LookupResult res[kMaxBurst];
+  Packet* ip[kMaxBurst];
+  Packet* bridged[kMaxBurst];
+  uint32_t n_ip = 0;
+  uint32_t n_bridged = 0;
+  // Stage 0: DSCP -> queue and router MAC for IPv4; everything else is bridged.
+  for (uint32_t i = 0; i < n; ++i) {
+    if (pkts[i]->hdr.has_ipv4()) {
+      ip[n_ip] = pkts[i];
+      keys[n_ip++] = Key(pkts[i]->data[pkts[i]->hdr.ipv4 + 1] >> 2, 6);
+    } else {
+      bridged[n_bridged++] = pkts[i];
+    }
+  }
+  if (n_ip != 0) {
+    qos_->LookupBatch(keys, res, n_ip);
+    for (uint32_t i = 0; i < n_ip; ++i) {
+      ip[i]->meta.queue_id = static_cast<uint8_t>(res[i].action->params[0]);
+      keys[i] = Key(LoadMac(ip[i]->data + ip[i]->hdr.eth), 48);
+    }
+    router_mac_->LookupBatch(keys, res, n_ip);
+    uint32_t n_routed = 0;
+    for (uint32_t i = 0; i < n_ip; ++i) {
+      if (res[i].hit) {
+        ip[n_routed++] = ip[i];
+      } else {
+        bridged[n_bridged++] = ip[i];
+      }
+    }
+    Route(ip, n_routed);
+  }
+  Bridge(bridged, n_bridged);
+}
+
+void L2l3Program::Bridge(Packet** pkts, uint32_t n) noexcept {
+  if (n == 0) return;
+  MatchKey keys[kMaxBurst];
+  LookupResult res[kMaxBurst];
+  for (uint32_t i = 0; i < n; ++i) keys[i] = Key(LoadMac(pkts[i]->data + pkts[i]->hdr.eth), 48);
+  dmac_->LookupBatch(keys, res, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Metadata& meta = pkts[i]->meta;
+    const ActionCall& action = *res[i].action;
+    switch (action.action) {
+      case kForward:
+        meta.egress_spec = static_cast<PortId>(action.params[0]);
+        break;
+      case kDmacMulticast:
+        meta.mcast_grp = static_cast<uint16_t>(action.params[0]);
+        break;
+      default:
+        meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
+    }
   }
 }
 
@@ -166,39 +203,60 @@ bool L2l3Program::SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) 
   return true;
 }
 
-void L2l3Program::Route(Packet& pkt) noexcept {
-  uint8_t* ip = pkt.data + pkt.hdr.ipv4;
-  if (ip[8] <= 1) {  // TTL
-    pkt.meta.MarkDrop(DropReason::kTtlExpired);
-    return;
+// Stages 1-5 for routed packets: LPM, ECMP selection, next-hop rewrite and TTL.
+void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
+  if (n == 0) return;
+  MatchKey keys[kMaxBurst];
+  LookupResult res[kMaxBurst];
+  Packet* live[kMaxBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint8_t* ip = pkts[i]->data + pkts[i]->hdr.ipv4;
+    if (ip[8] <= 1) {  // TTL
+      pkts[i]->meta.MarkDrop(DropReason::kTtlExpired);
+      continue;
+    }
+    live[m] = pkts[i];
+    keys[m++] = Key(LoadBe32(ip + 16), 32);
   }
-  LookupResult r = ipv4_lpm_->Lookup(Key(LoadBe32(ip + 16), 32));
-  uint64_t nhop = 0;
-  switch (r.action->action) {
-    case kSetNhop:
-      nhop = r.action->params[0];
-      break;
-    case kSetEcmp:
-      if (!SelectEcmpMember(pkt, r.action->params[0], &nhop)) return;
-      break;
-    case kLpmMulticast:
-      pkt.meta.mcast_grp = static_cast<uint16_t>(r.action->params[0]);
-      DecrementTtl(pkt);
-      return;
-    default:
-      pkt.meta.MarkDrop(r.hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
-      return;
+  ipv4_lpm_->LookupBatch(keys, res, m);
+  uint32_t n_nhop = 0;
+  for (uint32_t i = 0; i < m; ++i) {
+    Packet& pkt = *live[i];
+    const ActionCall& action = *res[i].action;
+    uint64_t nhop = 0;
+    switch (action.action) {
+      case kSetNhop:
+        nhop = action.params[0];
+        break;
+      case kSetEcmp:
+        if (!SelectEcmpMember(pkt, action.params[0], &nhop)) continue;
+        break;
+      case kLpmMulticast:
+        pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);
+        DecrementTtl(pkt);
+        continue;
+      default:
+        pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
+        continue;
+    }
+    live[n_nhop] = &pkt;
+    keys[n_nhop++] = Key(nhop, 16);
   }
-  LookupResult n = nexthop_->Lookup(Key(nhop, 16));
-  if (!n.hit || n.action->action != 0) {
-    pkt.meta.MarkDrop(n.hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
-    return;
+  nexthop_->LookupBatch(keys, res, n_nhop);
+  for (uint32_t i = 0; i < n_nhop; ++i) {
+    Packet& pkt = *live[i];
+    if (!res[i].hit || res[i].action->action != 0) {
+      pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
+      continue;
+    }
+    const ActionCall& rewrite = *res[i].action;
+    uint8_t* eth = pkt.data + pkt.hdr.eth;
+    StoreMac(eth, rewrite.params[0]);
+    StoreMac(eth + 6, rewrite.params[1]);
+    pkt.meta.egress_spec = static_cast<PortId>(rewrite.params[2]);
+    DecrementTtl(pkt);
   }
-  uint8_t* eth = pkt.data + pkt.hdr.eth;
-  StoreMac(eth, n.action->params[0]);
-  StoreMac(eth + 6, n.action->params[1]);
-  pkt.meta.egress_spec = static_cast<PortId>(n.action->params[2]);
-  DecrementTtl(pkt);
 }
 
 void L2l3Program::Egress(Packet& pkt) noexcept {

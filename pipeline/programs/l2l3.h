@@ -19,12 +19,13 @@ class L2l3Program final : public Program {
   std::string_view name() const noexcept override { return "l2l3"; }
   Status Load(ProgramContext& ctx) override;
   void Ingress(Packet& pkt) noexcept override;
+  void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
 
  private:
-  void Route(Packet& pkt) noexcept;
+  void Bridge(Packet** pkts, uint32_t n) noexcept;
+  void Route(Packet** pkts, uint32_t n) noexcept;
   bool SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) noexcept;
-  void Switch2(Packet& pkt, uint64_t dst_mac) noexcept;
 
   MatchTable* dmac_ = nullptr;
   MatchTable* router_mac_ = nullptr;

@@ -1,5 +1,7 @@
 #include "pipeline/switch/switch.h"
 
+#include <algorithm>
+
 #include "pipeline/switch/switch_commands.h"
 
 namespace swemu {
@@ -64,28 +66,45 @@ void Switch::Drop(Packet* pkt) noexcept {
   pool_.Free(pkt);
 }
 
-void Switch::Receive(Packet* pkt, PortId ingress_port) noexcept {
-  pkt->ResetState();
-  pkt->meta.ingress_port = ingress_port;
-  pkt->meta.ingress_ts = clock_.NowNs();
+void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexcept {
+  const TimeNs now = clock_.NowNs();
   if (ingress_port >= config_.num_ports) {
-    pkt->meta.MarkDrop(DropReason::kIngressPortDown);
-    Drop(pkt);
+    for (uint32_t i = 0; i < n; ++i) {
+      pkts[i]->meta.MarkDrop(DropReason::kIngressPortDown);
+      Drop(pkts[i]);
+    }
     return;
   }
   PortCounters& port = counters_.ports[ingress_port];
-  ++port.rx_packets;
-  port.rx_bytes += pkt->len;
-  Ingress(pkt);
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet* pkt = pkts[i];
+    pkt->ResetState();
+    pkt->meta.ingress_port = ingress_port;
+    pkt->meta.ingress_ts = now;
+    ++port.rx_packets;
+    port.rx_bytes += pkt->len;
+  }
+  for (uint32_t done = 0; done < n; done += kMaxBurst) {
+    Ingress(pkts + done, std::min(kMaxBurst, n - done));
+  }
 }
 
-void Switch::Ingress(Packet* pkt) noexcept {
-  ++counters_.program.ingress_packets;
-  if (parse_ && !parser_.Parse(*pkt)) {
-    Drop(pkt);
-    return;
+void Switch::Ingress(Packet** pkts, uint32_t n) noexcept {
+  counters_.program.ingress_packets += n;
+  Packet* parsed[kMaxBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (!parse_ || parser_.Parse(*pkts[i])) {
+      parsed[m++] = pkts[i];
+    } else {
+      Drop(pkts[i]);
+    }
   }
-  program_->Ingress(*pkt);
+  program_->IngressBurst(parsed, m);
+  for (uint32_t i = 0; i < m; ++i) Dispatch(parsed[i]);
+}
+
+void Switch::Dispatch(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
   if (meta.dropped()) {
     Drop(pkt);
@@ -132,7 +151,7 @@ Packet* Switch::Transmit(PortId port) noexcept {
       pkt->meta.ingress_ts = now;
       pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
       ++counters_.program.recirculated;
-      Ingress(pkt);
+      Ingress(&pkt, 1);
       continue;
     }
     deparser_.Deparse(*pkt);

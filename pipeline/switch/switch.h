@@ -38,8 +38,9 @@ class Switch {
                                                 const Clock& clock);
   ~Switch();
 
-  // Fast path. Takes ownership of pkt: it is queued, consumed or dropped (and freed).
-  void Receive(Packet* pkt, PortId ingress_port) noexcept;
+  // Fast path. Takes ownership of the packets: each is queued, consumed or dropped (and freed).
+  void ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexcept;
+  void Receive(Packet* pkt, PortId ingress_port) noexcept { ReceiveBurst(&pkt, 1, ingress_port); }
   // The next packet leaving `port` at the clock's now (after egress and deparser), or nullptr.
   // Packets the egress drops are freed and counted; recirculated ones re-enter ingress.
   Packet* Transmit(PortId port) noexcept;
@@ -72,7 +73,9 @@ class Switch {
  private:
   Switch(SwitchConfig config, PacketPool& pool, const Clock& clock);
   Status Load();
-  void Ingress(Packet* pkt) noexcept;
+  // Parses, runs the program's ingress and hands each packet to the TM (n <= kMaxBurst).
+  void Ingress(Packet** pkts, uint32_t n) noexcept;
+  void Dispatch(Packet* pkt) noexcept;
   void Drop(Packet* pkt) noexcept;
 
   SwitchConfig config_;

@@ -52,6 +52,15 @@ class SwitchHarness {
     sw_->Receive(pkt, port);
   }
 
+  void SendBurst(PortId port, const std::vector<std::vector<uint8_t>>& frames) {
+    std::vector<Packet*> pkts;
+    for (const std::vector<uint8_t>& frame : frames) {
+      pkts.push_back(pool_.FromBytes(frame.data(), static_cast<uint32_t>(frame.size())));
+      ASSERT_NE(pkts.back(), nullptr);
+    }
+    sw_->ReceiveBurst(pkts.data(), static_cast<uint32_t>(pkts.size()), port);
+  }
+
   // Advances the clock to each port's next transmit time and collects every frame, in time order.
   std::vector<SentFrame> Drain() {
     std::vector<SentFrame> out;
@@ -68,8 +77,8 @@ class SwitchHarness {
       if (next == kNever) return out;
       if (next > clock_.NowNs()) clock_.Set(next);
       while (Packet* pkt = sw_->Transmit(next_port)) {
-        out.push_back({next_port, clock_.NowNs(),
-                       std::vector<uint8_t>(pkt->data, pkt->data + pkt->len)});
+        out.push_back(
+            {next_port, clock_.NowNs(), std::vector<uint8_t>(pkt->data, pkt->data + pkt->len)});
         pool_.Free(pkt);
       }
     }

@@ -4,6 +4,7 @@
 // `entries` rows and the burst's destinations hit random rows.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <random>
@@ -88,8 +89,8 @@ void Run(benchmark::State& state, bool routed) {
       const std::vector<uint8_t>& frame = f.frames[next++ % kFrames];
       std::memcpy(p->data, frame.data(), frame.size());
       p->len = static_cast<uint32_t>(frame.size());
-      f.sw->Receive(p, 0);
     }
+    f.sw->ReceiveBurst(f.packets.data(), kBurst, 0);
     for (PortId port = 0; port < 4; ++port) {
       while (Packet* p = f.sw->Transmit(port)) benchmark::DoNotOptimize(p->data[0]);
     }
@@ -103,8 +104,11 @@ void Run(benchmark::State& state, bool routed) {
 
 void BM_L2l3Bridged(benchmark::State& state) { Run(state, false); }
 void BM_L2l3Routed(benchmark::State& state) { Run(state, true); }
-BENCHMARK(BM_L2l3Bridged)->Arg(1024)->Arg(65536)->Arg(1 << 20);
-BENCHMARK(BM_L2l3Routed)->Arg(1024)->Arg(65536)->Arg(1 << 20);
+// On a shared VM other tenants add noise upwards only: report the minimum of the repetitions
+// beside the median (run with --benchmark_repetitions=N).
+double Min(const std::vector<double>& v) { return *std::min_element(v.begin(), v.end()); }
+BENCHMARK(BM_L2l3Bridged)->Arg(1024)->Arg(65536)->Arg(1 << 20)->ComputeStatistics("min", Min);
+BENCHMARK(BM_L2l3Routed)->Arg(1024)->Arg(65536)->Arg(1 << 20)->ComputeStatistics("min", Min);
 
 }  // namespace
 }  // namespace swemu

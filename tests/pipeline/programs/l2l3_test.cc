@@ -86,8 +86,8 @@ TEST_F(L2l3Test, RoutesLongestPrefixRewritesMacsAndDecrementsTtl) {
   const std::vector<uint8_t>& f = by_port[2];
   EXPECT_EQ(std::vector<uint8_t>(f.begin(), f.begin() + 6),
             (std::vector<uint8_t>{0, 0, 0, 0, 2, 2}));  // next hop's MAC
-  EXPECT_EQ(f[6 + 5], 0xfe);             // source MAC is the router's
-  EXPECT_EQ(f[14 + 8], 63);              // TTL
+  EXPECT_EQ(f[6 + 5], 0xfe);                            // source MAC is the router's
+  EXPECT_EQ(f[14 + 8], 63);                             // TTL
   EXPECT_TRUE(Ipv4HeaderChecksumOk(f.data() + 14, 20));
 }
 
@@ -176,6 +176,63 @@ TEST_F(L2l3Test, MarksEctPacketsOnlyFromTheEcnThreshold) {
   EXPECT_EQ(ecn, (std::vector<int>{kEcnEct0, kEcnEct0, kEcnCe, kEcnCe, kEcnCe, kEcnNotEct}));
   for (const SentFrame& f : out) EXPECT_TRUE(Ipv4HeaderChecksumOk(f.bytes.data() + 14, 20));
   EXPECT_EQ(h_.sw().tm().queue_counters(1, 0).marked, 3u);
+}
+
+// The burst path (stages batched over the burst) decides exactly what the per-packet path does.
+TEST(L2l3BurstTest, BurstAndSinglePacketsGiveTheSameFramesAndCounters) {
+  std::vector<std::vector<uint8_t>> frames;
+  for (int i = 0; i < 150; ++i) {  // more than one kMaxBurst
+    switch (i % 6) {
+      case 0:
+        frames.push_back(Udp(kHostB, 1, static_cast<uint16_t>(i)));
+        break;
+      case 1:
+        frames.push_back(Udp(kRouterMac, *ParseIpv4("10.0.2.7")));
+        break;
+      case 2:
+        frames.push_back(Udp(kRouterMac, *ParseIpv4("10.1.0.1"), static_cast<uint16_t>(i)));
+        break;
+      case 3:
+        frames.push_back(Udp(kRouterMac, *ParseIpv4("10.0.2.7"), 1, 0, 1));
+        break;
+      case 4:
+        frames.push_back(Udp(*ParseMac("00:00:00:00:00:99"), 1));
+        break;
+      default:
+        frames.push_back(Udp(kRouterMac, *ParseIpv4("192.168.0.1")));
+        break;
+    }
+  }
+  auto setup = [](SwitchHarness& h) {
+    for (const char* cmd :
+         {"table_add dmac forward 00:00:00:00:00:0b => 1",
+          "table_add router_mac route 00:00:00:00:00:fe =>",
+          "table_add ipv4_lpm set_nhop 10.0.2.0/24 => 2",
+          "table_add ipv4_lpm set_ecmp 10.1.0.0/16 => 7",
+          "table_add ecmp_group ecmp_select 7 => 2 1", "table_add ecmp_member set_nhop 7 0 => 2",
+          "table_add ecmp_member set_nhop 7 1 => 3",
+          "table_add nexthop rewrite 2 => 00:00:00:00:02:02 00:00:00:00:00:fe 2",
+          "table_add nexthop rewrite 3 => 00:00:00:00:03:03 00:00:00:00:00:fe 3"}) {
+      h.MustCmd(cmd);
+    }
+  };
+  SwitchHarness burst(L2l3Config());
+  SwitchHarness single(L2l3Config());
+  ASSERT_TRUE(burst.ok() && single.ok());
+  setup(burst);
+  setup(single);
+  burst.SendBurst(0, frames);
+  for (const std::vector<uint8_t>& f : frames) single.Send(0, f);
+  std::vector<SentFrame> a = burst.Drain();
+  std::vector<SentFrame> b = single.Drain();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].port, b[i].port);
+    EXPECT_EQ(a[i].bytes, b[i].bytes);
+  }
+  EXPECT_EQ(burst.sw().CountersJson(), single.sw().CountersJson());
+  EXPECT_EQ(burst.sw().Drops(DropReason::kTtlExpired), 25u);
+  EXPECT_EQ(burst.sw().Drops(DropReason::kTableMiss), 50u);
 }
 
 TEST(L2l3LoadTest, RefusesUnknownOptionAndBadValue) {
