@@ -25,7 +25,6 @@ namespace swemu {
   X(kFrameTooLong, "frame_too_long")                                            \
   X(kTtlExpired, "ttl_expired")                                                 \
   X(kTableMiss, "table_miss")                                                   \
-  X(kNotIpv4, "not_ipv4")                                                       \
   X(kNoEgressPort, "no_egress_port")                                            \
   X(kBadEgressPort, "bad_egress_port")                                          \
   X(kIngressPortDown, "ingress_port_down")                                      \
