@@ -120,47 +120,54 @@ void Switch::Dispatch(Packet* pkt) noexcept {
   }
 }
 
-Packet* Switch::Transmit(PortId port) noexcept {
-  if (port >= config_.num_ports) return nullptr;
+uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept {
+  if (port >= config_.num_ports) return 0;
   const TimeNs now = clock_.NowNs();
-  while (Packet* pkt = tm_->Dequeue(port, now)) {
-    Metadata& meta = pkt->meta;
-    ++counters_.program.egress_packets;
-    meta.register_access_mask = 0;  // egress is a new pass over its own stages
-    program_->Egress(*pkt);
-    if (meta.dropped()) {
-      Drop(pkt);
-      continue;
-    }
-    if (meta.ecn_marked) tm_->CountMarked(port, meta.queue_id);
-    if (meta.consumed) {
-      ++counters_.program.consumed;
-      pool_.Free(pkt);
-      continue;
-    }
-    if (meta.recirculate) {
-      uint8_t count = meta.recirculate_count;
-      if (count >= config_.pipeline.max_recirculations) {
-        meta.MarkDrop(DropReason::kRecirculationLimit);
-        Drop(pkt);
-        continue;
-      }
-      PortId ingress_port = meta.ingress_port;
-      pkt->ResetState();
-      pkt->meta.ingress_port = ingress_port;
-      pkt->meta.ingress_ts = now;
-      pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
-      ++counters_.program.recirculated;
-      Ingress(&pkt, 1);
-      continue;
-    }
-    deparser_.Deparse(*pkt);
-    PortCounters& counters = counters_.ports[port];
-    ++counters.tx_packets;
-    counters.tx_bytes += pkt->len;
-    return pkt;
+  uint32_t n = 0;
+  while (n < max) {
+    Packet* pkt = tm_->Dequeue(port, now);
+    if (pkt == nullptr) break;
+    if (Egress(pkt, port, now)) out[n++] = pkt;
   }
-  return nullptr;
+  PortCounters& counters = counters_.ports[port];
+  counters.tx_packets += n;
+  for (uint32_t i = 0; i < n; ++i) counters.tx_bytes += out[i]->len;
+  return n;
+}
+
+bool Switch::Egress(Packet* pkt, PortId port, TimeNs now) noexcept {
+  Metadata& meta = pkt->meta;
+  ++counters_.program.egress_packets;
+  meta.register_access_mask = 0;  // egress is a new pass over its own stages
+  program_->Egress(*pkt);
+  if (meta.dropped()) {
+    Drop(pkt);
+    return false;
+  }
+  if (meta.ecn_marked) tm_->CountMarked(port, meta.queue_id);
+  if (meta.consumed) {
+    ++counters_.program.consumed;
+    pool_.Free(pkt);
+    return false;
+  }
+  if (meta.recirculate) {
+    uint8_t count = meta.recirculate_count;
+    if (count >= config_.pipeline.max_recirculations) {
+      meta.MarkDrop(DropReason::kRecirculationLimit);
+      Drop(pkt);
+      return false;
+    }
+    PortId ingress_port = meta.ingress_port;
+    pkt->ResetState();
+    pkt->meta.ingress_port = ingress_port;
+    pkt->meta.ingress_ts = now;
+    pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
+    ++counters_.program.recirculated;
+    Ingress(&pkt, 1);
+    return false;
+  }
+  deparser_.Deparse(*pkt);
+  return true;
 }
 
 TimeNs Switch::NextTransmitTime(PortId port) const noexcept {

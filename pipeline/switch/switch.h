@@ -43,7 +43,12 @@ class Switch {
   void Receive(Packet* pkt, PortId ingress_port) noexcept { ReceiveBurst(&pkt, 1, ingress_port); }
   // The next packet leaving `port` at the clock's now (after egress and deparser), or nullptr.
   // Packets the egress drops are freed and counted; recirculated ones re-enter ingress.
-  Packet* Transmit(PortId port) noexcept;
+  Packet* Transmit(PortId port) noexcept {
+    Packet* pkt = nullptr;
+    return TransmitBurst(port, &pkt, 1) == 1 ? pkt : nullptr;
+  }
+  // Up to max packets leaving `port` now, in order, into out; returns how many.
+  uint32_t TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept;
   // When Transmit(port) will next return a packet (kNever if the port has nothing queued).
   TimeNs NextTransmitTime(PortId port) const noexcept;
 
@@ -76,6 +81,9 @@ class Switch {
   // Parses, runs the program's ingress and hands each packet to the TM (n <= kMaxBurst).
   void Ingress(Packet** pkts, uint32_t n) noexcept;
   void Dispatch(Packet* pkt) noexcept;
+  // The egress pipeline and deparser; false when the packet was dropped, consumed or
+  // recirculated instead of being sent.
+  bool Egress(Packet* pkt, PortId port, TimeNs now) noexcept;
   void Drop(Packet* pkt) noexcept;
 
   SwitchConfig config_;
