@@ -1,0 +1,106 @@
+#include "swemu/control_client.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+
+#include "swemu/control_socket.h"
+
+namespace swemu {
+namespace {
+
+// Longest header line: "ERR " + a 20-digit size.
+constexpr std::size_t kMaxHeaderBytes = 32;
+
+}  // namespace
+
+ControlClient::~ControlClient() {
+  if (fd_ >= 0) close(fd_);
+}
+
+Result<std::unique_ptr<ControlClient>> ControlClient::ConnectUnix(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof(addr.sun_path)) {
+    return Status::Error("cannot connect to " + path + ": path too long");
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    return Status::Error("cannot connect to " + path + ": " + std::strerror(err));
+  }
+  return std::unique_ptr<ControlClient>(new ControlClient(fd, path));
+}
+
+Result<std::unique_ptr<ControlClient>> ControlClient::ConnectTcp(const std::string& endpoint) {
+  Result<sockaddr_in> addr = ParseTcpEndpoint(endpoint);
+  if (!addr.ok()) return addr.status();
+  const std::string peer = FormatTcpEndpoint(*addr);
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0) {
+    const int err = errno;
+    if (fd >= 0) close(fd);
+    return Status::Error("cannot connect to " + peer + ": " + std::strerror(err));
+  }
+  return std::unique_ptr<ControlClient>(new ControlClient(fd, peer));
+}
+
+Status ControlClient::ReadMore() {
+  char buf[16 * 1024];
+  for (;;) {
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n > 0) {
+      buffer_.append(buf, static_cast<std::size_t>(n));
+      return Status::Ok();
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) return Status::Error("connection to " + peer_ + " closed by swemu");
+    return Status::Error("connection to " + peer_ + ": " + std::strerror(errno));
+  }
+}
+
+Result<ControlReply> ControlClient::Call(const std::string& line) {
+  if (line.find('\n') != std::string::npos) {
+    return Status::Error("a command is one line; this one contains a newline");
+  }
+  const std::string message = line + "\n";
+  for (std::size_t sent = 0; sent < message.size();) {
+    const ssize_t n = send(fd_, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Status::Error("connection to " + peer_ + ": " + std::strerror(errno));
+    sent += static_cast<std::size_t>(n);
+  }
+  std::size_t newline;
+  while ((newline = buffer_.find('\n')) == std::string::npos) {
+    if (buffer_.size() > kMaxHeaderBytes) break;
+    SWEMU_RETURN_IF_ERROR(ReadMore());
+  }
+  ControlReply reply;
+  std::size_t size = 0;
+  const std::string header = buffer_.substr(0, std::min(newline, buffer_.size()));
+  const std::size_t space = header.find(' ');
+  const char* end = header.data() + header.size();
+  bool valid = newline != std::string::npos && space != std::string::npos;
+  if (valid) {
+    const std::string word = header.substr(0, space);
+    reply.ok = word == "OK";
+    auto [ptr, ec] = std::from_chars(header.data() + space + 1, end, size);
+    valid = (reply.ok || word == "ERR") && ec == std::errc() && ptr == end;
+  }
+  if (!valid) return Status::Error("connection to " + peer_ + ": not a swemu control socket");
+  buffer_.erase(0, newline + 1);
+  while (buffer_.size() < size) SWEMU_RETURN_IF_ERROR(ReadMore());
+  reply.body = buffer_.substr(0, size);
+  buffer_.erase(0, size);
+  return reply;
+}
+
+}  // namespace swemu

@@ -1,0 +1,216 @@
+// The control socket server over a real l2l3 switch: the protocol, bad and over-long commands,
+// clients that leave early, the socket file's permissions and ownership of its path, TCP.
+#include <arpa/inet.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <vector>
+
+#include "tests/swemu/control_fixture.h"
+
+namespace swemu::testing {
+namespace {
+
+constexpr const char* kAddB = "table_add dmac forward 00:00:00:00:00:0b => 1";
+
+TEST_F(ControlTest, CommandRoundTrip) {
+  StartServer();
+  EXPECT_NE(Must(kAddB).find("Entry has been added with handle"), std::string::npos);
+  EXPECT_NE(Must("table_dump dmac").find("00:00:00:00:00:0b"), std::string::npos);
+}
+
+TEST_F(ControlTest, RawRepliesHaveHeaderAndExactBody) {
+  StartServer();
+  RawClient raw(path_);
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.Send("\n# a comment\n  \r\ntable_dump dmac\r\n"));
+  EXPECT_EQ(raw.ReadReply(), "OK 0\n");
+  EXPECT_EQ(raw.ReadReply(), "OK 0\n");
+  EXPECT_EQ(raw.ReadReply(), "OK 0\n");
+  const std::string dump = raw.ReadReply();
+  const std::string body = dump.substr(dump.find('\n') + 1);
+  EXPECT_EQ(dump.substr(0, dump.find('\n')), "OK " + std::to_string(body.size()));
+  EXPECT_NE(body.find("dmac"), std::string::npos) << body;
+}
+
+TEST_F(ControlTest, BadCommandAnswersOneErrorLineAndChangesNothing) {
+  StartServer();
+  Must(kAddB);
+  const std::string counters = Must("show counters");
+  const std::string dump = Must("table_dump dmac");
+  std::unique_ptr<ControlClient> client = Connect();
+  ASSERT_NE(client, nullptr);
+  for (const char* bad :
+       {"table_add dmac fwd 00:00:00:00:00:0c => 1", "table_add dmac forward 00:00:00:00:00:0c",
+        "no_such_command 1 2", "table_add dmac forward 00:00:00:00:00:0b => 2",
+        "table_delete dmac 99"}) {
+    Result<ControlReply> reply = client->Call(bad);
+    ASSERT_TRUE(reply.ok()) << reply.message();
+    EXPECT_FALSE(reply->ok) << bad;
+    EXPECT_FALSE(reply->body.empty()) << bad;
+    EXPECT_EQ(reply->body.find('\n'), std::string::npos) << bad << ": " << reply->body;
+  }
+  EXPECT_EQ(Must("show counters"), counters);
+  EXPECT_EQ(Must("table_dump dmac"), dump);
+}
+
+TEST_F(ControlTest, SocketFileIsOwnerOnlyByDefault) {
+  StartServer();
+  struct stat st {};
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISSOCK(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+}
+
+TEST_F(ControlTest, CustomModeIsHonored) {
+  StartServer(0660);
+  struct stat st {};
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0660u);
+}
+
+TEST_F(ControlTest, SecondServerOnThePathIsRefusedWhileTheFirstServes) {
+  StartServer();
+  ControlServer second({path_, 0600, ""}, Executor());
+  Status status = second.Start();
+  EXPECT_EQ(status.message(), "control socket " + path_ + " is in use by another process");
+  second.Stop();  // must not remove the first server's socket
+  EXPECT_NE(Must("table_dump dmac").find("dmac"), std::string::npos);
+}
+
+TEST_F(ControlTest, StaleSocketFileIsReplaced) {
+  {  // A socket file nobody listens on, as a crashed server leaves it.
+    const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, path_.c_str(), sizeof(addr.sun_path) - 1);
+    ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)), 0);
+    close(fd);
+  }
+  StartServer();
+  EXPECT_NE(Must("table_dump dmac").find("dmac"), std::string::npos);
+}
+
+TEST_F(ControlTest, PathThatIsNotASocketIsRefusedAndKept) {
+  std::ofstream(path_) << "precious\n";
+  ControlServer server({path_, 0600, ""}, Executor());
+  EXPECT_EQ(server.Start().message(), "control socket " + path_ + ": exists and is not a socket");
+  server.Stop();
+  std::ifstream in(path_);
+  std::string text;
+  std::getline(in, text);
+  EXPECT_EQ(text, "precious");
+}
+
+TEST_F(ControlTest, MissingDirectoryIsNamed) {
+  const std::string path = dir_ + "/nope/ctl.sock";
+  ControlServer server({path, 0600, ""}, Executor());
+  EXPECT_EQ(server.Start().message(),
+            "control socket " + path + ": directory " + dir_ + "/nope does not exist");
+}
+
+TEST_F(ControlTest, StopRemovesTheSocketFile) {
+  StartServer();
+  ASSERT_TRUE(std::filesystem::exists(path_));
+  server_->Stop();
+  EXPECT_FALSE(std::filesystem::exists(path_));
+}
+
+TEST_F(ControlTest, HalfLineThenDisconnectRunsNothing) {
+  StartServer();
+  {
+    RawClient raw(path_);
+    ASSERT_TRUE(raw.connected());
+    ASSERT_TRUE(raw.Send("table_add dmac forward 00:00:00:00:00:0c => 1"));
+  }
+  const std::string dump = Must("table_dump dmac");
+  EXPECT_EQ(dump.find("00:00:00:00:00:0c"), std::string::npos) << dump;
+  EXPECT_NE(Must(kAddB).find("handle"), std::string::npos);
+}
+
+TEST_F(ControlTest, ClientLeavingBeforeReadingALongAnswerHarmsNothing) {
+  StartServer();
+  {
+    RawClient raw(path_);
+    ASSERT_TRUE(raw.connected());
+    std::string many;
+    for (int i = 0; i < 2000; ++i) many += "help\n";  // megabytes of answers, never read
+    ASSERT_TRUE(raw.Send(many));
+    raw.Read(10);
+  }
+  EXPECT_NE(Must(kAddB).find("handle"), std::string::npos);
+  EXPECT_NE(Must("table_dump dmac").find("00:00:00:00:00:0b"), std::string::npos);
+}
+
+TEST_F(ControlTest, OverLongLineGetsAnErrorAndTheConnectionCloses) {
+  StartServer();
+  RawClient raw(path_);
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.Send(std::string(70000, 'x')));
+  const std::string reply = raw.ReadReply();
+  EXPECT_EQ(reply.rfind("ERR ", 0), 0u) << reply.substr(0, 100);
+  EXPECT_NE(reply.find("longer than 65536 bytes"), std::string::npos) << reply.substr(0, 100);
+  EXPECT_TRUE(raw.AtEof());
+  EXPECT_NE(Must("table_dump dmac").find("dmac"), std::string::npos);
+}
+
+TEST_F(ControlTest, LineOfExactlyTheLimitIsExecuted) {
+  StartServer();
+  RawClient raw(path_);
+  ASSERT_TRUE(raw.connected());
+  ASSERT_TRUE(raw.Send(std::string(65536, 'y') + "\n\n"));
+  const std::string reply = raw.ReadReply();
+  EXPECT_NE(reply.find("unknown command: yyy"), std::string::npos) << reply.substr(0, 100);
+  EXPECT_EQ(raw.ReadReply(), "OK 0\n");  // still connected
+}
+
+TEST_F(ControlTest, InterleavedClientsEachGetTheirOwnAnswers) {
+  StartServer();
+  std::vector<std::unique_ptr<RawClient>> clients;
+  std::vector<std::string> lines;
+  for (int i = 0; i < 5; ++i) {
+    clients.push_back(std::make_unique<RawClient>(path_));
+    ASSERT_TRUE(clients.back()->connected());
+    lines.push_back("table_add dmac forward 00:00:00:00:01:0" + std::to_string(i) + " => " +
+                    std::to_string(i % 4) + "\n");
+    ASSERT_TRUE(clients[i]->Send(lines[i].substr(0, 20)));
+  }
+  for (int i = 4; i >= 0; --i) ASSERT_TRUE(clients[i]->Send(lines[i].substr(20)));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NE(clients[i]->ReadReply().find("Entry has been added"), std::string::npos) << i;
+  }
+  const std::string dump = Must("table_dump dmac");
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_NE(dump.find("00:00:00:00:01:0" + std::to_string(i)), std::string::npos) << dump;
+  }
+}
+
+TEST_F(ControlTest, NoTcpUnlessAsked) {
+  StartServer();
+  EXPECT_EQ(server_->tcp_endpoint(), "");
+}
+
+TEST_F(ControlTest, TcpBindsLoopbackByDefault) {
+  StartServer(0600, "0");
+  const std::string endpoint = server_->tcp_endpoint();
+  EXPECT_EQ(endpoint.rfind("127.0.0.1:", 0), 0u) << endpoint;
+  EXPECT_NE(endpoint, "127.0.0.1:0");
+  Result<std::unique_ptr<ControlClient>> client = ControlClient::ConnectTcp(endpoint);
+  ASSERT_TRUE(client.ok()) << client.message();
+  Result<ControlReply> reply = (*client)->Call(kAddB);
+  ASSERT_TRUE(reply.ok()) << reply.message();
+  EXPECT_TRUE(reply->ok) << reply->body;
+}
+
+TEST_F(ControlTest, BadTcpAddressIsRefusedAndLeavesNoSocketFile) {
+  ControlServer server({path_, 0600, "localhost:http"}, Executor());
+  EXPECT_EQ(server.Start().message(),
+            "control address \"localhost:http\": \"http\" is not a port (0..65535)");
+  EXPECT_FALSE(std::filesystem::exists(path_));
+  ControlServer bad_host({"", 0600, "10.0.0.x:80"}, Executor());
+  EXPECT_EQ(bad_host.Start().message(),
+            "control address \"10.0.0.x:80\": \"10.0.0.x\" is not an IPv4 address");
+}
+
+}  // namespace
+}  // namespace swemu::testing
