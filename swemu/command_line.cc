@@ -1,7 +1,9 @@
 #include "swemu/command_line.h"
 
 #include <boost/program_options.hpp>
+#include <cstdlib>
 #include <sstream>
+#include <string_view>
 
 #include "pipeline/control/units.h"
 #include "swemu/topology_config.h"
@@ -20,7 +22,7 @@ po::options_description Options() {
        "one switch: its config file (INI); every port is a host port")
       ("topology,t", po::value<std::string>()->value_name("FILE"),
        "several switches, links and host ports (topology INI)")
-      ("offline", "run in virtual time from pcap files (required in this version)")
+      ("offline", "run in virtual time from pcap files (default: real time on DPDK ports)")
       ("in,i", po::value<std::vector<std::string>>()->value_name("SPEC"),
        "replay a pcap into a port: PORT=FILE (--config) or SW:PORT=FILE (--topology); repeatable")
       ("out-dir,o", po::value<std::string>()->value_name("DIR"),
@@ -28,16 +30,42 @@ po::options_description Options() {
       ("seed", po::value<std::string>()->value_name("N"),
        "replace every seed in the config files (switch seeds and loss)")
       ("show-resources", "print the loaded program's resource report and exit")
-      ("quiet,q", "do not print the per-port summary");
+      ("quiet,q", "do not print the per-port summary")
+      ("busy-poll", "real time: never back off when idle (benchmarks)")
+      ("run-for", po::value<std::string>()->value_name("DURATION"),
+       "real time: stop after this long (e.g. 2s), as on SIGINT")
+      ("stats-interval", po::value<std::string>()->value_name("SECONDS"),
+       "real time: print rates and drops every SECONDS (e.g. 1, 0.5)")
+      ("control-socket", po::value<std::string>()->value_name("PATH"),
+       "real time: control socket path (default /run/swemu.sock as root, else "
+       "/tmp/swemu-<uid>.sock; \"none\" for no socket)")
+      ("control-mode", po::value<std::string>()->value_name("OCTAL"),
+       "real time: permissions of the control socket (default 0600)")
+      ("control-tcp", po::value<std::string>()->value_name("[ADDR:]PORT"),
+       "real time: also listen on TCP; ADDR defaults to 127.0.0.1 (loopback)");
   // clang-format on
   return options;
+}
+
+// "1", "0.5", or any duration ("500ms"): a plain number here means seconds.
+Result<uint64_t> ParseSeconds(const std::string& text) {
+  char* end = nullptr;
+  double seconds = std::strtod(text.c_str(), &end);
+  if (!text.empty() && end == text.c_str() + text.size()) {
+    if (!(seconds > 0 && seconds <= 86400)) return Status::Error(text + " is not in (0, 86400]");
+    return static_cast<uint64_t>(seconds * 1e9);
+  }
+  Result<uint64_t> ns = ParseDuration(text);
+  if (ns.ok() && *ns == 0) return Status::Error("must be > 0");
+  return ns;
 }
 
 }  // namespace
 
 std::string Usage() {
   std::ostringstream out;
-  out << "usage: swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
+  out << "usage: swemu --config FILE [--busy-poll] [--run-for D] [--stats-interval S] [-- EAL...]\n"
+         "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
          "       swemu (--config FILE | --topology FILE) --show-resources\n\n"
       << Options();
@@ -65,11 +93,14 @@ Result<InputSpec> ParseInputSpec(const std::string& text) {
 }
 
 Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
+  // Everything after the first "--" belongs to DPDK's EAL.
+  int own = 1;
+  while (own < argc && std::string_view(argv[own]) != "--") ++own;
   po::variables_map vm;
   try {
     // No positional arguments: a stray word is an error, not silently ignored.
     po::positional_options_description none;
-    po::store(po::command_line_parser(argc, argv).options(Options()).positional(none).run(), vm);
+    po::store(po::command_line_parser(own, argv).options(Options()).positional(none).run(), vm);
   } catch (const po::error& e) {
     return Status::Error(e.what());
   }
@@ -87,6 +118,30 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     if (!seed.ok()) return Status::Error("--seed: " + seed.message());
     cmd.seed = *seed;
   }
+  cmd.busy_poll = vm.count("busy-poll") != 0;
+  if (vm.count("run-for")) {
+    Result<uint64_t> ns = ParseDuration(vm["run-for"].as<std::string>());
+    if (!ns.ok()) return Status::Error("--run-for: " + ns.message());
+    if (*ns == 0) return Status::Error("--run-for: must be > 0");
+    cmd.run_for_ns = *ns;
+  }
+  if (vm.count("stats-interval")) {
+    Result<uint64_t> ns = ParseSeconds(vm["stats-interval"].as<std::string>());
+    if (!ns.ok()) return Status::Error("--stats-interval: " + ns.message());
+    cmd.stats_interval_ns = *ns;
+  }
+  if (vm.count("control-socket")) cmd.control_socket = vm["control-socket"].as<std::string>();
+  if (vm.count("control-tcp")) cmd.control_tcp = vm["control-tcp"].as<std::string>();
+  if (vm.count("control-mode")) {
+    const std::string& text = vm["control-mode"].as<std::string>();
+    char* end = nullptr;
+    unsigned long mode = std::strtoul(text.c_str(), &end, 8);
+    if (text.empty() || end != text.c_str() + text.size() || mode > 0777) {
+      return Status::Error("--control-mode: \"" + text + "\" is not an octal mode like 0600");
+    }
+    cmd.control_mode = static_cast<uint32_t>(mode);
+  }
+  for (int i = own + 1; i < argc; ++i) cmd.eal_args.emplace_back(argv[i]);
   if (vm.count("in")) {
     for (const std::string& text : vm["in"].as<std::vector<std::string>>()) {
       Result<InputSpec> spec = ParseInputSpec(text);

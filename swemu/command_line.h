@@ -29,6 +29,14 @@ struct CommandLine {
   std::vector<InputSpec> inputs;
   std::string out_dir;
   std::optional<uint64_t> seed;
+  // Real time (without --offline).
+  bool busy_poll = false;
+  uint64_t run_for_ns = 0;            // 0: until SIGINT/SIGTERM
+  uint64_t stats_interval_ns = 0;     // 0: no periodic stats line
+  std::vector<std::string> eal_args;  // everything after "--"
+  std::string control_socket;         // empty: DefaultControlSocketPath(); "none": no socket
+  uint32_t control_mode = 0600;
+  std::string control_tcp;  // empty: no TCP listener
 };
 
 // One-line errors naming the option: "--in: ...".

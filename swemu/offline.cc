@@ -5,6 +5,7 @@
 #include <map>
 
 #include "pipeline/engine/pcap_io.h"
+#include "swemu/dpdk/realtime.h"
 #include "swemu/topology_config.h"
 #include "swemu/version.h"
 
@@ -97,7 +98,8 @@ Status WriteFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
-Status RunCommand(const CommandLine& cmd, std::ostream& out) {
+// Real time reports its own errors and exit status (*exit_status); everything else is a Status.
+Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, int* exit_status) {
   if (cmd.help) {
     out << Usage();
     return Status::Ok();
@@ -108,7 +110,10 @@ Status RunCommand(const CommandLine& cmd, std::ostream& out) {
   }
   SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
   if (cmd.show_resources) return ShowResources(cmd, out);
-  if (!cmd.offline) return Status::Error("real-time mode is not built yet; use --offline");
+  if (!cmd.offline) {
+    *exit_status = RunRealtime(cmd, out, err);
+    return Status::Ok();
+  }
   return RunOffline(cmd, out);
 }
 
@@ -186,8 +191,9 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
 
 int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err) {
   Result<CommandLine> cmd = ParseCommandLine(argc, argv);
-  Status status = cmd.ok() ? RunCommand(*cmd, out) : cmd.status();
-  if (status.ok()) return 0;
+  int exit_status = 0;
+  Status status = cmd.ok() ? RunCommand(*cmd, out, err, &exit_status) : cmd.status();
+  if (status.ok()) return exit_status;
   err << "swemu: " << status.message() << "\n";
   return 2;
 }

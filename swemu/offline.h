@@ -29,7 +29,8 @@ Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan);
 Status ShowResources(const CommandLine& cmd, std::ostream& out);
 Status RunOffline(const CommandLine& cmd, std::ostream& out);
 
-// The whole program behind main(): exit status 0, or 2 after one line on `err`.
+// The whole program behind main(): exit status 0, or 2 after one line on `err` (real time:
+// also 1 after an mbuf leak, see swemu/dpdk/realtime.h).
 int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err);
 
 }  // namespace swemu

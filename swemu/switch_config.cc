@@ -53,6 +53,13 @@ Status SetRate(const std::string& value, uint64_t* bps) {
   return Status::Ok();
 }
 
+Status SetUint32(const std::string& value, uint32_t min, uint32_t max, uint32_t* field) {
+  Result<uint64_t> parsed = ParseUint(value, min, max);
+  if (!parsed.ok()) return parsed.status();
+  *field = static_cast<uint32_t>(*parsed);
+  return Status::Ok();
+}
+
 Status SetNonEmpty(const std::string& value, std::string* field) {
   if (value.empty()) return Status::Error("must not be empty");
   *field = value;
@@ -133,11 +140,18 @@ const std::map<std::string, Setter>& Setters() {
        })},
       {"tm.quantum", BytesKey(1, kTmMaxQuantumBytes,
                               [](uint64_t v, SwitchConfig& c) { c.tm.quantum_bytes = uint32_t(v); })},
+      {"eal.args", [](const std::string& v, LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.eal_args); }},
+      {"dpdk.mbufs", [](const std::string& v, LoadedSwitchConfig& o) {
+         return SetUint32(v, 1023, 1u << 24, &o.mbufs);
+       }},
+      {"dpdk.mbuf_cache", [](const std::string& v, LoadedSwitchConfig& o) {
+         return SetUint32(v, 0, 512, &o.mbuf_cache);
+       }},
   };
   return *setters;
 }
 
-// "port.N.rate": the port number, or an error naming what is wrong with the key.
+// "port.N.rate" / "port.N.devargs": the port number, or an error naming what is wrong.
 Result<PortId> PortOfKey(const std::string& key) {
   std::size_t dot = key.find('.', 5);
   std::string number = key.substr(5, dot == std::string::npos ? std::string::npos : dot - 5);
@@ -145,8 +159,9 @@ Result<PortId> PortOfKey(const std::string& key) {
   if (dot == std::string::npos || !port.ok()) {
     return Status::Error("unknown key (a port section is [port.N] with N a port number)");
   }
-  if (key.substr(dot + 1) != "rate") {
-    return Status::Error("unknown key (a [port.N] section has only rate)");
+  std::string field = key.substr(dot + 1);
+  if (field != "rate" && field != "devargs") {
+    return Status::Error("unknown key (a [port.N] section has only rate and devargs)");
   }
   return static_cast<PortId>(*port);
 }
@@ -162,6 +177,11 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
   if (key.rfind("port.", 0) == 0) {
     Result<PortId> port = PortOfKey(key);
     if (!port.ok()) return port.status();
+    if (key.ends_with(".devargs")) {
+      if (entry.value.empty()) return Status::Error("must not be empty");
+      out.port_devargs.emplace_back(*port, entry.value);
+      return Status::Ok();
+    }
     uint64_t bps = 0;
     SWEMU_RETURN_IF_ERROR(SetRate(entry.value, &bps));
     if (!rated_ports->insert(*port).second) return Status::Error("port rate given twice");
@@ -172,7 +192,8 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
   if (dot == std::string::npos) {
     return Status::Error("unknown key (every key belongs in a section such as [switch])");
   }
-  static const std::set<std::string> kSections = {"switch", "budget", "tm", "program"};
+  static const std::set<std::string> kSections = {"switch",  "budget", "tm",
+                                                  "program", "eal",    "dpdk"};
   if (kSections.count(key.substr(0, dot)) == 0) {
     return Status::Error("unknown section [" + key.substr(0, dot) + "]");
   }
@@ -200,6 +221,13 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
     if (rate.port >= out.config.num_ports) {
       return Status::Error(path + ": port." + std::to_string(rate.port) + ".rate: port " +
                            std::to_string(rate.port) + " out of range (switch.ports is " +
+                           std::to_string(out.config.num_ports) + ")");
+    }
+  }
+  for (const auto& [port, devargs] : out.port_devargs) {
+    if (port >= out.config.num_ports) {
+      return Status::Error(path + ": port." + std::to_string(port) + ".devargs: port " +
+                           std::to_string(port) + " out of range (switch.ports is " +
                            std::to_string(out.config.num_ports) + ")");
     }
   }

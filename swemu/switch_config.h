@@ -1,8 +1,10 @@
 #pragma once
-// A switch config file (INI): [switch], [budget], [tm], [port.N] and [program] sections, every
+// A switch config file (INI): [switch], [budget], [tm], [port.N], [program], and for real time
+// [eal] and [dpdk] sections, every
 // key optional with the default documented in docs/cli.md. Values use the units of
 // pipeline/control/units.h (10G, 16MiB, 2us).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pipeline/core/status.h"
@@ -16,6 +18,11 @@ struct LoadedSwitchConfig {
   SwitchConfig config;         // validated
   std::string startup_script;  // [switch] cli, resolved against the file's directory; may be empty
   std::vector<PortRate> port_rates;  // [port.N] rate, applied after the switch is created
+  // Real time only (docs/cli.md): EAL arguments, the mbuf pool, and each port's DPDK device.
+  std::string eal_args;  // [eal] args, whitespace-separated
+  uint32_t mbufs = 16383;
+  uint32_t mbuf_cache = 256;
+  std::vector<std::pair<PortId, std::string>> port_devargs;  // [port.N] devargs
 };
 
 // The default shaping rate of a port when the file does not set tm.port_rate.

@@ -39,7 +39,9 @@ namespace swemu {
   X(kTmSharedBufferFull, "tm_shared_buffer_full")                               \
   X(kLossInjected, "loss_injected")                                             \
   X(kLinkDown, "link_down")                                                     \
-  X(kPoolExhausted, "pool_exhausted")
+  X(kPoolExhausted, "pool_exhausted")                                          \
+  X(kMultiSegmentFrame, "multi_segment_frame")                                  \
+  X(kTxQueueFull, "tx_queue_full")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,

@@ -85,10 +85,11 @@ TEST_F(SwemuBinaryTest, VersionAndHelp) {
   }
 }
 
-TEST_F(SwemuBinaryTest, WithoutOfflineRealTimeIsNotBuiltYet) {
+TEST_F(SwemuBinaryTest, WithoutOfflineRealTimeNeedsDpdkPorts) {
   RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini");
   EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(run.err, "swemu: real-time mode is not built yet; use --offline\n");
+  EXPECT_EQ(run.err, "swemu: " + kConfigs +
+                         "leaf.ini: no [port.N] devargs: real time needs at least one DPDK port\n");
 }
 
 TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {

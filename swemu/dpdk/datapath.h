@@ -1,0 +1,104 @@
+#pragma once
+// The run-to-completion loop on one lcore (DPDK l2fwd's shape): per port, RX a burst of 32 into
+// the switch's ingress; per port, TX up to 32 from its TM; then poll the control mailbox. The
+// lcore owns the switch and every counter here, so none of it is locked or atomic.
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pipeline/switch/switch.h"
+#include "swemu/control_mailbox.h"
+#include "swemu/dpdk/ports.h"
+#include "swemu/dpdk/tsc_clock.h"
+
+namespace swemu {
+
+struct DatapathOptions {
+  bool busy_poll = false;          // never back off
+  uint64_t run_for_ns = 0;         // 0: until stop
+  uint64_t stats_interval_ns = 0;  // 0: no periodic line
+};
+
+// Frames as the DPDK ports saw them (a frame the TX queue refused is not counted as tx).
+struct WirePortCounters {
+  uint64_t rx_packets = 0;
+  uint64_t rx_bytes = 0;
+  uint64_t tx_packets = 0;
+  uint64_t tx_bytes = 0;
+};
+
+// TSC cycles spent in one phase, over the bursts that carried packets (empty polls excluded).
+struct PhaseCycles {
+  uint64_t cycles = 0;
+  uint64_t packets = 0;
+  void Add(uint64_t spent, uint64_t n) noexcept {
+    cycles += spent;
+    packets += n;
+  }
+};
+
+struct RuntimeCounters {
+  PhaseCycles rx;       // rte_eth_rx_burst and mbuf -> Packet
+  PhaseCycles ingress;  // Switch::ReceiveBurst: parser, ingress stages, TM enqueue
+  PhaseCycles egress;   // Switch::Transmit: TM dequeue, egress stages, deparser
+  PhaseCycles tx;       // Packet -> mbuf and rte_eth_tx_burst
+  uint64_t loops = 0;
+  uint64_t idle_loops = 0;
+  uint64_t sleeps = 0;
+};
+
+class Datapath {
+ public:
+  static constexpr uint16_t kBurst = 32;
+  static constexpr uint64_t kSpinLoops = 100;     // empty loops before backing off
+  static constexpr uint64_t kPauseLoops = 10000;  // then rte_pause() loops before sleeping
+  static constexpr uint64_t kMinSleepNs = 10'000;
+  static constexpr uint64_t kMaxSleepNs = 200'000;
+  static constexpr int kDiscardBursts = 256;  // per port at shutdown: 8192 frames
+
+  Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
+           std::ostream& out);
+
+  // Registers `show runtime` in the switch's command table.
+  Status AddCommands();
+  // Runs until `stop` or run_for; then stops RX, transmits what the TM holds (at most 1 s) and
+  // closes the mailbox.
+  void Run(const DatapathOptions& options, const std::atomic<bool>& stop);
+  // After Run: frees frames still waiting in RX queues (a net_ring loops TX back); how many.
+  uint64_t DiscardRx();
+
+  // Drops by reason: the switch's and the datapath's own (tx_queue_full, ...).
+  std::array<uint64_t, kDropReasonCount> AllDrops() const;
+  const WirePortCounters& port_counters(PortId p) const { return wire_[p]; }
+  // Per-port table and drops, in the offline mode's style.
+  std::string Summary() const;
+  std::string RuntimeReport() const;
+
+ private:
+  bool Iterate(bool rx) noexcept;
+  uint32_t ReceivePort(PortId p) noexcept;
+  uint32_t TransmitPort(PortId p) noexcept;
+  void Idle() noexcept;
+  void PrintStats(uint64_t now_tsc);
+  uint64_t NsToCycles(uint64_t ns) const;
+
+  Switch& sw_;
+  const DpdkPorts& ports_;
+  ControlMailbox& mailbox_;
+  const TscClock& clock_;
+  std::ostream& out_;
+  bool busy_poll_ = false;
+  uint64_t idle_streak_ = 0;
+  uint64_t sleep_ns_ = kMinSleepNs;
+  std::vector<WirePortCounters> wire_;
+  std::array<uint64_t, kDropReasonCount> drops_ = {};
+  RuntimeCounters runtime_;
+  // --stats-interval: counters at the previous line.
+  uint64_t stats_last_tsc_ = 0;
+  std::vector<WirePortCounters> stats_last_;
+};
+
+}  // namespace swemu

@@ -1,0 +1,97 @@
+// What the datapath tells people: the final summary, `show runtime` and --stats-interval lines.
+// They run on the lcore (the summary after it stopped), which owns every counter they read.
+#include <cstdio>
+
+#include "swemu/dpdk/datapath.h"
+
+namespace swemu {
+namespace {
+
+std::string FormatDrops(const std::array<uint64_t, kDropReasonCount>& drops) {
+  std::string out;
+  for (std::size_t i = 1; i < kDropReasonCount; ++i) {
+    if (drops[i] == 0) continue;
+    out += out.empty() ? " " : ", ";
+    out += std::string(DropReasonName(static_cast<DropReason>(i))) + " " + std::to_string(drops[i]);
+  }
+  return out.empty() ? " none" : out;
+}
+
+std::string PhaseLine(const char* name, const PhaseCycles& phase) {
+  char line[128];
+  const double per_pkt = phase.packets ? double(phase.cycles) / double(phase.packets) : 0.0;
+  std::snprintf(line, sizeof(line), "  %-10s %10.1f cycles/pkt  (%llu packets)\n", name, per_pkt,
+                static_cast<unsigned long long>(phase.packets));
+  return line;
+}
+
+}  // namespace
+
+Status Datapath::AddCommands() {
+  return sw_.commands().Add(
+      {"show runtime", "", "cycles per packet of rx, ingress, egress+TM and tx (real time)", 0, 0,
+       [this](CommandArgs) -> Result<std::string> { return RuntimeReport(); }});
+}
+
+std::string Datapath::RuntimeReport() const {
+  char head[160];
+  std::snprintf(head, sizeof(head),
+                "runtime: TSC %.3f GHz; cycles over bursts that carried packets\n",
+                double(clock_.hz()) / 1e9);
+  std::string out = head;
+  out += PhaseLine("rx", runtime_.rx);
+  out += PhaseLine("ingress", runtime_.ingress);
+  out += PhaseLine("egress+tm", runtime_.egress);
+  out += PhaseLine("tx", runtime_.tx);
+  out += "  loops " + std::to_string(runtime_.loops) + ", idle " +
+         std::to_string(runtime_.idle_loops) + ", sleeps " + std::to_string(runtime_.sleeps) +
+         (busy_poll_ ? " (busy poll)\n" : "\n");
+  return out;
+}
+
+void Datapath::PrintStats(uint64_t now_tsc) {
+  const double seconds = double(now_tsc - stats_last_tsc_) / double(clock_.hz());
+  std::string out = "stats:";
+  for (PortId p = 0; p < sw_.num_ports(); ++p) {
+    if (ports_.dpdk_port(p) == kNoDpdkPort) continue;
+    const WirePortCounters& now = wire_[p];
+    const WirePortCounters& then = stats_last_[p];
+    char part[160];
+    std::snprintf(part, sizeof(part), " port %u rx %.3f Mpps %.3f Gbps tx %.3f Mpps %.3f Gbps;",
+                  unsigned{p}, double(now.rx_packets - then.rx_packets) / seconds / 1e6,
+                  double(now.rx_bytes - then.rx_bytes) * 8 / seconds / 1e9,
+                  double(now.tx_packets - then.tx_packets) / seconds / 1e6,
+                  double(now.tx_bytes - then.tx_bytes) * 8 / seconds / 1e9);
+    out += part;
+  }
+  out += " drops" + FormatDrops(AllDrops()) + "\n";
+  out_ << out << std::flush;
+  stats_last_ = wire_;
+  stats_last_tsc_ = now_tsc;
+}
+
+std::string Datapath::Summary() const {
+  std::string out = "switch " + sw_.name() + " (program " + sw_.config().program + ", " +
+                    std::to_string(sw_.num_ports()) + " ports, real time)\n";
+  char line[200];
+  std::snprintf(line, sizeof(line), "  %4s  %-16s %10s %12s %10s %12s %10s\n", "port", "attached",
+                "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "ecn_marked");
+  out += line;
+  for (PortId p = 0; p < sw_.num_ports(); ++p) {
+    const WirePortCounters& c = wire_[p];
+    uint64_t marked = 0;
+    for (int q = 0; q < kQueuesPerPort; ++q) marked += sw_.tm().queue_counters(p, q).marked;
+    std::snprintf(
+        line, sizeof(line), "  %4u  %-16s %10llu %12llu %10llu %12llu %10llu\n", unsigned{p},
+        ports_.device(p).c_str(), static_cast<unsigned long long>(c.rx_packets),
+        static_cast<unsigned long long>(c.rx_bytes), static_cast<unsigned long long>(c.tx_packets),
+        static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
+    out += line;
+  }
+  out += "  drops:" + FormatDrops(AllDrops()) + "\n";
+  out += "  consumed " + std::to_string(sw_.counters().program.consumed) + ", queued " +
+         std::to_string(sw_.tm().TotalQueued()) + "\n";
+  return out;
+}
+
+}  // namespace swemu

@@ -1,0 +1,103 @@
+// rte_devargs_reset is still "experimental" in DPDK 22.11 (stable since 23.x).
+#define ALLOW_EXPERIMENTAL_API
+#include "swemu/dpdk/ports.h"
+
+#include <rte_dev.h>
+#include <rte_devargs.h>
+#include <rte_ethdev.h>
+
+#include <cstring>
+
+namespace swemu {
+namespace {
+
+std::string ErrnoText(int error) { return rte_strerror(error < 0 ? -error : error); }
+
+// The device name in devargs, when some bus (vdev, PCI) has a driver for it.
+Result<std::string> DeviceName(const std::string& where, const std::string& devargs) {
+  rte_devargs parsed;
+  std::memset(&parsed, 0, sizeof(parsed));
+  if (rte_devargs_parse(&parsed, devargs.c_str()) != 0) {
+    return Status::Error(where + ": no such driver");
+  }
+  std::string name = parsed.name;
+  rte_devargs_reset(&parsed);
+  return name;
+}
+
+// Probes the device (unless EAL already did, from a --vdev) and returns its ethdev name.
+Result<std::string> Probe(const std::string& where, const std::string& devargs) {
+  Result<std::string> name = DeviceName(where, devargs);
+  if (!name.ok()) return name;
+  int probed = rte_dev_probe(devargs.c_str());
+  if (probed != 0 && probed != -EEXIST) {
+    // Drivers often return a bare -1; their own log line above says why.
+    return Status::Error(where + ": probe failed: " +
+                         (probed == -1 ? "the driver refused the device" : ErrnoText(probed)));
+  }
+  return name;
+}
+
+}  // namespace
+
+Status DpdkPorts::Open(uint16_t num_switch_ports,
+                       const std::vector<std::pair<PortId, std::string>>& devargs,
+                       rte_mempool* mempool) {
+  dpdk_ports_.assign(num_switch_ports, kNoDpdkPort);
+  devices_.assign(num_switch_ports, "-");
+  // Every devargs names a known driver before the first device is probed (and, for net_pcap,
+  // creates its output file).
+  for (const auto& [port, args] : devargs) {
+    Result<std::string> name =
+        DeviceName("port " + std::to_string(port) + ": devargs " + args, args);
+    if (!name.ok()) return name.status();
+  }
+  for (const auto& [port, args] : devargs) SWEMU_RETURN_IF_ERROR(OpenOne(port, args, mempool));
+  return Status::Ok();
+}
+
+Status DpdkPorts::OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool) {
+  const std::string where = "port " + std::to_string(port) + ": devargs " + devargs;
+  Result<std::string> name = Probe(where, devargs);
+  if (!name.ok()) return name.status();
+  uint16_t id = 0;
+  if (rte_eth_dev_get_port_by_name(name->c_str(), &id) != 0) {
+    return Status::Error(where + ": device " + *name + " is not an Ethernet port");
+  }
+  for (uint16_t used : dpdk_ports_) {
+    if (used == id) return Status::Error(where + ": device " + *name + " is already a port");
+  }
+  const std::string failed = "port " + std::to_string(port) + " failed to start: ";
+  rte_eth_conf conf;
+  std::memset(&conf, 0, sizeof(conf));
+  int rc = rte_eth_dev_configure(id, 1, 1, &conf);
+  if (rc != 0) return Status::Error(failed + "configure: " + ErrnoText(rc));
+  uint16_t rx_desc = kRxDescriptors;
+  uint16_t tx_desc = kTxDescriptors;
+  rc = rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_desc, &tx_desc);
+  if (rc != 0) return Status::Error(failed + "descriptors: " + ErrnoText(rc));
+  const int socket = rte_eth_dev_socket_id(id);
+  const unsigned queue_socket = socket < 0 ? 0 : static_cast<unsigned>(socket);
+  rc = rte_eth_rx_queue_setup(id, 0, rx_desc, queue_socket, nullptr, mempool);
+  if (rc != 0) return Status::Error(failed + "rx queue: " + ErrnoText(rc));
+  rc = rte_eth_tx_queue_setup(id, 0, tx_desc, queue_socket, nullptr);
+  if (rc != 0) return Status::Error(failed + "tx queue: " + ErrnoText(rc));
+  rc = rte_eth_dev_start(id);
+  if (rc != 0) return Status::Error(failed + ErrnoText(rc));
+  started_.push_back(id);
+  // A switch port sees every frame on its wire; PMDs without the feature just refuse.
+  (void)rte_eth_promiscuous_enable(id);
+  dpdk_ports_[port] = id;
+  devices_[port] = *name;
+  return Status::Ok();
+}
+
+void DpdkPorts::Close() {
+  for (uint16_t id : started_) {
+    (void)rte_eth_dev_stop(id);
+    (void)rte_eth_dev_close(id);
+  }
+  started_.clear();
+}
+
+}  // namespace swemu

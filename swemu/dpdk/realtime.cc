@@ -1,0 +1,156 @@
+#include "swemu/dpdk/realtime.h"
+
+#include <rte_lcore.h>
+
+#include <atomic>
+#include <csignal>
+#include <memory>
+
+#include "swemu/control_mailbox.h"
+#include "swemu/control_server.h"
+#include "swemu/control_socket.h"
+#include "swemu/dpdk/datapath.h"
+#include "swemu/dpdk/eal.h"
+#include "swemu/dpdk/mbuf_pool.h"
+#include "swemu/dpdk/ports.h"
+#include "swemu/dpdk/tsc_clock.h"
+#include "swemu/switch_config.h"
+
+namespace swemu {
+namespace {
+
+std::atomic<bool> g_stop{false};  // lock-free, so safe to set from a signal handler
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+void OnSignal(int) { g_stop.store(true, std::memory_order_relaxed); }
+
+void InstallSignalHandlers() {
+  struct sigaction action = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+}
+
+Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
+  if (cmd.config.empty()) {
+    return Status::Error("--config: required in real time (--topology runs only with --offline)");
+  }
+  if (!cmd.inputs.empty()) return Status::Error("--in: only with --offline");
+  if (!cmd.out_dir.empty()) return Status::Error("--out-dir: only with --offline");
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(cmd.config);
+  if (!loaded.ok()) return loaded;
+  if (loaded->port_devargs.empty()) {
+    return Status::Error(cmd.config +
+                         ": no [port.N] devargs: real time needs at least one DPDK port");
+  }
+  return loaded;
+}
+
+// Everything that lives between rte_eal_init and rte_eal_cleanup, destroyed in reverse order:
+// ports before the switch, the switch before the pool its packets come from.
+struct Realtime {
+  std::unique_ptr<MbufPacketPool> pool;
+  TscClock clock;
+  std::unique_ptr<Switch> sw;
+  DpdkPorts ports;
+  ControlMailbox mailbox;
+  std::unique_ptr<Datapath> datapath;
+  std::unique_ptr<ControlServer> control;  // destroyed first: no command reaches a dead lcore
+};
+
+// The control socket serves the switch's command table; each line is executed by the lcore
+// between bursts (through the mailbox), so live changes take no lock on the fast path.
+Status StartControl(const CommandLine& cmd, Realtime& rt) {
+  if (cmd.control_socket == "none" && cmd.control_tcp.empty()) return Status::Ok();
+  ControlServerConfig config;
+  config.unix_path = cmd.control_socket.empty()     ? DefaultControlSocketPath()
+                     : cmd.control_socket == "none" ? ""
+                                                    : cmd.control_socket;
+  config.mode = static_cast<mode_t>(cmd.control_mode);
+  config.tcp = cmd.control_tcp;
+  rt.control = std::make_unique<ControlServer>(
+      config, [&rt](const std::string& line) { return rt.mailbox.Execute(line); });
+  return rt.control->Start();
+}
+
+Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostream& out,
+             Realtime& rt) {
+  Result<std::unique_ptr<MbufPacketPool>> pool =
+      MbufPacketPool::Create(loaded.mbufs, loaded.mbuf_cache, static_cast<int>(rte_socket_id()));
+  if (!pool.ok()) return pool.status();
+  rt.pool = std::move(*pool);
+  const std::string name = loaded.config.name;
+  Result<std::unique_ptr<Switch>> created = Switch::Create(loaded.config, *rt.pool, rt.clock);
+  if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
+  rt.sw = std::move(*created);
+  for (const PortRate& rate : loaded.port_rates) {
+    Status set = rt.sw->tm().SetPortRate(rate.port, rate.bps);
+    if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
+  }
+  rt.datapath = std::make_unique<Datapath>(*rt.sw, rt.ports, rt.mailbox, rt.clock, out);
+  SWEMU_RETURN_IF_ERROR(rt.datapath->AddCommands());
+  // The startup script runs before the lcore starts, so it needs no mailbox.
+  if (!loaded.startup_script.empty()) {
+    Status ran = rt.sw->commands().RunScript(loaded.startup_script);
+    if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
+  }
+  SWEMU_RETURN_IF_ERROR(StartControl(cmd, rt));  // a socket in use stops us before any traffic
+  return rt.ports.Open(rt.sw->num_ports(), loaded.port_devargs, rt.pool->mempool());
+}
+
+// Stops the ports, frees what is left and checks every mbuf came back; status 0 or 1.
+int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
+  rt.mailbox.Close();  // control clients now get "switch is shutting down"
+  if (rt.control) rt.control->Stop();
+  const uint64_t discarded = rt.datapath->DiscardRx();
+  if (!quiet) {
+    out << rt.datapath->Summary();
+    if (discarded != 0) out << "  discarded at shutdown from rx queues " << discarded << "\n";
+    out << std::flush;
+  }
+  rt.ports.Close();
+  rt.sw->FreeQueued();
+  const std::size_t in_use = rt.pool->InUse();
+  if (in_use != 0) {
+    err << "swemu: mbuf leak: " << in_use << " mbufs still in use after shutdown\n";
+    return 1;
+  }
+  return 0;
+}
+
+int Fail(std::ostream& err, const Status& status) {
+  err << "swemu: " << status.message() << "\n";
+  return 2;
+}
+
+}  // namespace
+
+int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
+  Result<LoadedSwitchConfig> loaded = LoadRealtimeConfig(cmd);
+  if (!loaded.ok()) return Fail(err, loaded.status());
+  EalArgs eal = MakeEalArgs(loaded->eal_args, cmd.eal_args, HostHugepagesUsable());
+  Status eal_up = InitEal(eal, err);
+  if (!eal_up.ok()) return Fail(err, eal_up);
+  int status = 0;
+  {
+    Realtime rt;
+    Status ready = SetUp(cmd, *loaded, out, rt);
+    if (!ready.ok()) {
+      status = Fail(err, ready);
+    } else {
+      g_stop.store(false);
+      InstallSignalHandlers();
+      DatapathOptions options;
+      options.busy_poll = cmd.busy_poll;
+      options.run_for_ns = cmd.run_for_ns;
+      options.stats_interval_ns = cmd.stats_interval_ns;
+      rt.datapath->Run(options, g_stop);
+      status = ShutDown(rt, cmd.quiet, out, err);
+    }
+  }
+  CleanupEal();
+  return status;
+}
+
+}  // namespace swemu

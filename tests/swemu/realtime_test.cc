@@ -1,0 +1,235 @@
+// swemu in real time, run as a subprocess on DPDK's net_pcap vdev ports (no NIC, no hugepages,
+// one lcore): frames in from a pcap, through l2l3, out to pcaps; set-up errors; options.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "pipeline/engine/pcap_io.h"
+#include "pipeline/wire/frame_builder.h"
+
+namespace swemu {
+namespace {
+
+const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
+const MacAddr kMacA = MacAddr::FromU64(0x000000000001);
+const MacAddr kMacB = MacAddr::FromU64(0x000000000002);
+const MacAddr kMacUnknown = MacAddr::FromU64(0x0000000000ee);
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string TestName() { return testing::UnitTest::GetInstance()->current_test_info()->name(); }
+
+std::string TestDir() { return testing::TempDir() + "swemu_realtime_test_" + TestName() + "/"; }
+
+std::string FilePrefix() { return "swemu-test-" + std::to_string(getpid()) + "-" + TestName(); }
+
+// EAL for tests: no hugepages, no PCI scan, core 0, a file prefix no other process uses.
+std::string EalArgs() { return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + FilePrefix(); }
+
+RunResult RunSwemu(const std::string& args) {
+  const std::string dir = TestDir();
+  // Each run has its own control socket, so tests can run in parallel.
+  const std::string command = kSwemu + " --control-socket " + dir + "ctl.sock " + args + " >" +
+                              dir + "stdout 2>" + dir + "stderr </dev/null";
+  int raw = std::system(command.c_str());
+  // EAL leaves its runtime directory behind; this test's prefix is its own.
+  std::error_code ignored;
+  std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
+  RunResult run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.out = ReadText(dir + "stdout");
+  run.err = ReadText(dir + "stderr");
+  return run;
+}
+
+std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) {
+  return FrameBuilder()
+      .Eth(dst, src)
+      .Ipv4(MakeIpv4Addr(10, 0, 0, 1), MakeIpv4Addr(10, 0, 0, 2))
+      .Identification(id)
+      .Udp(1000, 2000)
+      .Payload(40 + id)
+      .Build();
+}
+
+void WritePcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
+  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.message();
+  TimeNs ts = 1000;
+  for (const auto& frame : frames) (*writer)->Write(ts += 1000, frame.data(), frame.size());
+  ASSERT_TRUE((*writer)->Close().ok());
+}
+
+std::vector<std::vector<uint8_t>> ReadFrames(const std::string& path) {
+  Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
+  EXPECT_TRUE(records.ok()) << records.message();
+  std::vector<std::vector<uint8_t>> frames;
+  if (records.ok()) {
+    for (const PcapRecord& record : *records) frames.push_back(record.bytes);
+  }
+  return frames;
+}
+
+// Two net_pcap ports; the startup script sends kMacB to port 1 and kMacA to port 0.
+std::string WriteConfig(const std::string& port1_devargs) {
+  const std::string dir = TestDir();
+  std::ofstream(dir + "fwd.cli") << "show runtime\n"  // registered by the real-time layer
+                                    "table_add dmac forward 00:00:00:00:00:02 => 1\n"
+                                    "table_add dmac forward 00:00:00:00:00:01 => 0\n";
+  std::ofstream(dir + "rt.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = fwd.cli\n"
+                                   "[dpdk]\nmbufs = 4095\n"
+                                   "[port.0]\ndevargs = net_pcap0,rx_pcap="
+                                << dir << "in0.pcap,tx_pcap=" << dir
+                                << "out0.pcap\n"
+                                   "[port.1]\ndevargs = "
+                                << port1_devargs << "\n";
+  return dir + "rt.ini";
+}
+
+class RealtimeTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+    // A 3000-byte frame does not fit one mbuf's 2048-byte data room: net_pcap chains two.
+    std::vector<uint8_t> jumbo = Frame(kMacB, kMacA, 10);
+    jumbo.resize(3000);
+    in0_ = {Frame(kMacB, kMacA, 1),
+            Frame(kMacB, kMacA, 2),
+            Frame(kMacUnknown, kMacA, 3),
+            Frame(kMacB, kMacA, 4),
+            jumbo,
+            Frame(kMacUnknown, kMacA, 5),
+            Frame(kMacB, kMacA, 6)};
+    in1_ = {Frame(kMacA, kMacB, 7), Frame(kMacA, kMacB, 8), Frame(kMacA, kMacB, 9)};
+    WritePcap(TestDir() + "in0.pcap", in0_);
+    WritePcap(TestDir() + "in1.pcap", in1_);
+  }
+  std::string PcapPort1() const {
+    return "net_pcap1,rx_pcap=" + TestDir() + "in1.pcap,tx_pcap=" + TestDir() + "out1.pcap";
+  }
+
+  std::vector<std::vector<uint8_t>> in0_;
+  std::vector<std::vector<uint8_t>> in1_;
+};
+
+TEST_F(RealtimeTest, PcapPortsForwardExactlyTheExpectedFrames) {
+  RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) + " --run-for 2s" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::vector<std::vector<uint8_t>> to_port1 = {in0_[0], in0_[1], in0_[3], in0_[6]};
+  EXPECT_EQ(ReadFrames(TestDir() + "out1.pcap"), to_port1);
+  EXPECT_EQ(ReadFrames(TestDir() + "out0.pcap"), in1_);
+  // Per-port summary: port 0 received 7 and sent 3, port 1 received 3 and sent 4.
+  std::istringstream lines(run.out);
+  std::string line;
+  std::vector<std::string> rows;
+  while (std::getline(lines, line)) {
+    if (line.find("net_pcap") != std::string::npos) rows.push_back(line);
+  }
+  ASSERT_EQ(rows.size(), 2u) << run.out;
+  auto fields = [](const std::string& row) {
+    std::istringstream in(row);
+    return std::vector<std::string>(std::istream_iterator<std::string>(in), {});
+  };
+  EXPECT_EQ(fields(rows[0])[2], "7") << rows[0];
+  EXPECT_EQ(fields(rows[0])[4], "3") << rows[0];
+  EXPECT_EQ(fields(rows[1])[2], "3") << rows[1];
+  EXPECT_EQ(fields(rows[1])[4], "4") << rows[1];
+  EXPECT_NE(run.out.find("drops: table_miss 2, multi_segment_frame 1\n"), std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
+}
+
+TEST_F(RealtimeTest, BadDevargsExitTwoWithOneLine) {
+  RunResult run = RunSwemu("--config " + WriteConfig("net_foo0") + " --run-for 1s" + EalArgs());
+  EXPECT_EQ(run.status, 2);
+  // EAL logs its own complaint; swemu's is exactly one line.
+  const std::string expected = "swemu: port 1: devargs net_foo0: no such driver\n";
+  EXPECT_NE(run.err.find(expected), std::string::npos) << run.err;
+  std::size_t ours = 0;
+  for (std::size_t at = 0; (at = run.err.find("swemu: ", at)) != std::string::npos; ++at) ++ours;
+  EXPECT_EQ(ours, 1u) << run.err;
+  EXPECT_FALSE(std::filesystem::exists(TestDir() + "out0.pcap"));
+}
+
+TEST_F(RealtimeTest, BadEalArgumentExitsTwo) {
+  RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) + EalArgs() + " --bogus");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("swemu: EAL: "), std::string::npos) << run.err;
+}
+
+TEST_F(RealtimeTest, BusyPollAndStatsIntervalAreAccepted) {
+  RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) +
+                           " --busy-poll --run-for 1s --stats-interval 0.3" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(ReadFrames(TestDir() + "out0.pcap"), in1_);
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = run.out.find("stats: port 0 rx ", at)) != std::string::npos;
+       ++at) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 2u) << run.out;
+  EXPECT_LE(lines, 4u) << run.out;
+}
+
+// swemu-cli against a running switch: a table entry added and dumped while the lcore runs,
+// a bad command refused, the socket's mode 0600.
+TEST_F(RealtimeTest, ControlSocketChangesTablesLive) {
+  const std::string dir = TestDir();
+  const std::string sock = dir + "live.sock";
+  const std::string start = "(" + kSwemu + " --control-socket " + sock + " --config " +
+                            WriteConfig(PcapPort1()) + " --run-for 3s" + EalArgs() + " >" + dir +
+                            "stdout 2>" + dir + "stderr </dev/null; echo $? >" + dir + "status) &";
+  ASSERT_EQ(std::system(start.c_str()), 0);
+  struct stat st = {};
+  for (int i = 0; i < 250 && lstat(sock.c_str(), &st) != 0; ++i) usleep(20000);
+  ASSERT_TRUE(S_ISSOCK(st.st_mode)) << ReadText(dir + "stderr");
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  auto cli = [&](const std::string& command) {
+    const std::string line = SWEMU_BINARY_DIR "/tools/swemu-cli --socket " + sock + " '" + command +
+                             "' >" + dir + "cli.out 2>&1";
+    int raw = std::system(line.c_str());
+    return std::make_pair(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadText(dir + "cli.out"));
+  };
+  auto added = cli("table_add dmac forward 00:00:00:00:00:99 => 1");
+  EXPECT_EQ(added.first, 0) << added.second;
+  EXPECT_EQ(added.second, "Entry has been added with handle 2\n");
+  auto dump = cli("table_dump dmac");
+  EXPECT_NE(dump.second.find("00:00:00:00:00:99"), std::string::npos) << dump.second;
+  auto bad = cli("table_add dmac fly 1 => 1");
+  EXPECT_EQ(bad.first, 1) << bad.second;
+  EXPECT_EQ(cli("table_dump dmac").second, dump.second);  // the bad command changed nothing
+  for (int i = 0; i < 500 && !std::filesystem::exists(dir + "status"); ++i) usleep(20000);
+  usleep(20000);
+  EXPECT_EQ(ReadText(dir + "status"), "0\n") << ReadText(dir + "stderr");
+  EXPECT_FALSE(std::filesystem::exists(sock));  // removed at shutdown
+  std::error_code ignored;
+  std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
+}
+
+TEST_F(RealtimeTest, RunForMustBeADuration) {
+  RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) + " --run-for soon");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_EQ(run.err.rfind("swemu: --run-for: ", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+}
+
+}  // namespace
+}  // namespace swemu
