@@ -42,9 +42,33 @@ po::options_description Options() {
       ("control-mode", po::value<std::string>()->value_name("OCTAL"),
        "real time: permissions of the control socket (default 0600)")
       ("control-tcp", po::value<std::string>()->value_name("[ADDR:]PORT"),
-       "real time: also listen on TCP; ADDR defaults to 127.0.0.1 (loopback)");
+       "real time: also listen on TCP; ADDR defaults to 127.0.0.1 (loopback)")
+      ("pcap-dir", po::value<std::string>()->value_name("DIR"),
+       "real time: record ports' rx and tx to DIR/port<N>-rx.pcap and -tx.pcap")
+      ("pcap-ports", po::value<std::string>()->value_name("LIST"),
+       "real time: the ports --pcap-dir records, e.g. 0,2 (default: every port with devargs)")
+      ("pcap-snaplen", po::value<std::string>()->value_name("BYTES"),
+       "real time: bytes of each frame --pcap-dir keeps (default 256)");
   // clang-format on
   return options;
+}
+
+// "0,2,3": port numbers, each once.
+Result<std::vector<uint16_t>> ParsePortList(const std::string& text) {
+  std::vector<uint16_t> ports;
+  std::size_t at = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+    Result<uint64_t> port = ParseUint(item, 0, 0xFFFE);
+    if (!port.ok()) return Status::Error("port " + port.message());
+    for (uint16_t seen : ports) {
+      if (seen == *port) return Status::Error("port " + item + " given twice");
+    }
+    ports.push_back(static_cast<uint16_t>(*port));
+    if (comma == std::string::npos) return ports;
+    at = comma + 1;
+  }
 }
 
 // "1", "0.5", or any duration ("500ms"): a plain number here means seconds.
@@ -140,6 +164,23 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
       return Status::Error("--control-mode: \"" + text + "\" is not an octal mode like 0600");
     }
     cmd.control_mode = static_cast<uint32_t>(mode);
+  }
+  if (vm.count("pcap-dir")) {
+    cmd.pcap_dir = vm["pcap-dir"].as<std::string>();
+    if (cmd.pcap_dir.empty()) return Status::Error("--pcap-dir: must not be empty");
+    if (cmd.offline) return Status::Error("--pcap-dir: only in real time (offline, see --out-dir)");
+  }
+  if (vm.count("pcap-ports")) {
+    if (cmd.pcap_dir.empty()) return Status::Error("--pcap-ports: only with --pcap-dir");
+    Result<std::vector<uint16_t>> ports = ParsePortList(vm["pcap-ports"].as<std::string>());
+    if (!ports.ok()) return Status::Error("--pcap-ports: " + ports.message());
+    cmd.pcap_ports = *ports;
+  }
+  if (vm.count("pcap-snaplen")) {
+    if (cmd.pcap_dir.empty()) return Status::Error("--pcap-snaplen: only with --pcap-dir");
+    Result<uint64_t> snaplen = ParseUint(vm["pcap-snaplen"].as<std::string>(), 14, 65535);
+    if (!snaplen.ok()) return Status::Error("--pcap-snaplen: " + snaplen.message());
+    cmd.pcap_snaplen = static_cast<uint32_t>(*snaplen);
   }
   for (int i = own + 1; i < argc; ++i) cmd.eal_args.emplace_back(argv[i]);
   if (vm.count("in")) {

@@ -37,6 +37,9 @@ struct CommandLine {
   std::string control_socket;         // empty: DefaultControlSocketPath(); "none": no socket
   uint32_t control_mode = 0600;
   std::string control_tcp;  // empty: no TCP listener
+  std::string pcap_dir;     // empty: no recording
+  std::vector<uint16_t> pcap_ports;  // empty: every port with devargs
+  uint32_t pcap_snaplen = 256;
 };
 
 // One-line errors naming the option: "--in: ...".

@@ -160,8 +160,8 @@ Result<PortId> PortOfKey(const std::string& key) {
     return Status::Error("unknown key (a port section is [port.N] with N a port number)");
   }
   std::string field = key.substr(dot + 1);
-  if (field != "rate" && field != "devargs") {
-    return Status::Error("unknown key (a [port.N] section has only rate and devargs)");
+  if (field != "rate" && field != "devargs" && field != "loss" && field != "delay") {
+    return Status::Error("unknown key (a [port.N] section has only rate, devargs, loss and delay)");
   }
   return static_cast<PortId>(*port);
 }
@@ -180,6 +180,19 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
     if (key.ends_with(".devargs")) {
       if (entry.value.empty()) return Status::Error("must not be empty");
       out.port_devargs.emplace_back(*port, entry.value);
+      return Status::Ok();
+    }
+    if (key.ends_with(".loss")) {
+      Result<double> loss = ParseProbability(entry.value);
+      if (!loss.ok()) return loss.status();
+      out.port_effects[*port].loss = *loss;
+      return Status::Ok();
+    }
+    if (key.ends_with(".delay")) {
+      Result<uint64_t> ns = ParseDuration(entry.value);
+      if (!ns.ok()) return ns.status();
+      if (*ns > kMaxPortDelayNs) return Status::Error("\"" + entry.value + "\" is over 1s");
+      out.port_effects[*port].delay_ns = *ns;
       return Status::Ok();
     }
     uint64_t bps = 0;
@@ -221,6 +234,13 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
     if (rate.port >= out.config.num_ports) {
       return Status::Error(path + ": port." + std::to_string(rate.port) + ".rate: port " +
                            std::to_string(rate.port) + " out of range (switch.ports is " +
+                           std::to_string(out.config.num_ports) + ")");
+    }
+  }
+  for (const auto& [port, effects] : out.port_effects) {
+    if (port >= out.config.num_ports) {
+      return Status::Error(path + ": port." + std::to_string(port) + ": port " +
+                           std::to_string(port) + " out of range (switch.ports is " +
                            std::to_string(out.config.num_ports) + ")");
     }
   }

@@ -3,6 +3,7 @@
 // [eal] and [dpdk] sections, every
 // key optional with the default documented in docs/cli.md. Values use the units of
 // pipeline/control/units.h (10G, 16MiB, 2us).
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,13 @@
 #include "pipeline/switch/switch.h"
 
 namespace swemu {
+
+// [port.N] loss and delay: what the wire does to frames the port sends (real time).
+struct PortWireEffects {
+  double loss = 0;        // probability in [0, 1]
+  uint64_t delay_ns = 0;  // at most kMaxPortDelayNs
+};
+inline constexpr uint64_t kMaxPortDelayNs = 1'000'000'000;
 
 struct LoadedSwitchConfig {
   std::string path;            // the file it came from
@@ -23,6 +31,7 @@ struct LoadedSwitchConfig {
   uint32_t mbufs = 16383;
   uint32_t mbuf_cache = 256;
   std::vector<std::pair<PortId, std::string>> port_devargs;  // [port.N] devargs
+  std::map<PortId, PortWireEffects> port_effects;            // [port.N] loss, delay
 };
 
 // The default shaping rate of a port when the file does not set tm.port_rate.

@@ -41,7 +41,8 @@ namespace swemu {
   X(kLinkDown, "link_down")                                                     \
   X(kPoolExhausted, "pool_exhausted")                                          \
   X(kMultiSegmentFrame, "multi_segment_frame")                                  \
-  X(kTxQueueFull, "tx_queue_full")
+  X(kTxQueueFull, "tx_queue_full")                                              \
+  X(kDelayLineFull, "delay_line_full")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,

@@ -92,12 +92,12 @@ PcapWriter::~PcapWriter() {
   pcap_close(handle_);
 }
 
-void PcapWriter::Write(TimeNs ts_ns, const uint8_t* data, uint32_t len) {
+void PcapWriter::Write(TimeNs ts_ns, const uint8_t* data, uint32_t caplen, uint32_t orig_len) {
   pcap_pkthdr header = {};
   header.ts.tv_sec = static_cast<time_t>(ts_ns / kNsPerSec);
   header.ts.tv_usec = static_cast<suseconds_t>(ts_ns % kNsPerSec);
-  header.len = len;
-  header.caplen = len < kSnapLen ? len : kSnapLen;
+  header.len = orig_len;
+  header.caplen = caplen < kSnapLen ? caplen : kSnapLen;
   pcap_dump(reinterpret_cast<u_char*>(dumper_), &header, data);
   ++records_written_;
 }

@@ -54,7 +54,9 @@ class PcapWriter {
   PcapWriter(const PcapWriter&) = delete;
   PcapWriter& operator=(const PcapWriter&) = delete;
 
-  void Write(TimeNs ts_ns, const uint8_t* data, uint32_t len);
+  void Write(TimeNs ts_ns, const uint8_t* data, uint32_t len) { Write(ts_ns, data, len, len); }
+  // A snapped record: `caplen` bytes of a frame that was `orig_len` bytes on the wire.
+  void Write(TimeNs ts_ns, const uint8_t* data, uint32_t caplen, uint32_t orig_len);
   // Flushes and closes; reports a write error (disk full) that Write() could not.
   Status Close();
   const std::string& path() const { return path_; }

@@ -4,9 +4,11 @@
 #include <rte_pause.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ctime>
 
 #include "swemu/dpdk/mbuf_pool.h"
+#include "swemu/dpdk/pcap_recorder.h"
 
 namespace swemu {
 
@@ -18,11 +20,19 @@ Datapath::Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox,
       clock_(clock),
       out_(out),
       wire_(sw.num_ports()),
+      effects_(sw.num_ports()),
       stats_last_(sw.num_ports()) {}
 
 uint64_t Datapath::NsToCycles(uint64_t ns) const {
   return ns / 1'000'000'000ull * clock_.hz() +
          ns % 1'000'000'000ull * clock_.hz() / 1'000'000'000ull;
+}
+
+void Datapath::InitPortEffects(uint64_t seed, PortId p, uint32_t delay_frames, double loss,
+                               uint64_t delay_ns) {
+  effects_[p].Init(seed, p, delay_frames);
+  effects_[p].SetLoss(loss);
+  effects_[p].SetDelay(delay_ns, NsToCycles(delay_ns));
 }
 
 void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
@@ -49,9 +59,9 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
       Idle();
     }
   }
-  // Shutdown: no more RX; send what the TM still holds, for at most a second.
+  // Shutdown: no more RX; send what the TM and the delay lines still hold, for at most a second.
   const uint64_t drain_end = rte_rdtsc() + clock_.hz();
-  while (sw_.tm().TotalQueued() != 0 && rte_rdtsc() < drain_end) {
+  while (Holding() && rte_rdtsc() < drain_end) {
     if (!Iterate(false)) rte_pause();
     mailbox_.Poll(sw_.commands());
   }
@@ -76,6 +86,11 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
   const uint64_t t0 = rte_rdtsc();
   const uint16_t n = rte_eth_rx_burst(id, 0, mbufs, kBurst);
   if (n == 0) return 0;
+  if (recorder_ != nullptr && recorder_->records(p)) {
+    const uint16_t filled = FillRecords(p, PcapRecorder::kRx, mbufs, n);
+    recorder_->Publish(filled);
+    recorder_->CountDropped(n - filled);
+  }
   Packet* pkts[kBurst];
   uint32_t k = 0;
   WirePortCounters& wire = wire_[p];
@@ -85,7 +100,7 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     wire.rx_bytes += m->pkt_len;
     if (m->nb_segs != 1) {  // the pipeline sees one contiguous frame
       rte_pktmbuf_free(m);
-      ++drops_[static_cast<std::size_t>(DropReason::kMultiSegmentFrame)];
+      Drop(DropReason::kMultiSegmentFrame);
       continue;
     }
     pkts[k++] = MbufPacketPool::FromMbuf(m);
@@ -100,42 +115,107 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
 }
 
 uint32_t Datapath::TransmitPort(PortId p) noexcept {
+  PortEffects& fx = effects_[p];
+  // Older frames first: what the delay line releases, then what the TM sends now.
+  const uint32_t released = fx.held() != 0 ? ReleaseDelayed(p, rte_rdtsc()) : 0;
   Packet* pkts[kBurst];
   rte_mbuf* mbufs[kBurst];
-  uint32_t lens[kBurst];
   const uint64_t t0 = rte_rdtsc();
   const auto k = static_cast<uint16_t>(sw_.TransmitBurst(p, pkts, kBurst));
-  if (k == 0) return 0;
-  for (uint16_t i = 0; i < k; ++i) {
-    lens[i] = pkts[i]->len;
-    mbufs[i] = MbufPacketPool::ToMbuf(pkts[i]);
-  }
+  if (k == 0) return released;
+  for (uint16_t i = 0; i < k; ++i) mbufs[i] = MbufPacketPool::ToMbuf(pkts[i]);
   const uint64_t t1 = rte_rdtsc();
   runtime_.egress.Add(t1 - t0, k);
   const uint16_t id = ports_.dpdk_port(p);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
     rte_pktmbuf_free_bulk(mbufs, k);
-    drops_[static_cast<std::size_t>(DropReason::kLinkDown)] += k;
-    return k;
+    Drop(DropReason::kLinkDown, k);
+    return released + k;
   }
-  const uint16_t sent = rte_eth_tx_burst(id, 0, mbufs, k);
+  uint16_t n = k;
+  if (fx.lossy()) {  // the wire loses frames after the switch sent them
+    n = 0;
+    for (uint16_t i = 0; i < k; ++i) {
+      if (fx.Lose()) {
+        rte_pktmbuf_free(mbufs[i]);
+        Drop(DropReason::kLossInjected);
+      } else {
+        mbufs[n++] = mbufs[i];
+      }
+    }
+  }
+  if (fx.delaying()) {
+    for (uint16_t i = 0; i < n; ++i) {
+      if (fx.Hold(mbufs[i], t1)) {
+        ++delayed_;
+      } else {
+        rte_pktmbuf_free(mbufs[i]);
+        Drop(DropReason::kDelayLineFull);
+      }
+    }
+    n = 0;
+  }
+  if (n != 0) Send(p, id, mbufs, n);
+  runtime_.tx.Add(rte_rdtsc() - t1, k);
+  return released + k;
+}
+
+uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
+  rte_mbuf* mbufs[kBurst];
+  const uint16_t n = effects_[p].Release(now_tsc, mbufs, kBurst);
+  if (n == 0) return 0;
+  delayed_ -= n;
+  Send(p, ports_.dpdk_port(p), mbufs, n);  // only ports with a device hold frames
+  return n;
+}
+
+void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcept {
+  // Read everything needed before the driver owns the mbufs (it may free them at once).
+  uint32_t lens[kBurst];
+  for (uint16_t i = 0; i < n; ++i) lens[i] = mbufs[i]->pkt_len;
+  const bool record = recorder_ != nullptr && recorder_->records(p);
+  const uint16_t filled = record ? FillRecords(p, PcapRecorder::kTx, mbufs, n) : 0;
+  const uint16_t sent = rte_eth_tx_burst(id, 0, mbufs, n);
+  if (record) {  // only what went on the wire
+    const uint16_t published = std::min(filled, sent);
+    recorder_->Publish(published);
+    recorder_->CountDropped(sent - published);
+  }
   WirePortCounters& wire = wire_[p];
   wire.tx_packets += sent;
   for (uint16_t i = 0; i < sent; ++i) wire.tx_bytes += lens[i];
-  if (sent < k) {
-    rte_pktmbuf_free_bulk(mbufs + sent, k - sent);
-    drops_[static_cast<std::size_t>(DropReason::kTxQueueFull)] += k - sent;
+  if (sent < n) {
+    rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
+    Drop(DropReason::kTxQueueFull, n - sent);
   }
-  runtime_.tx.Add(rte_rdtsc() - t1, k);
-  return k;
+}
+
+uint16_t Datapath::FillRecords(PortId p, int direction, rte_mbuf* const* mbufs,
+                               uint16_t n) noexcept {
+  const auto fill = static_cast<uint16_t>(std::min<uint32_t>(n, recorder_->Room()));
+  if (fill == 0) return 0;
+  const uint64_t ts = clock_.NowNs() + wall_offset_ns_;
+  const uint32_t snaplen = recorder_->snaplen();
+  for (uint16_t i = 0; i < fill; ++i) {
+    uint8_t* data = nullptr;
+    PcapRecorder::SlotHeader* header = recorder_->Pending(i, &data);
+    const rte_mbuf* m = mbufs[i];
+    const uint32_t caplen = std::min(m->pkt_len, snaplen);
+    // Copies into `data` when the frame spans segments, else points into the mbuf.
+    const void* bytes = rte_pktmbuf_read(m, 0, caplen, data);
+    if (bytes != data) std::memcpy(data, bytes, caplen);
+    *header = {ts, m->pkt_len, static_cast<uint16_t>(caplen),
+               static_cast<uint16_t>(p * 2 + direction)};
+  }
+  return fill;
 }
 
 void Datapath::Idle() noexcept {
   ++idle_streak_;
   if (idle_streak_ <= kSpinLoops) return;
-  // Frames waiting for the shaper must leave on time: only pause, never sleep, while the TM
-  // holds any.
-  if (idle_streak_ <= kSpinLoops + kPauseLoops || sw_.tm().TotalQueued() != 0) {
+  // Frames waiting for the shaper or a delay line must leave on time: only pause, never sleep,
+  // while any are held.
+  if (idle_streak_ <= kSpinLoops + kPauseLoops || Holding()) {
     rte_pause();
     return;
   }
@@ -159,6 +239,13 @@ uint64_t Datapath::DiscardRx() {
       discarded += n;
     }
   }
+  return discarded;
+}
+
+uint64_t Datapath::DiscardDelayed() {
+  uint64_t discarded = 0;
+  for (PortEffects& fx : effects_) discarded += fx.FreeHeld();
+  delayed_ = 0;
   return discarded;
 }
 

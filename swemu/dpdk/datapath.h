@@ -1,7 +1,9 @@
 #pragma once
 // The run-to-completion loop on one lcore (DPDK l2fwd's shape): per port, RX a burst of 32 into
-// the switch's ingress; per port, TX up to 32 from its TM; then poll the control mailbox. The
-// lcore owns the switch and every counter here, so none of it is locked or atomic.
+// the switch's ingress; per port, TX up to 32 from its TM (through the port's loss and delay,
+// port_effects.h); then poll the control mailbox. The lcore owns the switch and every counter
+// here, so none of it is locked or atomic. With --pcap-dir it also copies recorded ports' frames
+// into the PcapRecorder's ring.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -11,10 +13,13 @@
 
 #include "pipeline/switch/switch.h"
 #include "swemu/control_mailbox.h"
+#include "swemu/dpdk/port_effects.h"
 #include "swemu/dpdk/ports.h"
 #include "swemu/dpdk/tsc_clock.h"
 
 namespace swemu {
+
+class PcapRecorder;
 
 struct DatapathOptions {
   bool busy_poll = false;          // never back off
@@ -62,13 +67,24 @@ class Datapath {
   Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
            std::ostream& out);
 
-  // Registers `show runtime` in the switch's command table.
+  // Registers `show runtime`, `set_port_loss` and `set_port_delay` in the switch's command table.
   Status AddCommands();
+  // Before Run (and before the startup script): port p's loss seed, delay-line size (0: none)
+  // and configured loss and delay.
+  void InitPortEffects(uint64_t seed, PortId p, uint32_t delay_frames, double loss,
+                       uint64_t delay_ns);
+  // Before Run: record rx/tx of the recorder's ports; timestamps are TscClock ns + offset.
+  void SetRecorder(PcapRecorder* recorder, uint64_t wall_offset_ns) {
+    recorder_ = recorder;
+    wall_offset_ns_ = wall_offset_ns;
+  }
   // Runs until `stop` or run_for; then stops RX, transmits what the TM holds (at most 1 s) and
   // closes the mailbox.
   void Run(const DatapathOptions& options, const std::atomic<bool>& stop);
   // After Run: frees frames still waiting in RX queues (a net_ring loops TX back); how many.
   uint64_t DiscardRx();
+  // After Run: frees frames still in delay lines; how many.
+  uint64_t DiscardDelayed();
 
   // Drops by reason: the switch's and the datapath's own (tx_queue_full, ...).
   std::array<uint64_t, kDropReasonCount> AllDrops() const;
@@ -81,6 +97,16 @@ class Datapath {
   bool Iterate(bool rx) noexcept;
   uint32_t ReceivePort(PortId p) noexcept;
   uint32_t TransmitPort(PortId p) noexcept;
+  uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
+  // rte_eth_tx_burst with counters; frees and counts what the queue refused.
+  void Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcept;
+  // Copies up to n frames into the recorder's pending slots (not yet published); how many fit.
+  uint16_t FillRecords(PortId p, int direction, rte_mbuf* const* mbufs, uint16_t n) noexcept;
+  bool Holding() const noexcept { return sw_.tm().TotalQueued() != 0 || delayed_ != 0; }
+  void Drop(DropReason reason, uint64_t n = 1) noexcept {
+    drops_[static_cast<std::size_t>(reason)] += n;
+  }
+  Result<std::string> SetPortEffect(CommandArgs args, bool loss);
   void Idle() noexcept;
   void PrintStats(uint64_t now_tsc);
   uint64_t NsToCycles(uint64_t ns) const;
@@ -96,6 +122,10 @@ class Datapath {
   std::vector<WirePortCounters> wire_;
   std::array<uint64_t, kDropReasonCount> drops_ = {};
   RuntimeCounters runtime_;
+  std::vector<PortEffects> effects_;
+  uint64_t delayed_ = 0;  // frames in all delay lines
+  PcapRecorder* recorder_ = nullptr;
+  uint64_t wall_offset_ns_ = 0;
   // --stats-interval: counters at the previous line.
   uint64_t stats_last_tsc_ = 0;
   std::vector<WirePortCounters> stats_last_;

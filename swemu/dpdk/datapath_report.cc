@@ -2,7 +2,10 @@
 // They run on the lcore (the summary after it stopped), which owns every counter they read.
 #include <cstdio>
 
+#include "pipeline/control/units.h"
+#include "pipeline/switch/switch_commands.h"
 #include "swemu/dpdk/datapath.h"
+#include "swemu/switch_config.h"
 
 namespace swemu {
 namespace {
@@ -25,12 +28,53 @@ std::string PhaseLine(const char* name, const PhaseCycles& phase) {
   return line;
 }
 
+std::string FormatDuration(uint64_t ns) {
+  if (ns != 0 && ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+  if (ns != 0 && ns % 1'000 == 0) return std::to_string(ns / 1'000) + "us";
+  return std::to_string(ns) + "ns";
+}
+
+std::string EffectsLine(PortId p, const PortEffects& fx) {
+  char line[160];
+  std::snprintf(line, sizeof(line), "  port %u: loss %g, delay %s (delay line %u frames)\n",
+                unsigned{p}, fx.loss(), FormatDuration(fx.delay_ns()).c_str(),
+                fx.delay_line_frames());
+  return line;
+}
+
 }  // namespace
 
 Status Datapath::AddCommands() {
-  return sw_.commands().Add(
+  SWEMU_RETURN_IF_ERROR(sw_.commands().Add(
       {"show runtime", "", "cycles per packet of rx, ingress, egress+TM and tx (real time)", 0, 0,
-       [this](CommandArgs) -> Result<std::string> { return RuntimeReport(); }});
+       [this](CommandArgs) -> Result<std::string> { return RuntimeReport(); }}));
+  SWEMU_RETURN_IF_ERROR(sw_.commands().Add(
+      {"set_port_loss", "<port|all> <probability>",
+       "lose frames sent on a port at random (seeded), e.g. 0.01 or 1%; 0 = off (real time)", 2, 2,
+       [this](CommandArgs args) { return SetPortEffect(args, true); }}));
+  return sw_.commands().Add(
+      {"set_port_delay", "<port|all> <duration>",
+       "hold frames sent on a port this long before the device, e.g. 50us; 0 = off (real time)", 2,
+       2, [this](CommandArgs args) { return SetPortEffect(args, false); }});
+}
+
+// Runs on the lcore (mailbox) or before it starts (startup script): no lock needed.
+Result<std::string> Datapath::SetPortEffect(CommandArgs args, bool loss) {
+  Result<std::vector<uint16_t>> ports = ParsePorts(sw_, args[0]);
+  if (!ports.ok()) return ports.status();
+  if (loss) {
+    Result<double> probability = ParseProbability(args[1]);
+    if (!probability.ok()) return Status::Error("probability " + probability.message());
+    for (uint16_t p : *ports) effects_[p].SetLoss(*probability);
+    return std::string();
+  }
+  Result<uint64_t> ns = ParseDuration(args[1]);
+  if (!ns.ok()) return Status::Error("delay " + ns.message());
+  if (*ns > kMaxPortDelayNs) {
+    return Status::Error("delay " + args[1] + " is longer than the maximum, 1s");
+  }
+  for (uint16_t p : *ports) effects_[p].SetDelay(*ns, NsToCycles(*ns));
+  return std::string();
 }
 
 std::string Datapath::RuntimeReport() const {
@@ -46,6 +90,14 @@ std::string Datapath::RuntimeReport() const {
   out += "  loops " + std::to_string(runtime_.loops) + ", idle " +
          std::to_string(runtime_.idle_loops) + ", sleeps " + std::to_string(runtime_.sleeps) +
          (busy_poll_ ? " (busy poll)\n" : "\n");
+  for (PortId p = 0; p < sw_.num_ports(); ++p) {
+    const PortEffects& fx = effects_[p];
+    if (fx.loss() != 0 || fx.delay_ns() != 0 || fx.held() != 0) {
+      out += EffectsLine(p, fx);
+      if (fx.held() != 0)
+        out += "    held in the delay line now " + std::to_string(fx.held()) + "\n";
+    }
+  }
   return out;
 }
 
@@ -87,6 +139,10 @@ std::string Datapath::Summary() const {
         static_cast<unsigned long long>(c.rx_bytes), static_cast<unsigned long long>(c.tx_packets),
         static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
     out += line;
+  }
+  for (PortId p = 0; p < sw_.num_ports(); ++p) {
+    const PortEffects& fx = effects_[p];
+    if (fx.loss() != 0 || fx.delay_ns() != 0) out += EffectsLine(p, fx);
   }
   out += "  drops:" + FormatDrops(AllDrops()) + "\n";
   out += "  consumed " + std::to_string(sw_.counters().program.consumed) + ", queued " +

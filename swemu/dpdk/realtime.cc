@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <csignal>
+#include <ctime>
 #include <memory>
 
 #include "swemu/control_mailbox.h"
@@ -12,6 +13,7 @@
 #include "swemu/dpdk/datapath.h"
 #include "swemu/dpdk/eal.h"
 #include "swemu/dpdk/mbuf_pool.h"
+#include "swemu/dpdk/pcap_recorder.h"
 #include "swemu/dpdk/ports.h"
 #include "swemu/dpdk/tsc_clock.h"
 #include "swemu/switch_config.h"
@@ -44,6 +46,7 @@ Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
     return Status::Error(cmd.config +
                          ": no [port.N] devargs: real time needs at least one DPDK port");
   }
+  if (cmd.seed) loaded->config.seed = *cmd.seed;
   return loaded;
 }
 
@@ -56,6 +59,7 @@ struct Realtime {
   DpdkPorts ports;
   ControlMailbox mailbox;
   std::unique_ptr<Datapath> datapath;
+  std::unique_ptr<PcapRecorder> recorder;
   std::unique_ptr<ControlServer> control;  // destroyed first: no command reaches a dead lcore
 };
 
@@ -74,6 +78,56 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
   return rt.control->Start();
 }
 
+// Loss streams seeded from [switch] seed; delay lines sized for each device port's configured
+// delay at its configured rate (port_effects.h).
+void InitPortEffects(const LoadedSwitchConfig& loaded, Realtime& rt) {
+  const SwitchConfig& config = loaded.config;
+  for (PortId p = 0; p < config.num_ports; ++p) {
+    uint64_t rate = config.tm.port_rate_bps;
+    for (const PortRate& r : loaded.port_rates) {
+      if (r.port == p) rate = r.bps;
+    }
+    auto it = loaded.port_effects.find(p);
+    const PortWireEffects effects =
+        it == loaded.port_effects.end() ? PortWireEffects{} : it->second;
+    bool device = false;
+    for (const auto& devargs : loaded.port_devargs) device = device || devargs.first == p;
+    const uint32_t frames =
+        device ? PortEffects::DelayLineFrames(effects.delay_ns, rate, config.tm.wire_overhead_bytes,
+                                              loaded.mbufs)
+               : 0;
+    rt.datapath->InitPortEffects(config.seed, p, frames, effects.loss, effects.delay_ns);
+  }
+}
+
+// --pcap-dir: the listed ports (default every port with devargs) must have devargs.
+Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, Realtime& rt) {
+  if (cmd.pcap_dir.empty()) return Status::Ok();
+  std::vector<PortId> ports;
+  for (const auto& devargs : loaded.port_devargs) ports.push_back(devargs.first);
+  if (!cmd.pcap_ports.empty()) {
+    for (uint16_t p : cmd.pcap_ports) {
+      bool device = false;
+      for (PortId q : ports) device = device || q == p;
+      if (!device) {
+        return Status::Error("--pcap-ports: port " + std::to_string(p) +
+                             " has no [port.N] devargs in " + cmd.config);
+      }
+    }
+    ports.assign(cmd.pcap_ports.begin(), cmd.pcap_ports.end());
+  }
+  Result<std::unique_ptr<PcapRecorder>> recorder =
+      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw->num_ports(), cmd.pcap_snaplen);
+  if (!recorder.ok()) return recorder.status();
+  rt.recorder = std::move(*recorder);
+  // Wall-clock timestamps from the TSC clock: one offset taken now.
+  timespec wall = {};
+  clock_gettime(CLOCK_REALTIME, &wall);
+  const uint64_t wall_ns = uint64_t(wall.tv_sec) * 1'000'000'000ull + uint64_t(wall.tv_nsec);
+  rt.datapath->SetRecorder(rt.recorder.get(), wall_ns - rt.clock.NowNs());
+  return Status::Ok();
+}
+
 Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostream& out,
              Realtime& rt) {
   Result<std::unique_ptr<MbufPacketPool>> pool =
@@ -90,12 +144,14 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
   }
   rt.datapath = std::make_unique<Datapath>(*rt.sw, rt.ports, rt.mailbox, rt.clock, out);
   SWEMU_RETURN_IF_ERROR(rt.datapath->AddCommands());
+  InitPortEffects(loaded, rt);
   // The startup script runs before the lcore starts, so it needs no mailbox.
   if (!loaded.startup_script.empty()) {
     Status ran = rt.sw->commands().RunScript(loaded.startup_script);
     if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
   }
   SWEMU_RETURN_IF_ERROR(StartControl(cmd, rt));  // a socket in use stops us before any traffic
+  SWEMU_RETURN_IF_ERROR(StartRecorder(cmd, loaded, rt));
   return rt.ports.Open(rt.sw->num_ports(), loaded.port_devargs, rt.pool->mempool());
 }
 
@@ -104,10 +160,22 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   rt.mailbox.Close();  // control clients now get "switch is shutting down"
   if (rt.control) rt.control->Stop();
   const uint64_t discarded = rt.datapath->DiscardRx();
+  const uint64_t delayed = rt.datapath->DiscardDelayed();
+  int status = 0;
+  Status recorded = rt.recorder ? rt.recorder->Stop() : Status::Ok();
   if (!quiet) {
     out << rt.datapath->Summary();
     if (discarded != 0) out << "  discarded at shutdown from rx queues " << discarded << "\n";
+    if (delayed != 0) out << "  discarded at shutdown from delay lines " << delayed << "\n";
+    if (rt.recorder) {
+      out << "  pcap: recorded " << rt.recorder->recorded() << " frames in " << rt.recorder->dir()
+          << ", pcap_dropped " << rt.recorder->dropped() << "\n";
+    }
     out << std::flush;
+  }
+  if (!recorded.ok()) {
+    err << "swemu: --pcap-dir: " << recorded.message() << "\n";
+    status = 1;
   }
   rt.ports.Close();
   rt.sw->FreeQueued();
@@ -116,7 +184,7 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
     err << "swemu: mbuf leak: " << in_use << " mbufs still in use after shutdown\n";
     return 1;
   }
-  return 0;
+  return status;
 }
 
 int Fail(std::ostream& err, const Status& status) {

@@ -50,5 +50,34 @@ TEST(CommandLineTest, BadOptionsAreOneLineErrors) {
   EXPECT_NE(Parse({"--seed", "x"}).message().find("--seed"), std::string::npos);
 }
 
+TEST(CommandLineTest, ReadsPcapRecording) {
+  Result<CommandLine> cmd = Parse(
+      {"--config", "a.ini", "--pcap-dir", "rec", "--pcap-ports", "0,2", "--pcap-snaplen", "128"});
+  ASSERT_TRUE(cmd.ok()) << cmd.message();
+  EXPECT_EQ(cmd->pcap_dir, "rec");
+  EXPECT_EQ(cmd->pcap_ports, (std::vector<uint16_t>{0, 2}));
+  EXPECT_EQ(cmd->pcap_snaplen, 128u);
+  Result<CommandLine> plain = Parse({"--config", "a.ini", "--pcap-dir", "rec"});
+  ASSERT_TRUE(plain.ok()) << plain.message();
+  EXPECT_TRUE(plain->pcap_ports.empty());
+  EXPECT_EQ(plain->pcap_snaplen, 256u);
+}
+
+TEST(CommandLineTest, BadPcapRecordingOptionsNameTheOption) {
+  const std::pair<std::vector<const char*>, std::string> cases[] = {
+      {{"--config", "a.ini", "--pcap-ports", "0"}, "--pcap-ports: only with --pcap-dir"},
+      {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-ports", "0,x"}, "--pcap-ports: port "},
+      {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-ports", "1,1"},
+       "--pcap-ports: port 1 given twice"},
+      {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-snaplen", "5"}, "--pcap-snaplen: "},
+      {{"--config", "a.ini", "--offline", "--pcap-dir", "r"}, "--pcap-dir: only in real time"},
+  };
+  for (const auto& [args, expected] : cases) {
+    Result<CommandLine> cmd = Parse(args);
+    ASSERT_FALSE(cmd.ok()) << expected;
+    EXPECT_EQ(cmd.message().rfind(expected, 0), 0u) << cmd.message();
+  }
+}
+
 }  // namespace
 }  // namespace swemu

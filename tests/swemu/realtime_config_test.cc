@@ -55,7 +55,7 @@ TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {
        "port.2.devargs: port 2 out of range (switch.ports is 2)"},
       {"[port.0]\ndevargs =\n", "port.0.devargs: must not be empty"},
       {"[port.0]\nspeed = 1G\n",
-       "port.0.speed: unknown key (a [port.N] section has only rate and devargs)"},
+       "port.0.speed: unknown key (a [port.N] section has only rate, devargs, loss and delay)"},
       {"[dpdk]\nmbufs = 10\n", "dpdk.mbufs: "},
       {"[dpdk]\nmbuf_cache = 1024\n", "dpdk.mbuf_cache: "},
       {"[dpdk]\npools = 2\n", "dpdk.pools: unknown key"},
@@ -65,6 +65,34 @@ TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {
     Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(WriteIni(c.ini));
     ASSERT_FALSE(loaded.ok()) << c.ini;
     EXPECT_NE(loaded.message().find(c.expected), std::string::npos) << loaded.message();
+  }
+}
+
+TEST(RealtimeConfigTest, ReadsPortLossAndDelay) {
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(
+      WriteIni("[switch]\nports = 2\n[port.0]\nloss = 0.1%\n[port.1]\nloss = 0.25\n"
+               "delay = 50us\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  ASSERT_EQ(loaded->port_effects.size(), 2u);
+  EXPECT_DOUBLE_EQ(loaded->port_effects[0].loss, 0.001);
+  EXPECT_EQ(loaded->port_effects[0].delay_ns, 0u);
+  EXPECT_DOUBLE_EQ(loaded->port_effects[1].loss, 0.25);
+  EXPECT_EQ(loaded->port_effects[1].delay_ns, 50'000u);
+}
+
+TEST(RealtimeConfigTest, BadLossOrDelayNamesTheKey) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"[port.0]\nloss = 1.5\n", "port.0.loss: "},
+      {"[port.0]\nloss = often\n", "port.0.loss: "},
+      {"[port.0]\ndelay = soon\n", "port.0.delay: "},
+      {"[port.0]\ndelay = 2s\n", "port.0.delay: \"2s\" is over 1s"},
+      {"[switch]\nports = 2\n[port.5]\ndelay = 1us\n",
+       "port.5: port 5 out of range (switch.ports is 2)"},
+  };
+  for (const auto& [ini, expected] : cases) {
+    Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(WriteIni(ini));
+    ASSERT_FALSE(loaded.ok()) << ini;
+    EXPECT_NE(loaded.message().find(expected), std::string::npos) << loaded.message();
   }
 }
 

@@ -1,0 +1,108 @@
+#include "swemu/dpdk/pcap_recorder.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <filesystem>
+
+namespace swemu {
+namespace {
+
+// A thread started by the lcore inherits its pinning to the lcore's CPU, where it would only run
+// when the lcore sleeps: move the writer to the other CPUs (all of them if there are no others).
+void AvoidCallersCpus(std::thread& thread) {
+  cpu_set_t own;
+  if (sched_getaffinity(0, sizeof(own), &own) != 0) return;
+  cpu_set_t others;
+  CPU_ZERO(&others);
+  const long cpus = std::min<long>(sysconf(_SC_NPROCESSORS_CONF), CPU_SETSIZE);
+  for (long cpu = 0; cpu < cpus; ++cpu) {
+    if (!CPU_ISSET(cpu, &own)) CPU_SET(cpu, &others);
+  }
+  if (CPU_COUNT(&others) == 0 ||
+      pthread_setaffinity_np(thread.native_handle(), sizeof(others), &others) != 0) {
+    for (long cpu = 0; cpu < cpus; ++cpu) CPU_SET(cpu, &others);
+    pthread_setaffinity_np(thread.native_handle(), sizeof(others), &others);
+  }
+}
+
+}  // namespace
+
+Result<std::unique_ptr<PcapRecorder>> PcapRecorder::Start(const std::string& dir,
+                                                          const std::vector<PortId>& ports,
+                                                          uint16_t num_ports, uint32_t snaplen) {
+  std::error_code error;
+  std::filesystem::create_directories(dir, error);
+  if (error) return Status::Error("--pcap-dir: cannot create " + dir + ": " + error.message());
+  std::unique_ptr<PcapRecorder> rec(new PcapRecorder());
+  rec->dir_ = dir;
+  rec->snaplen_ = snaplen;
+  rec->recorded_.assign(num_ports, false);
+  rec->writers_.resize(std::size_t{num_ports} * 2);
+  for (PortId port : ports) {
+    rec->recorded_[port] = true;
+    for (int direction : {kRx, kTx}) {
+      const std::string path =
+          dir + "/port" + std::to_string(port) + (direction == kRx ? "-rx.pcap" : "-tx.pcap");
+      Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+      if (!writer.ok()) return Status::Error("--pcap-dir: " + writer.message());
+      rec->writers_[std::size_t{port} * 2 + direction] = std::move(*writer);
+    }
+  }
+  // Slots are cache-line multiples; as many as fit kMaxRingBytes, at most kMaxSlots.
+  rec->stride_ = (sizeof(SlotHeader) + snaplen + 63) / 64 * 64;
+  rec->slots_ = std::bit_floor(std::clamp<uint64_t>(kMaxRingBytes / rec->stride_, 64, kMaxSlots));
+  rec->mask_ = rec->slots_ - 1;
+  rec->ring_ = std::make_unique<uint8_t[]>(rec->slots_ * rec->stride_);
+  rec->writer_ = std::thread([r = rec.get()] { r->WriterLoop(); });
+  AvoidCallersCpus(rec->writer_);
+  return rec;
+}
+
+PcapRecorder::~PcapRecorder() { (void)Stop(); }
+
+uint64_t PcapRecorder::Drain() {
+  const uint64_t head = head_.load(std::memory_order_acquire);
+  uint64_t tail = tail_.load(std::memory_order_relaxed);
+  const uint64_t n = head - tail;
+  for (; tail != head; ++tail) {
+    const uint8_t* slot = ring_.get() + (tail & mask_) * stride_;
+    const auto* header = reinterpret_cast<const SlotHeader*>(slot);
+    PcapWriter* writer = writers_[header->file].get();
+    if (writer != nullptr) {
+      writer->Write(header->ts_ns, slot + sizeof(SlotHeader), header->caplen, header->orig_len);
+    }
+    // Free slots as we go, so the lcore gets room back during a long drain.
+    if ((tail & 63) == 63) tail_.store(tail + 1, std::memory_order_release);
+  }
+  tail_.store(tail, std::memory_order_release);
+  recorded_count_ += n;
+  return n;
+}
+
+void PcapRecorder::WriterLoop() {
+  while (!stop_.load(std::memory_order_acquire)) {
+    if (Drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  Drain();  // what the lcore published before it stopped
+}
+
+Status PcapRecorder::Stop() {
+  if (stopped_) return Status::Ok();
+  stopped_ = true;
+  stop_.store(true, std::memory_order_release);
+  if (writer_.joinable()) writer_.join();
+  Status first;
+  for (std::unique_ptr<PcapWriter>& writer : writers_) {
+    if (writer == nullptr) continue;
+    Status closed = writer->Close();
+    if (first.ok() && !closed.ok()) first = closed;
+  }
+  return first;
+}
+
+}  // namespace swemu

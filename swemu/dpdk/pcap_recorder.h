@@ -1,0 +1,93 @@
+#pragma once
+// --pcap-dir: records chosen ports' rx and tx off the fast path. The lcore copies each frame
+// (its first snaplen bytes, the wire length and a wall-clock timestamp) into a fixed ring of
+// slots allocated at start, single producer / single consumer, and a writer thread drains it
+// into DIR/port<N>-rx.pcap and DIR/port<N>-tx.pcap. When the ring is full the frame is not
+// recorded and `dropped` counts it: recording never slows or drops traffic.
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/core/packet.h"
+#include "pipeline/core/status.h"
+#include "pipeline/engine/pcap_io.h"
+
+namespace swemu {
+
+class PcapRecorder {
+ public:
+  enum Direction : uint8_t { kRx = 0, kTx = 1 };
+  static constexpr uint32_t kMaxSlots = 8192;
+  static constexpr std::size_t kMaxRingBytes = 32u << 20;
+
+  struct SlotHeader {
+    uint64_t ts_ns;     // wall clock
+    uint32_t orig_len;  // length on the wire
+    uint16_t caplen;    // bytes that follow the header
+    uint16_t file;      // port * 2 + direction
+  };
+
+  // Opens DIR (created if missing) and the two files of each port in `ports`, then starts the
+  // writer thread. Errors name the file: "--pcap-dir: DIR/port0-rx.pcap: ...".
+  static Result<std::unique_ptr<PcapRecorder>> Start(const std::string& dir,
+                                                     const std::vector<PortId>& ports,
+                                                     uint16_t num_ports, uint32_t snaplen);
+  ~PcapRecorder();
+  PcapRecorder(const PcapRecorder&) = delete;
+  PcapRecorder& operator=(const PcapRecorder&) = delete;
+
+  bool records(PortId port) const noexcept { return port < recorded_.size() && recorded_[port]; }
+  uint32_t snaplen() const noexcept { return snaplen_; }
+
+  // Fast path (the lcore only). Slots free for new records right now.
+  uint32_t Room() noexcept {
+    const uint64_t head = head_.load(std::memory_order_relaxed);
+    if (head - tail_cache_ >= slots_) tail_cache_ = tail_.load(std::memory_order_acquire);
+    return static_cast<uint32_t>(slots_ - (head - tail_cache_));
+  }
+  // The i-th slot after those published (i < Room()): header and caplen bytes of data to fill.
+  SlotHeader* Pending(uint32_t i, uint8_t** data) noexcept {
+    uint8_t* slot = ring_.get() + ((head_.load(std::memory_order_relaxed) + i) & mask_) * stride_;
+    *data = slot + sizeof(SlotHeader);
+    return reinterpret_cast<SlotHeader*>(slot);
+  }
+  // Hands the first n pending slots to the writer.
+  void Publish(uint32_t n) noexcept {
+    head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+  }
+  void CountDropped(uint64_t n) noexcept { dropped_ += n; }
+
+  // Drains the ring, stops the writer and closes the files; the first write error, if any.
+  Status Stop();
+  uint64_t recorded() const { return recorded_count_; }
+  uint64_t dropped() const { return dropped_; }
+  const std::string& dir() const { return dir_; }
+
+ private:
+  PcapRecorder() = default;
+  void WriterLoop();
+  uint64_t Drain();
+
+  std::string dir_;
+  uint32_t snaplen_ = 0;
+  std::vector<bool> recorded_;
+  std::vector<std::unique_ptr<PcapWriter>> writers_;  // by file index; null when not recorded
+  std::unique_ptr<uint8_t[]> ring_;
+  uint64_t slots_ = 0;
+  uint64_t mask_ = 0;
+  std::size_t stride_ = 0;
+  // The producer's and the consumer's indices on their own cache lines.
+  alignas(64) std::atomic<uint64_t> head_{0};  // written by the lcore
+  uint64_t tail_cache_ = 0;
+  uint64_t dropped_ = 0;
+  alignas(64) std::atomic<uint64_t> tail_{0};  // written by the writer
+  uint64_t recorded_count_ = 0;
+  alignas(64) std::atomic<bool> stop_{false};
+  std::thread writer_;
+  bool stopped_ = false;
+};
+
+}  // namespace swemu

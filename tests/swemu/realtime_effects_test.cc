@@ -1,0 +1,216 @@
+// swemu in real time with per-port effects and recording, run as a subprocess on net_null and
+// net_pcap vdevs (no NIC, no hugepages, one lcore): shaping to 1 Gbps, seeded loss, added
+// delay, set_port_loss/set_port_delay, and --pcap-dir.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+
+#include "pipeline/engine/pcap_io.h"
+#include "pipeline/wire/frame_builder.h"
+
+namespace swemu {
+namespace {
+
+const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string TestName() { return testing::UnitTest::GetInstance()->current_test_info()->name(); }
+std::string TestDir() { return testing::TempDir() + "swemu_effects_test_" + TestName() + "/"; }
+std::string FilePrefix() { return "swemu-test-" + std::to_string(getpid()) + "-" + TestName(); }
+std::string EalArgs() { return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + FilePrefix(); }
+
+RunResult RunSwemu(const std::string& args) {
+  const std::string dir = TestDir();
+  const std::string command = kSwemu + " --control-socket " + dir + "ctl.sock " + args + " >" +
+                              dir + "stdout 2>" + dir + "stderr </dev/null";
+  int raw = std::system(command.c_str());
+  std::error_code ignored;
+  std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadText(dir + "stdout"),
+          ReadText(dir + "stderr")};
+}
+
+// `wire` patches port 0 <-> port 1; net_null0 is an endless source of 1000-byte frames.
+std::string NullConfig(const std::string& port1_keys) {
+  const std::string path = TestDir() + "null.ini";
+  std::ofstream(path) << "[switch]\nports = 2\nprogram = wire\nseed = 7\n[dpdk]\nmbufs = 4095\n"
+                         "[port.0]\ndevargs = net_null0,size=1000\nrate = 0\n"
+                         "[port.1]\ndevargs = net_null1\n"
+                      << port1_keys;
+  return path;
+}
+
+// A number after `label` in the summary's port row of net_null1 / the drops line.
+uint64_t Field(const std::string& text, const std::string& pattern) {
+  std::smatch match;
+  if (!std::regex_search(text, match, std::regex(pattern))) return UINT64_MAX;
+  return std::stoull(match[1]);
+}
+
+class RealtimeEffectsTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::filesystem::remove_all(TestDir());
+    std::filesystem::create_directories(TestDir());
+  }
+};
+
+// The TM serializes (frame + 24 bytes of preamble, IFG and FCS) at the port rate, so 1000-byte
+// frames at 1 Gbps leave at 1e9 / (1024 * 8) = 122070 frames/s, 0.977 Gbps of frame bytes.
+TEST_F(RealtimeEffectsTest, ShapedPortSendsAtOneGbps) {
+  RunResult run = RunSwemu("--config " + NullConfig("rate = 1G\n") +
+                           " --run-for 2250ms --stats-interval 250ms" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::regex port1_tx(R"(port 1 rx [0-9.]+ Mpps [0-9.]+ Gbps tx [0-9.]+ Mpps ([0-9.]+) Gbps)");
+  std::vector<double> gbps;
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), port1_tx);
+       it != std::sregex_iterator(); ++it) {
+    gbps.push_back(std::stod((*it)[1]));
+  }
+  ASSERT_GE(gbps.size(), 6u) << run.out;
+  double sum = 0;  // the first interval holds the start-up transient
+  for (std::size_t i = 1; i < gbps.size(); ++i) sum += gbps[i];
+  const double line_rate = sum / double(gbps.size() - 1) * 1024 / 1000;
+  EXPECT_NEAR(line_rate, 1.0, 0.05) << run.out;
+  std::cout << "[ measured ] shaped egress " << line_rate << " Gbps on the line\n";
+}
+
+TEST_F(RealtimeEffectsTest, LossInjectedIsTheConfiguredFraction) {
+  RunResult run =
+      RunSwemu("--config " + NullConfig("rate = 0\nloss = 10%\n") + " --run-for 1s" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const uint64_t sent = Field(run.out, R"(net_null1 +\d+ +\d+ +(\d+))");
+  const uint64_t lost = Field(run.out, R"(loss_injected (\d+))");
+  ASSERT_NE(sent, UINT64_MAX) << run.out;
+  ASSERT_NE(lost, UINT64_MAX) << run.out;
+  ASSERT_GT(sent + lost, 100000u) << run.out;
+  EXPECT_NEAR(double(lost) / double(sent + lost), 0.1, 0.003) << run.out;
+}
+
+std::vector<uint8_t> Frame(uint16_t id) {
+  return FrameBuilder()
+      .Eth(MacAddr::FromU64(2), MacAddr::FromU64(1))
+      .Ipv4(MakeIpv4Addr(10, 0, 0, 1), MakeIpv4Addr(10, 0, 0, 2))
+      .Identification(id)
+      .Udp(1000, 2000)
+      .Payload(40 + id)
+      .Build();
+}
+
+std::vector<std::vector<uint8_t>> WriteInput(const std::string& path, int n) {
+  std::vector<std::vector<uint8_t>> frames;
+  for (int i = 0; i < n; ++i) frames.push_back(Frame(static_cast<uint16_t>(i)));
+  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+  EXPECT_TRUE(writer.ok()) << writer.message();
+  TimeNs ts = 1000;
+  for (const auto& frame : frames) (*writer)->Write(ts += 1000, frame.data(), frame.size());
+  EXPECT_TRUE((*writer)->Close().ok());
+  return frames;
+}
+
+std::vector<PcapRecord> Records(const std::string& path) {
+  Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
+  EXPECT_TRUE(records.ok()) << records.message();
+  return records.ok() ? *records : std::vector<PcapRecord>{};
+}
+
+// net_pcap port 0 reads in0.pcap; both ports write what they send.
+std::string PcapConfig(const std::string& port1_keys, const std::string& cli = "") {
+  const std::string dir = TestDir();
+  if (!cli.empty()) std::ofstream(dir + "start.cli") << cli;
+  std::ofstream(dir + "pcap.ini") << "[switch]\nports = 2\nprogram = wire\n"
+                                  << (cli.empty() ? "" : "cli = start.cli\n")
+                                  << "[dpdk]\nmbufs = 4095\n[port.0]\ndevargs = net_pcap0,rx_pcap="
+                                  << dir << "in0.pcap,tx_pcap=" << dir
+                                  << "out0.pcap\n[port.1]\ndevargs = net_pcap1,tx_pcap=" << dir
+                                  << "out1.pcap\n"
+                                  << port1_keys;
+  return dir + "pcap.ini";
+}
+
+TEST_F(RealtimeEffectsTest, DelayedFramesAllArriveInOrderAndLate) {
+  const auto frames = WriteInput(TestDir() + "in0.pcap", 200);
+  RunResult run = RunSwemu("--config " + PcapConfig("delay = 5ms\n") + " --run-for 1s --pcap-dir " +
+                           TestDir() + "rec --pcap-snaplen 2048" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::vector<std::vector<uint8_t>> out;
+  for (const PcapRecord& r : Records(TestDir() + "out1.pcap")) out.push_back(r.bytes);
+  EXPECT_EQ(out, frames);
+  EXPECT_NE(run.out.find("drops: none\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("port 1: loss 0, delay 5ms"), std::string::npos) << run.out;
+  // The recordings' timestamps: each frame left port 1 at least 5 ms after port 0 received it.
+  const std::vector<PcapRecord> rx = Records(TestDir() + "rec/port0-rx.pcap");
+  const std::vector<PcapRecord> tx = Records(TestDir() + "rec/port1-tx.pcap");
+  ASSERT_EQ(rx.size(), frames.size());
+  ASSERT_EQ(tx.size(), frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(tx[i].bytes, frames[i]);
+    EXPECT_GE(tx[i].ts_ns, rx[i].ts_ns + 5'000'000) << "frame " << i;
+  }
+}
+
+TEST_F(RealtimeEffectsTest, PcapDirRecordsChosenPortsSnapped) {
+  const auto frames = WriteInput(TestDir() + "in0.pcap", 20);
+  RunResult run = RunSwemu("--config " + PcapConfig("") + " --run-for 1s --pcap-dir " + TestDir() +
+                           "rec --pcap-ports 0 --pcap-snaplen 64" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::vector<PcapRecord> rx = Records(TestDir() + "rec/port0-rx.pcap");
+  ASSERT_EQ(rx.size(), frames.size());
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    EXPECT_EQ(rx[i].orig_len, frames[i].size());
+    EXPECT_EQ(rx[i].bytes, std::vector<uint8_t>(frames[i].begin(), frames[i].begin() + 64));
+  }
+  EXPECT_TRUE(Records(TestDir() + "rec/port0-tx.pcap").empty());  // port 0 sent nothing
+  EXPECT_FALSE(std::filesystem::exists(TestDir() + "rec/port1-tx.pcap"));
+  EXPECT_NE(run.out.find("pcap: recorded 20 frames in " + TestDir() + "rec, pcap_dropped 0"),
+            std::string::npos)
+      << run.out;
+}
+
+TEST_F(RealtimeEffectsTest, StartupScriptSetsLossAndDelay) {
+  WriteInput(TestDir() + "in0.pcap", 10);
+  RunResult run =
+      RunSwemu("--config " + PcapConfig("", "set_port_delay all 1ms\nset_port_loss 1 1\n") +
+               " --run-for 1s" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_TRUE(Records(TestDir() + "out1.pcap").empty());
+  EXPECT_NE(run.out.find("drops: loss_injected 10\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("port 1: loss 1, delay 1ms"), std::string::npos) << run.out;
+}
+
+TEST_F(RealtimeEffectsTest, BadSetPortLossStopsStartup) {
+  WriteInput(TestDir() + "in0.pcap", 1);
+  RunResult run =
+      RunSwemu("--config " + PcapConfig("", "set_port_loss 1 2\n") + " --run-for 1s" + EalArgs());
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("set_port_loss"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("probability "), std::string::npos) << run.err;
+}
+
+TEST_F(RealtimeEffectsTest, PcapPortsWithoutDevargsIsAnError) {
+  WriteInput(TestDir() + "in0.pcap", 1);
+  RunResult run = RunSwemu("--config " + PcapConfig("") + " --run-for 1s --pcap-dir " + TestDir() +
+                           "rec --pcap-ports 1,3" + EalArgs());
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("swemu: --pcap-ports: port 3 has no [port.N] devargs"), std::string::npos)
+      << run.err;
+}
+
+}  // namespace
+}  // namespace swemu
