@@ -116,7 +116,7 @@ void Switch::Dispatch(Packet* pkt) noexcept {
     Drop(pkt);
   } else {
     ++counters_.program.to_tm;
-    tm_->Enqueue(pkt, clock_.NowNs());
+    tm_->Enqueue(pkt, meta.ingress_ts);  // the burst's arrival time: one clock read per burst
   }
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 // The real-time TM clock: the TSC scaled to nanoseconds since the clock was made. Reading it is
-// one rdtsc and two divisions by a constant, with no system call.
+// one rdtsc and a multiply by ns-per-cycle held as a whole part and a 0.64 fixed-point fraction
+// (no division, no system call); the fraction's relative error is below 2^-64, so no drift.
 #include <rte_cycles.h>
 
 #include "pipeline/core/clock.h"
@@ -9,18 +10,26 @@ namespace swemu {
 
 class TscClock final : public Clock {
  public:
-  TscClock() : start_(rte_rdtsc()), hz_(rte_get_tsc_hz()) {}
+  TscClock()
+      : start_(rte_rdtsc()),
+        hz_(rte_get_tsc_hz()),
+        whole_(kNsPerSecond / hz_),
+        fraction_(static_cast<uint64_t>((static_cast<unsigned __int128>(kNsPerSecond % hz_) << 64) /
+                                        hz_)) {}
 
   TimeNs NowNs() const noexcept override { return CyclesToNs(rte_rdtsc() - start_); }
-  // Whole seconds and the remainder separately, so cycles * 1e9 cannot overflow.
   TimeNs CyclesToNs(uint64_t cycles) const noexcept {
-    return cycles / hz_ * 1'000'000'000ull + cycles % hz_ * 1'000'000'000ull / hz_;
+    return cycles * whole_ +
+           static_cast<TimeNs>((static_cast<unsigned __int128>(cycles) * fraction_) >> 64);
   }
   uint64_t hz() const noexcept { return hz_; }
 
  private:
+  static constexpr uint64_t kNsPerSecond = 1'000'000'000ull;
   uint64_t start_;
   uint64_t hz_;
+  uint64_t whole_;     // whole nanoseconds per cycle (0 above 1 GHz)
+  uint64_t fraction_;  // the rest, as a 0.64 fixed-point fraction of a nanosecond
 };
 
 }  // namespace swemu

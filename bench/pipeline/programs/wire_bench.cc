@@ -1,0 +1,45 @@
+// The `wire` port patch through the switch at burst 32: the fixed cost of the pipeline frame
+// (per-packet state reset, program calls, TM enqueue and dequeue, deparser) with no table and no
+// parser. The real-time datapath adds the mbuf and port costs on top of this.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/switch/switch.h"
+
+namespace swemu {
+namespace {
+
+constexpr uint32_t kBurst = 32;
+
+void BM_WirePatch(benchmark::State& state) {
+  VirtualClock clock;
+  HeapPacketPool pool(256);
+  SwitchConfig config;
+  config.program = "wire";
+  config.num_ports = 2;
+  std::unique_ptr<Switch> sw = std::move(*Switch::Create(config, pool, clock));
+  std::vector<Packet*> pkts;
+  for (uint32_t i = 0; i < kBurst; ++i) {
+    pkts.push_back(pool.Alloc());
+    pkts.back()->Append(64);
+  }
+  Packet* out[kBurst];
+  for (auto _ : state) {
+    sw->ReceiveBurst(pkts.data(), kBurst, 0);
+    uint32_t n = sw->TransmitBurst(1, out, kBurst);
+    benchmark::DoNotOptimize(n);
+    std::copy(out, out + n, pkts.begin());
+  }
+  state.SetItemsProcessed(state.iterations() * kBurst);
+  state.counters["ns_per_pkt"] = benchmark::Counter(
+      static_cast<double>(state.iterations() * kBurst),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_WirePatch);
+
+}  // namespace
+}  // namespace swemu
