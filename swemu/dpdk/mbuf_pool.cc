@@ -37,7 +37,10 @@ MbufPacketPool::~MbufPacketPool() { rte_mempool_free(mempool_); }
 
 Packet* MbufPacketPool::Alloc() noexcept {
   rte_mbuf* m = rte_pktmbuf_alloc(mempool_);
-  return m == nullptr ? nullptr : FromMbuf(m);
+  if (m == nullptr) return nullptr;
+  Packet* pkt = FromMbuf(m);
+  pkt->ResetState();  // a new packet starts with no parse state and zero metadata
+  return pkt;
 }
 
 Packet* MbufPacketPool::Clone(const Packet& packet) noexcept {

@@ -38,8 +38,7 @@ class MbufPacketPool final : public PacketPool {
     pkt->len = m->data_len;
     pkt->headroom = rte_pktmbuf_headroom(m);
     pkt->tailroom = rte_pktmbuf_tailroom(m);
-    pkt->handle = m;
-    pkt->ResetState();
+    pkt->handle = m;  // parse state and metadata are reset by Switch::ReceiveBurst
     return pkt;
   }
   // TX: writes the frame bounds back (programs may have prepended or trimmed).
