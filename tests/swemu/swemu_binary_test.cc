@@ -98,6 +98,16 @@ TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {
   EXPECT_NE(run.out.find("ipv4_lpm"), std::string::npos) << run.out;
 }
 
+// Every bundled switch config loads, its startup script runs and its program fits.
+TEST_F(SwemuBinaryTest, EveryBundledConfigLoads) {
+  for (const char* config : {"leaf.ini", "tor.ini", "ring.ini", "ring_l2l3.ini", "ci_vhost.ini",
+                             "pcap_rt.ini", "leaf_spine/leaf1.ini", "leaf_spine/spine.ini"}) {
+    RunResult run = RunSwemu("--config " + kConfigs + config + " --show-resources");
+    EXPECT_EQ(run.status, 0) << config << ": " << run.err;
+    EXPECT_NE(run.out.find(": fits"), std::string::npos) << config << ": " << run.out;
+  }
+}
+
 TEST_F(SwemuBinaryTest, SingleSwitchWritesEveryPortAndCounters) {
   const std::string out = TestDir() + "out";
   RunResult run =
