@@ -12,6 +12,7 @@
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/engine/rng.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tools/tool_main.h"
 
 namespace swemu {
 namespace {
@@ -215,10 +216,5 @@ int Main(int argc, char** argv) {
 }  // namespace swemu
 
 int main(int argc, char** argv) {
-  try {
-    return swemu::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "swemu-gen: " << e.what() << "\n";
-    return 2;
-  }
+  return swemu::RunToolMain("swemu-gen", [&] { return swemu::Main(argc, argv); });
 }

@@ -23,6 +23,7 @@
 #include "swemu/dpdk/eal.h"
 #include "swemu/dpdk/mbuf_pool.h"
 #include "swemu/dpdk/ports.h"
+#include "tools/tool_main.h"
 
 namespace swemu {
 namespace {
@@ -368,10 +369,5 @@ int Main(int argc, char** argv) {
 }  // namespace swemu
 
 int main(int argc, char** argv) {
-  try {
-    return swemu::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "swemu-replay: " << e.what() << "\n";
-    return 2;
-  }
+  return swemu::RunToolMain("swemu-replay", [&] { return swemu::Main(argc, argv); });
 }

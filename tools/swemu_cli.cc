@@ -12,6 +12,7 @@
 #include "swemu/control_client.h"
 #include "swemu/control_socket.h"
 #include "swemu/version.h"
+#include "tools/tool_main.h"
 
 namespace swemu {
 namespace {
@@ -138,10 +139,5 @@ int Main(int argc, char** argv) {
 }  // namespace swemu
 
 int main(int argc, char** argv) {
-  try {
-    return swemu::Main(argc, argv);
-  } catch (const std::exception& e) {
-    std::cerr << "swemu-cli: " << e.what() << '\n';
-    return 2;
-  }
+  return swemu::RunToolMain("swemu-cli", [&] { return swemu::Main(argc, argv); });
 }

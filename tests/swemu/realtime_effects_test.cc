@@ -13,38 +13,17 @@
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
 
-const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
+using testing::ReadText;
+using testing::RunResult;
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string TestName() { return testing::UnitTest::GetInstance()->current_test_info()->name(); }
-std::string TestDir() { return testing::TempDir() + "swemu_effects_test_" + TestName() + "/"; }
-std::string FilePrefix() { return "swemu-test-" + std::to_string(getpid()) + "-" + TestName(); }
-std::string EalArgs() { return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + FilePrefix(); }
-
-RunResult RunSwemu(const std::string& args) {
-  const std::string dir = TestDir();
-  const std::string command = kSwemu + " --control-socket " + dir + "ctl.sock " + args + " >" +
-                              dir + "stdout 2>" + dir + "stderr </dev/null";
-  int raw = std::system(command.c_str());
-  std::error_code ignored;
-  std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadText(dir + "stdout"),
-          ReadText(dir + "stderr")};
-}
+std::string TestDir() { return testing::TestDirFor("swemu_effects_test_"); }
+std::string EalArgs() { return testing::TestEalArgs(); }
+RunResult RunSwemu(const std::string& args) { return testing::RunSwemuIn(TestDir(), args); }
 
 // `wire` patches port 0 <-> port 1; net_null0 is an endless source of 1000-byte frames.
 std::string NullConfig(const std::string& port1_keys) {
@@ -63,7 +42,7 @@ uint64_t Field(const std::string& text, const std::string& pattern) {
   return std::stoull(match[1]);
 }
 
-class RealtimeEffectsTest : public testing::Test {
+class RealtimeEffectsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::remove_all(TestDir());

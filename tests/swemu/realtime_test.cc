@@ -14,50 +14,22 @@
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
 
-const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
+using testing::ReadText;
+using testing::RunResult;
+const std::string kSwemu = testing::kSwemuBinary;
 const MacAddr kMacA = MacAddr::FromU64(0x000000000001);
 const MacAddr kMacB = MacAddr::FromU64(0x000000000002);
 const MacAddr kMacUnknown = MacAddr::FromU64(0x0000000000ee);
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string TestName() { return testing::UnitTest::GetInstance()->current_test_info()->name(); }
-
-std::string TestDir() { return testing::TempDir() + "swemu_realtime_test_" + TestName() + "/"; }
-
-std::string FilePrefix() { return "swemu-test-" + std::to_string(getpid()) + "-" + TestName(); }
-
-// EAL for tests: no hugepages, no PCI scan, core 0, a file prefix no other process uses.
-std::string EalArgs() { return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + FilePrefix(); }
-
-RunResult RunSwemu(const std::string& args) {
-  const std::string dir = TestDir();
-  // Each run has its own control socket, so tests can run in parallel.
-  const std::string command = kSwemu + " --control-socket " + dir + "ctl.sock " + args + " >" +
-                              dir + "stdout 2>" + dir + "stderr </dev/null";
-  int raw = std::system(command.c_str());
-  // EAL leaves its runtime directory behind; this test's prefix is its own.
-  std::error_code ignored;
-  std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
-  RunResult run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.out = ReadText(dir + "stdout");
-  run.err = ReadText(dir + "stderr");
-  return run;
-}
+std::string TestDir() { return testing::TestDirFor("swemu_realtime_test_"); }
+std::string FilePrefix() { return testing::DpdkFilePrefix(); }
+std::string EalArgs() { return testing::TestEalArgs(); }
+RunResult RunSwemu(const std::string& args) { return testing::RunSwemuIn(TestDir(), args); }
 
 std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) {
   return FrameBuilder()
@@ -103,7 +75,7 @@ std::string WriteConfig(const std::string& port1_devargs) {
   return dir + "rt.ini";
 }
 
-class RealtimeTest : public testing::Test {
+class RealtimeTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::filesystem::remove_all(TestDir());

@@ -1,0 +1,59 @@
+#pragma once
+// Running the built swemu binary from a test, as users do: per-test directory, EAL arguments for
+// a shared 2-core machine, stdout/stderr captured, the EAL runtime directory cleaned up.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+namespace swemu::testing {
+
+inline const std::string kSwemuBinary = SWEMU_BINARY_DIR "/swemu/swemu";
+
+struct RunResult {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+inline std::string ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+inline std::string CurrentTestName() {
+  return ::testing::UnitTest::GetInstance()->current_test_info()->name();
+}
+
+// TempDir()/<prefix><test name>/
+inline std::string TestDirFor(const std::string& prefix) {
+  return ::testing::TempDir() + prefix + CurrentTestName() + "/";
+}
+
+// An EAL --file-prefix no other process uses.
+inline std::string DpdkFilePrefix() {
+  return "swemu-test-" + std::to_string(getpid()) + "-" + CurrentTestName();
+}
+
+// EAL for tests: no hugepages, no PCI scan, core 0.
+inline std::string TestEalArgs() {
+  return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + DpdkFilePrefix();
+}
+
+// Runs swemu with its own control socket in dir, so tests can run in parallel.
+inline RunResult RunSwemuIn(const std::string& dir, const std::string& args) {
+  const std::string command = kSwemuBinary + " --control-socket " + dir + "ctl.sock " + args +
+                              " >" + dir + "stdout 2>" + dir + "stderr </dev/null";
+  int raw = std::system(command.c_str());
+  std::error_code ignored;  // EAL leaves its runtime directory behind; the prefix is this test's
+  std::filesystem::remove_all("/var/run/dpdk/" + DpdkFilePrefix(), ignored);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadText(dir + "stdout"),
+          ReadText(dir + "stderr")};
+}
+
+}  // namespace swemu::testing
