@@ -5,6 +5,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -56,16 +58,29 @@ TEST_F(RealtimeEffectsTest, ShapedPortSendsAtOneGbps) {
   RunResult run = RunSwemu("--config " + NullConfig("rate = 1G\n") +
                            " --run-for 2250ms --stats-interval 250ms" + EalArgs());
   ASSERT_EQ(run.status, 0) << run.err;
-  std::regex port1_tx(R"(port 1 rx [0-9.]+ Mpps [0-9.]+ Gbps tx [0-9.]+ Mpps ([0-9.]+) Gbps)");
-  std::vector<double> gbps;
-  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), port1_tx);
+  // Per stats interval: what the source offered (port 0 rx) and what the shaped port sent
+  // (port 1 tx), as line rates: frame + 24 bytes, as the TM shapes (1000-byte frames).
+  std::regex line(R"(port 0 rx [0-9.]+ Mpps ([0-9.]+) Gbps.*port 1 rx [0-9.]+ Mpps [0-9.]+ Gbps )"
+                  R"(tx [0-9.]+ Mpps ([0-9.]+) Gbps)");
+  std::vector<std::pair<double, double>> intervals;
+  for (auto it = std::sregex_iterator(run.out.begin(), run.out.end(), line);
        it != std::sregex_iterator(); ++it) {
-    gbps.push_back(std::stod((*it)[1]));
+    intervals.emplace_back(std::stod((*it)[1]) * 1024 / 1000, std::stod((*it)[2]) * 1024 / 1000);
   }
-  ASSERT_GE(gbps.size(), 6u) << run.out;
-  double sum = 0;  // the first interval holds the start-up transient
-  for (std::size_t i = 1; i < gbps.size(); ++i) sum += gbps[i];
-  const double line_rate = sum / double(gbps.size() - 1) * 1024 / 1000;
+  ASSERT_GE(intervals.size(), 6u) << run.out;
+  // The shaper is judged only while the source offers more than it lets through: on a loaded
+  // machine (the sanitizer build, a fuzzer on the other core) the lcore may not even reach that.
+  double sum = 0;
+  int judged = 0;
+  for (std::size_t i = 1; i < intervals.size(); ++i) {  // the first holds the start-up transient
+    EXPECT_LE(intervals[i].second, 1.05) << run.out;    // never faster than the link
+    if (intervals[i].first >= 1.2) {
+      sum += intervals[i].second;
+      ++judged;
+    }
+  }
+  if (judged < 3) GTEST_SKIP() << "the lcore offered under 1.2 Gbps: too slow to test the shaper";
+  const double line_rate = sum / judged;
   EXPECT_NEAR(line_rate, 1.0, 0.05) << run.out;
   std::cout << "[ measured ] shaped egress " << line_rate << " Gbps on the line\n";
 }
@@ -78,8 +93,12 @@ TEST_F(RealtimeEffectsTest, LossInjectedIsTheConfiguredFraction) {
   const uint64_t lost = Field(run.out, R"(loss_injected (\d+))");
   ASSERT_NE(sent, UINT64_MAX) << run.out;
   ASSERT_NE(lost, UINT64_MAX) << run.out;
-  ASSERT_GT(sent + lost, 100000u) << run.out;
-  EXPECT_NEAR(double(lost) / double(sent + lost), 0.1, 0.003) << run.out;
+  // The tolerance follows the sample: 4 standard deviations of a binomial fraction, so a slow
+  // (sanitizer) build that forwards fewer frames is judged as strictly, not more loosely.
+  const double n = double(sent + lost);
+  ASSERT_GT(n, 5000) << run.out;
+  const double tolerance = std::max(0.003, 4 * std::sqrt(0.1 * 0.9 / n));
+  EXPECT_NEAR(double(lost) / n, 0.1, tolerance) << run.out;
 }
 
 std::vector<uint8_t> Frame(uint16_t id) {
