@@ -1,0 +1,321 @@
+#!/usr/bin/env bash
+# Real-time comparison harness: swemu (`wire`, `l2l3`) against dpdk-testpmd (io, mac) and DPDK's
+# SWX pipeline (examples/pipeline, P4-DPDK's data plane: an L2 spec and a PISA-like spec), each
+# with one forwarding lcore on the same vdevs. Prints Mpps and ratios, and writes the table to
+# BUILD/compare.txt. See docs/performance.md, "Comparison harness".
+#
+#   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--build DIR]
+#
+#   --reps N     runs per figure (median); default 3 for net_null 64 B, 1 for the other setups
+#   --quick      one run per figure everywhere
+#   --no-setup   do not install packages or fetch/build anything (skip what is missing)
+#   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
+#
+# Each run: warm-up 1 s, then the rate of three 1-second intervals (their median); a figure is
+# the median over its runs. Setup (as root, idempotent) installs dpdk-dev and dpdk-doc, adds a
+# deb-src entry, fetches `apt-get source dpdk` for the SWX pipeline's internal headers and builds
+# examples/pipeline against the installed DPDK. A step that fails skips its comparison, with one
+# line saying why.
+set -u -o pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE=$ROOT/bench/realtime
+BUILD=$ROOT/build-rel
+REPS=""
+SETUP=1
+WARMUP=1
+INTERVALS=3
+
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --reps) REPS=$2; shift 2 ;;
+    --quick) REPS=1; shift ;;
+    --no-setup) SETUP=0; shift ;;
+    --build) BUILD=$(realpath -m "$2"); shift 2 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+
+OUT=$BUILD/compare
+SWX=$BUILD/swx
+SWEMU=$BUILD/swemu/swemu
+GEN=$BUILD/tools/swemu-gen
+TAG=cmp$$
+mkdir -p "$OUT"
+START=$(date +%s)
+
+note() { echo "compare.sh: $*" >&2; }
+skip() { echo "SKIPPED: $*" | tee -a "$OUT/skipped.txt" >&2; }
+: > "$OUT/skipped.txt"
+
+# ---------------------------------------------------------------------------------------------
+# Setup
+# ---------------------------------------------------------------------------------------------
+
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+setup_packages() {
+  local missing=()
+  for p in dpdk-dev dpdk-doc; do have_pkg "$p" || missing+=("$p"); done
+  [[ ${#missing[@]} -eq 0 ]] && return 0
+  if [[ $SETUP -eq 0 || $(id -u) -ne 0 ]]; then
+    note "missing ${missing[*]} (run as root without --no-setup to install)"
+    return 0
+  fi
+  note "installing ${missing[*]}"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}" >"$OUT/apt-install.log" 2>&1 ||
+    note "apt-get install ${missing[*]} failed (see $OUT/apt-install.log)"
+}
+
+setup_swemu() {
+  [[ -x $SWEMU && -x $GEN ]] && return 0
+  [[ $SETUP -eq 0 ]] && return 1
+  note "building swemu and swemu-gen in $BUILD"
+  { cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+      cmake --build "$BUILD" --target swemu swemu-gen -j2; } >"$OUT/build-swemu.log" 2>&1
+}
+
+# Adds a deb-src entry for the configured Debian mirror unless one exists.
+ensure_deb_src() {
+  if grep -rqsE '^[[:space:]]*(deb-src[[:space:]]|Types:.*deb-src)' \
+      /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    return 0
+  fi
+  local uri codename
+  uri=$(awk '/^URIs:/ && $2 !~ /security/ {print $2; exit}' /etc/apt/sources.list.d/*.sources \
+        2>/dev/null)
+  [[ -z $uri ]] && uri=$(awk '$1 == "deb" && $2 !~ /security/ {print $2; exit}' \
+                         /etc/apt/sources.list 2>/dev/null)
+  [[ -z $uri ]] && uri=http://deb.debian.org/debian
+  codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+  note "adding deb-src $uri $codename main (/etc/apt/sources.list.d/swemu-deb-src.sources)"
+  cat >/etc/apt/sources.list.d/swemu-deb-src.sources <<EOF
+# Added by swemu bench/realtime/compare.sh: source packages (apt-get source dpdk).
+Types: deb-src
+URIs: $uri
+Suites: $codename
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  apt-get update >"$OUT/apt-update.log" 2>&1
+}
+
+# Prints the DPDK source tree (with lib/pipeline and config/) for the installed version.
+dpdk_source_tree() {
+  local d
+  for d in "$SWX"/dpdk-*/; do
+    [[ -f $d/lib/pipeline/rte_swx_pipeline_internal.h && -f $d/config/rte_config.h ]] &&
+      { echo "${d%/}"; return 0; }
+  done
+  return 1
+}
+
+# Sets SWX_APP and SWX_SRC, or prints why the SWX comparison is skipped and returns 1.
+setup_swx() {
+  SWX_APP=$SWX/app/build/pipeline
+  SWX_SRC=$(dpdk_source_tree)
+  if [[ -x $SWX_APP && -n $SWX_SRC ]]; then export RTE_INSTALL_DIR=$SWX_SRC; return 0; fi
+  if [[ $SETUP -eq 0 ]]; then skip "SWX: not built and --no-setup given"; return 1; fi
+  if [[ $(id -u) -ne 0 ]]; then skip "SWX: setup needs root (apt-get source dpdk)"; return 1; fi
+  mkdir -p "$SWX"
+  if [[ -z $SWX_SRC ]]; then
+    local ver
+    ver=$(dpkg-query -W -f='${Version}' libdpdk-dev 2>/dev/null)
+    if ! ensure_deb_src; then
+      skip "SWX: apt-get update with the deb-src entry failed (see $OUT/apt-update.log)"
+      return 1
+    fi
+    note "fetching the dpdk source package ${ver:+(version $ver)} into $SWX"
+    if ! (cd "$SWX" && apt-get source "dpdk${ver:+=$ver}") >"$OUT/apt-source.log" 2>&1 &&
+       ! (cd "$SWX" && apt-get source dpdk) >>"$OUT/apt-source.log" 2>&1; then
+      skip "SWX: apt-get source dpdk failed, no deb-src reachable? (see $OUT/apt-source.log)"
+      return 1
+    fi
+    SWX_SRC=$(dpdk_source_tree) ||
+      { skip "SWX: no lib/pipeline in the fetched dpdk source"; return 1; }
+  fi
+  # The app's `pipeline libbuild` compiles generated C with -I $RTE_INSTALL_DIR/{lib/...,config,
+  # build}: the source tree has the internal headers, the installed DPDK has rte_build_config.h.
+  local cfg
+  cfg=$(find /usr/include -name rte_build_config.h -print -quit 2>/dev/null)
+  [[ -z $cfg ]] && { skip "SWX: no rte_build_config.h (is libdpdk-dev installed?)"; return 1; }
+  mkdir -p "$SWX_SRC/build" && ln -sf "$cfg" "$SWX_SRC/build/rte_build_config.h"
+  local app_src=/usr/share/dpdk/examples/pipeline
+  [[ -f $app_src/main.c ]] || app_src=$SWX_SRC/examples/pipeline
+  [[ -f $app_src/main.c ]] || { skip "SWX: no examples/pipeline (dpdk-doc)"; return 1; }
+  rm -rf "$SWX/app" && cp -r "$app_src" "$SWX/app"
+  if ! make -C "$SWX/app" -j2 >"$OUT/swx-build.log" 2>&1; then
+    skip "SWX: examples/pipeline did not build (see $OUT/swx-build.log)"
+    return 1
+  fi
+  [[ -x $SWX_APP ]] || { skip "SWX: build produced no $SWX_APP"; return 1; }
+  export RTE_INSTALL_DIR=$SWX_SRC
+}
+
+# ---------------------------------------------------------------------------------------------
+# Runs
+# ---------------------------------------------------------------------------------------------
+
+median() { sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
+
+EAL_MEM="--no-huge -m 512"
+if awk '/HugePages_Free/ {f = $2} /Hugepagesize/ {s = $2} END {exit !(f * s >= 1048576)}' \
+    /proc/meminfo; then
+  EAL_MEM="-m 512"
+fi
+
+# Stops a process we started: SIGINT, then SIGTERM, then SIGKILL.
+stop_pid() {
+  local pid=$1 i
+  kill -INT "$pid" 2>/dev/null
+  for i in 1 2 3 4 5 6 7 8 9 10; do kill -0 "$pid" 2>/dev/null || break; sleep 0.3; done
+  kill -0 "$pid" 2>/dev/null && kill -TERM "$pid" 2>/dev/null && sleep 0.5
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+}
+
+telemetry() { echo "/var/run/dpdk/$1/dpdk_telemetry.v2"; }
+cleanup_prefix() { rm -rf "/var/run/dpdk/$1"; }
+
+# Runs a DPDK app in the background (arguments: log, prefix, command...), reads its ports' tx
+# rate through telemetry and prints the median Mpps (empty on failure).
+measure_dpdk() {
+  local log=$1 prefix=$2; shift 2
+  "$@" </dev/null >"$log" 2>&1 &
+  local pid=$!
+  python3 "$HERE/ethstats.py" "$(telemetry "$prefix")" 0,1 "$WARMUP" "$INTERVALS" \
+    >"$log.rates" 2>>"$log"
+  stop_pid "$pid"
+  cleanup_prefix "$prefix"
+  median <"$log.rates"
+}
+
+# Arguments: setup name (for files), devargs 0, devargs 1, mode (io|mac).
+run_testpmd() {
+  local name=$1 dev0=$2 dev1=$3 mode=$4 prefix=$TAG-tp
+  measure_dpdk "$OUT/testpmd-$mode-$name.log" "$prefix" \
+    dpdk-testpmd -l 0,1 $EAL_MEM --no-pci --file-prefix "$prefix" --vdev "$dev0" --vdev "$dev1" \
+    -- --nb-cores=1 --forward-mode="$mode" --auto-start --stats-period 1000 \
+    --total-num-mbufs=16384 --rxd=1024 --txd=1024
+}
+
+fill() {  # template -> stdout, with the @...@ fields of this run
+  sed -e "s|@HERE@|$HERE|g" -e "s|@OUT@|$OUT/$5|g" -e "s|@SPEC@|$HERE/$4|g" \
+      -e "s|@TABLE@|$HERE/swx_dmac.txt|g" -e "s|@DEV0@|$2|g" -e "s|@DEV1@|$3|g" \
+      -e "s|@PREFIX@|$6|g" "$1"
+}
+
+# Arguments: setup name, devargs 0, devargs 1, spec file.
+run_swx() {
+  local name=$1 dev0=$2 dev1=$3 spec=$4 prefix=$TAG-swx
+  local dir=swx-${spec%.spec}-$name
+  mkdir -p "$OUT/$dir"
+  # The SWX app's ethdev command takes the device name (devargs up to the first comma).
+  fill "$HERE/swx.cli.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.cli"
+  fill "$HERE/swx.io.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.io"
+  rm -f "$OUT/$dir/swx.so"
+  measure_dpdk "$OUT/$dir/run.log" "$prefix" \
+    "$SWX_APP" -l 0,1 $EAL_MEM --no-pci --file-prefix "$prefix" --vdev "$dev0" --vdev "$dev1" \
+    -- -s "$OUT/$dir/swx.cli" -p $((20000 + $$ % 10000))
+}
+
+# Arguments: setup name, devargs 0, devargs 1, program (wire|l2l3). Prints the median of the
+# intervals' summed tx Mpps from --stats-interval lines (the first, with the warm-up, skipped).
+run_swemu() {
+  local name=$1 dev0=$2 dev1=$3 prog=$4 prefix=$TAG-sw
+  local ini=$OUT/swemu-$prog-$name.ini log=$OUT/swemu-$prog-$name.log
+  fill "$HERE/swemu_$prog.ini.in" "$dev0" "$dev1" "" "" "$prefix" >"$ini"
+  "$SWEMU" --config "$ini" --busy-poll --run-for $((WARMUP + INTERVALS + 1))s \
+    --stats-interval 1 --control-socket none -- -l 1 </dev/null >"$log" 2>&1
+  cleanup_prefix "$prefix"
+  awk -v n="$INTERVALS" '/^stats:/ {
+        k++; if (k == 1 || k > n + 1) next
+        s = 0; for (i = 1; i < NF; i++) if ($i == "tx") s += $(i + 1); print s }' "$log" | median
+}
+
+# Repeats "$@" (a run_* call) $reps times and prints the median of the runs' figures, or "-".
+repeat() {
+  local reps=$1 i v; shift
+  for ((i = 0; i < reps; i++)); do
+    v=$("$@")
+    [[ -n $v ]] && echo "$v"
+  done | median | { read -r m && echo "$m" || echo "-"; }
+}
+
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
+  if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+
+# ---------------------------------------------------------------------------------------------
+# Main
+# ---------------------------------------------------------------------------------------------
+
+setup_packages
+HAVE_TESTPMD=1
+command -v dpdk-testpmd >/dev/null || { HAVE_TESTPMD=0; skip "testpmd: dpdk-testpmd not found (dpdk-dev)"; }
+command -v python3 >/dev/null || { HAVE_TESTPMD=0; skip "testpmd and SWX: no python3 to read DPDK telemetry"; }
+HAVE_SWEMU=1
+setup_swemu || { HAVE_SWEMU=0; skip "swemu: $SWEMU or $GEN missing and could not be built (see $OUT/build-swemu.log)"; }
+HAVE_SWX=0
+if command -v python3 >/dev/null; then
+  setup_swx && HAVE_SWX=1
+fi
+note "setup done in $(($(date +%s) - START)) s"
+
+# Real UDP frames for net_pcap (infinite_rx replays them; with no tx_pcap the pcap PMD drops tx):
+# port 0 receives frames to 00:00:00:00:00:02, which l2l3.cli and swx_dmac.txt send to port 1,
+# port 1 frames to 00:00:00:00:00:03, sent to port 0: both directions, like wire and testpmd.
+# ECT(0) (tos 2), so the ECN mark logic of l2l3 and swx_pisa.spec has work to do.
+SETUPS=("null 64 net_null0,copy=1,size=64 net_null1,copy=1,size=64"
+        "null 256 net_null0,copy=1,size=256 net_null1,copy=1,size=256")
+if [[ $HAVE_SWEMU -eq 1 || -x $GEN ]]; then
+  for size in 64 256; do
+    "$GEN" --out "$OUT/udp$size-0.pcap" --count 1024 --size "$size" --flows 16 --tos 2 \
+      --src-mac 00:00:00:00:00:03 --dst-mac 00:00:00:00:00:02 >/dev/null &&
+    "$GEN" --out "$OUT/udp$size-1.pcap" --count 1024 --size "$size" --flows 16 --tos 2 \
+      --src-mac 00:00:00:00:00:02 --dst-mac 00:00:00:00:00:03 --src-ip 10.0.0.2 \
+      --dst-ip 10.0.0.1 >/dev/null
+  done
+  for size in 64 256; do
+    SETUPS+=("pcap $size net_pcap0,rx_pcap=udp$size-0.pcap,infinite_rx=1 net_pcap1,rx_pcap=udp$size-1.pcap,infinite_rx=1")
+  done
+else
+  skip "net_pcap: no swemu-gen to write the UDP frames"
+fi
+skip "net_ring: a net_ring pair has no traffic source (only testpmd --tx-first can seed one;" \
+     "swemu and the SWX app cannot), so there is nothing to compare on it"
+
+cd "$OUT" || exit 1  # net_pcap's rx_pcap paths are relative to the current directory
+ROWS=()
+for s in "${SETUPS[@]}"; do
+  read -r kind size dev0 dev1 <<<"$s"
+  name=$kind$size
+  reps=${REPS:-$([[ $name == null64 ]] && echo 3 || echo 1)}
+  note "$kind $size B: $reps run(s) per figure"
+  io=- mac=- wire=- l2l3=- swxl2=- swxpisa=-
+  if [[ $HAVE_TESTPMD -eq 1 ]]; then
+    io=$(repeat "$reps" run_testpmd "$name" "$dev0" "$dev1" io)
+    mac=$(repeat "$reps" run_testpmd "$name" "$dev0" "$dev1" mac)
+  fi
+  if [[ $HAVE_SWEMU -eq 1 ]]; then
+    wire=$(repeat "$reps" run_swemu "$name" "$dev0" "$dev1" wire)
+    l2l3=$(repeat "$reps" run_swemu "$name" "$dev0" "$dev1" l2l3)
+  fi
+  if [[ $HAVE_SWX -eq 1 ]]; then
+    swxl2=$(repeat "$reps" run_swx "$name" "$dev0" "$dev1" swx_l2.spec)
+    swxpisa=$(repeat "$reps" run_swx "$name" "$dev0" "$dev1" swx_pisa.spec)
+  fi
+  ROWS+=("$(printf '%-9s %5s %5s %11s %11s %11s %11s %8s %9s %10s %10s %11s' \
+    "net_$kind" "$size" "$reps" "$io" "$mac" "$wire" "$l2l3" "$swxl2" "$swxpisa" \
+    "$(ratio "$wire" "$io")" "$(ratio "$l2l3" "$swxpisa")" "$(ratio "$l2l3" "$swxl2")")")
+done
+
+{
+  echo "swemu real-time comparison, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
+       "one forwarding lcore each, Mpps forwarded (sum of both ports' tx), median of runs"
+  printf '%-9s %5s %5s %11s %11s %11s %11s %8s %9s %10s %10s %11s\n' setup bytes runs \
+    testpmd-io testpmd-mac swemu-wire swemu-l2l3 SWX-L2 SWX-PISA wire/io l2l3/PISA l2l3/SWX-L2
+  printf '%s\n' "${ROWS[@]}"
+  [[ -s $OUT/skipped.txt ]] && { echo; cat "$OUT/skipped.txt"; }
+  echo "total harness time $(($(date +%s) - START)) s; logs in $OUT"
+} | tee "$BUILD/compare.txt"
