@@ -58,6 +58,7 @@ struct RuntimeCounters {
 class Datapath {
  public:
   static constexpr uint16_t kBurst = 32;
+  static constexpr uint32_t kTxBurstsPerLoop = 4;
   static constexpr uint64_t kSpinLoops = 100;     // empty loops before backing off
   static constexpr uint64_t kPauseLoops = 10000;  // then rte_pause() loops before sleeping
   static constexpr uint64_t kMinSleepNs = 10'000;
