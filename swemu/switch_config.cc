@@ -147,6 +147,9 @@ const std::map<std::string, Setter>& Setters() {
       {"dpdk.mbuf_cache", [](const std::string& v, LoadedSwitchConfig& o) {
          return SetUint32(v, 0, 512, &o.mbuf_cache);
        }},
+      {"dpdk.workers", [](const std::string& v, LoadedSwitchConfig& o) {
+         return SetUint32(v, 1, 64, &o.workers);
+       }},
   };
   return *setters;
 }

@@ -42,7 +42,9 @@ namespace swemu {
   X(kPoolExhausted, "pool_exhausted")                                          \
   X(kMultiSegmentFrame, "multi_segment_frame")                                  \
   X(kTxQueueFull, "tx_queue_full")                                              \
-  X(kDelayLineFull, "delay_line_full")
+  X(kDelayLineFull, "delay_line_full")                                      \
+  X(kShardRingFull, "shard_ring_full")                                        \
+  X(kShardMulticast, "shard_multicast")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,

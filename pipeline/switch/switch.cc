@@ -116,8 +116,31 @@ void Switch::Dispatch(Packet* pkt) noexcept {
     Drop(pkt);
   } else {
     ++counters_.program.to_tm;
+    if (router_ != nullptr && RouteAway(pkt)) return;
     tm_->Enqueue(pkt, meta.ingress_ts);  // the burst's arrival time: one clock read per burst
   }
+}
+
+bool Switch::RouteAway(Packet* pkt) noexcept {
+  Metadata& meta = pkt->meta;
+  if (meta.mcast_grp != 0) {  // copies would land in queues of ports other lcores transmit
+    meta.MarkDrop(DropReason::kShardMulticast);
+    Drop(pkt);
+    return true;
+  }
+  if (meta.egress_spec >= config_.num_ports || router_->IsLocal(meta.egress_spec)) return false;
+  if (!router_->Forward(pkt)) {
+    meta.MarkDrop(DropReason::kShardRingFull);
+    Drop(pkt);
+  }
+  return true;
+}
+
+uint32_t Switch::ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept {
+  pkt.ResetState();
+  pkt.meta.ingress_port = ingress_port;
+  if (parse_ && !parser_.Parse(pkt)) return pkt.meta.flow_hash;
+  return program_->ShardKey(pkt);
 }
 
 uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept {

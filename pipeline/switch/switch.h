@@ -31,6 +31,17 @@ struct SwitchConfig {
   Status Validate() const;
 };
 
+// Real time on several lcores: each lcore runs its own replica of the switch and transmits only
+// the egress ports it owns. After ingress, a replica hands a packet for another lcore's port to
+// the router, which queues it for that lcore (whose replica calls EnqueueFromPeer).
+class EgressRouter {
+ public:
+  virtual ~EgressRouter() = default;
+  virtual bool IsLocal(PortId port) const noexcept = 0;
+  // False when the peer's ring is full: the caller drops the packet (shard_ring_full).
+  virtual bool Forward(Packet* pkt) noexcept = 0;
+};
+
 class Switch {
  public:
   // Loads the program (refused with its resource report when it does not fit).
@@ -49,6 +60,14 @@ class Switch {
   }
   // Up to max packets leaving `port` now, in order, into out; returns how many.
   uint32_t TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept;
+  // Sharded real time (EgressRouter): the program's shard key of a packet received on
+  // ingress_port (parses it; the packet's flow hash when the parse fails). ReceiveBurst parses it
+  // again, so the packet may then go to another replica.
+  uint32_t ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept;
+  // Queues a packet another replica's ingress routed here (its metadata as that ingress left it).
+  void EnqueueFromPeer(Packet* pkt) noexcept { tm_->Enqueue(pkt, pkt->meta.ingress_ts); }
+  // Before traffic; nullptr (the default): every port is local.
+  void SetEgressRouter(EgressRouter* router) { router_ = router; }
   // When Transmit(port) will next return a packet (kNever if the port has nothing queued).
   TimeNs NextTransmitTime(PortId port) const noexcept;
 
@@ -85,6 +104,8 @@ class Switch {
   // recirculated instead of being sent.
   bool Egress(Packet* pkt, PortId port, TimeNs now) noexcept;
   void Drop(Packet* pkt) noexcept;
+  // With a router: true when the packet went to a peer or was dropped (not queued here).
+  bool RouteAway(Packet* pkt) noexcept;
 
   SwitchConfig config_;
   PacketPool& pool_;
@@ -98,6 +119,7 @@ class Switch {
   CommandTable commands_;
   SwitchCounters counters_;
   bool parse_ = true;
+  EgressRouter* router_ = nullptr;
 };
 
 }  // namespace swemu

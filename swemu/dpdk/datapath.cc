@@ -9,6 +9,7 @@
 
 #include "swemu/dpdk/mbuf_pool.h"
 #include "swemu/dpdk/pcap_recorder.h"
+#include "swemu/dpdk/shard.h"
 
 namespace swemu {
 
@@ -33,6 +34,18 @@ void Datapath::InitPortEffects(uint64_t seed, PortId p, uint32_t delay_frames, d
   effects_[p].Init(seed, p, delay_frames);
   effects_[p].SetLoss(loss);
   effects_[p].SetDelay(delay_ns, NsToCycles(delay_ns));
+}
+
+void Datapath::SetShard(ShardRouter* shard) {
+  shard_ = shard;
+  sw_.SetEgressRouter(shard);
+}
+
+bool Datapath::Owns(PortId p) const noexcept { return shard_ == nullptr || shard_->IsLocal(p); }
+
+bool Datapath::Holding() const noexcept {
+  return sw_.tm().TotalQueued() != 0 || delayed_ != 0 ||
+         (shard_ != nullptr && shard_->rings().PendingFor(shard_->index()) != 0);
 }
 
 void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
@@ -61,7 +74,8 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
   }
   // Shutdown: no more RX; send what the TM and the delay lines still hold, for at most a second.
   const uint64_t drain_end = rte_rdtsc() + clock_.hz();
-  while (Holding() && rte_rdtsc() < drain_end) {
+  const uint64_t grace_end = shard_ != nullptr ? rte_rdtsc() + NsToCycles(kShardGraceNs) : 0;
+  while ((Holding() || rte_rdtsc() < grace_end) && rte_rdtsc() < drain_end) {
     if (!Iterate(false)) rte_pause();
     mailbox_.Poll(sw_.commands());
   }
@@ -70,14 +84,17 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
 
 bool Datapath::Iterate(bool rx) noexcept {
   ++runtime_.loops;
-  uint32_t moved = 0;
+  uint32_t moved = shard_ != nullptr ? DrainPeers() : 0;
   if (rx) {
-    for (PortId p = 0; p < sw_.num_ports(); ++p) moved += ReceivePort(p);
+    for (PortId p = 0; p < sw_.num_ports(); ++p) {
+      if (Owns(p)) moved += ReceivePort(p);
+    }
   }
   // A port that fills a whole burst may send up to kTxBurstsPerLoop bursts per loop: all ports
   // together receive up to num_ports bursts per loop, so an unshaped port that many ports feed
   // (fan-in) is not held to one burst by the loop; a shaped port stops at its rate anyway.
   for (PortId p = 0; p < sw_.num_ports(); ++p) {
+    if (!Owns(p)) continue;
     for (uint32_t round = 0; round < kTxBurstsPerLoop; ++round) {
       const uint32_t sent = TransmitPort(p);
       moved += sent;
@@ -117,10 +134,65 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
   const uint64_t t1 = rte_rdtsc();
   runtime_.rx.Add(t1 - t0, n);
   if (k != 0) {
-    sw_.ReceiveBurst(pkts, k, p);
+    if (shard_ != nullptr) {
+      Scatter(pkts, k, p);
+    } else {
+      sw_.ReceiveBurst(pkts, k, p);
+    }
     runtime_.ingress.Add(rte_rdtsc() - t1, k);
   }
   return n;
+}
+
+void Datapath::Scatter(Packet** pkts, uint32_t n, PortId p) noexcept {
+  const uint32_t lcores = shard_->lcores();
+  const uint32_t self = shard_->index();
+  Packet* local[kBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet* pkt = pkts[i];
+    const uint32_t owner = sw_.ShardKeyOf(*pkt, p) % lcores;
+    if (owner == self) {
+      local[m++] = pkt;
+      continue;
+    }
+    auto* mbuf = static_cast<rte_mbuf*>(pkt->handle);
+    mbuf->port = p;  // the switch port travels with the mbuf: the owner runs ingress for it
+    if (rte_ring_sp_enqueue(shard_->rings().ingress(self, owner), pkt) != 0) {
+      rte_pktmbuf_free(mbuf);
+      Drop(DropReason::kShardRingFull);
+    }
+  }
+  if (m != 0) sw_.ReceiveBurst(local, m, p);
+}
+
+uint32_t Datapath::DrainPeers() noexcept {
+  const uint32_t self = shard_->index();
+  uint32_t moved = 0;
+  void* objs[kBurst];
+  for (uint32_t from = 0; from < shard_->lcores(); ++from) {
+    if (from == self) continue;
+    uint32_t n =
+        rte_ring_sc_dequeue_burst(shard_->rings().ingress(from, self), objs, kBurst, nullptr);
+    Packet* pkts[kBurst];
+    PortId ports[kBurst];
+    for (uint32_t i = 0; i < n; ++i) {
+      pkts[i] = static_cast<Packet*>(objs[i]);
+      ports[i] = static_cast<rte_mbuf*>(pkts[i]->handle)->port;
+    }
+    // Runs of one ingress port, in ring order (a flow's packets stay in order).
+    for (uint32_t i = 0; i < n;) {
+      uint32_t j = i + 1;
+      while (j < n && ports[j] == ports[i]) ++j;
+      sw_.ReceiveBurst(pkts + i, j - i, ports[i]);
+      i = j;
+    }
+    moved += n;
+    n = rte_ring_sc_dequeue_burst(shard_->rings().egress(from, self), objs, kBurst, nullptr);
+    for (uint32_t i = 0; i < n; ++i) sw_.EnqueueFromPeer(static_cast<Packet*>(objs[i]));
+    moved += n;
+  }
+  return moved;
 }
 
 uint32_t Datapath::TransmitPort(PortId p) noexcept {

@@ -20,6 +20,7 @@
 namespace swemu {
 
 class PcapRecorder;
+class ShardRouter;
 
 struct DatapathOptions {
   bool busy_poll = false;          // never back off
@@ -64,6 +65,9 @@ class Datapath {
   static constexpr uint64_t kMinSleepNs = 10'000;
   static constexpr uint64_t kMaxSleepNs = 200'000;
   static constexpr int kDiscardBursts = 256;  // per port at shutdown: 8192 frames
+  // Sharded shutdown: a lcore keeps draining this long after it stopped RX, for frames its
+  // peers still hand over.
+  static constexpr uint64_t kShardGraceNs = 20'000'000;
 
   Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
            std::ostream& out);
@@ -79,6 +83,9 @@ class Datapath {
     recorder_ = recorder;
     wall_offset_ns_ = wall_offset_ns;
   }
+  // Before Run, with [dpdk] workers > 1 (shard.h): this lcore receives and transmits only the
+  // ports it owns, sends packets to their shard's lcore and takes its peers' packets.
+  void SetShard(ShardRouter* shard);
   // Runs until `stop` or run_for; then stops RX, transmits what the TM holds (at most 1 s) and
   // closes the mailbox.
   void Run(const DatapathOptions& options, const std::atomic<bool>& stop);
@@ -91,19 +98,26 @@ class Datapath {
   std::array<uint64_t, kDropReasonCount> AllDrops() const;
   const WirePortCounters& port_counters(PortId p) const { return wire_[p]; }
   // Per-port table and drops, in the offline mode's style.
-  std::string Summary() const;
+  std::string Summary() const { return Summary({this}); }
+  // Sharded: port p's row from shards[p % size], drops and counts summed over the shards.
+  static std::string Summary(const std::vector<const Datapath*>& shards);
   std::string RuntimeReport() const;
 
  private:
   bool Iterate(bool rx) noexcept;
   uint32_t ReceivePort(PortId p) noexcept;
+  bool Owns(PortId p) const noexcept;
+  // Sharded: runs local ingress on the burst and sends the rest to their shard's lcore.
+  void Scatter(Packet** pkts, uint32_t n, PortId p) noexcept;
+  // Sharded: ingress of packets peers received for this lcore, then peers' packets for its TM.
+  uint32_t DrainPeers() noexcept;
   uint32_t TransmitPort(PortId p) noexcept;
   uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
   // rte_eth_tx_burst with counters; frees and counts what the queue refused.
   void Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcept;
   // Copies up to n frames into the recorder's pending slots (not yet published); how many fit.
   uint16_t FillRecords(PortId p, int direction, rte_mbuf* const* mbufs, uint16_t n) noexcept;
-  bool Holding() const noexcept { return sw_.tm().TotalQueued() != 0 || delayed_ != 0; }
+  bool Holding() const noexcept;
   void Drop(DropReason reason, uint64_t n = 1) noexcept {
     drops_[static_cast<std::size_t>(reason)] += n;
   }
@@ -126,6 +140,7 @@ class Datapath {
   std::vector<PortEffects> effects_;
   uint64_t delayed_ = 0;  // frames in all delay lines
   PcapRecorder* recorder_ = nullptr;
+  ShardRouter* shard_ = nullptr;
   uint64_t wall_offset_ns_ = 0;
   // --stats-interval: counters at the previous line.
   uint64_t stats_last_tsc_ = 0;

@@ -122,31 +122,44 @@ void Datapath::PrintStats(uint64_t now_tsc) {
   stats_last_tsc_ = now_tsc;
 }
 
-std::string Datapath::Summary() const {
-  std::string out = "switch " + sw_.name() + " (program " + sw_.config().program + ", " +
-                    std::to_string(sw_.num_ports()) + " ports, real time)\n";
+std::string Datapath::Summary(const std::vector<const Datapath*>& shards) {
+  const Datapath& first = *shards.front();
+  const Switch& sw = first.sw_;
+  std::string out = "switch " + sw.name() + " (program " + sw.config().program + ", " +
+                    std::to_string(sw.num_ports()) + " ports, real time" +
+                    (shards.size() > 1 ? ", " + std::to_string(shards.size()) + " lcores" : "") +
+                    ")\n";
   char line[200];
   std::snprintf(line, sizeof(line), "  %4s  %-16s %10s %12s %10s %12s %10s\n", "port", "attached",
                 "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "ecn_marked");
   out += line;
-  for (PortId p = 0; p < sw_.num_ports(); ++p) {
-    const WirePortCounters& c = wire_[p];
+  for (PortId p = 0; p < sw.num_ports(); ++p) {
+    const Datapath& owner = *shards[p % shards.size()];
+    const WirePortCounters& c = owner.wire_[p];
     uint64_t marked = 0;
-    for (int q = 0; q < kQueuesPerPort; ++q) marked += sw_.tm().queue_counters(p, q).marked;
+    for (int q = 0; q < kQueuesPerPort; ++q) marked += owner.sw_.tm().queue_counters(p, q).marked;
     std::snprintf(
         line, sizeof(line), "  %4u  %-16s %10llu %12llu %10llu %12llu %10llu\n", unsigned{p},
-        ports_.device(p).c_str(), static_cast<unsigned long long>(c.rx_packets),
+        first.ports_.device(p).c_str(), static_cast<unsigned long long>(c.rx_packets),
         static_cast<unsigned long long>(c.rx_bytes), static_cast<unsigned long long>(c.tx_packets),
         static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
     out += line;
   }
-  for (PortId p = 0; p < sw_.num_ports(); ++p) {
-    const PortEffects& fx = effects_[p];
+  for (PortId p = 0; p < sw.num_ports(); ++p) {
+    const PortEffects& fx = shards[p % shards.size()]->effects_[p];
     if (fx.loss() != 0 || fx.delay_ns() != 0) out += EffectsLine(p, fx);
   }
-  out += "  drops:" + FormatDrops(AllDrops()) + "\n";
-  out += "  consumed " + std::to_string(sw_.counters().program.consumed) + ", queued " +
-         std::to_string(sw_.tm().TotalQueued()) + "\n";
+  std::array<uint64_t, kDropReasonCount> drops = {};
+  uint64_t consumed = 0;
+  uint64_t queued = 0;
+  for (const Datapath* shard : shards) {
+    const std::array<uint64_t, kDropReasonCount> own = shard->AllDrops();
+    for (std::size_t i = 0; i < kDropReasonCount; ++i) drops[i] += own[i];
+    consumed += shard->sw_.counters().program.consumed;
+    queued += shard->sw_.tm().TotalQueued();
+  }
+  out += "  drops:" + FormatDrops(drops) + "\n";
+  out += "  consumed " + std::to_string(consumed) + ", queued " + std::to_string(queued) + "\n";
   return out;
 }
 

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <ctime>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "swemu/control_mailbox.h"
 #include "swemu/control_server.h"
@@ -15,6 +17,7 @@
 #include "swemu/dpdk/mbuf_pool.h"
 #include "swemu/dpdk/pcap_recorder.h"
 #include "swemu/dpdk/ports.h"
+#include "swemu/dpdk/shard.h"
 #include "swemu/dpdk/tsc_clock.h"
 #include "swemu/switch_config.h"
 
@@ -50,18 +53,44 @@ Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
   return loaded;
 }
 
+// What one lcore owns: its replica of the switch ([dpdk] workers), the mailbox it polls and its
+// datapath.
+struct Replica {
+  std::unique_ptr<Switch> sw;
+  ControlMailbox mailbox;
+  std::unique_ptr<ShardRouter> router;  // only with several lcores
+  std::unique_ptr<Datapath> datapath;
+};
+
 // Everything that lives between rte_eal_init and rte_eal_cleanup, destroyed in reverse order:
-// ports before the switch, the switch before the pool its packets come from.
+// ports before the switches, the switches before the pool their packets come from.
 struct Realtime {
   std::unique_ptr<MbufPacketPool> pool;
   TscClock clock;
-  std::unique_ptr<Switch> sw;
+  std::unique_ptr<ShardRings> rings;  // only with several lcores
+  std::vector<std::unique_ptr<Replica>> replicas;
   DpdkPorts ports;
-  ControlMailbox mailbox;
-  std::unique_ptr<Datapath> datapath;
+  std::mutex control_lines;  // several lcores: one line at a time runs on every replica
   std::unique_ptr<PcapRecorder> recorder;
   std::unique_ptr<ControlServer> control;  // destroyed first: no command reaches a dead lcore
+
+  Switch& sw() { return *replicas.front()->sw; }
+  Datapath& datapath() { return *replicas.front()->datapath; }
 };
+
+// A line runs on replica 0 first and, only when it succeeds there, on the others, so the
+// replicas hold the same tables and settings; the answer is replica 0's.
+Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
+  if (rt.replicas.size() == 1) return rt.replicas.front()->mailbox.Execute(line);
+  std::lock_guard<std::mutex> lock(rt.control_lines);
+  Result<std::string> first = rt.replicas.front()->mailbox.Execute(line);
+  if (!first.ok()) return first;
+  for (std::size_t i = 1; i < rt.replicas.size(); ++i) {
+    Result<std::string> other = rt.replicas[i]->mailbox.Execute(line);
+    if (!other.ok()) return Status::Error("lcore " + std::to_string(i) + ": " + other.message());
+  }
+  return first;
+}
 
 // The control socket serves the switch's command table; each line is executed by the lcore
 // between bursts (through the mailbox), so live changes take no lock on the fast path.
@@ -74,7 +103,7 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
   config.mode = static_cast<mode_t>(cmd.control_mode);
   config.tcp = cmd.control_tcp;
   rt.control = std::make_unique<ControlServer>(
-      config, [&rt](const std::string& line) { return rt.mailbox.Execute(line); });
+      config, [&rt](const std::string& line) { return ExecuteEverywhere(rt, line); });
   return rt.control->Start();
 }
 
@@ -96,7 +125,9 @@ void InitPortEffects(const LoadedSwitchConfig& loaded, Realtime& rt) {
         device ? PortEffects::DelayLineFrames(effects.delay_ns, rate, config.tm.wire_overhead_bytes,
                                               loaded.mbufs)
                : 0;
-    rt.datapath->InitPortEffects(config.seed, p, frames, effects.loss, effects.delay_ns);
+    for (auto& replica : rt.replicas) {
+      replica->datapath->InitPortEffects(config.seed, p, frames, effects.loss, effects.delay_ns);
+    }
   }
 }
 
@@ -117,14 +148,14 @@ Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, R
     ports.assign(cmd.pcap_ports.begin(), cmd.pcap_ports.end());
   }
   Result<std::unique_ptr<PcapRecorder>> recorder =
-      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw->num_ports(), cmd.pcap_snaplen);
+      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen);
   if (!recorder.ok()) return recorder.status();
   rt.recorder = std::move(*recorder);
   // Wall-clock timestamps from the TSC clock: one offset taken now.
   timespec wall = {};
   clock_gettime(CLOCK_REALTIME, &wall);
   const uint64_t wall_ns = uint64_t(wall.tv_sec) * 1'000'000'000ull + uint64_t(wall.tv_nsec);
-  rt.datapath->SetRecorder(rt.recorder.get(), wall_ns - rt.clock.NowNs());
+  rt.datapath().SetRecorder(rt.recorder.get(), wall_ns - rt.clock.NowNs());
   return Status::Ok();
 }
 
@@ -135,36 +166,59 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
   if (!pool.ok()) return pool.status();
   rt.pool = std::move(*pool);
   const std::string name = loaded.config.name;
-  Result<std::unique_ptr<Switch>> created = Switch::Create(loaded.config, *rt.pool, rt.clock);
-  if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
-  rt.sw = std::move(*created);
-  for (const PortRate& rate : loaded.port_rates) {
-    Status set = rt.sw->tm().SetPortRate(rate.port, rate.bps);
-    if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
+  if (loaded.workers > 1) {
+    Result<std::unique_ptr<ShardRings>> rings =
+        ShardRings::Create(loaded.workers, static_cast<int>(rte_socket_id()));
+    if (!rings.ok()) return rings.status();
+    rt.rings = std::move(*rings);
   }
-  rt.datapath = std::make_unique<Datapath>(*rt.sw, rt.ports, rt.mailbox, rt.clock, out);
-  SWEMU_RETURN_IF_ERROR(rt.datapath->AddCommands());
+  for (uint32_t i = 0; i < loaded.workers; ++i) {
+    auto replica = std::make_unique<Replica>();
+    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded.config, *rt.pool, rt.clock);
+    if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
+    replica->sw = std::move(*created);
+    for (const PortRate& rate : loaded.port_rates) {
+      Status set = replica->sw->tm().SetPortRate(rate.port, rate.bps);
+      if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
+    }
+    replica->datapath =
+        std::make_unique<Datapath>(*replica->sw, rt.ports, replica->mailbox, rt.clock, out);
+    SWEMU_RETURN_IF_ERROR(replica->datapath->AddCommands());
+    if (rt.rings) {
+      replica->router = std::make_unique<ShardRouter>(*rt.rings, i);
+      replica->datapath->SetShard(replica->router.get());
+    }
+    rt.replicas.push_back(std::move(replica));
+  }
   InitPortEffects(loaded, rt);
-  // The startup script runs before the lcore starts, so it needs no mailbox.
+  // The startup script runs before the lcores start, so it needs no mailbox.
   if (!loaded.startup_script.empty()) {
-    Status ran = rt.sw->commands().RunScript(loaded.startup_script);
-    if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
+    for (auto& replica : rt.replicas) {
+      Status ran = replica->sw->commands().RunScript(loaded.startup_script);
+      if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
+    }
   }
   SWEMU_RETURN_IF_ERROR(StartControl(cmd, rt));  // a socket in use stops us before any traffic
   SWEMU_RETURN_IF_ERROR(StartRecorder(cmd, loaded, rt));
-  return rt.ports.Open(rt.sw->num_ports(), loaded.port_devargs, rt.pool->mempool());
+  return rt.ports.Open(rt.sw().num_ports(), loaded.port_devargs, rt.pool->mempool());
 }
 
 // Stops the ports, frees what is left and checks every mbuf came back; status 0 or 1.
 int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
-  rt.mailbox.Close();  // control clients now get "switch is shutting down"
+  for (auto& replica : rt.replicas) replica->mailbox.Close();  // "switch is shutting down"
   if (rt.control) rt.control->Stop();
-  const uint64_t discarded = rt.datapath->DiscardRx();
-  const uint64_t delayed = rt.datapath->DiscardDelayed();
+  uint64_t discarded = rt.datapath().DiscardRx();  // every lcore stopped: one reads all ports
+  if (rt.rings) discarded += rt.rings->Discard();
+  uint64_t delayed = 0;
+  std::vector<const Datapath*> shards;
+  for (auto& replica : rt.replicas) {
+    delayed += replica->datapath->DiscardDelayed();
+    shards.push_back(replica->datapath.get());
+  }
   int status = 0;
   Status recorded = rt.recorder ? rt.recorder->Stop() : Status::Ok();
   if (!quiet) {
-    out << rt.datapath->Summary();
+    out << Datapath::Summary(shards);
     if (discarded != 0) out << "  discarded at shutdown from rx queues " << discarded << "\n";
     if (delayed != 0) out << "  discarded at shutdown from delay lines " << delayed << "\n";
     if (rt.recorder) {
@@ -178,7 +232,7 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
     status = 1;
   }
   rt.ports.Close();
-  rt.sw->FreeQueued();
+  for (auto& replica : rt.replicas) replica->sw->FreeQueued();
   const std::size_t in_use = rt.pool->InUse();
   if (in_use != 0) {
     err << "swemu: mbuf leak: " << in_use << " mbufs still in use after shutdown\n";
@@ -192,6 +246,54 @@ int Fail(std::ostream& err, const Status& status) {
   return 2;
 }
 
+// [dpdk] workers = N runs on the main lcore and the first N - 1 EAL worker lcores.
+Status CheckWorkers(const CommandLine& cmd, const LoadedSwitchConfig& loaded) {
+  if (loaded.workers == 1) return Status::Ok();
+  const unsigned lcores = rte_lcore_count();
+  if (lcores < loaded.workers) {
+    return Status::Error(loaded.path + ": dpdk.workers: " + std::to_string(loaded.workers) +
+                         " needs " + std::to_string(loaded.workers) +
+                         " EAL lcores (main + workers, EAL -l), have " + std::to_string(lcores));
+  }
+  if (!cmd.pcap_dir.empty()) {
+    return Status::Error("--pcap-dir: only with dpdk.workers = 1");
+  }
+  return Status::Ok();
+}
+
+struct LcoreRun {
+  Datapath* datapath = nullptr;
+  DatapathOptions options;
+};
+
+int RunLcore(void* arg) {
+  auto* run = static_cast<LcoreRun*>(arg);
+  run->datapath->Run(run->options, g_stop);
+  return 0;
+}
+
+// Replica 0 on the main lcore, replica i on the i-th worker lcore; returns when all stopped.
+void RunLcores(Realtime& rt, const DatapathOptions& options) {
+  if (rt.replicas.size() == 1) {
+    rt.datapath().Run(options, g_stop);
+    return;
+  }
+  std::vector<LcoreRun> runs(rt.replicas.size());
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    runs[i].datapath = rt.replicas[i]->datapath.get();
+    runs[i].options = options;
+    if (i != 0) runs[i].options.stats_interval_ns = 0;  // one writer on stdout: lcore 0's ports
+  }
+  std::size_t next = 1;
+  unsigned lcore = 0;
+  RTE_LCORE_FOREACH_WORKER(lcore) {
+    if (next == runs.size()) break;
+    rte_eal_remote_launch(RunLcore, &runs[next++], lcore);
+  }
+  RunLcore(&runs[0]);
+  rte_eal_mp_wait_lcore();
+}
+
 }  // namespace
 
 int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
@@ -203,7 +305,8 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
   int status = 0;
   {
     Realtime rt;
-    Status ready = SetUp(cmd, *loaded, out, rt);
+    Status ready = CheckWorkers(cmd, *loaded);
+    if (ready.ok()) ready = SetUp(cmd, *loaded, out, rt);
     if (!ready.ok()) {
       status = Fail(err, ready);
     } else {
@@ -213,7 +316,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.busy_poll = cmd.busy_poll;
       options.run_for_ns = cmd.run_for_ns;
       options.stats_interval_ns = cmd.stats_interval_ns;
-      rt.datapath->Run(options, g_stop);
+      RunLcores(rt, options);
       status = ShutDown(rt, cmd.quiet, out, err);
     }
   }

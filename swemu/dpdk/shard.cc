@@ -1,0 +1,57 @@
+#include "swemu/dpdk/shard.h"
+
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+
+#include <string>
+
+namespace swemu {
+
+Result<std::unique_ptr<ShardRings>> ShardRings::Create(uint32_t lcores, int socket) {
+  std::unique_ptr<ShardRings> rings(new ShardRings(lcores));
+  for (uint32_t kind = 0; kind < 2; ++kind) {
+    for (uint32_t from = 0; from < lcores; ++from) {
+      for (uint32_t to = 0; to < lcores; ++to) {
+        if (from == to) continue;
+        const std::string name = "swemu_shard_" + std::to_string(kind) + "_" +
+                                 std::to_string(from) + "_" + std::to_string(to);
+        rte_ring* ring =
+            rte_ring_create(name.c_str(), kRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        if (ring == nullptr) {
+          return Status::Error(std::string("shard rings: ") + rte_strerror(rte_errno));
+        }
+        rings->rings_[(kind * lcores + from) * lcores + to] = ring;
+      }
+    }
+  }
+  return rings;
+}
+
+ShardRings::~ShardRings() {
+  Discard();
+  for (rte_ring* ring : rings_) rte_ring_free(ring);  // accepts nullptr
+}
+
+uint32_t ShardRings::PendingFor(uint32_t to) const noexcept {
+  uint32_t pending = 0;
+  for (uint32_t from = 0; from < lcores_; ++from) {
+    if (from == to) continue;
+    pending += rte_ring_count(ingress(from, to)) + rte_ring_count(egress(from, to));
+  }
+  return pending;
+}
+
+uint64_t ShardRings::Discard() {
+  uint64_t discarded = 0;
+  for (rte_ring* ring : rings_) {
+    if (ring == nullptr) continue;
+    void* obj = nullptr;
+    while (rte_ring_sc_dequeue(ring, &obj) == 0) {
+      rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(obj)->handle));
+      ++discarded;
+    }
+  }
+  return discarded;
+}
+
+}  // namespace swemu
