@@ -12,13 +12,17 @@
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/swemu/pcap_frames.h"
 #include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
 
+using testing::Frames;
+using testing::ReadFrames;
+using testing::WritePcap;
+
 using testing::RunResult;
-using Frames = std::vector<std::vector<uint8_t>>;
 const MacAddr kMacA = MacAddr::FromU64(0x000000000001);
 const MacAddr kMacB = MacAddr::FromU64(0x000000000002);
 const MacAddr kMacUnknown = MacAddr::FromU64(0x0000000000ee);
@@ -40,24 +44,6 @@ std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t flow
       .Udp(static_cast<uint16_t>(1000 + flow), 2000)
       .Payload(40)
       .Build();
-}
-
-void WritePcap(const std::string& path, const Frames& frames) {
-  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
-  ASSERT_TRUE(writer.ok()) << writer.message();
-  TimeNs ts = 1000;
-  for (const auto& frame : frames) (*writer)->Write(ts += 1000, frame.data(), frame.size());
-  ASSERT_TRUE((*writer)->Close().ok());
-}
-
-Frames ReadFrames(const std::string& path) {
-  Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
-  EXPECT_TRUE(records.ok()) << records.message();
-  Frames frames;
-  if (records.ok()) {
-    for (const PcapRecord& record : *records) frames.push_back(record.bytes);
-  }
-  return frames;
 }
 
 // The UDP source port at offset 14 + 20: the flow.

@@ -14,10 +14,15 @@
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/swemu/pcap_frames.h"
 #include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
+
+using testing::Frames;
+using testing::ReadFrames;
+using testing::WritePcap;
 
 using testing::ReadText;
 using testing::RunResult;
@@ -39,24 +44,6 @@ std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) 
       .Udp(1000, 2000)
       .Payload(40 + id)
       .Build();
-}
-
-void WritePcap(const std::string& path, const std::vector<std::vector<uint8_t>>& frames) {
-  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
-  ASSERT_TRUE(writer.ok()) << writer.message();
-  TimeNs ts = 1000;
-  for (const auto& frame : frames) (*writer)->Write(ts += 1000, frame.data(), frame.size());
-  ASSERT_TRUE((*writer)->Close().ok());
-}
-
-std::vector<std::vector<uint8_t>> ReadFrames(const std::string& path) {
-  Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
-  EXPECT_TRUE(records.ok()) << records.message();
-  std::vector<std::vector<uint8_t>> frames;
-  if (records.ok()) {
-    for (const PcapRecord& record : *records) frames.push_back(record.bytes);
-  }
-  return frames;
 }
 
 // Two net_pcap ports; the startup script sends kMacB to port 1 and kMacA to port 0.

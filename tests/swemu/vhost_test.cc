@@ -16,9 +16,14 @@
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/swemu/pcap_frames.h"
 
 namespace swemu {
 namespace {
+
+using testing::Frames;
+using testing::ReadFrames;
+using testing::WritePcap;
 
 const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
 const std::string kReplay = SWEMU_BINARY_DIR "/tools/swemu-replay";
@@ -32,7 +37,7 @@ std::string ReadText(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string TestName() { return testing::UnitTest::GetInstance()->current_test_info()->name(); }
+std::string TestName() { return ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
 
 std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) {
   return FrameBuilder()
@@ -44,30 +49,11 @@ std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) 
       .Build();
 }
 
-using Frames = std::vector<std::vector<uint8_t>>;
-
-void WritePcap(const std::string& path, const Frames& frames) {
-  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
-  ASSERT_TRUE(writer.ok()) << writer.message();
-  TimeNs ts = 1000;
-  for (const auto& frame : frames) (*writer)->Write(ts += 1000, frame.data(), frame.size());
-  ASSERT_TRUE((*writer)->Close().ok());
-}
-
-Frames ReadFrames(const std::string& path) {
-  Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
-  EXPECT_TRUE(records.ok()) << records.message();
-  Frames frames;
-  if (records.ok()) {
-    for (const PcapRecord& record : *records) frames.push_back(record.bytes);
-  }
-  return frames;
-}
-
-class VhostTest : public testing::Test {
+class VhostTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::TempDir() + "swemu_vhost_" + std::to_string(getpid()) + "_" + TestName() + "/";
+    dir_ =
+        ::testing::TempDir() + "swemu_vhost_" + std::to_string(getpid()) + "_" + TestName() + "/";
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
