@@ -44,7 +44,13 @@ namespace swemu {
   X(kTxQueueFull, "tx_queue_full")                                              \
   X(kDelayLineFull, "delay_line_full")                                      \
   X(kShardRingFull, "shard_ring_full")                                        \
-  X(kShardMulticast, "shard_multicast")
+  X(kShardMulticast, "shard_multicast")                                         \
+  X(kAtpBadVersion, "atp_bad_version")                                          \
+  X(kAtpBadElements, "atp_bad_elements")                                        \
+  X(kAtpUnknownJob, "atp_unknown_job")                                          \
+  X(kAtpWorkerIdRange, "atp_worker_id_range")                                   \
+  X(kAtpInconsistent, "atp_inconsistent")                                       \
+  X(kAtpDuplicate, "atp_duplicate")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,
