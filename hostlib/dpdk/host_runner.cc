@@ -1,0 +1,97 @@
+#include "hostlib/dpdk/host_runner.h"
+
+#include <rte_pause.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+namespace swemu {
+namespace {
+
+// Frames that left count as work; refused ones do not, so a dry pool cannot keep us spinning.
+uint64_t TxActivity(const DpdkPortCounters& c) { return c.tx_frames; }
+
+}  // namespace
+
+void HostRunner::Add(Endpoint& endpoint, DpdkPortTransport& port) {
+  pairs_.push_back({&endpoint, &port});
+}
+
+bool HostRunner::Round(TimeNs now) noexcept {
+  uint64_t tx_before = 0;
+  for (const Pair& pair : pairs_) tx_before += TxActivity(pair.port->counters());
+  uint64_t events = 0;
+  for (const Pair& pair : pairs_) {
+    Endpoint& endpoint = *pair.endpoint;
+    // Pump after every frame, as the Endpoint contract asks: an ACK may open the window.
+    const uint32_t frames = pair.port->Poll(
+        [&](std::span<const uint8_t> frame) {
+          endpoint.OnFrame(now, frame);
+          endpoint.Pump(now);
+        },
+        options_.rx_budget);
+    stats_.frames += frames;
+    events += frames;
+    // Once per round: an endpoint that stays due cannot starve the others.
+    if (endpoint.NextTimer() <= now) {
+      endpoint.OnTimer(now);
+      ++stats_.timers;
+      ++events;
+    }
+    endpoint.Pump(now);
+  }
+  uint64_t tx_after = 0;
+  for (const Pair& pair : pairs_) {
+    pair.port->Flush();
+    tx_after += TxActivity(pair.port->counters());
+  }
+  ++stats_.rounds;
+  return events > 0 || tx_after != tx_before;
+}
+
+void HostRunner::Idle(TimeNs now, TimeNs deadline) noexcept {
+  if (options_.busy_poll) return;
+  if (++idle_rounds_ <= options_.idle_spins) {
+    rte_pause();
+    return;
+  }
+  TimeNs wake = deadline;
+  for (const Pair& pair : pairs_) wake = std::min(wake, pair.endpoint->NextTimer());
+  sleep_ns_ =
+      sleep_ns_ == 0 ? options_.min_sleep_ns : std::min(sleep_ns_ * 2, options_.max_sleep_ns);
+  const TimeNs sleep = std::min(sleep_ns_, wake > now ? wake - now : 0);
+  if (sleep == 0) return;
+  ++stats_.idle_sleeps;
+  std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
+}
+
+bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
+  TimeNs now = NowNs();
+  for (const Pair& pair : pairs_) pair.endpoint->Pump(now);
+  while (true) {
+    if (Round(now)) {
+      idle_rounds_ = 0;
+      sleep_ns_ = 0;
+    } else {
+      Idle(now, deadline);
+    }
+    if (done && done()) return true;
+    now = NowNs();
+    if (now >= deadline) return false;
+  }
+}
+
+Status HostRunner::RunUntil(const std::function<bool()>& done, TimeNs timeout_ns,
+                            const std::function<std::string()>& unfinished) {
+  if (RunRounds(done, NowNs() + timeout_ns)) return Status::Ok();
+  char seconds[32];
+  std::snprintf(seconds, sizeof(seconds), "%g", static_cast<double>(timeout_ns) / 1e9);
+  return Status::Error(std::string("host run timed out after ") + seconds +
+                       " s: " + (unfinished ? unfinished() : std::string("not done")));
+}
+
+void HostRunner::RunFor(TimeNs duration_ns) { (void)RunRounds(nullptr, NowNs() + duration_ns); }
+
+}  // namespace swemu

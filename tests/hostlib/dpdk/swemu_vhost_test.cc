@@ -1,0 +1,175 @@
+// Host endpoints on DPDK ports against a running swemu: swemu (net_vhost ports, the l2l3 program
+// with configs/ci_vhost.cli: MAC A -> port 0, MAC B -> port 1) runs as a subprocess; this process
+// attaches a net_virtio_user port to each of its sockets. A pinger on port 0 sends to B, to
+// itself (a hairpin) and to an unknown MAC; an echo on port 1 swaps the MACs of what reaches it,
+// so the switch forwards it back to A.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/host_runner.h"
+#include "pipeline/wire/frame_builder.h"
+#include "tests/hostlib/dpdk/eal_environment.h"
+#include "tests/hostlib/dpdk/test_endpoints.h"
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu {
+namespace {
+
+using testing::EalStatus;
+using testing::Echo;
+using testing::Frames;
+using testing::Pinger;
+using testing::ReadText;
+
+const MacAddr kMacA = MacAddr::FromU64(0x0a);
+const MacAddr kMacB = MacAddr::FromU64(0x0b);
+const MacAddr kMacUnknown = MacAddr::FromU64(0xee);
+
+std::vector<uint8_t> Frame(const MacAddr& dst, uint16_t id) {
+  return FrameBuilder()
+      .Eth(dst, kMacA)
+      .Ipv4(MakeIpv4Addr(10, 0, 0, 1), MakeIpv4Addr(10, 0, 0, 2))
+      .Identification(id)
+      .Udp(1000, 2000)
+      .Payload(18 + id % 300)
+      .Build();
+}
+
+class SwemuVhostTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = testing::TestDirFor("hostlib_dpdk_" + std::to_string(getpid()) + "_");
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (swemu_ > 0 && kill(swemu_, SIGKILL) == 0) waitpid(swemu_, nullptr, 0);
+    std::error_code ignored;
+    std::filesystem::remove_all("/var/run/dpdk/" + testing::DpdkFilePrefix(), ignored);
+    std::filesystem::remove_all(dir_, ignored);
+  }
+
+  // swemu in the background on lcore 0, until SIGINT (or 50 s).
+  void StartSwemu() {
+    ASSERT_TRUE(std::filesystem::exists(testing::kSwemuBinary))
+        << testing::kSwemuBinary << ": build the swemu target first";
+    std::ofstream(dir_ + "sw.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = " SWEMU_SOURCE_DIR
+                                      "/configs/ci_vhost.cli\n[tm]\nport_rate = 0\n"
+                                      "[dpdk]\nmbufs = 4095\nmbuf_cache = 128\n"
+                                      "[port.0]\ndevargs = net_vhost0,iface="
+                                   << dir_ << "v0.sock,queues=1\n[port.1]\ndevargs = "
+                                   << "net_vhost1,iface=" << dir_ << "v1.sock,queues=1\n";
+    const std::string line =
+        "exec " + testing::kSwemuBinary + " --config " + dir_ + "sw.ini --control-socket " + dir_ +
+        "ctl.sock --run-for 50s -- --no-pci -l 0 --no-huge -m 256" + " --file-prefix " +
+        testing::DpdkFilePrefix() + " >" + dir_ + "swemu.out 2>" + dir_ + "swemu.err </dev/null";
+    swemu_ = fork();
+    if (swemu_ == 0) {
+      execl("/bin/sh", "sh", "-c", line.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    // The control socket comes up before the ports: wait for the vhost-user sockets too.
+    for (const char* file : {"ctl.sock", "v0.sock", "v1.sock"}) {
+      for (int i = 0; i < 500 && !std::filesystem::exists(dir_ + file); ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      ASSERT_TRUE(std::filesystem::exists(dir_ + file)) << file << "\n"
+                                                        << ReadText(dir_ + "swemu.err");
+    }
+  }
+
+  // A socket file appears at bind, just before listen: a refused attach is retried.
+  static Result<std::unique_ptr<DpdkHost>> OpenHost(const DpdkHostConfig& config) {
+    Result<std::unique_ptr<DpdkHost>> host = DpdkHost::Open(config);
+    for (int attempt = 1; attempt < 5 && !host.ok(); ++attempt) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      host = DpdkHost::Open(config);
+    }
+    return host;
+  }
+
+  // SIGINT, then swemu's exit status (-1 if it did not exit within 5 s).
+  int StopSwemu() {
+    if (kill(swemu_, SIGINT) != 0) return -1;
+    for (int i = 0; i < 500; ++i) {
+      int raw = 0;
+      if (waitpid(swemu_, &raw, WNOHANG) == swemu_) {
+        swemu_ = -1;
+        return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return -1;
+  }
+
+  std::string dir_;
+  pid_t swemu_ = -1;
+};
+
+TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
+  ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
+  StartSwemu();
+  DpdkHostConfig config;
+  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
+                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
+  config.mbufs = 2047;
+  auto host = OpenHost(config);
+  ASSERT_TRUE(host.ok()) << host.message();
+  ASSERT_TRUE((*host)->link_up(0) && (*host)->link_up(1));
+
+  Frames sent, back_at_a;  // what A sends; what A must get back (echoes and hairpins)
+  for (uint16_t id = 1; id <= 400; ++id) {
+    const MacAddr& dst = id % 10 == 3 ? kMacA : id % 10 == 7 ? kMacUnknown : kMacB;
+    sent.push_back(Frame(dst, id));
+    if (dst == kMacA) back_at_a.push_back(sent.back());
+    if (dst == kMacB) back_at_a.push_back(testing::SwapMacs(sent.back()));
+  }
+  Pinger pinger((*host)->port(0), sent, 8, 100'000);
+  Echo echo((*host)->port(1));
+  HostRunner runner;
+  runner.Add(pinger, (*host)->port(0));
+  runner.Add(echo, (*host)->port(1));
+  pinger.StartAt(runner.NowNs());
+  Status run =
+      runner.RunUntil([&] { return pinger.received().size() >= back_at_a.size(); }, 20'000'000'000,
+                      [&] {
+                        return "A got " + std::to_string(pinger.received().size()) + " of " +
+                               std::to_string(back_at_a.size()) + " frames back";
+                      });
+  ASSERT_TRUE(run.ok()) << run.message() << "\n" << ReadText(dir_ + "swemu.err");
+  runner.RunFor(20'000'000);  // nothing more may arrive
+
+  Frames received = pinger.received();
+  std::sort(received.begin(), received.end());
+  std::sort(back_at_a.begin(), back_at_a.end());
+  EXPECT_EQ(received, back_at_a);
+  EXPECT_EQ(echo.received(), 320u);
+  EXPECT_EQ(echo.echoed(), 320u);
+  const DpdkPortCounters& a = (*host)->port(0).counters();
+  const DpdkPortCounters& b = (*host)->port(1).counters();
+  EXPECT_EQ(a.tx_frames, 400u);
+  EXPECT_EQ(a.rx_frames, 360u);
+  EXPECT_EQ(b.rx_frames, 320u);
+  EXPECT_EQ(b.tx_frames, 320u);
+  EXPECT_EQ(a.tx_no_buffer + a.tx_port_full + b.tx_no_buffer + b.tx_port_full, 0u);
+  EXPECT_EQ(a.rx_multi_segment + b.rx_multi_segment, 0u);
+
+  Status closed = (*host)->Close();
+  EXPECT_TRUE(closed.ok()) << closed.message();
+  EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
+  const std::string out = ReadText(dir_ + "swemu.out");
+  EXPECT_NE(out.find("drops: table_miss 40\n"), std::string::npos) << out;
+  EXPECT_EQ(ReadText(dir_ + "swemu.err").find("leak"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace swemu
