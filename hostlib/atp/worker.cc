@@ -1,0 +1,246 @@
+#include "hostlib/atp/worker.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hostlib/atp/quantize.h"
+#include "hostlib/common/event_loop.h"
+
+namespace swemu {
+
+bool AllReduceJob::Wait(EventLoop& loop, TimeNs timeout_ns) const {
+  return loop.RunUntil([this] { return done_; }, timeout_ns);
+}
+
+AtpWorker::AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* transport,
+                     AtpWorkerOptions options)
+    : job_(job),
+      setup_(job.workers[worker_index]),
+      transport_(transport),
+      options_(options),
+      tmpl_(job.spec.workers[worker_index].mac, job.spec.ps.mac, job.spec.workers[worker_index].ip,
+            job.spec.ps.ip, job.spec.udp_port, job.spec.elements, options.tos),
+      lanes_(std::max<uint32_t>(options.lanes, 1)),
+      tx_(tmpl_.frame_len()),
+      scratch_(job.spec.elements) {
+  for (Lane& lane : lanes_) {
+    lane.window = uint64_t{options_.initial_window_packets} * tmpl_.frame_len();
+    lane.rto = options_.rto_ns;
+  }
+}
+
+void AtpWorker::Submit(AllReduceJob* call, const float* in, float* out, std::size_t n) {
+  const uint32_t e = job_.spec.elements;
+  call->job_id_ = job_id();
+  call->in_ = in;
+  call->out_ = out;
+  call->n_ = n;
+  call->packets_ = static_cast<uint32_t>((n + e - 1) / e);
+  call->first_seq_ = next_seq_;
+  call->started_ = call->done_ = false;
+  next_seq_ += call->packets_;
+  if (n == 0) {
+    call->started_ = call->done_ = true;
+    return;
+  }
+  calls_.push_back(call);
+}
+
+const AtpWorkerStats& AtpWorker::stats() const {
+  stats_.window_bytes = 0;
+  for (const Lane& lane : lanes_) stats_.window_bytes += lane.window;
+  return stats_;
+}
+
+// Slow path, once per call: reset per-packet state and deal the chunks out to the lanes.
+void AtpWorker::StartCall(TimeNs now) {
+  AllReduceJob* call = calls_.front();
+  call->started_ = true;
+  call->start_ns_ = now;
+  const uint32_t p = call->packets_;
+  acked_.assign(p, 0);
+  lane_of_.assign(p, 0);
+  pos_of_.assign(p, 0);
+  acked_count_ = 0;
+  for (Lane& lane : lanes_) {
+    lane.order.clear();
+    lane.una = lane.next = lane.halve_guard = lane.ooo = 0;
+    lane.outstanding = 0;
+    lane.deadline = kNever;
+  }
+  const uint32_t chunk = std::max<uint32_t>(options_.chunk_packets, 1);
+  for (uint32_t first = 0; first < p; first += chunk) {
+    auto least = std::min_element(lanes_.begin(), lanes_.end(), [](const Lane& a, const Lane& b) {
+      return a.outstanding < b.outstanding;
+    });
+    const uint32_t last = std::min(p, first + chunk);
+    for (uint32_t k = first; k < last; ++k) {
+      lane_of_[k] = static_cast<uint8_t>(least - lanes_.begin());
+      pos_of_[k] = static_cast<uint32_t>(least->order.size());
+      least->order.push_back(k);
+    }
+    least->outstanding += uint64_t{last - first} * tmpl_.frame_len();
+  }
+}
+
+uint32_t AtpWorker::WindowPackets(const Lane& lane) const noexcept {
+  const uint64_t len = tmpl_.frame_len();
+  return static_cast<uint32_t>((lane.window + len - 1) / len);
+}
+
+void AtpWorker::SendPacket(uint32_t k, bool resend) noexcept {
+  const AllReduceJob& call = *calls_.front();
+  const uint16_t e = job_.spec.elements;
+  const std::size_t first = std::size_t{k} * e;
+  const std::size_t count = std::min<std::size_t>(e, call.n_ - first);
+  const float* in = call.in_ + first;
+
+  uint8_t* atp = tmpl_.Write(tx_.data());
+  uint8_t* elements = atp + kAtpHeaderLen;
+  const bool fits = QuantizeToInt32(in, count, job_.spec.scale, scratch_.data());
+  if (fits) {
+    for (std::size_t i = 0; i < count; ++i) StoreAtpInt(elements, i, scratch_[i]);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) StoreAtpFloat(elements, i, in[i]);
+    ++stats_.float_packets;
+  }
+  std::memset(elements + 4 * count, 0, 4 * (e - count));  // 0 is 0 as int32 and as float32
+  AtpFields fields;
+  fields.flags = static_cast<uint8_t>((fits ? 0 : kAtpFlagFloat) | (resend ? kAtpFlagResend : 0));
+  fields.worker_id = setup_.worker_id;
+  fields.fan_in0 = setup_.fan_in0;
+  fields.fan_in1 = setup_.fan_in1;
+  fields.job_id = job_.spec.job_id;
+  fields.num_elements = e;
+  fields.seq = call.first_seq_ + k;
+  fields.bitmap = 1u << setup_.worker_id;
+  fields.Encode(atp);
+
+  ++stats_.packets_sent;
+  stats_.bytes_sent += tx_.size();
+  if (resend) ++stats_.retransmissions;
+  if (transport_ == nullptr || !transport_->Send(tx_)) ++stats_.send_failures;
+}
+
+void AtpWorker::Pump(TimeNs now) noexcept {
+  if (calls_.empty()) return;
+  if (!calls_.front()->started_) StartCall(now);
+  for (Lane& lane : lanes_) {
+    const uint32_t limit = static_cast<uint32_t>(
+        std::min<std::size_t>(lane.order.size(), std::size_t{lane.una} + WindowPackets(lane)));
+    if (lane.next < limit && lane.deadline == kNever) lane.deadline = now + lane.rto;
+    for (; lane.next < limit; ++lane.next) {
+      if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false);
+    }
+  }
+}
+
+void AtpWorker::Halve(Lane& lane, bool ecn) noexcept {
+  if (lane.una < lane.halve_guard) return;  // once per window of packets
+  lane.window = std::max<uint64_t>(lane.window / 2, tmpl_.frame_len());
+  lane.ssthresh = lane.window;
+  lane.ca_bytes = 0;
+  lane.halve_guard = lane.next;
+  ++(ecn ? stats_.ecn_halvings : stats_.loss_halvings);
+}
+
+void AtpWorker::Grow(Lane& lane) noexcept {
+  const uint64_t max = uint64_t{options_.max_window_packets} * tmpl_.frame_len();
+  if (lane.window < lane.ssthresh) {
+    lane.window += options_.mtu_bytes;
+  } else {
+    lane.ca_bytes += tmpl_.frame_len();
+    if (lane.ca_bytes >= lane.window) {
+      lane.ca_bytes -= lane.window;
+      lane.window += options_.mtu_bytes;
+    }
+  }
+  lane.window = std::min(lane.window, max);
+}
+
+void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
+  ++stats_.params_received;
+  if (calls_.empty() || !calls_.front()->started_) {
+    ++stats_.stale_params;
+    return;
+  }
+  AllReduceJob& call = *calls_.front();
+  const uint32_t k = header.Seq() - call.first_seq_;  // wraps for older seqs
+  if (k >= call.packets_ || header.NumElements() != job_.spec.elements ||
+      header.Has(kAtpFlagOverflow)) {
+    ++stats_.stale_params;
+    return;
+  }
+  if (acked_[k]) {
+    ++stats_.duplicate_params;
+    return;
+  }
+  const uint16_t e = job_.spec.elements;
+  const std::size_t first = std::size_t{k} * e;
+  const std::size_t count = std::min<std::size_t>(e, call.n_ - first);
+  const uint8_t* elements = header.Elements();
+  float* out = call.out_ + first;
+  if (header.Has(kAtpFlagFloat)) {
+    for (std::size_t i = 0; i < count; ++i) out[i] = LoadAtpFloat(elements, i);
+  } else {
+    for (std::size_t i = 0; i < count; ++i) {
+      out[i] = DequantizeSum(LoadAtpInt(elements, i), job_.spec.scale);
+    }
+  }
+  acked_[k] = 1;
+  ++acked_count_;
+  stats_.elements_completed += count;
+
+  Lane& lane = lanes_[lane_of_[k]];
+  lane.outstanding -= tmpl_.frame_len();
+  if (pos_of_[k] == lane.una) {
+    while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
+    lane.ooo = 0;
+    lane.rto = options_.rto_ns;
+    lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
+  } else if (++lane.ooo >= options_.ooo_threshold) {
+    lane.ooo = 0;
+    ++stats_.fast_retransmits;
+    SendPacket(lane.order[lane.una], true);
+    Halve(lane, false);
+  }
+  if (header.Has(kAtpFlagEcn) || ce) {
+    Halve(lane, true);
+  } else {
+    Grow(lane);
+  }
+  if (acked_count_ == call.packets_) {
+    call.done_ = true;
+    call.finish_ns_ = now;
+    ++stats_.calls_completed;
+    calls_.pop_front();
+  }
+}
+
+void AtpWorker::OnTimer(TimeNs now) noexcept {
+  if (calls_.empty() || !calls_.front()->started_) return;
+  for (Lane& lane : lanes_) {
+    if (lane.deadline > now) continue;
+    if (lane.una >= lane.next) {
+      lane.deadline = kNever;
+      continue;
+    }
+    ++stats_.timeouts;
+    Halve(lane, false);
+    // Resend what is unacknowledged among the oldest window's worth of positions.
+    const uint32_t end = std::min(lane.next, lane.una + WindowPackets(lane));
+    for (uint32_t pos = lane.una; pos < end; ++pos) {
+      if (!acked_[lane.order[pos]]) SendPacket(lane.order[pos], true);
+    }
+    lane.rto = std::min(lane.rto * 2, options_.max_rto_ns);
+    lane.deadline = now + lane.rto;
+  }
+}
+
+TimeNs AtpWorker::NextTimer() const noexcept {
+  TimeNs next = kNever;
+  for (const Lane& lane : lanes_) next = std::min(next, lane.deadline);
+  return next;
+}
+
+}  // namespace swemu

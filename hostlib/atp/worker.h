@@ -1,0 +1,150 @@
+#pragma once
+// The ATP worker of section 5.4: splits each AllReduce tensor into packets of E elements (the
+// last one zero-padded), sends them on several sender lanes (the paper's threads), each with
+// its own byte window, and writes the sums from the PS's parameter packets into the caller's
+// output buffer.
+//
+// Per lane: UNA (first unacknowledged position) and a window in bytes; positions below
+// UNA + ceil(window / frame bytes) may be in flight. The window starts at 50 packets' worth,
+// grows by one MTU per parameter packet in slow start and by one MTU per window in congestion
+// avoidance, and halves (ssthresh = window) on a parameter packet with ECN/CE or a detected loss,
+// at most once per window of packets. Loss detection: three parameter packets in a row for
+// positions other than UNA retransmit UNA; a retransmission timeout (doubling, capped, reset on
+// progress) resends the lane's unacknowledged packets so a lost tail is recovered.
+// Retransmissions carry kAtpFlagResend and otherwise the original header (own bit, edge 0).
+//
+// Calls of one job run one after the other; seqs run on across calls. Chunks of a tensor go to
+// the lane with the fewest bytes assigned and not yet acknowledged.
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "hostlib/atp/atp_frame.h"
+#include "hostlib/atp/job_config.h"
+#include "hostlib/common/endpoint.h"
+
+namespace swemu {
+
+class EventLoop;
+
+struct AtpWorkerOptions {
+  uint32_t lanes = 2;
+  uint32_t initial_window_packets = 50;
+  uint32_t max_window_packets = 1024;
+  uint32_t mtu_bytes = 1500;    // the window's growth step
+  uint32_t chunk_packets = 64;  // the scheduler's unit
+  uint32_t ooo_threshold = 3;   // out-of-order parameter packets that mean UNA was lost
+  TimeNs rto_ns = 1'000'000;
+  TimeNs max_rto_ns = 64'000'000;
+  uint8_t tos = 0b10;  // ECT(0): switches mark CE instead of dropping
+};
+
+struct AtpWorkerStats {
+  uint64_t packets_sent = 0;  // including retransmissions
+  uint64_t bytes_sent = 0;    // frame bytes
+  uint64_t retransmissions = 0;
+  uint64_t fast_retransmits = 0;  // after ooo_threshold out-of-order parameter packets
+  uint64_t timeouts = 0;
+  uint64_t ecn_halvings = 0;
+  uint64_t loss_halvings = 0;
+  uint64_t float_packets = 0;  // sent on the overflow path
+  uint64_t send_failures = 0;  // refused by the transport (recovered as losses)
+  uint64_t params_received = 0;
+  uint64_t duplicate_params = 0;
+  uint64_t stale_params = 0;  // for a seq outside the current call
+  uint64_t elements_completed = 0;
+  uint64_t calls_completed = 0;
+  uint64_t window_bytes = 0;  // sum over lanes, now
+};
+
+// One AllReduce call; owned by the Context, valid as long as it.
+class AllReduceJob {
+ public:
+  bool done() const { return done_; }
+  uint16_t job_id() const { return job_id_; }
+  std::size_t size() const { return n_; }
+  uint32_t first_seq() const { return first_seq_; }
+  uint32_t packets() const { return packets_; }
+  TimeNs start_ns() const { return start_ns_; }
+  TimeNs finish_ns() const { return finish_ns_; }
+  // Drives `loop` until this call is done; false after timeout_ns.
+  bool Wait(EventLoop& loop, TimeNs timeout_ns) const;
+
+ private:
+  friend class AtpWorker;
+  uint16_t job_id_ = 0;
+  const float* in_ = nullptr;
+  float* out_ = nullptr;
+  std::size_t n_ = 0;
+  uint32_t first_seq_ = 0;
+  uint32_t packets_ = 0;
+  bool started_ = false;
+  bool done_ = false;
+  TimeNs start_ns_ = 0;
+  TimeNs finish_ns_ = 0;
+};
+
+class AtpWorker {
+ public:
+  AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* transport,
+            AtpWorkerOptions options = {});
+
+  // Queues a call; `in` and `out` must stay valid until it is done.
+  void Submit(AllReduceJob* call, const float* in, float* out, std::size_t n);
+  void SetTransport(Transport* transport) { transport_ = transport; }
+
+  void OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept;
+  void OnTimer(TimeNs now) noexcept;
+  TimeNs NextTimer() const noexcept;
+  void Pump(TimeNs now) noexcept;
+
+  uint16_t job_id() const { return job_.spec.job_id; }
+  uint16_t udp_port() const { return job_.spec.udp_port; }
+  const AtpWorkerStats& stats() const;
+  // Lane state, for tests.
+  uint32_t lanes() const { return static_cast<uint32_t>(lanes_.size()); }
+  uint64_t window_bytes(uint32_t lane) const { return lanes_[lane].window; }
+  uint64_t ssthresh(uint32_t lane) const { return lanes_[lane].ssthresh; }
+  std::size_t frame_len() const { return tmpl_.frame_len(); }
+
+ private:
+  struct Lane {
+    std::vector<uint32_t> order;  // packet indices of the current call, in sending order
+    uint32_t una = 0;             // positions in `order`
+    uint32_t next = 0;
+    uint32_t halve_guard = 0;  // no new halving until una reaches it
+    uint32_t ooo = 0;
+    uint64_t window = 0;  // bytes
+    uint64_t ssthresh = ~uint64_t{0};
+    uint64_t ca_bytes = 0;     // acknowledged bytes towards the next congestion-avoidance step
+    uint64_t outstanding = 0;  // bytes assigned and not yet acknowledged (the scheduler's load)
+    TimeNs rto = 0;
+    TimeNs deadline = kNever;
+  };
+
+  void StartCall(TimeNs now);
+  void SendPacket(uint32_t k, bool resend) noexcept;
+  void Halve(Lane& lane, bool ecn) noexcept;
+  void Grow(Lane& lane) noexcept;
+  uint32_t WindowPackets(const Lane& lane) const noexcept;
+
+  AtpJobConfig job_;
+  AtpWorkerSetup setup_;
+  Transport* transport_;
+  AtpWorkerOptions options_;
+  AtpFrameTemplate tmpl_;
+  std::vector<Lane> lanes_;
+  std::deque<AllReduceJob*> calls_;  // front: the current call once started
+  uint32_t next_seq_ = 0;
+  // Current call, per packet.
+  std::vector<uint8_t> acked_;
+  std::vector<uint8_t> lane_of_;
+  std::vector<uint32_t> pos_of_;
+  uint32_t acked_count_ = 0;
+  std::vector<uint8_t> tx_;       // one frame being built
+  std::vector<int32_t> scratch_;  // quantized elements
+  mutable AtpWorkerStats stats_;
+};
+
+}  // namespace swemu

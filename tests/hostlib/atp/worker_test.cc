@@ -1,0 +1,243 @@
+// The worker state machine on virtual time, against a transport that records frames.
+#include "hostlib/atp/worker.h"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "pipeline/wire/ipv4.h"
+#include "tests/hostlib/atp/atp_test_util.h"
+
+namespace swemu {
+namespace {
+
+using atp_test::AtpFrame;
+using atp_test::HeaderOf;
+using atp_test::Job;
+using atp_test::RecordingTransport;
+
+class WorkerTest : public ::testing::Test {
+ protected:
+  // One lane unless a test asks for more; worker 0 of a 2-worker job.
+  void Make(uint32_t packets, AtpWorkerOptions options = OneLane(), uint16_t elements = 64) {
+    job_ = Job(1, 2, elements);
+    worker_ = std::make_unique<AtpWorker>(job_, 0, &tx_, options);
+    in_.resize(std::size_t{packets} * elements);
+    for (std::size_t i = 0; i < in_.size(); ++i) in_[i] = 0.001f * static_cast<float>(i);
+    out_.assign(in_.size(), -1.0f);
+    worker_->Submit(&call_, in_.data(), out_.data(), in_.size());
+  }
+  static AtpWorkerOptions OneLane() {
+    AtpWorkerOptions o;
+    o.lanes = 1;
+    return o;
+  }
+  // The PS's answer for seq: every element = 2 * (seq + 1), optionally with the ECN flag.
+  void Param(TimeNs now, uint32_t seq, bool ecn = false) {
+    AtpFields f;
+    f.flags = kAtpFlagParam | kAtpFlagFloat | (ecn ? kAtpFlagEcn : 0);
+    f.seq = seq;
+    f.bitmap = job_.full_bitmap;
+    std::vector<double> values(job_.spec.elements, 2.0 * (seq + 1));
+    std::vector<uint8_t> frame = AtpFrame(job_, f, values);
+    worker_->OnParam(now, HeaderOf(frame), false);
+  }
+  std::vector<uint32_t> SentSeqs(std::size_t from = 0) const {
+    std::vector<uint32_t> seqs;
+    for (std::size_t i = from; i < tx_.frames.size(); ++i) seqs.push_back(tx_.Header(i).Seq());
+    return seqs;
+  }
+
+  AtpJobConfig job_;
+  RecordingTransport tx_;
+  std::unique_ptr<AtpWorker> worker_;
+  AllReduceJob call_;
+  std::vector<float> in_, out_;
+};
+
+TEST_F(WorkerTest, SplitsTheTensorIntoScaledPacketsAndPadsTheLast) {
+  job_ = Job(1, 2);
+  worker_ = std::make_unique<AtpWorker>(job_, 1, &tx_, OneLane());
+  std::vector<float> in(150, 0.5f), out(150);
+  in[149] = -0.25f;
+  worker_->Submit(&call_, in.data(), out.data(), in.size());
+  worker_->Pump(0);
+  ASSERT_EQ(tx_.frames.size(), 3u);
+  EXPECT_EQ(call_.packets(), 3u);
+  for (uint32_t k = 0; k < 3; ++k) {
+    const AtpHeader& h = tx_.Header(k);
+    EXPECT_EQ(tx_.frames[k].size(), AtpFrameLen(64));
+    EXPECT_EQ(h.Seq(), k);
+    EXPECT_EQ(h.JobId(), 1);
+    EXPECT_EQ(h.worker_id, 1);
+    EXPECT_EQ(h.Bitmap(), 2u);
+    EXPECT_EQ(h.fan_in0, 2);
+    EXPECT_EQ(h.fan_in1, 0);
+    EXPECT_EQ(h.Flags(), 0);
+  }
+  const AtpHeader& last = tx_.Header(2);
+  EXPECT_EQ(LoadAtpInt(last.Elements(), 0), 1 << 19);
+  EXPECT_EQ(LoadAtpInt(last.Elements(), 21), -(1 << 18));  // element 149
+  for (int i = 22; i < 64; ++i) EXPECT_EQ(LoadAtpInt(last.Elements(), i), 0);
+  EXPECT_EQ(tx_.frames[0][14 + 1] & 3, kEcnEct0);  // ECN-capable
+}
+
+TEST_F(WorkerTest, APacketWithAnUnscalableElementGoesAsFloat) {
+  job_ = Job(1, 2);
+  worker_ = std::make_unique<AtpWorker>(job_, 0, &tx_, OneLane());
+  std::vector<float> in(128, 1.0f), out(128);
+  in[70] = 1e6f;
+  worker_->Submit(&call_, in.data(), out.data(), in.size());
+  worker_->Pump(0);
+  ASSERT_EQ(tx_.frames.size(), 2u);
+  EXPECT_FALSE(tx_.Header(0).Has(kAtpFlagFloat));
+  EXPECT_TRUE(tx_.Header(1).Has(kAtpFlagFloat));
+  EXPECT_EQ(LoadAtpFloat(tx_.Header(1).Elements(), 6), 1e6f);
+  EXPECT_EQ(LoadAtpFloat(tx_.Header(1).Elements(), 0), 1.0f);
+  EXPECT_EQ(worker_->stats().float_packets, 1u);
+}
+
+TEST_F(WorkerTest, WindowStartsAt50PacketsPerLane) {
+  Make(300);
+  worker_->Pump(0);
+  EXPECT_EQ(tx_.frames.size(), 50u);
+  worker_->Pump(10);  // nothing acknowledged: nothing more
+  EXPECT_EQ(tx_.frames.size(), 50u);
+
+  tx_.frames.clear();
+  AtpWorkerOptions two;
+  two.lanes = 2;
+  two.chunk_packets = 100;
+  Make(300, two);
+  worker_->Pump(0);
+  EXPECT_EQ(tx_.frames.size(), 100u);
+}
+
+TEST_F(WorkerTest, SlowStartGrowsOneMtuPerParamThenOneMtuPerWindow) {
+  Make(2000);
+  const uint64_t len = worker_->frame_len();
+  worker_->Pump(0);
+  Param(1000, 0);
+  EXPECT_EQ(worker_->window_bytes(0), 50 * len + 1500);
+  worker_->Pump(1000);
+  // UNA moved to 1: positions 1 .. 1 + ceil(window / len) - 1 may be in flight.
+  EXPECT_EQ(tx_.frames.size(), 1 + (50 * len + 1500 + len - 1) / len);
+
+  // An ECN param halves and sets ssthresh; after that growth is one MTU per window.
+  Param(2000, 1, /*ecn=*/true);
+  const uint64_t halved = (50 * len + 1500) / 2;
+  EXPECT_EQ(worker_->window_bytes(0), halved);
+  EXPECT_EQ(worker_->ssthresh(0), halved);
+  uint32_t seq = 2;
+  while (worker_->window_bytes(0) == halved) {
+    worker_->Pump(3000);
+    Param(3000, seq++);
+  }
+  EXPECT_EQ(worker_->window_bytes(0), halved + 1500);
+  EXPECT_EQ(seq - 2, (halved + len - 1) / len);  // a window's worth of bytes acknowledged
+}
+
+TEST_F(WorkerTest, EcnHalvesAtMostOncePerWindow) {
+  Make(400);
+  worker_->Pump(0);
+  const uint64_t w0 = worker_->window_bytes(0);
+  Param(100, 0, true);
+  Param(101, 1, true);
+  Param(102, 2, true);
+  EXPECT_EQ(worker_->window_bytes(0), w0 / 2);
+  EXPECT_EQ(worker_->stats().ecn_halvings, 1u);
+  // Once every packet sent before the halving is acknowledged, ECN halves again.
+  for (uint32_t s = 3; s < 50; ++s) Param(200, s);
+  worker_->Pump(200);
+  Param(300, 50, true);
+  EXPECT_EQ(worker_->stats().ecn_halvings, 2u);
+}
+
+TEST_F(WorkerTest, ThreeOutOfOrderParamsRetransmitUna) {
+  Make(100);
+  worker_->Pump(0);
+  tx_.frames.clear();
+  Param(100, 1);
+  Param(101, 2);
+  EXPECT_TRUE(tx_.frames.empty());
+  const uint64_t before = worker_->window_bytes(0);
+  Param(102, 3);
+  ASSERT_EQ(tx_.frames.size(), 1u);
+  EXPECT_EQ(tx_.Header(0).Seq(), 0u);
+  EXPECT_TRUE(tx_.Header(0).Has(kAtpFlagResend));
+  EXPECT_EQ(tx_.Header(0).Bitmap(), 1u);
+  EXPECT_FALSE(tx_.Header(0).Has(kAtpFlagEdge));
+  EXPECT_LT(worker_->window_bytes(0), before);
+  EXPECT_EQ(worker_->stats().fast_retransmits, 1u);
+  EXPECT_EQ(worker_->stats().loss_halvings, 1u);
+  // UNA's parameter packet then advances UNA past everything acknowledged.
+  Param(103, 0);
+  worker_->Pump(103);
+  EXPECT_EQ(worker_->stats().retransmissions, 1u);
+}
+
+TEST_F(WorkerTest, TimeoutResendsALostTailWithBackoffAndResetsOnProgress) {
+  Make(3);
+  worker_->Pump(0);
+  EXPECT_EQ(worker_->NextTimer(), 1'000'000u);
+  Param(500, 0);
+  Param(600, 1);
+  EXPECT_EQ(worker_->NextTimer(), 600u + 1'000'000u);  // progress resets the timer
+  tx_.frames.clear();
+  worker_->OnTimer(1'000'600);
+  ASSERT_EQ(SentSeqs(), std::vector<uint32_t>{2});
+  EXPECT_TRUE(tx_.Header(0).Has(kAtpFlagResend));
+  EXPECT_EQ(worker_->NextTimer(), 1'000'600u + 2'000'000u);
+  worker_->OnTimer(3'000'600);
+  EXPECT_EQ(worker_->NextTimer(), 3'000'600u + 4'000'000u);
+  EXPECT_EQ(worker_->stats().timeouts, 2u);
+  Param(3'500'000, 2);
+  EXPECT_TRUE(call_.done());
+  EXPECT_EQ(worker_->NextTimer(), kNever);
+}
+
+TEST_F(WorkerTest, ParamsFillTheOutputAndSeqsContinueAcrossCalls) {
+  Make(2, OneLane(), 64);
+  worker_->Pump(0);
+  Param(10, 1);
+  EXPECT_FALSE(call_.done());
+  Param(20, 1);
+  EXPECT_EQ(worker_->stats().duplicate_params, 1u);
+  Param(30, 0);
+  EXPECT_TRUE(call_.done());
+  EXPECT_EQ(call_.finish_ns(), 30u);
+  EXPECT_EQ(out_[0], 2.0f);
+  EXPECT_EQ(out_[64], 4.0f);
+  AllReduceJob second;
+  std::vector<float> out2(10);
+  worker_->Submit(&second, in_.data(), out2.data(), 10);
+  tx_.frames.clear();
+  worker_->Pump(40);
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{2});
+  Param(50, 0);  // an old seq
+  EXPECT_EQ(worker_->stats().stale_params, 1u);
+  Param(60, 2);
+  EXPECT_TRUE(second.done());
+  EXPECT_EQ(out2[9], 6.0f);
+}
+
+// Chunks go to the lane with the fewest outstanding bytes; each lane has its own window.
+TEST_F(WorkerTest, LeastLoadedSchedulerDealsChunksToLanes) {
+  AtpWorkerOptions o;
+  o.lanes = 3;
+  o.chunk_packets = 4;
+  o.initial_window_packets = 2;
+  Make(24, o);
+  worker_->Pump(0);
+  // Lanes own chunks {0,3}, {1,4}, {2,5} and send their first two packets each.
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{0, 1, 4, 5, 8, 9}));
+  Param(10, 4);  // lane 1 advances alone
+  tx_.frames.clear();
+  worker_->Pump(10);
+  // Window 2 x 314 + 1500 B = 7 packets from UNA (position 1): positions 2..7.
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{6, 7, 16, 17, 18, 19}));
+}
+
+}  // namespace
+}  // namespace swemu
