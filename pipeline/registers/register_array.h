@@ -65,7 +65,9 @@ class RegisterArray {
   // std::span<uint64_t> of the lanes (values below 2^width) and may change them; results are
   // truncated to the width afterwards, so an 8-bit cell wraps 255 + 1 -> 0 as hardware would.
   // Returns false (and marks the drop) if the packet already accessed this array in this pass.
-  template <typename F>
+  // kTruncate = false is for an `f` that itself leaves every lane below 2^width: it skips the
+  // truncation pass, whose wide loads right after f's scalar stores stall on store forwarding.
+  template <bool kTruncate = true, typename F>
   bool Rmw(Packet& pkt, uint32_t index, F&& f) noexcept {
     const uint64_t bit = uint64_t{1} << id_;
     if (pkt.meta.register_access_mask & bit) {
@@ -75,10 +77,16 @@ class RegisterArray {
     pkt.meta.register_access_mask |= bit;
     uint64_t* cells = &cells_[uint64_t{Wrap(index)} * spec_.lanes];
     f(std::span<uint64_t>(cells, spec_.lanes));
-    if (value_mask_ != ~uint64_t{0}) {
+    if (kTruncate && value_mask_ != ~uint64_t{0}) {
       for (uint16_t i = 0; i < spec_.lanes; ++i) cells[i] &= value_mask_;
     }
     return true;
+  }
+
+  // Fast path: starts loading the cells at `index` so a later Rmw of a batched burst does not
+  // wait on the cache miss (a hint only; no access is counted).
+  void Prefetch(uint32_t index) const noexcept {
+    __builtin_prefetch(&cells_[uint64_t{Wrap(index)} * spec_.lanes], 1);
   }
 
   // ---- Resources: SRAM = size * lanes * ceil(width / 8) bytes (cells packed to whole bytes,

@@ -1,0 +1,197 @@
+// atp: configuration, resources, control commands, shard key and egress. The per-packet
+// ingress stages are in atp_ingress.cc.
+#include "pipeline/programs/atp.h"
+
+#include <algorithm>
+
+#include "pipeline/parser/header_ops.h"
+
+namespace swemu {
+namespace {
+
+// Ethernet + IPv4 + UDP + the ATP header: what precedes the elements in an untagged frame.
+constexpr uint32_t kBytesBeforeElements = kAtpHeaderOffset + kAtpHeaderLen;
+
+}  // namespace
+
+Status AtpProgram::Load(ProgramContext& ctx) {
+  const ProgramOptions& opt = ctx.options;
+  Result<uint64_t> port = opt.GetUint("udp_port", kAtpDefaultUdpPort, 1, 65535);
+  Result<uint64_t> aggregators = opt.GetUint("aggregators", 16384, 1, 1 << 22);
+  Result<uint64_t> elements = opt.GetUint("elements", kAtpDefaultElements, 1, 65535);
+  Result<uint64_t> jobs = opt.GetUint("jobs", 1024, 1, 65535);
+  Result<bool> ecn = opt.GetBool("ecn", true);
+  for (const Status& s :
+       {port.status(), aggregators.status(), elements.status(), jobs.status(), ecn.status()}) {
+    SWEMU_RETURN_IF_ERROR(s);
+  }
+  parse_depth_ = ctx.parser.config().parse_depth;
+  // The elements are aggregated from the parsed header vector, so all of them must be parsed.
+  const uint32_t max_elements =
+      parse_depth_ > kBytesBeforeElements ? (parse_depth_ - kBytesBeforeElements) / 4 : 0;
+  if (*elements > max_elements) {
+    return Status::Error("elements " + std::to_string(*elements) + ": Eth+IPv4+UDP+ATP (" +
+                         std::to_string(kBytesBeforeElements) + " B) + 4 B per element exceed " +
+                         "the parse depth of " + std::to_string(parse_depth_) + " B; at most " +
+                         std::to_string(max_elements) + " elements fit");
+  }
+  aggregators_ = static_cast<uint32_t>(*aggregators);
+  elements_ = static_cast<uint16_t>(*elements);
+  ecn_ = *ecn;
+  SWEMU_RETURN_IF_ERROR(l2l3_.Load(ctx));
+  SWEMU_RETURN_IF_ERROR(ctx.parser.AddUdpApp(static_cast<uint16_t>(*port), kAtpHeaderLen, kAppId));
+  SWEMU_RETURN_IF_ERROR(DeclareResources(ctx, *jobs));
+  return AddCommands(ctx.commands);
+}
+
+// Stage 0 holds the job table beside l2l3's stage-0 tables; the aggregator arrays follow, one
+// per stage (the value lanes four per stage), continuing into the egress stages when the
+// ingress stages run out.
+Status AtpProgram::DeclareResources(ProgramContext& ctx, uint64_t jobs) {
+  ProgramBuilder& b = ctx.builder;
+  const ActionSpec grp_param{"", {{"mcast_grp", 16}}};
+  Result<MatchTable*> table = b.AddTable(
+      Gress::kIngress, 0,
+      {"atp_job",
+       MatchKind::kExact,
+       {{"job_id", 16}},
+       {{"aggregate", grp_param.params}, {"forward_only", grp_param.params}, {"drop", {}}},
+       static_cast<uint32_t>(jobs),
+       "drop",
+       {}});
+  if (!table.ok()) return table.status();
+  jobs_ = *table;
+  const int ingress_stages = static_cast<int>(b.report().ingress.size());
+  int next = 1;  // stage index over ingress then egress
+  auto add = [&](const std::string& name, uint8_t width, uint16_t lanes,
+                 RegisterArray** out) -> Status {
+    const bool in = next < ingress_stages;
+    const int stage = in ? next : next - ingress_stages;
+    ++next;
+    Result<RegisterArray*> reg = b.AddRegister(in ? Gress::kIngress : Gress::kEgress, stage,
+                                               {name, aggregators_, width, lanes});
+    if (!reg.ok()) {
+      return Status::Error(reg.message() + " (" + std::to_string(elements_) + " elements need " +
+                           std::to_string(next) + " stages of 4 stateful ALUs after stage 0)");
+    }
+    *out = *reg;
+    return Status::Ok();
+  };
+  SWEMU_RETURN_IF_ERROR(add("atp_id", 64, 1, &id_));
+  SWEMU_RETURN_IF_ERROR(add("atp_bitmap", 32, 1, &bitmap_));
+  SWEMU_RETURN_IF_ERROR(add("atp_count", 8, 1, &count_));
+  const uint32_t arrays = (elements_ + kLanesPerStage - 1) / kLanesPerStage;
+  values_.assign(arrays, nullptr);
+  int first_egress_lane = -1;
+  for (uint32_t k = 0; k < arrays; ++k) {
+    if (first_egress_lane < 0 && next >= ingress_stages) {
+      first_egress_lane = static_cast<int>(k * kLanesPerStage);
+    }
+    const auto lanes =
+        static_cast<uint16_t>(std::min<uint32_t>(kLanesPerStage, elements_ - k * kLanesPerStage));
+    SWEMU_RETURN_IF_ERROR(add("atp_value_" + std::to_string(k), 32, lanes, &values_[k]));
+  }
+  SWEMU_RETURN_IF_ERROR(add("atp_overflow", 1, 1, &overflow_));
+  arrays_ = {id_, bitmap_, count_};
+  arrays_.insert(arrays_.end(), values_.begin(), values_.end());
+  arrays_.push_back(overflow_);
+  if (next > ingress_stages) {
+    b.Note("atp: " +
+           (first_egress_lane < 0 ? std::string("atp_overflow")
+                                  : "value lanes " + std::to_string(first_egress_lane) + ".." +
+                                        std::to_string(elements_ - 1) + " and atp_overflow") +
+           " sit in egress stages 0.." + std::to_string(next - ingress_stages - 1) +
+           ", ATP's second pipeline (paper section 6, double pipeline). On Tofino those stages run "
+           "after the TM; swemu runs them in the ingress pass, before the TM, so a consumed "
+           "gradient never takes queue space");
+  }
+  b.Note(
+      "atp: per-packet op of each aggregator array (claim/add/read/clear) is decided by the "
+      "arrays before it and carried in metadata; validation and hashing are stateless");
+  return Status::Ok();
+}
+
+uint32_t AtpProgram::ShardKey(const Packet& pkt) const noexcept {
+  if (pkt.hdr.app_id != kAppId) return pkt.meta.flow_hash;
+  const auto* h = HeaderAt<AtpHeader>(pkt.data + pkt.hdr.app);
+  return AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
+}
+
+void AtpProgram::Ingress(Packet& pkt) noexcept {
+  Packet* one = &pkt;
+  IngressBurst(&one, 1);
+}
+
+void AtpProgram::Egress(Packet& pkt) noexcept {
+  l2l3_.Egress(pkt);  // IP CE on ECT packets
+  if (ecn_ && pkt.meta.congested && pkt.hdr.app_id == kAppId) {
+    auto* h = HeaderAt<AtpHeader>(pkt.data + pkt.hdr.app);
+    if (!h->Has(kAtpFlagEcn)) {
+      h->Set(kAtpFlagEcn);
+      pkt.hdr.dirty |= kDirtyL4;
+    }
+  }
+}
+
+uint32_t AtpProgram::AggregatorsInUse() const {
+  uint32_t used = 0;
+  for (uint32_t i = 0; i < aggregators_; ++i) {
+    Result<uint64_t> id = id_->Read(i);
+    if (id.ok() && *id != 0) ++used;
+  }
+  return used;
+}
+
+std::string AtpProgram::StatsJson() const {
+  const AtpCounters& c = counters_;
+  std::string out = "{";
+  auto field = [&out](const char* name, uint64_t v) {
+    if (out.size() > 1) out += ", ";
+    out += std::string("\"") + name + "\": " + std::to_string(v);
+  };
+  field("claimed", c.claimed);
+  field("aggregated", c.aggregated);
+  field("completed", c.completed);
+  field("collisions", c.collisions);
+  field("duplicates", c.duplicates);
+  field("param_dealloc", c.param_dealloc);
+  field("resend_dealloc", c.resend_dealloc);
+  field("resend_forwarded", c.resend_forwarded);
+  field("overflow", c.overflow);
+  field("forwarded_plain", c.forwarded_plain);
+  field("aggregators_in_use", AggregatorsInUse());
+  field("aggregators", aggregators_);
+  field("elements", elements_);
+  return out + "}";
+}
+
+Status AtpProgram::AddCommands(CommandTable& commands) {
+  SWEMU_RETURN_IF_ERROR(commands.Add(
+      {"show atp", "", "ATP aggregation counters and aggregators in use", 0, 0,
+       [this](CommandArgs) -> Result<std::string> {
+         const AtpCounters& c = counters_;
+         return "atp: " + std::to_string(AggregatorsInUse()) + "/" + std::to_string(aggregators_) +
+                " aggregators in use, " + std::to_string(elements_) + " elements\n" + "claimed " +
+                std::to_string(c.claimed) + ", aggregated " + std::to_string(c.aggregated) +
+                ", completed " + std::to_string(c.completed) + ", collisions " +
+                std::to_string(c.collisions) + ", duplicates " + std::to_string(c.duplicates) +
+                "\nparam_dealloc " + std::to_string(c.param_dealloc) + ", resend_dealloc " +
+                std::to_string(c.resend_dealloc) + ", resend_forwarded " +
+                std::to_string(c.resend_forwarded) + ", overflow " + std::to_string(c.overflow) +
+                ", forwarded_plain " + std::to_string(c.forwarded_plain) + "\n";
+       }}));
+  return commands.Add(
+      {"atp_stats", "[reset]", "ATP counters as one line of JSON; `reset` zeroes them", 0, 1,
+       [this](CommandArgs args) -> Result<std::string> {
+         if (args.empty()) return StatsJson();
+         if (args[0] != "reset") {
+           return Status::Error("atp_stats: unknown argument '" + args[0] + "' (expected reset)");
+         }
+         ResetCounters();
+         return std::string();
+       }});
+}
+
+SWEMU_REGISTER_PROGRAM("atp", AtpProgram);
+
+}  // namespace swemu

@@ -1,0 +1,364 @@
+// atp ingress: validation, the job table and the aggregator stages (docs/wire.md, "ATP").
+//
+// Each stage runs over the whole burst before the next one, as packets follow one another
+// through a PISA pipeline. Every array is touched only by its own stage, in packet order, so the
+// result is the same as running the packets one by one; what changes is that the cache misses
+// on the aggregator cells of up to 32 packets overlap (each stage prefetches the next array's
+// cells while it works).
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+#include "pipeline/programs/atp.h"
+#include "pipeline/wire/byte_order.h"
+
+namespace swemu {
+namespace {
+
+// meta.user[kWordOp]: the op the next arrays apply (low byte) and flags carried between stages.
+constexpr int kWordIndex = 0;   // aggregator index
+constexpr int kWordBitmap = 1;  // the aggregator's bitmap after this packet (written out)
+constexpr int kWordOp = 2;
+
+enum Op : uint32_t {
+  kOpNone,         // no (further) aggregator access
+  kOpParam,        // parameter packet: free the aggregator if it holds this <job, seq>
+  kOpGradient,     // gradient to aggregate: the id stage decides what it does
+  kOpClaim,        // empty aggregator: store the packet
+  kOpMerge,        // hit: bitmap stage decides between add and duplicate
+  kOpResendFirst,  // retransmission hit at the first level: partial result or as-is
+  kOpAdd,          // add the packet into the aggregator
+  kOpPartial,      // add, write the sum into the packet and clear the aggregator
+  kOpClear,        // deallocate (all fields 0)
+};
+constexpr uint32_t kOpMask = 0xFF;
+constexpr uint32_t kWriteOut = 1u << 8;       // the aggregator's result goes into the packet
+constexpr uint32_t kAggEcn = 1u << 9;         // the aggregator (or this packet) saw ECN
+constexpr uint32_t kLaneOverflow = 1u << 10;  // a value lane left int32 in this pass
+constexpr uint32_t kFlipEdge = 1u << 11;
+
+uint32_t OpOf(const Packet& pkt) noexcept { return pkt.meta.user[kWordOp] & kOpMask; }
+void SetOp(Packet& pkt, uint32_t op) noexcept {
+  pkt.meta.user[kWordOp] = (pkt.meta.user[kWordOp] & ~kOpMask) | op;
+}
+uint32_t Index(const Packet& pkt) noexcept { return pkt.meta.user[kWordIndex]; }
+AtpHeader* Atp(Packet& pkt) noexcept { return HeaderAt<AtpHeader>(pkt.data + pkt.hdr.app); }
+
+// Congestion the packet already carries: IP CE or the ATP ecn flag.
+bool PacketEcn(Packet& pkt) noexcept {
+  return (pkt.data[pkt.hdr.ipv4 + 1] & 0x3) == 0x3 || Atp(pkt)->Has(kAtpFlagEcn);
+}
+
+constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
+constexpr uint64_t kCountEcn = 0x80;
+
+}  // namespace
+
+void AtpProgram::IngressBurst(Packet** pkts, uint32_t n) noexcept {
+  Packet* agg[kMaxBurst];
+  uint32_t n_agg = 0;
+  Classify(pkts, n, agg, &n_agg);
+  if (n_agg != 0) RunAggregators(agg, n_agg);
+  // Everything not consumed, dropped or multicast by the job table is l2l3's to forward.
+  Packet* fwd[kMaxBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Metadata& meta = pkts[i]->meta;
+    if (!meta.dropped() && !meta.consumed && meta.mcast_grp == 0) fwd[m++] = pkts[i];
+  }
+  if (m != 0) l2l3_.IngressBurst(fwd, m);
+}
+
+bool AtpProgram::Validate(Packet& pkt) const noexcept {
+  const AtpHeader* h = Atp(pkt);
+  DropReason reason = DropReason::kNone;
+  const uint32_t end = pkt.hdr.app + kAtpHeaderLen + 4u * elements_;
+  const uint32_t udp_end = pkt.hdr.udp + LoadBe16(pkt.data + pkt.hdr.udp + 4);
+  if (h->Version() != kAtpVersion) {
+    reason = DropReason::kAtpBadVersion;
+  } else if (h->NumElements() != elements_) {
+    reason = DropReason::kAtpBadElements;
+  } else if (end > pkt.len || end > udp_end) {
+    reason = DropReason::kTruncatedAppHeader;
+  } else if (end > parse_depth_) {
+    reason = DropReason::kParseDepthExceeded;
+  } else if (h->worker_id >= kAtpMaxWorkers) {
+    reason = DropReason::kAtpWorkerIdRange;
+  } else {
+    return true;
+  }
+  pkt.meta.MarkDrop(reason);
+  return false;
+}
+
+void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept {
+  Packet* atp[kMaxBurst];
+  MatchKey keys[kMaxBurst];
+  LookupResult res[kMaxBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (pkt.hdr.app_id != kAppId || !Validate(pkt)) continue;
+    atp[m] = &pkt;
+    keys[m++] = KeyPacker().Push(Atp(pkt)->JobId(), 16).key();
+  }
+  if (m == 0) return;
+  jobs_->LookupBatch(keys, res, m);
+  for (uint32_t i = 0; i < m; ++i) {
+    Packet& pkt = *atp[i];
+    const AtpHeader* h = Atp(pkt);
+    const ActionCall& action = *res[i].action;
+    if (!res[i].hit || action.action == kJobDrop) {
+      pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kAtpUnknownJob);
+      continue;
+    }
+    const bool aggregate = action.action == kAggregate;
+    pkt.meta.user[kWordIndex] = AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
+    if (h->Has(kAtpFlagParam)) {
+      pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);  // 0: L2 forwarding
+      if (aggregate) {
+        SetOp(pkt, kOpParam);
+        agg[(*n_agg)++] = &pkt;
+      }
+      continue;
+    }
+    AdmitGradient(pkt, aggregate, agg, n_agg);
+  }
+}
+
+void AtpProgram::AdmitGradient(Packet& pkt, bool aggregate, Packet** agg,
+                               uint32_t* n_agg) noexcept {
+  const AtpHeader* h = Atp(pkt);
+  const uint8_t fan_in = h->FanIn(h->EdgeId());
+  const uint32_t bitmap = h->Bitmap();
+  if (bitmap == 0 || fan_in > kAtpMaxWorkers ||
+      (fan_in != 0 && static_cast<uint32_t>(std::popcount(bitmap)) > fan_in)) {
+    pkt.meta.MarkDrop(DropReason::kAtpInconsistent);
+    return;
+  }
+  // No aggregation level at this edge, a float (overflow path) packet, or aggregation off.
+  if (fan_in == 0 || h->Has(kAtpFlagFloat) || !aggregate) {
+    ++counters_.forwarded_plain;
+    return;
+  }
+  SetOp(pkt, kOpGradient);
+  agg[(*n_agg)++] = &pkt;
+}
+
+void AtpProgram::Prefetch(const RegisterArray* reg, Packet** pkts, uint32_t n) const noexcept {
+  for (uint32_t i = 0; i < n; ++i) reg->Prefetch(Index(*pkts[i]));
+}
+
+void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
+  Packet* live[kMaxBurst];
+  std::copy(pkts, pkts + n, live);
+  // While one stage runs, the cells of the array two stages on are prefetched for the burst.
+  auto ahead = [&](std::size_t stage) {
+    if (stage < arrays_.size()) Prefetch(arrays_[stage], live, n);
+  };
+  ahead(0);
+  ahead(1);
+  ahead(2);
+  n = IdStage(live, n);
+  ahead(3);
+  n = BitmapStage(live, n);
+  ahead(4);
+  CountStage(live, n);
+  for (uint32_t k = 0; k < values_.size(); ++k) {
+    ahead(k + 5);
+    ValueStage(k, live, n);
+  }
+  OverflowStage(live, n);
+  for (uint32_t i = 0; i < n; ++i) Finish(*live[i]);
+}
+
+// atp_id: claim, hit, collision or deallocation; compacts pkts to those with work left.
+uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    AtpHeader* h = Atp(pkt);
+    const uint64_t id = AtpAggregatorId(h->JobId(), h->Seq());
+    const bool param = OpOf(pkt) == kOpParam;
+    const bool resend = h->Has(kAtpFlagResend);
+    const bool first_level = h->EdgeId() == 0;
+    uint32_t op = kOpNone;
+    bool collision = false;
+    if (!id_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+          if (param || (resend && cell[0] == id)) {  // deallocate
+            if (cell[0] != id) return;
+            cell[0] = 0;
+            op = !param && first_level ? kOpResendFirst : kOpClear;
+          } else if (cell[0] == 0) {
+            if (!resend) {
+              cell[0] = id;
+              op = kOpClaim;
+            }
+          } else if (cell[0] != id) {
+            collision = true;
+          } else {
+            op = kOpMerge;
+          }
+        })) {
+      continue;
+    }
+    if (param) {
+      counters_.param_dealloc += op == kOpClear;
+    } else if (collision) {  // Fig. 4 (1): on upstream, past this switch, as a resend
+      ++counters_.collisions;
+      h->Set(kAtpFlagResend);
+      h->FlipEdge();
+      pkt.hdr.dirty |= kDirtyL4;
+    } else if (resend) {
+      ++(op == kOpNone ? counters_.resend_forwarded : counters_.resend_dealloc);
+      if (op == kOpResendFirst) pkt.meta.user[kWordOp] |= kFlipEdge;
+    }
+    SetOp(pkt, op);
+    if (op != kOpNone) pkts[live++] = &pkt;
+  }
+  return live;
+}
+
+// atp_bitmap: duplicate detection, and the bitmap the result will carry.
+uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const uint32_t bits = Atp(pkt)->Bitmap();
+    uint32_t op = OpOf(pkt);
+    uint32_t result = 0;
+    bool duplicate = false;
+    bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      switch (op) {
+        case kOpClaim:
+          result = static_cast<uint32_t>(cell[0] = bits);
+          break;
+        case kOpMerge:
+          duplicate = (cell[0] & bits) != 0;
+          if (!duplicate) {
+            result = static_cast<uint32_t>(cell[0] |= bits);
+            op = kOpAdd;
+          }
+          break;
+        case kOpResendFirst:  // Fig. 4 (9) partial result if its bit is missing, else (8)
+          result = static_cast<uint32_t>(cell[0] | bits);
+          op = (cell[0] & bits) == 0 ? kOpPartial : kOpClear;
+          cell[0] = 0;
+          break;
+        default:
+          cell[0] = 0;
+      }
+    });
+    if (pkt.meta.dropped()) continue;
+    if (duplicate) {
+      ++counters_.duplicates;
+      pkt.meta.MarkDrop(DropReason::kAtpDuplicate);
+      continue;
+    }
+    pkt.meta.user[kWordBitmap] = result;
+    SetOp(pkt, op);
+    pkts[live++] = &pkt;
+  }
+  return live;
+}
+
+// atp_count: workers counted against the fan-in of this edge, and the ECN bit.
+void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const AtpHeader* h = Atp(pkt);
+    const uint32_t op = OpOf(pkt);
+    const uint64_t add = static_cast<uint64_t>(std::popcount(h->Bitmap()));
+    const uint64_t ecn = PacketEcn(pkt) ? kCountEcn : 0;
+    uint64_t count = 0;
+    uint64_t seen = 0;
+    count_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      if (op == kOpClaim || op == kOpAdd) {
+        count = op == kOpClaim ? add : std::min(kCountMask, (cell[0] & kCountMask) + add);
+        seen = op == kOpClaim ? ecn : (cell[0] & kCountEcn) | ecn;
+        cell[0] = count | seen;
+      } else {
+        seen = (cell[0] & kCountEcn) | ecn;
+        cell[0] = 0;
+      }
+    });
+    uint32_t& flags = pkt.meta.user[kWordOp];
+    if (seen != 0) flags |= kAggEcn;
+    if (op == kOpPartial) {
+      flags |= kWriteOut;
+    } else if (op == kOpClaim || op == kOpAdd) {
+      ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
+      if (count >= h->FanIn(h->EdgeId())) {
+        ++counters_.completed;
+        flags |= kWriteOut | kFlipEdge;
+      } else {
+        pkt.meta.consumed = true;
+      }
+    }
+  }
+}
+
+// atp_value_K: up to four int32 lanes, each summed in 64 bits so overflow is seen.
+void AtpProgram::ValueStage(uint32_t array, Packet** pkts, uint32_t n) noexcept {
+  RegisterArray* reg = values_[array];
+  const uint32_t base = array * kLanesPerStage;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    uint8_t* el = Atp(pkt)->Elements();
+    const uint32_t op = OpOf(pkt);
+    const bool write = (pkt.meta.user[kWordOp] & kWriteOut) != 0;
+    bool overflow = false;
+    // Every lane written is FromInt32 or 0: already within the 32-bit width.
+    reg->Rmw<false>(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      if (op == kOpClaim) {
+        for (std::size_t l = 0; l < cell.size(); ++l) cell[l] = FromInt32(LoadAtpInt(el, base + l));
+      } else if (op == kOpAdd || op == kOpPartial) {
+        for (std::size_t l = 0; l < cell.size(); ++l) {
+          const int64_t sum = int64_t{AsInt32(cell[l])} + LoadAtpInt(el, base + l);
+          overflow |= sum < std::numeric_limits<int32_t>::min() ||
+                      sum > std::numeric_limits<int32_t>::max();
+          const auto wrapped = static_cast<int32_t>(static_cast<uint32_t>(sum));
+          cell[l] = op == kOpPartial ? 0 : FromInt32(wrapped);
+          if (write) StoreAtpInt(el, base + l, wrapped);
+        }
+      } else {
+        std::fill(cell.begin(), cell.end(), 0);
+      }
+    });
+    if (overflow) pkt.meta.user[kWordOp] |= kLaneOverflow;
+  }
+}
+
+// atp_overflow: sticky per aggregator; a result written from it is flagged invalid.
+void AtpProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const uint32_t op = OpOf(pkt);
+    const uint32_t flags = pkt.meta.user[kWordOp];
+    const uint64_t lane = (flags & kLaneOverflow) != 0 ? 1 : 0;
+    uint64_t out = 0;
+    overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      out = op == kOpClaim ? 0 : cell[0] | lane;
+      cell[0] = op == kOpAdd ? out : 0;  // a claim starts clean; read and clear free it
+    });
+    if ((flags & kWriteOut) != 0 && out != 0) {
+      Atp(pkt)->Set(kAtpFlagOverflow);
+      ++counters_.overflow;
+    }
+  }
+}
+
+// Header rewrites of a result (complete or partial) and of a first-level retransmission.
+void AtpProgram::Finish(Packet& pkt) noexcept {
+  const uint32_t flags = pkt.meta.user[kWordOp];
+  if ((flags & (kWriteOut | kFlipEdge)) == 0) return;
+  AtpHeader* h = Atp(pkt);
+  if ((flags & kWriteOut) != 0) {
+    h->SetBitmap(pkt.meta.user[kWordBitmap]);
+    if ((flags & kAggEcn) != 0) h->Set(kAtpFlagEcn);
+  }
+  if ((flags & kFlipEdge) != 0) h->FlipEdge();
+  pkt.hdr.dirty |= kDirtyL4;
+}
+
+}  // namespace swemu
