@@ -24,7 +24,13 @@ AtpPs::AtpPs(const AtpJobConfig& job, Transport* transport, AtpPsOptions options
       sums_(std::size_t{slot_mask_ + 1} * elements_),
       fsums_(std::size_t{slot_mask_ + 1} * elements_),
       done_seq_(history_mask_ + 1),
-      done_frames_(std::size_t{history_mask_ + 1} * tmpl_.frame_len()) {}
+      done_frames_(std::size_t{history_mask_ + 1} * tmpl_.frame_len()) {
+  for (const AtpHost& worker : job.spec.workers) {
+    unicast_.emplace_back(job.spec.ps.mac, worker.mac, job.spec.ps.ip, worker.ip,
+                          job.spec.udp_port, job.spec.elements, /*tos=*/0);
+  }
+  resend_.resize(tmpl_.frame_len());
+}
 
 void AtpPs::OnGradient(const AtpHeader& header, bool ce) noexcept {
   const uint32_t bitmap = header.Bitmap();
@@ -51,7 +57,12 @@ void AtpPs::OnGradient(const AtpHeader& header, bool ce) noexcept {
     const uint32_t h = seq & history_mask_;
     if (done_seq_[h] == seq + 1) {  // its parameter packet was lost on the way to someone
       ++stats_.param_resends;
-      SendParam(h);
+      // An original names its worker; a partial result (several bits) goes to the group.
+      if (bits == 1) {
+        ResendParam(h, static_cast<uint32_t>(std::countr_zero(bitmap)));
+      } else {
+        SendParam(h);
+      }
       return;
     }
     if (uint64_t{seq} + history_mask_ + 1 < newest_done_) {
@@ -141,6 +152,15 @@ void AtpPs::SendParam(uint32_t history_index) noexcept {
   const uint8_t* frame = &done_frames_[std::size_t{history_index} * len];
   ++stats_.params_sent;
   if (transport_ == nullptr || !transport_->Send({frame, len})) ++stats_.send_failures;
+}
+
+void AtpPs::ResendParam(uint32_t history_index, uint32_t worker) noexcept {
+  const std::size_t len = tmpl_.frame_len();
+  const uint8_t* stored = &done_frames_[std::size_t{history_index} * len];
+  uint8_t* atp = unicast_[worker].Write(resend_.data());
+  std::memcpy(atp, stored + kAtpHeaderOffset, len - kAtpHeaderOffset);
+  ++stats_.params_sent;
+  if (transport_ == nullptr || !transport_->Send(resend_)) ++stats_.send_failures;
 }
 
 }  // namespace swemu

@@ -50,7 +50,7 @@ struct AtpPsStats {
   uint64_t elements_by_switch = 0;   // E per seq (padding included)
   uint64_t elements_at_ps = 0;
   uint64_t params_sent = 0;
-  uint64_t param_resends = 0;
+  uint64_t param_resends = 0;      // to the worker whose late gradient asked (unicast)
   uint64_t send_failures = 0;
 };
 
@@ -77,6 +77,8 @@ class AtpPs {
   void Accumulate(Slot& slot, uint32_t index, const AtpHeader& header) noexcept;
   void Complete(Slot& slot, uint32_t index) noexcept;
   void SendParam(uint32_t history_index) noexcept;
+  // A stored parameter packet again, to the one worker whose late gradient asked for it.
+  void ResendParam(uint32_t history_index, uint32_t worker) noexcept;
 
   AtpJobConfig job_;
   Transport* transport_;
@@ -84,6 +86,8 @@ class AtpPs {
   uint32_t history_mask_;
   uint16_t elements_;
   AtpFrameTemplate tmpl_;
+  std::vector<AtpFrameTemplate> unicast_;  // per worker: resends go to the asker only
+  std::vector<uint8_t> resend_;            // one frame being built
   std::vector<Slot> slots_;
   std::vector<int64_t> sums_;         // slots x elements
   std::vector<double> fsums_;         // slots x elements, float packets only

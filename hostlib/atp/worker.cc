@@ -49,6 +49,7 @@ void AtpWorker::Submit(AllReduceJob* call, const float* in, float* out, std::siz
 const AtpWorkerStats& AtpWorker::stats() const {
   stats_.window_bytes = 0;
   for (const Lane& lane : lanes_) stats_.window_bytes += lane.window;
+  stats_.srtt_ns = lanes_.front().srtt;
   return stats_;
 }
 
@@ -61,10 +62,12 @@ void AtpWorker::StartCall(TimeNs now) {
   acked_.assign(p, 0);
   lane_of_.assign(p, 0);
   pos_of_.assign(p, 0);
+  sent_ns_.assign(p, 0);
+  resent_.assign(p, 0);
   acked_count_ = 0;
   for (Lane& lane : lanes_) {
     lane.order.clear();
-    lane.una = lane.next = lane.halve_guard = lane.ooo = 0;
+    lane.una = lane.next = lane.halve_guard = lane.ooo = lane.high = lane.timeouts_in_row = 0;
     lane.outstanding = 0;
     lane.deadline = kNever;
   }
@@ -88,7 +91,7 @@ uint32_t AtpWorker::WindowPackets(const Lane& lane) const noexcept {
   return static_cast<uint32_t>((lane.window + len - 1) / len);
 }
 
-void AtpWorker::SendPacket(uint32_t k, bool resend) noexcept {
+void AtpWorker::SendPacket(uint32_t k, bool resend, TimeNs now) noexcept {
   const AllReduceJob& call = *calls_.front();
   const uint16_t e = job_.spec.elements;
   const std::size_t first = std::size_t{k} * e;
@@ -118,7 +121,12 @@ void AtpWorker::SendPacket(uint32_t k, bool resend) noexcept {
 
   ++stats_.packets_sent;
   stats_.bytes_sent += tx_.size();
-  if (resend) ++stats_.retransmissions;
+  if (resend) {
+    ++stats_.retransmissions;
+    resent_[k] = 1;
+  } else {
+    sent_ns_[k] = now;
+  }
   if (transport_ == nullptr || !transport_->Send(tx_)) ++stats_.send_failures;
 }
 
@@ -130,9 +138,27 @@ void AtpWorker::Pump(TimeNs now) noexcept {
         std::min<std::size_t>(lane.order.size(), std::size_t{lane.una} + WindowPackets(lane)));
     if (lane.next < limit && lane.deadline == kNever) lane.deadline = now + lane.rto;
     for (; lane.next < limit; ++lane.next) {
-      if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false);
+      if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false, now);
     }
   }
+}
+
+// RFC 6298: srtt and rttvar from each timed parameter packet, RTO = srtt + 4 rttvar (floored).
+void AtpWorker::SampleRtt(Lane& lane, TimeNs rtt) noexcept {
+  ++stats_.rtt_samples;
+  if (lane.srtt == 0) {
+    lane.srtt = std::max<TimeNs>(rtt, 1);
+    lane.rttvar = rtt / 2;
+    return;
+  }
+  const TimeNs diff = rtt > lane.srtt ? rtt - lane.srtt : lane.srtt - rtt;
+  lane.rttvar = (3 * lane.rttvar + diff) / 4;
+  lane.srtt = std::max<TimeNs>((7 * lane.srtt + rtt) / 8, 1);
+}
+
+TimeNs AtpWorker::BaseRto(const Lane& lane) const noexcept {
+  if (lane.srtt == 0) return options_.rto_ns;
+  return std::clamp(lane.srtt + 4 * lane.rttvar, options_.min_rto_ns, options_.max_rto_ns);
 }
 
 void AtpWorker::Halve(Lane& lane, bool ecn) noexcept {
@@ -193,15 +219,18 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
 
   Lane& lane = lanes_[lane_of_[k]];
   lane.outstanding -= tmpl_.frame_len();
+  if (!resent_[k] && now >= sent_ns_[k]) SampleRtt(lane, now - sent_ns_[k]);
+  lane.high = std::max(lane.high, pos_of_[k] + 1);
   if (pos_of_[k] == lane.una) {
     while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
     lane.ooo = 0;
-    lane.rto = options_.rto_ns;
+    lane.timeouts_in_row = 0;
+    lane.rto = BaseRto(lane);
     lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
   } else if (++lane.ooo >= options_.ooo_threshold) {
     lane.ooo = 0;
     ++stats_.fast_retransmits;
-    SendPacket(lane.order[lane.una], true);
+    SendPacket(lane.order[lane.una], true, now);
     Halve(lane, false);
   }
   if (header.Has(kAtpFlagEcn) || ce) {
@@ -227,10 +256,16 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
     }
     ++stats_.timeouts;
     Halve(lane, false);
-    // Resend what is unacknowledged among the oldest window's worth of positions.
-    const uint32_t end = std::min(lane.next, lane.una + WindowPackets(lane));
+    // First timeout: resend UNA and the holes below the highest acknowledged position (those
+    // are lost, since later packets got through); a timeout that may only be a delay spike
+    // then costs few duplicates. A second timeout in a row (a lost tail: nothing later was
+    // acknowledged) resends the whole oldest window's worth.
+    const uint32_t window_end = std::min(lane.next, lane.una + WindowPackets(lane));
+    const uint32_t end = ++lane.timeouts_in_row > 1
+                             ? window_end
+                             : std::max(lane.una + 1, std::min(lane.high, window_end));
     for (uint32_t pos = lane.una; pos < end; ++pos) {
-      if (!acked_[lane.order[pos]]) SendPacket(lane.order[pos], true);
+      if (!acked_[lane.order[pos]]) SendPacket(lane.order[pos], true, now);
     }
     lane.rto = std::min(lane.rto * 2, options_.max_rto_ns);
     lane.deadline = now + lane.rto;

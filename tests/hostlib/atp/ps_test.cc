@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "pipeline/wire/ethernet.h"
@@ -127,7 +128,15 @@ TEST_F(PsTest, AGradientForACompletedSeqResendsItsParameterPacket) {
   ASSERT_EQ(tx_.frames.size(), 1u);
   Gradient(9, 0b010, 1 * kScale, kAtpFlagResend);
   ASSERT_EQ(tx_.frames.size(), 2u);
-  EXPECT_EQ(tx_.frames[1], tx_.frames[0]);
+  // The same parameter packet, addressed to worker 1 only (the one that asked), not the group.
+  const std::vector<uint8_t>& group = tx_.frames[0];
+  const std::vector<uint8_t>& unicast = tx_.frames[1];
+  ASSERT_EQ(unicast.size(), group.size());
+  EXPECT_TRUE(std::equal(unicast.begin() + kAtpHeaderOffset, unicast.end(),
+                         group.begin() + kAtpHeaderOffset));
+  EXPECT_TRUE(std::equal(unicast.begin(), unicast.begin() + 6,
+                         job_.spec.workers[1].mac.bytes.begin()));
+  EXPECT_EQ(LoadBe32(unicast.data() + 14 + 16), job_.spec.workers[1].ip);
   EXPECT_EQ(ps_.stats().param_resends, 1u);
   EXPECT_EQ(ps_.stats().params_sent, 2u);
   EXPECT_EQ(ps_.stats().completed, 1u);

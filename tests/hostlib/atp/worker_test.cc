@@ -178,7 +178,9 @@ TEST_F(WorkerTest, ThreeOutOfOrderParamsRetransmitUna) {
 }
 
 TEST_F(WorkerTest, TimeoutResendsALostTailWithBackoffAndResetsOnProgress) {
-  Make(3);
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;  // the estimated RTO never drops below the initial 1 ms here
+  Make(3, options);
   worker_->Pump(0);
   EXPECT_EQ(worker_->NextTimer(), 1'000'000u);
   Param(500, 0);
@@ -237,6 +239,43 @@ TEST_F(WorkerTest, LeastLoadedSchedulerDealsChunksToLanes) {
   worker_->Pump(10);
   // Window 2 x 314 + 1500 B = 7 packets from UNA (position 1): positions 2..7.
   EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{6, 7, 16, 17, 18, 19}));
+}
+
+}  // namespace
+}  // namespace swemu
+
+namespace swemu {
+namespace {
+
+TEST_F(WorkerTest, RtoFollowsTheMeasuredRttAndIgnoresRetransmittedSeqs) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 10'000;
+  Make(6, options);
+  worker_->Pump(0);
+  EXPECT_EQ(worker_->NextTimer(), 1'000'000u);  // no sample yet: the initial RTO
+  Param(40'000, 0);                             // RTT 40 us: srtt 40, rttvar 20 -> RTO 120 us
+  EXPECT_EQ(worker_->stats().rtt_samples, 1u);
+  EXPECT_EQ(worker_->stats().srtt_ns, 40'000u);
+  EXPECT_EQ(worker_->NextTimer(), 40'000u + 120'000u);
+  // A timeout resends UNA (seq 1); its parameter packet then gives no RTT sample (Karn).
+  worker_->OnTimer(160'000);
+  Param(170'000, 1);
+  EXPECT_EQ(worker_->stats().rtt_samples, 1u);
+}
+
+TEST_F(WorkerTest, AFirstTimeoutResendsOnlyUnaAndTheHolesBelowTheHighestAck) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;
+  Make(6, options);
+  worker_->Pump(0);  // seqs 0..5 in flight
+  Param(100, 3);     // 0, 1, 2 are holes below the highest acknowledged position; 4, 5 unknown
+  tx_.frames.clear();
+  worker_->OnTimer(1'000'000);
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{0, 1, 2}));
+  tx_.frames.clear();
+  worker_->OnTimer(3'000'000);  // nothing moved: a second timeout resends the whole window
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{0, 1, 2, 4, 5}));
+  EXPECT_EQ(worker_->stats().timeouts, 2u);
 }
 
 }  // namespace

@@ -1,0 +1,194 @@
+#include "tools/atp/atp_demo.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "hostlib/atp/context.h"
+#include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/host_runner.h"
+#include "tools/atp/demo_layout.h"
+#include "tools/atp/swemu_process.h"
+
+namespace swemu {
+namespace {
+
+Status WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream file(path);
+  file << text;
+  if (!file) return Status::Error("cannot write " + path);
+  return Status::Ok();
+}
+
+// The two jobs of the demo: job 1 aggregated in the switches, job 2 forwarded to the PS.
+Result<AtpJobConfig> MakeJob(const DemoLayout& layout, const DemoJob& job, uint32_t elements) {
+  AtpJobSpec spec;
+  spec.job_id = job.id;
+  spec.group_ip = job.group_ip;
+  spec.elements = static_cast<uint16_t>(elements);
+  for (const DemoHost& host : layout.hosts()) {
+    AtpHost h{host.name, host.mac, host.ip, "rack" + std::to_string(host.rack)};
+    if (host.ps) {
+      spec.ps = h;
+    } else {
+      spec.workers.push_back(h);
+    }
+  }
+  return MakeAtpJobConfig(spec);
+}
+
+// Starts one swemu per rack, rack 0 first (rack 1's link port attaches to it).
+Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const std::string& dir,
+                     std::vector<std::unique_ptr<SwemuProcess>>& switches) {
+  const std::string binary =
+      options.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : options.swemu_binary;
+  for (uint32_t rack = 0; rack < layout.racks(); ++rack) {
+    const std::string base = dir + "/rack" + std::to_string(rack);
+    SWEMU_RETURN_IF_ERROR(WriteFile(base + ".cli", layout.SwitchCli(rack)));
+    SWEMU_RETURN_IF_ERROR(WriteFile(
+        base + ".ini", layout.SwitchIni(rack, "rack" + std::to_string(rack) + ".cli",
+                                        options.elements, options.aggregators)));
+    std::vector<std::string> ready = {layout.ControlSocket(rack)};
+    for (uint16_t port = 0; port < layout.RackPorts(rack); ++port) {
+      if (rack == 1 && port == layout.LinkPort(1)) continue;  // a virtio_user client
+      std::filesystem::remove(layout.VhostSocket(rack, port));
+      ready.push_back(layout.VhostSocket(rack, port));
+    }
+    std::filesystem::remove(layout.ControlSocket(rack));
+    std::vector<std::string> args = {"--config", base + ".ini", "--control-socket",
+                                     layout.ControlSocket(rack)};
+    // One rack: swemu and the hosts each poll their own core. Two racks share the switch core,
+    // so they back off when idle.
+    if (options.busy_poll && layout.racks() == 1) args.push_back("--busy-poll");
+    for (const char* eal : {"--", "-l", "0", "--no-huge", "-m", "256"}) args.push_back(eal);
+    auto sw = std::make_unique<SwemuProcess>();
+    SWEMU_RETURN_IF_ERROR(sw->Start(binary, args, base + ".log"));
+    SWEMU_RETURN_IF_ERROR(sw->WaitForPaths(ready, std::chrono::seconds(20)));
+    switches.push_back(std::move(sw));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input) {
+  *bad_input = true;
+  if (options.workers < 1 || options.workers > kAtpMaxWorkers) {
+    return Status::Error("--workers must be 1.." + std::to_string(kAtpMaxWorkers));
+  }
+  if (options.racks != 1 && options.racks != 2) return Status::Error("--racks must be 1 or 2");
+  if (options.racks == 2 && options.workers < 2) return Status::Error("--racks 2 needs 2 workers");
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
+  const std::string dir = std::filesystem::absolute(options.out_dir).string();
+  DemoLayout layout(options.workers, options.racks, dir);
+  auto aggregate = MakeJob(layout, layout.jobs()[0], options.elements);
+  if (!aggregate.ok()) return aggregate.status();
+  auto plain = MakeJob(layout, layout.jobs()[1], options.elements);
+  if (!plain.ok()) return plain.status();
+
+  std::vector<std::unique_ptr<SwemuProcess>> switches;
+  SWEMU_RETURN_IF_ERROR(StartSwitches(options, layout, dir, switches));
+
+  // The hosts: one virtio_user port each, all on this process's one lcore.
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "1024",
+                                           "--file-prefix", "swemu-atp-hosts-" +
+                                                                std::to_string(getpid())},
+                                          out));
+  DpdkHostConfig host_config;
+  host_config.mbufs = 32767;
+  host_config.mbuf_cache = 256;
+  for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
+    host_config.ports.push_back(layout.HostDevargs(layout.hosts()[i], i));
+  }
+  auto dpdk = DpdkHost::Open(host_config);
+  if (!dpdk.ok()) return dpdk.status();
+  HostRunnerOptions runner_options;
+  runner_options.busy_poll = options.busy_poll;
+  HostRunner runner(runner_options);
+  std::vector<std::unique_ptr<Context>> contexts;
+  for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
+    const DemoHost& host = layout.hosts()[i];
+    auto ctx = std::make_unique<Context>(AtpHostConfig{host.mac, host.ip}, &(*dpdk)->port(i));
+    if (host.ps) {
+      AtpPsOptions ps_options;
+      ps_options.history =
+          PsHistoryFor(options.workload.model, static_cast<uint16_t>(options.elements));
+      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(*aggregate, ps_options));
+      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(*plain, ps_options));
+    } else {
+      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(*aggregate, options.worker));
+      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(*plain, options.worker));
+    }
+    runner.Add(*ctx, (*dpdk)->port(i));
+    contexts.push_back(std::move(ctx));
+  }
+  std::vector<Context*> workers;
+  for (uint32_t w = 0; w < options.workers; ++w) workers.push_back(contexts[w].get());
+
+  *bad_input = false;
+  WorkloadDriver driver;
+  driver.now_ns = [&runner] { return runner.NowNs(); };
+  driver.run_until = [&runner, &options](const std::function<bool()>& done) {
+    return runner.RunUntil(done, static_cast<TimeNs>(options.timeout_s * 1e9),
+                           [] { return std::string("all-reduce calls still running"); });
+  };
+
+  out << "swemu-atp demo: " << options.workload.model.model << " ("
+      << options.workload.model.layers.size() << " layers, "
+      << options.workload.model.TotalParams() << " parameters), " << options.workers
+      << " workers and a PS over virtio_user, " << options.racks << " rack"
+      << (options.racks > 1 ? "s" : "") << " of swemu (atp, " << options.elements
+      << " elements per packet, " << options.aggregators << " aggregators)\n";
+  AtpWorkload workload(options.workload, workers, contexts.back().get(), aggregate->spec.job_id,
+                       plain->spec.job_id, aggregate->spec.scale);
+  auto passes = workload.Run(driver, out);
+
+  for (uint32_t rack = 0; rack < switches.size(); ++rack) {
+    auto stats = switches[rack]->Command(layout.ControlSocket(rack), "show atp");
+    out << "rack" << rack << " aggregators: " << (stats.ok() ? *stats : stats.status().message())
+        << '\n';
+  }
+  if (getenv("SWEMU_ATP_DEBUG") != nullptr) {
+    for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
+      const DpdkPortCounters& c = (*dpdk)->port(i).counters();
+      out << layout.hosts()[i].name << ": rx " << c.rx_frames << " tx " << c.tx_frames
+          << " tx_no_buffer " << c.tx_no_buffer << " tx_port_full " << c.tx_port_full;
+      if (i < options.workers) {
+        const AtpWorkerStats& w = *contexts[i]->worker_stats(1);
+        out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "
+            << w.fast_retransmits << " timeouts " << w.timeouts << " loss_halvings "
+            << w.loss_halvings << " dup_params " << w.duplicate_params << " stale "
+            << w.stale_params << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000 << " samples " << w.rtt_samples;
+      } else {
+        const AtpPsStats& p = *contexts[i]->ps_stats(1);
+        out << " | grads " << p.gradients << " full " << p.full << " partial " << p.partials
+            << " orig " << p.originals << " dups " << p.duplicates << " overlap "
+            << p.partial_overlaps << " slot_busy " << p.slot_busy << " hist_miss "
+            << p.history_misses << " resends " << p.param_resends;
+      }
+      out << '\n';
+    }
+  }
+  Status closed = (*dpdk)->Close();
+  for (auto& sw : switches) {
+    auto exit_status = sw->Stop(std::chrono::seconds(10));
+    if (!exit_status.ok()) return exit_status.status();
+    if (*exit_status != 0) {
+      return Status::Error("swemu exited with status " + std::to_string(*exit_status) +
+                           " (log: " + sw->log_path() + ")");
+    }
+  }
+  if (!passes.ok()) return passes.status();
+  SWEMU_RETURN_IF_ERROR(closed);
+  double aggregate_s = 0, plain_s = 0;
+  for (const PassResult& pass : *passes) (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
+  if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
+  out << "switch configs, scripts and logs: " << dir << "\n";
+  return Status::Ok();
+}
+
+}  // namespace swemu

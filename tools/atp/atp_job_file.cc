@@ -1,0 +1,65 @@
+#include "tools/atp/atp_job_file.h"
+
+#include <fstream>
+#include <sstream>
+
+namespace swemu {
+namespace {
+
+Result<JobPlacement> ParsePlacement(const std::string& text, const std::string& host,
+                                    const std::map<std::string, std::string>& programs) {
+  const std::size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0) {
+    return Status::Error("host " + host + ": expected SWITCH:PORT, got '" + text + "'");
+  }
+  JobPlacement at;
+  at.sw = text.substr(0, colon);
+  const std::string port = text.substr(colon + 1);
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(port) > 0xFFFF) {
+    return Status::Error("host " + host + ": bad port in '" + text + "'");
+  }
+  at.port = static_cast<PortId>(std::stoul(port));
+  if (programs.count(at.sw) == 0) {
+    return Status::Error("host " + host + ": no switch named '" + at.sw + "' in the topology");
+  }
+  return at;
+}
+
+}  // namespace
+
+Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
+                                  const std::map<std::string, std::string>& programs) {
+  std::ifstream in(path);
+  if (!in) return Status::Error("cannot read job file " + path);
+  std::stringstream text;
+  text << in.rdbuf();
+  auto parsed = ParseAtpJobConfig(text.str());
+  if (!parsed.ok()) return Status::Error(path + ": " + parsed.status().message());
+
+  AtpJobFile file;
+  AtpJobSpec spec = parsed->spec;
+  auto ps = ParsePlacement(spec.ps.rack, spec.ps.name, programs);
+  if (!ps.ok()) return Status::Error(path + ": " + ps.status().message());
+  file.ps = *ps;
+  spec.ps.rack = ps->sw;
+  for (AtpHost& worker : spec.workers) {
+    auto at = ParsePlacement(worker.rack, worker.name, programs);
+    if (!at.ok()) return Status::Error(path + ": " + at.status().message());
+    file.workers.push_back(*at);
+    // A worker behind a switch without ATP meets its first aggregation at the PS's switch.
+    worker.rack = programs.at(at->sw) == "atp" ? at->sw : spec.ps.rack;
+  }
+  auto aggregate = MakeAtpJobConfig(spec);
+  if (!aggregate.ok()) return Status::Error(path + ": " + aggregate.status().message());
+  if (spec.job_id == 0xFFFF) return Status::Error(path + ": job id 65535 leaves no id for the plain job");
+  spec.job_id = static_cast<uint16_t>(spec.job_id + 1);
+  spec.group_ip += 1;
+  auto plain = MakeAtpJobConfig(spec);
+  if (!plain.ok()) return Status::Error(path + ": " + plain.status().message());
+  file.aggregate = *aggregate;
+  file.plain = *plain;
+  return file;
+}
+
+}  // namespace swemu

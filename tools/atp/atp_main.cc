@@ -1,0 +1,153 @@
+// swemu-atp: ATP's end hosts (hostlib/atp) driving a job through swemu.
+//   swemu-atp demo [options]                  real time: swemu on vhost ports, hosts over
+//                                             virtio_user (the README's main job)
+//   swemu-atp sim --topology T --job J [...]  the same job in virtual time (co-simulation)
+// Every option is in docs/cli.md ("swemu-atp").
+#include <iostream>
+#include <string>
+
+#include <boost/program_options.hpp>
+
+#include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/workload/model_layers.h"
+#include "tools/atp/atp_demo.h"
+#include "tools/atp/atp_sim.h"
+#include "tools/tool_main.h"
+
+namespace po = boost::program_options;
+
+namespace swemu {
+namespace {
+
+struct Common {
+  std::string model = "ResNet50";
+  uint32_t layers = 0;  // 0: all
+  uint32_t iterations = 3;
+  uint64_t seed = 1;
+  uint32_t lanes = 2;
+};
+
+void AddCommon(po::options_description& desc, Common& c) {
+  desc.add_options()
+      ("model", po::value(&c.model)->default_value(c.model),
+       "model whose layer sizes are all-reduced: ResNet50, VGG16, AlexNet")
+      ("layers", po::value(&c.layers)->default_value(0), "only the first N layers (0: all)")
+      ("iterations", po::value(&c.iterations)->default_value(c.iterations),
+       "iterations, each run with and without in-network aggregation")
+      ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the synthetic gradients")
+      ("lanes", po::value(&c.lanes)->default_value(c.lanes),
+       "sender lanes (the paper's threads) per worker");
+}
+
+// Exit status 2 with one line for bad input; the caller prints it.
+Result<WorkloadOptions> MakeWorkload(const Common& c) {
+  auto model = BundledModel(c.model);
+  if (!model.ok()) return Status::Error("--model: " + model.status().message());
+  if (c.layers > model->layers.size()) {
+    return Status::Error("--layers: " + c.model + " has " + std::to_string(model->layers.size()));
+  }
+  if (c.layers > 0) model->layers.resize(c.layers);
+  if (c.iterations == 0) return Status::Error("--iterations must be at least 1");
+  if (c.lanes == 0 || c.lanes > 64) return Status::Error("--lanes must be 1..64");
+  WorkloadOptions w;
+  w.model = std::move(*model);
+  w.iterations = c.iterations;
+  w.gradients.seed = c.seed;
+  return w;
+}
+
+int Usage(std::ostream& err) {
+  err << "swemu-atp: usage: swemu-atp demo [options] | swemu-atp sim --topology FILE --job FILE "
+         "[options] (swemu-atp demo --help)\n";
+  return 2;
+}
+
+int Main(int argc, char** argv) {
+  if (argc < 2) return Usage(std::cerr);
+  const std::string mode = argv[1];
+  if (mode == "--help" || mode == "-h") {
+    Usage(std::cout);
+    return 0;
+  }
+  if (mode != "demo" && mode != "sim") return Usage(std::cerr);
+
+  Common common;
+  DemoOptions demo;
+  SimOptions sim;
+  po::options_description desc("swemu-atp " + mode);
+  desc.add_options()("help,h", "this help");
+  AddCommon(desc, common);
+  if (mode == "demo") {
+    desc.add_options()
+        ("workers", po::value(&demo.workers)->default_value(demo.workers), "workers (1..32)")
+        ("racks", po::value(&demo.racks)->default_value(demo.racks),
+         "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
+        ("elements", po::value(&demo.elements)->default_value(demo.elements),
+         "int32 elements per packet")
+        ("aggregators", po::value(&demo.aggregators)->default_value(demo.aggregators),
+         "aggregators in each switch")
+        ("out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
+         "generated switch configs, scripts, logs and sockets")
+        ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "
+                                                 "next to this one)")
+        ("timeout", po::value(&demo.timeout_s)->default_value(demo.timeout_s),
+         "seconds a pass may take before the demo gives up")
+        ("backoff", "swemu and the hosts back off when idle instead of busy polling "
+                    "(for a machine with fewer than two free cores)");
+  } else {
+    desc.add_options()
+        ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
+        ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
+        ("loss", po::value(&sim.host_loss)->default_value(-1),
+         "loss probability on every host link (default: the topology's)")
+        ("out-dir", po::value(&sim.out_dir), "write counters.json here");
+  }
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc;
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "swemu-atp: " << e.what() << '\n';
+    return 2;
+  }
+  auto workload = MakeWorkload(common);
+  if (!workload.ok()) {
+    std::cerr << "swemu-atp: " << workload.status().message() << '\n';
+    return 2;
+  }
+  if (mode == "sim" && (sim.host_loss > 1 || (sim.host_loss < 0 && sim.host_loss != -1))) {
+    std::cerr << "swemu-atp: --loss must be in [0, 1]\n";
+    return 2;
+  }
+  if (vm.count("backoff")) demo.busy_poll = false;
+  AtpWorkerOptions worker;
+  worker.lanes = common.lanes;
+  Status status;
+  bool bad_input = false;
+  if (mode == "demo") {
+    demo.workload = std::move(*workload);
+    demo.worker = worker;
+    status = RunAtpDemo(demo, std::cout, &bad_input);
+    DpdkHost::CleanupEal();
+  } else {
+    sim.workload = std::move(*workload);
+    sim.worker = worker;
+    status = RunAtpSim(sim, std::cout, &bad_input);
+  }
+  if (!status.ok()) {
+    std::cerr << "swemu-atp: " << status.message() << '\n';
+    return bad_input ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace swemu
+
+int main(int argc, char** argv) {
+  return swemu::RunToolMain("swemu-atp", [&] { return swemu::Main(argc, argv); });
+}

@@ -1,0 +1,113 @@
+#include "tools/atp/atp_sim.h"
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include "hostlib/atp/context.h"
+#include "hostlib/common/engine_transport.h"
+#include "swemu/topology_config.h"
+#include "tools/atp/atp_job_file.h"
+
+namespace swemu {
+namespace {
+
+const TopologyHost* FindHost(const TopologyConfig& topo, const JobPlacement& at) {
+  for (const TopologyHost& host : topo.hosts) {
+    if (host.sw == at.sw && host.port == at.port) return &host;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) {
+  *bad_input = true;
+  auto topo = LoadTopology(options.topology);
+  if (!topo.ok()) return topo.status();
+  std::map<std::string, std::string> programs;
+  for (const LoadedSwitchConfig& sw : topo->switches) programs[sw.config.name] = sw.config.program;
+  auto job = LoadAtpJobFile(options.job, programs);
+  if (!job.ok()) return job.status();
+
+  Engine engine(topo->seed);
+  for (const LoadedSwitchConfig& sw : topo->switches) {
+    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.config, sw.startup_script, sw.port_rates));
+  }
+  for (const LinkSpec& link : topo->links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
+
+  // Hosts: workers in id order, then the PS. Each needs a `host =` line in the topology.
+  std::vector<JobPlacement> places = job->workers;
+  places.push_back(job->ps);
+  std::vector<AtpHost> hosts = job->aggregate.spec.workers;
+  hosts.push_back(job->aggregate.spec.ps);
+  std::vector<std::unique_ptr<Context>> contexts;
+  std::vector<EngineTransport*> transports;
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    const TopologyHost* host = FindHost(*topo, places[i]);
+    if (host == nullptr) {
+      return Status::Error(options.job + ": host " + hosts[i].name + " is on " + places[i].sw +
+                           ":" + std::to_string(places[i].port) +
+                           ", which is not a host port of " + options.topology);
+    }
+    const double loss = options.host_loss >= 0 ? options.host_loss : host->loss;
+    auto transport = EngineTransport::Attach(engine, host->sw, host->port, host->delay_ns, loss);
+    if (!transport.ok()) return transport.status();
+    auto ctx = std::make_unique<Context>(AtpHostConfig{hosts[i].mac, hosts[i].ip}, *transport);
+    (*transport)->SetEndpoint(ctx.get());
+    transports.push_back(*transport);
+    contexts.push_back(std::move(ctx));
+  }
+  std::vector<Context*> workers;
+  for (std::size_t w = 0; w + 1 < contexts.size(); ++w) {
+    SWEMU_RETURN_IF_ERROR(contexts[w]->JoinJob(job->aggregate, options.worker));
+    SWEMU_RETURN_IF_ERROR(contexts[w]->JoinJob(job->plain, options.worker));
+    workers.push_back(contexts[w].get());
+  }
+  Context* ps = contexts.back().get();
+  AtpPsOptions ps_options;
+  ps_options.history = PsHistoryFor(options.workload.model, job->aggregate.spec.elements);
+  SWEMU_RETURN_IF_ERROR(ps->ServeJob(job->aggregate, ps_options));
+  SWEMU_RETURN_IF_ERROR(ps->ServeJob(job->plain, ps_options));
+
+  *bad_input = false;
+  WorkloadDriver driver;
+  driver.now_ns = [&engine] { return engine.Now(); };
+  driver.wake = [&transports] {
+    for (EngineTransport* t : transports) t->Wake();
+  };
+  driver.run_until = [&engine](const std::function<bool()>& done) -> Status {
+    SWEMU_RETURN_IF_ERROR(engine.Run());
+    if (!done()) return Status::Error("the engine ran out of events before the job completed");
+    return Status::Ok();
+  };
+
+  out << "swemu-atp: " << options.workload.model.model << " ("
+      << options.workload.model.layers.size() << " layers, "
+      << options.workload.model.TotalParams() << " parameters), " << workers.size()
+      << " workers, topology " << options.topology << ", virtual time\n";
+  AtpWorkload workload(options.workload, workers, ps, job->aggregate.spec.job_id,
+                       job->plain.spec.job_id, job->aggregate.spec.scale);
+  auto passes = workload.Run(driver, out);
+  if (!passes.ok()) return passes.status();
+
+  for (const LoadedSwitchConfig& sw : topo->switches) {
+    if (sw.config.program != "atp") continue;
+    auto stats = engine.FindSwitch(sw.config.name)->commands().Execute("show atp");
+    out << sw.config.name << ": " << (stats.ok() ? *stats : stats.status().message()) << '\n';
+  }
+  double aggregate_s = 0, plain_s = 0;
+  for (const PassResult& pass : *passes) (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
+  if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
+  SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
+  if (!options.out_dir.empty()) {
+    std::filesystem::create_directories(options.out_dir);
+    std::ofstream json(options.out_dir + "/counters.json");
+    json << engine.CountersJson() << '\n';
+    if (!json) return Status::Error("cannot write " + options.out_dir + "/counters.json");
+  }
+  return Status::Ok();
+}
+
+}  // namespace swemu

@@ -1,0 +1,156 @@
+#include "tools/atp/atp_workload.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace swemu {
+
+uint32_t PsHistoryFor(const ModelLayers& model, uint16_t elements) {
+  uint64_t largest = 0;
+  for (const LayerSize& layer : model.layers) {
+    largest = std::max<uint64_t>(largest, std::min<uint64_t>(layer.params, kPartitionFloats));
+  }
+  const uint64_t packets = (largest + elements - 1) / elements;
+  uint32_t history = 1024;
+  while (history < 2 * packets && history < (1u << 30)) history <<= 1;
+  return history;
+}
+
+AtpWorkload::AtpWorkload(WorkloadOptions options, std::vector<Context*> workers, Context* ps,
+                         uint16_t aggregate_job, uint16_t plain_job, double scale)
+    : options_(std::move(options)),
+      workers_(std::move(workers)),
+      ps_(ps),
+      aggregate_job_(aggregate_job),
+      plain_job_(plain_job),
+      scale_(scale) {
+  const uint64_t n = options_.model.TotalParams();
+  in_.assign(workers_.size(), std::vector<float>(n));
+  out_.assign(workers_.size(), std::vector<float>(n));
+}
+
+void AtpWorkload::Fill(uint32_t iteration) {
+  for (uint32_t w = 0; w < workers_.size(); ++w) {
+    std::size_t offset = 0;
+    for (uint32_t l = 0; l < options_.model.layers.size(); ++l) {
+      const std::size_t n = options_.model.layers[l].params;
+      FillGradients(options_.gradients, w, iteration, l, std::span(in_[w]).subspan(offset, n));
+      offset += n;
+    }
+    std::fill(out_[w].begin(), out_[w].end(), std::numeric_limits<float>::quiet_NaN());
+  }
+}
+
+double AtpWorkload::MaxError() const {
+  double worst = 0;
+  const std::size_t n = in_.empty() ? 0 : in_[0].size();
+  for (std::size_t i = 0; i < n; ++i) {
+    double exact = 0;
+    for (const auto& in : in_) exact += in[i];
+    for (const auto& out : out_) {
+      const double err = std::fabs(double{out[i]} - exact);
+      if (!(err <= worst)) worst = err;  // NaN (never written) counts as the worst
+    }
+  }
+  return worst;
+}
+
+Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t job,
+                                        uint32_t iteration) {
+  const AtpPsStats before = *ps_->ps_stats(job);
+  std::vector<AtpWorkerStats> worker_before;
+  for (Context* w : workers_) worker_before.push_back(*w->worker_stats(job));
+
+  const uint64_t start = driver.now_ns();
+  std::vector<AllReduceJob*> calls;
+  for (uint32_t w = 0; w < workers_.size(); ++w) {
+    std::size_t offset = 0;
+    for (const LayerSize& layer : options_.model.layers) {
+      // BytePS pushes each tensor in partitions of at most 4 MB (the paper's setup, 7.1).
+      for (std::size_t done = 0; done < layer.params; done += kPartitionFloats) {
+        const std::size_t n = std::min<std::size_t>(kPartitionFloats, layer.params - done);
+        AllReduceJob* call = workers_[w]->AllReduce(job, in_[w].data() + offset + done,
+                                                    out_[w].data() + offset + done, n);
+        if (call == nullptr) {
+          return Status::Error("worker " + std::to_string(w) + " is not in job " +
+                               std::to_string(job));
+        }
+        calls.push_back(call);
+      }
+      offset += layer.params;
+    }
+  }
+  if (driver.wake) driver.wake();
+  auto all_done = [&calls] {
+    return std::all_of(calls.begin(), calls.end(), [](const AllReduceJob* c) { return c->done(); });
+  };
+  SWEMU_RETURN_IF_ERROR(driver.run_until(all_done));
+  const uint64_t finish = driver.now_ns();
+
+  PassResult pass;
+  pass.mode = job == aggregate_job_ ? "in-network" : "at-PS";
+  pass.iteration = iteration;
+  pass.seconds = static_cast<double>(finish - start) * 1e-9;
+  const double bytes = 4.0 * static_cast<double>(options_.model.TotalParams());
+  pass.goodput_gbps = pass.seconds > 0 ? bytes * 8 / pass.seconds * 1e-9 : 0;
+  const AtpPsStats& after = *ps_->ps_stats(job);
+  const double by_switch = static_cast<double>(after.elements_by_switch - before.elements_by_switch);
+  const double at_ps = static_cast<double>(after.elements_at_ps - before.elements_at_ps);
+  pass.in_switch = by_switch + at_ps > 0 ? by_switch / (by_switch + at_ps) : 0;
+  pass.max_error = MaxError();
+  // int32 rounding of each worker's element, then the float32 rounding of the sum.
+  double largest = 0;
+  for (std::size_t i = 0; i < in_[0].size(); ++i) {
+    double exact = 0;
+    for (const auto& in : in_) exact += in[i];
+    largest = std::max(largest, std::fabs(exact));
+  }
+  pass.error_bound = static_cast<double>(workers_.size()) * 0.5 / scale_ + largest * 0x1.0p-23;
+  for (uint32_t w = 0; w < workers_.size(); ++w) {
+    const AtpWorkerStats& s = *workers_[w]->worker_stats(job);
+    pass.retransmissions += s.retransmissions - worker_before[w].retransmissions;
+    pass.timeouts += s.timeouts - worker_before[w].timeouts;
+    pass.ecn_halvings += s.ecn_halvings - worker_before[w].ecn_halvings;
+  }
+  return pass;
+}
+
+Result<std::vector<PassResult>> AtpWorkload::Run(const WorkloadDriver& driver, std::ostream& out) {
+  std::vector<PassResult> passes;
+  PrintHeader(out);
+  for (uint32_t it = 1; it <= options_.iterations; ++it) {
+    Fill(it);
+    for (uint16_t job : {aggregate_job_, plain_job_}) {
+      auto pass = RunPass(driver, job, it);
+      if (!pass.ok()) return pass.status();
+      if (!(pass->max_error <= pass->error_bound)) {
+        return Status::Error(pass->mode + " iteration " + std::to_string(it) + ": max error " +
+                             std::to_string(pass->max_error) + " exceeds the bound " +
+                             std::to_string(pass->error_bound));
+      }
+      PrintPass(*pass, out);
+      passes.push_back(*pass);
+    }
+  }
+  return passes;
+}
+
+void AtpWorkload::PrintHeader(std::ostream& out) {
+  out << "mode        iter   time_ms  goodput_Gbps  in_switch  max_error  bound      "
+         "retx  timeouts  ecn\n";
+}
+
+void AtpWorkload::PrintPass(const PassResult& p, std::ostream& out) {
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "%-10s  %4u  %8.1f  %12.3f  %8.1f%%  %9.2e  %9.2e  %5llu  %8llu  %3llu\n",
+                p.mode.c_str(), p.iteration, p.seconds * 1e3, p.goodput_gbps, p.in_switch * 100,
+                p.max_error, p.error_bound, static_cast<unsigned long long>(p.retransmissions),
+                static_cast<unsigned long long>(p.timeouts),
+                static_cast<unsigned long long>(p.ecn_halvings));
+  out << line;
+}
+
+}  // namespace swemu

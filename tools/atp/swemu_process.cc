@@ -1,0 +1,122 @@
+#include "tools/atp/swemu_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "swemu/control_client.h"
+
+namespace swemu {
+namespace {
+
+// Reaps the child if it exited; the exit status (128 + signal for a signal), or -1 if running.
+int Reap(pid_t pid) {
+  int status = 0;
+  if (waitpid(pid, &status, WNOHANG) != pid) return -1;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+SwemuProcess::~SwemuProcess() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+Status SwemuProcess::Start(const std::string& binary, const std::vector<std::string>& args,
+                           const std::string& log_path) {
+  if (access(binary.c_str(), X_OK) != 0) {
+    return Status::Error("cannot run " + binary + ": " + std::strerror(errno));
+  }
+  const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log < 0) return Status::Error("cannot open " + log_path + ": " + std::strerror(errno));
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(binary.c_str()));
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(log);
+    return Status::Error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    execv(binary.c_str(), argv.data());
+    _exit(127);
+  }
+  close(log);
+  pid_ = pid;
+  log_path_ = log_path;
+  return Status::Ok();
+}
+
+Status SwemuProcess::WaitForPaths(const std::vector<std::string>& paths,
+                                  std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    bool all = true;
+    for (const std::string& path : paths) all = all && std::filesystem::exists(path);
+    if (all) return Status::Ok();
+    const int exited = Reap(pid_);
+    if (exited >= 0) {
+      pid_ = -1;
+      return Status::Error("swemu exited with status " + std::to_string(exited) +
+                           " before it was ready (log: " + log_path_ + ")");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status::Error("swemu not ready after " + std::to_string(timeout.count()) +
+                           " ms (log: " + log_path_ + ")");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+Result<std::string> SwemuProcess::Command(const std::string& control_socket,
+                                          const std::string& line) const {
+  auto client = ControlClient::ConnectUnix(control_socket);
+  if (!client.ok()) return client.status();
+  auto reply = (*client)->Call(line);
+  if (!reply.ok()) return reply.status();
+  if (!reply->ok) return Status::Error(line + ": " + reply->body);
+  return reply->body;
+}
+
+Result<int> SwemuProcess::Stop(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0) return Status::Error("swemu is not running");
+  kill(pid_, SIGINT);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    const int exited = Reap(pid_);
+    if (exited >= 0) {
+      pid_ = -1;
+      return exited;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+      pid_ = -1;
+      return Status::Error("swemu did not stop within " + std::to_string(timeout.count()) +
+                           " ms after SIGINT (killed)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string SelfDirectory() {
+  std::error_code ec;
+  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string(".") : self.parent_path().string();
+}
+
+}  // namespace swemu
