@@ -11,9 +11,13 @@ Status ShuttingDown() { return Status::Error("switch is shutting down"); }
 
 Result<std::string> ControlMailbox::Execute(const std::string& line) {
   std::lock_guard<std::mutex> lock(callers_);
+  line_ = line;
+  return Post();
+}
+
+Result<std::string> ControlMailbox::Post() {
   int expected = kIdle;
   if (state_.load(std::memory_order_acquire) != kIdle) return ShuttingDown();
-  line_ = line;
   // Release publishes line_ to the lcore; fails only when the lcore has closed the mailbox.
   if (!state_.compare_exchange_strong(expected, kPosted, std::memory_order_acq_rel)) {
     return ShuttingDown();
@@ -26,8 +30,21 @@ Result<std::string> ControlMailbox::Execute(const std::string& line) {
   return answer;
 }
 
+bool ControlMailbox::Call(const std::function<void()>& task) {
+  std::lock_guard<std::mutex> lock(callers_);
+  task_ = &task;
+  Result<std::string> done = Post();
+  task_ = nullptr;
+  return done.ok();
+}
+
 void ControlMailbox::Run(const CommandTable& table) {
-  answer_.emplace(table.Execute(line_));
+  if (task_ != nullptr) {
+    (*task_)();
+    answer_.emplace(std::string());
+  } else {
+    answer_.emplace(table.Execute(line_));
+  }
   state_.store(kDone, std::memory_order_release);
   state_.notify_all();
 }

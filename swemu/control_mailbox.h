@@ -4,6 +4,7 @@
 // control side posts a line and blocks until the lcore, polling between bursts, has run it.
 // The lcore never takes a lock; control callers are serialised among themselves by a mutex.
 #include <atomic>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,6 +19,9 @@ class ControlMailbox {
   // Control side: runs `line` on the lcore at its next Poll() and returns the answer. After
   // Close(), answers "switch is shutting down" without waiting.
   Result<std::string> Execute(const std::string& line);
+  // Control side: runs `task` on the lcore at its next Poll() (e.g. to copy counters only the
+  // lcore may read); false, without running it, after Close().
+  bool Call(const std::function<void()>& task);
   // Control side, before any lcore runs (startup script): runs the line directly.
   static Result<std::string> ExecuteNow(const CommandTable& table, const std::string& line) {
     return table.Execute(line);
@@ -32,12 +36,15 @@ class ControlMailbox {
 
  private:
   enum State : int { kIdle, kPosted, kDone, kClosed };
+  // With callers_ held: posts line_ or task_ and waits for the lcore's answer.
+  Result<std::string> Post();
   void Run(const CommandTable& table);
 
   std::mutex callers_;  // control threads only
   std::atomic<int> state_{kIdle};
-  std::string line_;                           // written by control before kPosted
-  std::optional<Result<std::string>> answer_;  // written by the lcore before kDone
+  std::string line_;                             // written by control before kPosted
+  const std::function<void()>* task_ = nullptr;  // instead of line_ when set
+  std::optional<Result<std::string>> answer_;    // written by the lcore before kDone
 };
 
 }  // namespace swemu

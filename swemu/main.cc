@@ -1,11 +1,15 @@
 // swemu: the emulated PISA switch. Everything lives in swemu_app; main() only catches what
 // escaped (no library throws on purpose) so even that ends with one line and status 2.
+#include <csignal>
 #include <exception>
 #include <iostream>
 
 #include "swemu/offline.h"
 
 int main(int argc, char** argv) {
+  // A vhost-user or virtio_user peer that goes away must not kill the switch with SIGPIPE; the
+  // write fails with EPIPE instead and the port is handled as down.
+  std::signal(SIGPIPE, SIG_IGN);
   try {
     return swemu::SwemuMain(argc, argv, std::cout, std::cerr);
   } catch (const std::exception& e) {

@@ -23,6 +23,7 @@ struct ProgramCounters {
   uint64_t to_tm = 0;            // packets handed to the TM (before replication)
   uint64_t consumed = 0;         // absorbed by the program (e.g. aggregated)
   uint64_t recirculated = 0;
+  uint64_t multicast_copies = 0;  // extra copies made before the TM (sharded real time)
 };
 
 struct SwitchCounters {

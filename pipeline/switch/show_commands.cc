@@ -43,7 +43,7 @@ std::string ShowStats(const Switch& sw) {
   out += "program: ingress " + std::to_string(pc.ingress_packets) + ", egress " +
          std::to_string(pc.egress_packets) + ", to_tm " + std::to_string(pc.to_tm) + ", consumed " +
          std::to_string(pc.consumed) + ", recirculated " + std::to_string(pc.recirculated) +
-         ", multicast copies " + std::to_string(sw.tm().multicast_copies()) + ", queued " +
+         ", multicast copies " + std::to_string(sw.MulticastCopies()) + ", queued " +
          std::to_string(sw.tm().TotalQueued()) + "\n";
   out += "drops (" + std::to_string(sw.TotalDrops()) + "):\n" + ShowDrops(sw);
   return out;

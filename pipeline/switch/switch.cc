@@ -89,12 +89,35 @@ void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexce
   }
 }
 
-void Switch::Ingress(Packet** pkts, uint32_t n) noexcept {
+void Switch::ReceiveParsedBurst(Packet** pkts, uint32_t n) noexcept {
+  const TimeNs now = clock_.NowNs();
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet* pkt = pkts[i];
+    pkt->meta.ingress_ts = now;
+    PortCounters& port = counters_.ports[pkt->meta.ingress_port];  // ShardKeyOf checked it
+    ++port.rx_packets;
+    port.rx_bytes += pkt->len;
+  }
+  for (uint32_t done = 0; done < n; done += kMaxBurst) {
+    Ingress(pkts + done, std::min(kMaxBurst, n - done), true);
+  }
+}
+
+void Switch::ReceiveRecirculated(Packet** pkts, uint32_t n) noexcept {
+  const TimeNs now = clock_.NowNs();
+  for (uint32_t i = 0; i < n; ++i) pkts[i]->meta.ingress_ts = now;
+  for (uint32_t done = 0; done < n; done += kMaxBurst) {
+    Ingress(pkts + done, std::min(kMaxBurst, n - done), true);
+  }
+}
+
+void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   counters_.program.ingress_packets += n;
   Packet* parsed[kMaxBurst];
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    if (!parse_ || parser_.Parse(*pkts[i])) {
+    const bool ok = parsed_before ? !pkts[i]->meta.dropped() : !parse_ || parser_.Parse(*pkts[i]);
+    if (ok) {
       parsed[m++] = pkts[i];
     } else {
       Drop(pkts[i]);
@@ -123,9 +146,9 @@ void Switch::Dispatch(Packet* pkt) noexcept {
 
 bool Switch::RouteAway(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
-  if (meta.mcast_grp != 0) {  // copies would land in queues of ports other lcores transmit
-    meta.MarkDrop(DropReason::kShardMulticast);
-    Drop(pkt);
+  if (meta.mcast_grp != 0) {
+    if (tm_->McCopies(meta.mcast_grp).empty()) return false;  // the TM drops it, as unsharded
+    ReplicateAway(pkt);
     return true;
   }
   if (meta.egress_spec >= config_.num_ports || router_->IsLocal(meta.egress_spec)) return false;
@@ -134,6 +157,45 @@ bool Switch::RouteAway(Packet* pkt) noexcept {
     Drop(pkt);
   }
   return true;
+}
+
+// As the TM replicates (clones of the untouched original, the original last), but each copy
+// goes to its port's owner as a unicast packet, so the owner's TM queues it.
+void Switch::ReplicateAway(Packet* pkt) noexcept {
+  const std::span<const McCopy> copies = tm_->McCopies(pkt->meta.mcast_grp);
+  counters_.program.multicast_copies += copies.size() - 1;
+  for (std::size_t i = 0; i < copies.size(); ++i) {
+    Packet* copy = i + 1 == copies.size() ? pkt : pool_.Clone(*pkt);
+    if (copy == nullptr) [[unlikely]] {
+      counters_.CountDrop(DropReason::kMulticastCloneFailed);
+      continue;
+    }
+    Metadata& meta = copy->meta;
+    meta.mcast_grp = 0;
+    meta.egress_spec = copies[i].port;
+    meta.egress_rid = copies[i].rid;
+    if (router_->IsLocal(copies[i].port)) {
+      tm_->Enqueue(copy, meta.ingress_ts);
+    } else if (!router_->Forward(copy)) {
+      meta.MarkDrop(DropReason::kShardRingFull);
+      Drop(copy);
+    }
+  }
+}
+
+void Switch::RecirculateAway(Packet* pkt) noexcept {
+  if (parse_ && !parser_.Parse(*pkt)) {
+    ++counters_.program.ingress_packets;  // as Ingress counts a packet it cannot parse
+    Drop(pkt);
+    return;
+  }
+  const uint32_t key = program_->ShardKey(*pkt);
+  if (router_->IsLocalShard(key)) {
+    Ingress(&pkt, 1, true);
+  } else if (!router_->Recirculate(pkt, key)) {
+    pkt->meta.MarkDrop(DropReason::kShardRingFull);
+    Drop(pkt);
+  }
 }
 
 uint32_t Switch::ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept {
@@ -186,7 +248,11 @@ bool Switch::Egress(Packet* pkt, PortId port, TimeNs now) noexcept {
     pkt->meta.ingress_ts = now;
     pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
     ++counters_.program.recirculated;
-    Ingress(&pkt, 1);
+    if (router_ != nullptr) {
+      RecirculateAway(pkt);
+    } else {
+      Ingress(&pkt, 1);
+    }
     return false;
   }
   deparser_.Deparse(*pkt);

@@ -40,6 +40,11 @@ class EgressRouter {
   virtual bool IsLocal(PortId port) const noexcept = 0;
   // False when the peer's ring is full: the caller drops the packet (shard_ring_full).
   virtual bool Forward(Packet* pkt) noexcept = 0;
+  // Recirculation: true when this replica runs ingress for the shard key.
+  virtual bool IsLocalShard(uint32_t /*key*/) const noexcept { return true; }
+  // Hands a recirculated, parsed packet to the replica that runs ingress for its shard key (which
+  // calls ReceiveRecirculated); false when the ring is full (the caller drops, shard_ring_full).
+  virtual bool Recirculate(Packet* /*pkt*/, uint32_t /*key*/) noexcept { return false; }
 };
 
 class Switch {
@@ -61,9 +66,14 @@ class Switch {
   // Up to max packets leaving `port` now, in order, into out; returns how many.
   uint32_t TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept;
   // Sharded real time (EgressRouter): the program's shard key of a packet received on
-  // ingress_port (parses it; the packet's flow hash when the parse fails). ReceiveBurst parses it
-  // again, so the packet may then go to another replica.
+  // ingress_port (parses it; the packet's flow hash when the parse fails, and the drop marked).
+  // ReceiveParsedBurst then runs ingress without parsing again, on this or another replica.
   uint32_t ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept;
+  // Like ReceiveBurst for packets ShardKeyOf parsed (their meta.ingress_port set, headers kept);
+  // a packet whose parse failed is dropped under the parser's reason.
+  void ReceiveParsedBurst(Packet** pkts, uint32_t n) noexcept;
+  // Ingress again for packets a peer's egress recirculated (EgressRouter::Recirculate).
+  void ReceiveRecirculated(Packet** pkts, uint32_t n) noexcept;
   // Queues a packet another replica's ingress routed here (its metadata as that ingress left it).
   void EnqueueFromPeer(Packet* pkt) noexcept { tm_->Enqueue(pkt, pkt->meta.ingress_ts); }
   // Before traffic; nullptr (the default): every port is local.
@@ -85,6 +95,10 @@ class Switch {
   PacketPool& pool() { return pool_; }
   const Clock& clock() const { return clock_; }
 
+  // Extra multicast copies: the TM's, plus those the switch made itself (sharded real time).
+  uint64_t MulticastCopies() const {
+    return tm_->multicast_copies() + counters_.program.multicast_copies;
+  }
   // All drops by reason: pipeline and TM together.
   uint64_t Drops(DropReason reason) const;
   uint64_t TotalDrops() const;
@@ -97,8 +111,9 @@ class Switch {
  private:
   Switch(SwitchConfig config, PacketPool& pool, const Clock& clock);
   Status Load();
-  // Parses, runs the program's ingress and hands each packet to the TM (n <= kMaxBurst).
-  void Ingress(Packet** pkts, uint32_t n) noexcept;
+  // Parses (unless `parsed`), runs the program's ingress and hands each packet to the TM
+  // (n <= kMaxBurst).
+  void Ingress(Packet** pkts, uint32_t n, bool parsed = false) noexcept;
   void Dispatch(Packet* pkt) noexcept;
   // The egress pipeline and deparser; false when the packet was dropped, consumed or
   // recirculated instead of being sent.
@@ -106,6 +121,10 @@ class Switch {
   void Drop(Packet* pkt) noexcept;
   // With a router: true when the packet went to a peer or was dropped (not queued here).
   bool RouteAway(Packet* pkt) noexcept;
+  // With a router: one copy per port of the packet's group, each queued on its port's owner.
+  void ReplicateAway(Packet* pkt) noexcept;
+  // With a router: runs a recirculated packet's ingress on the replica of its shard.
+  void RecirculateAway(Packet* pkt) noexcept;
 
   SwitchConfig config_;
   PacketPool& pool_;

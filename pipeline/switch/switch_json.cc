@@ -46,7 +46,7 @@ std::string Switch::CountersJson() const {
       .Uint("to_tm", pc.to_tm)
       .Uint("consumed", pc.consumed)
       .Uint("recirculated", pc.recirculated)
-      .Uint("multicast_copies", tm_->multicast_copies())
+      .Uint("multicast_copies", MulticastCopies())
       .Uint("queued", tm_->TotalQueued())
       .EndObject();
   json.BeginObject("tables");

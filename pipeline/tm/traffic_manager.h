@@ -92,6 +92,9 @@ class TrafficManager {
   Status McNodeAssociate(uint16_t grp, uint32_t handle) { return mc_.NodeAssociate(grp, handle); }
   Status McNodeDissociate(uint16_t grp, uint32_t handle) { return mc_.NodeDissociate(grp, handle); }
   std::string McDump() const { return mc_.Dump(); }
+  // A group's copies in replication order: sharded real time replicates before the TM, so each
+  // copy can go to the lcore that owns its port.
+  std::span<const McCopy> McCopies(uint16_t grp) const noexcept { return mc_.Copies(grp); }
 
   // ---- Configuration read-back (CLI `show`) ----
   uint16_t num_ports() const { return num_ports_; }

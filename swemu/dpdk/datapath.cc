@@ -21,8 +21,9 @@ Datapath::Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox,
       clock_(clock),
       out_(out),
       wire_(sw.num_ports()),
-      effects_(sw.num_ports()),
-      stats_last_(sw.num_ports()) {}
+      effects_(sw.num_ports()) {
+  stats_last_.wire.resize(sw.num_ports());
+}
 
 uint64_t Datapath::NsToCycles(uint64_t ns) const {
   return ns / 1'000'000'000ull * clock_.hz() +
@@ -90,6 +91,8 @@ bool Datapath::Iterate(bool rx) noexcept {
       if (Owns(p)) moved += ReceivePort(p);
     }
   }
+  // What ingress staged for peers' TMs leaves before this lcore's TX work.
+  if (shard_ != nullptr) Drop(DropReason::kShardRingFull, shard_->Flush());
   // A port that fills a whole burst may send up to kTxBurstsPerLoop bursts per loop: all ports
   // together receive up to num_ports bursts per loop, so an unshaped port that many ports feed
   // (fan-in) is not held to one burst by the loop; a shaped port stops at its rate anyway.
@@ -101,6 +104,7 @@ bool Datapath::Iterate(bool rx) noexcept {
       if (sent < kBurst) break;
     }
   }
+  if (shard_ != nullptr) Drop(DropReason::kShardRingFull, shard_->Flush());
   if (moved == 0) ++runtime_.idle_loops;
   return moved != 0;
 }
@@ -108,14 +112,22 @@ bool Datapath::Iterate(bool rx) noexcept {
 uint32_t Datapath::ReceivePort(PortId p) noexcept {
   const uint16_t id = ports_.dpdk_port(p);
   if (id == kNoDpdkPort) return 0;
+  // Back-pressure: while a ring to a peer cannot take a whole burst, frames wait in the device's
+  // queue (which drops them when full, as a NIC does when the switch cannot keep up) instead of
+  // being received, parsed and then dropped here: an overloaded peer does not cost this lcore
+  // its cycles, and an emulator too slow shows up as device misses, as with one lcore.
+  if (shard_ != nullptr && !shard_->Room(kShardRoom)) {
+    ++runtime_.rx_held;
+    return 0;
+  }
   rte_mbuf* mbufs[kBurst];
   const uint64_t t0 = rte_rdtsc();
   const uint16_t n = rte_eth_rx_burst(id, 0, mbufs, kBurst);
   if (n == 0) return 0;
   if (recorder_ != nullptr && recorder_->records(p)) {
     const uint16_t filled = FillRecords(p, PcapRecorder::kRx, mbufs, n);
-    recorder_->Publish(filled);
-    recorder_->CountDropped(n - filled);
+    pcap_ring_->Publish(filled);
+    pcap_ring_->CountDropped(n - filled);
   }
   Packet* pkts[kBurst];
   uint32_t k = 0;
@@ -147,49 +159,67 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
 void Datapath::Scatter(Packet** pkts, uint32_t n, PortId p) noexcept {
   const uint32_t lcores = shard_->lcores();
   const uint32_t self = shard_->index();
-  Packet* local[kBurst];
-  uint32_t m = 0;
+  // Per lcore, in arrival order (a flow's packets stay in order); one ring enqueue per peer.
+  void* to[kMaxShardLcores][kBurst];
+  uint32_t count[kMaxShardLcores] = {};
   for (uint32_t i = 0; i < n; ++i) {
     Packet* pkt = pkts[i];
     const uint32_t owner = sw_.ShardKeyOf(*pkt, p) % lcores;
-    if (owner == self) {
-      local[m++] = pkt;
-      continue;
-    }
-    auto* mbuf = static_cast<rte_mbuf*>(pkt->handle);
-    mbuf->port = p;  // the switch port travels with the mbuf: the owner runs ingress for it
-    if (rte_ring_sp_enqueue(shard_->rings().ingress(self, owner), pkt) != 0) {
-      rte_pktmbuf_free(mbuf);
-      Drop(DropReason::kShardRingFull);
-    }
+    // A frame the parser refused is dropped here: no lcore needs it.
+    const uint32_t dest = pkt->meta.dropped() ? self : owner;
+    to[dest][count[dest]++] = pkt;
   }
-  if (m != 0) sw_.ReceiveBurst(local, m, p);
+  for (uint32_t dest = 0; dest < lcores; ++dest) {
+    if (dest == self || count[dest] == 0) continue;
+    const uint32_t sent = rte_ring_sp_enqueue_burst(shard_->rings().ingress(self, dest), to[dest],
+                                                    count[dest], nullptr);
+    for (uint32_t i = sent; i < count[dest]; ++i) {
+      rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(to[dest][i])->handle));
+    }
+    Drop(DropReason::kShardRingFull, count[dest] - sent);
+  }
+  if (count[self] != 0) {  // parsed once, by ShardKeyOf
+    Packet* local[kBurst];
+    for (uint32_t i = 0; i < count[self]; ++i) local[i] = static_cast<Packet*>(to[self][i]);
+    sw_.ReceiveParsedBurst(local, count[self]);
+  }
 }
+
+namespace {
+
+uint32_t DequeuePeer(rte_ring* ring, Packet** pkts) noexcept {
+  void* objs[Datapath::kBurst];
+  const uint32_t n = rte_ring_sc_dequeue_burst(ring, objs, Datapath::kBurst, nullptr);
+  for (uint32_t i = 0; i < n; ++i) pkts[i] = static_cast<Packet*>(objs[i]);
+  return n;
+}
+
+}  // namespace
 
 uint32_t Datapath::DrainPeers() noexcept {
   const uint32_t self = shard_->index();
+  const ShardRings& rings = shard_->rings();
+  const bool egress_room = shard_->EgressRoom(kShardRoom);
   uint32_t moved = 0;
-  void* objs[kBurst];
   for (uint32_t from = 0; from < shard_->lcores(); ++from) {
     if (from == self) continue;
-    uint32_t n =
-        rte_ring_sc_dequeue_burst(shard_->rings().ingress(from, self), objs, kBurst, nullptr);
+    // Each packet carries its ingress port and parsed headers; ring order keeps flows in order.
+    // One burst per ring per loop: what the TM cannot take yet stays in the ring, so a busy lcore
+    // holds back its peers' RX (Room) rather than dropping in its TM. Ingress, which may hand
+    // packets to peers' TMs, waits while those rings are nearly full (they always drain: their
+    // owners take TM packets unconditionally, so this cannot deadlock).
     Packet* pkts[kBurst];
-    PortId ports[kBurst];
-    for (uint32_t i = 0; i < n; ++i) {
-      pkts[i] = static_cast<Packet*>(objs[i]);
-      ports[i] = static_cast<rte_mbuf*>(pkts[i]->handle)->port;
+    uint32_t n = 0;
+    if (egress_room) {
+      n = DequeuePeer(rings.ingress(from, self), pkts);
+      if (n != 0) sw_.ReceiveParsedBurst(pkts, n);
+      moved += n;
     }
-    // Runs of one ingress port, in ring order (a flow's packets stay in order).
-    for (uint32_t i = 0; i < n;) {
-      uint32_t j = i + 1;
-      while (j < n && ports[j] == ports[i]) ++j;
-      sw_.ReceiveBurst(pkts + i, j - i, ports[i]);
-      i = j;
-    }
+    n = DequeuePeer(rings.recirculate(from, self), pkts);
+    if (n != 0) sw_.ReceiveRecirculated(pkts, n);
     moved += n;
-    n = rte_ring_sc_dequeue_burst(shard_->rings().egress(from, self), objs, kBurst, nullptr);
-    for (uint32_t i = 0; i < n; ++i) sw_.EnqueueFromPeer(static_cast<Packet*>(objs[i]));
+    n = DequeuePeer(rings.egress(from, self), pkts);
+    for (uint32_t i = 0; i < n; ++i) sw_.EnqueueFromPeer(pkts[i]);
     moved += n;
   }
   return moved;
@@ -259,8 +289,8 @@ void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcep
   const uint16_t sent = rte_eth_tx_burst(id, 0, mbufs, n);
   if (record) {  // only what went on the wire
     const uint16_t published = std::min(filled, sent);
-    recorder_->Publish(published);
-    recorder_->CountDropped(sent - published);
+    pcap_ring_->Publish(published);
+    pcap_ring_->CountDropped(sent - published);
   }
   WirePortCounters& wire = wire_[p];
   wire.tx_packets += sent;
@@ -273,13 +303,13 @@ void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcep
 
 uint16_t Datapath::FillRecords(PortId p, int direction, rte_mbuf* const* mbufs,
                                uint16_t n) noexcept {
-  const auto fill = static_cast<uint16_t>(std::min<uint32_t>(n, recorder_->Room()));
+  const auto fill = static_cast<uint16_t>(std::min<uint32_t>(n, pcap_ring_->Room()));
   if (fill == 0) return 0;
   const uint64_t ts = clock_.NowNs() + wall_offset_ns_;
   const uint32_t snaplen = recorder_->snaplen();
   for (uint16_t i = 0; i < fill; ++i) {
     uint8_t* data = nullptr;
-    PcapRecorder::SlotHeader* header = recorder_->Pending(i, &data);
+    PcapRecorder::SlotHeader* header = pcap_ring_->Pending(i, &data);
     const rte_mbuf* m = mbufs[i];
     const uint32_t caplen = std::min(m->pkt_len, snaplen);
     // Copies into `data` when the frame spans segments, else points into the mbuf.

@@ -3,7 +3,7 @@
 // the switch's ingress; per port, TX up to 32 from its TM (through the port's loss and delay,
 // port_effects.h); then poll the control mailbox. The lcore owns the switch and every counter
 // here, so none of it is locked or atomic. With --pcap-dir it also copies recorded ports' frames
-// into the PcapRecorder's ring.
+// into its own ring of the PcapRecorder.
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -20,6 +20,7 @@
 namespace swemu {
 
 class PcapRecorder;
+class PcapRing;
 class ShardRouter;
 
 struct DatapathOptions {
@@ -46,6 +47,12 @@ struct PhaseCycles {
   }
 };
 
+// What a --stats-interval line reads: per-port wire counters and drops by reason.
+struct StatsSample {
+  std::vector<WirePortCounters> wire;
+  std::array<uint64_t, kDropReasonCount> drops = {};
+};
+
 struct RuntimeCounters {
   PhaseCycles rx;       // rte_eth_rx_burst and mbuf -> Packet
   PhaseCycles ingress;  // Switch::ReceiveBurst: parser, ingress stages, TM enqueue
@@ -54,6 +61,7 @@ struct RuntimeCounters {
   uint64_t loops = 0;
   uint64_t idle_loops = 0;
   uint64_t sleeps = 0;
+  uint64_t rx_held = 0;  // port polls skipped: a ring to a peer was nearly full
 };
 
 class Datapath {
@@ -68,6 +76,9 @@ class Datapath {
   // Sharded shutdown: a lcore keeps draining this long after it stopped RX, for frames its
   // peers still hand over.
   static constexpr uint64_t kShardGraceNs = 20'000'000;
+  // Sharded: a lcore polls its ports only while every ring to a peer has this much room. A loop
+  // may hand a peer what its own RX and its peers' burst produce, multicast copies included.
+  static constexpr uint32_t kShardRoom = 4 * kBurst;
 
   Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
            std::ostream& out);
@@ -78,9 +89,11 @@ class Datapath {
   // and configured loss and delay.
   void InitPortEffects(uint64_t seed, PortId p, uint32_t delay_frames, double loss,
                        uint64_t delay_ns);
-  // Before Run: record rx/tx of the recorder's ports; timestamps are TscClock ns + offset.
-  void SetRecorder(PcapRecorder* recorder, uint64_t wall_offset_ns) {
+  // Before Run: record rx/tx of the recorder's ports into `ring` (this lcore's); timestamps are
+  // TscClock ns + offset.
+  void SetRecorder(PcapRecorder* recorder, PcapRing* ring, uint64_t wall_offset_ns) {
     recorder_ = recorder;
+    pcap_ring_ = ring;
     wall_offset_ns_ = wall_offset_ns;
   }
   // Before Run, with [dpdk] workers > 1 (shard.h): this lcore receives and transmits only the
@@ -102,6 +115,13 @@ class Datapath {
   // Sharded: port p's row from shards[p % size], drops and counts summed over the shards.
   static std::string Summary(const std::vector<const Datapath*>& shards);
   std::string RuntimeReport() const;
+  // Several lcores: this lcore's counters, taken on the lcore (ControlMailbox::Call).
+  StatsSample Sample() const { return {wire_, AllDrops()}; }
+  // The whole switch from every lcore's sample: port p from lcore p % N, drops summed.
+  static StatsSample MergeSamples(const std::vector<StatsSample>& samples);
+  // One --stats-interval line: rates of the device ports between two samples `seconds` apart.
+  static std::string StatsLine(const DpdkPorts& ports, const StatsSample& now,
+                               const StatsSample& then, double seconds);
 
  private:
   bool Iterate(bool rx) noexcept;
@@ -140,11 +160,12 @@ class Datapath {
   std::vector<PortEffects> effects_;
   uint64_t delayed_ = 0;  // frames in all delay lines
   PcapRecorder* recorder_ = nullptr;
+  PcapRing* pcap_ring_ = nullptr;
   ShardRouter* shard_ = nullptr;
   uint64_t wall_offset_ns_ = 0;
   // --stats-interval: counters at the previous line.
   uint64_t stats_last_tsc_ = 0;
-  std::vector<WirePortCounters> stats_last_;
+  StatsSample stats_last_;
 };
 
 }  // namespace swemu

@@ -90,6 +90,10 @@ std::string Datapath::RuntimeReport() const {
   out += "  loops " + std::to_string(runtime_.loops) + ", idle " +
          std::to_string(runtime_.idle_loops) + ", sleeps " + std::to_string(runtime_.sleeps) +
          (busy_poll_ ? " (busy poll)\n" : "\n");
+  if (runtime_.rx_held != 0) {
+    out += "  rx held back (a ring to a peer nearly full) " + std::to_string(runtime_.rx_held) +
+           " times\n";
+  }
   for (PortId p = 0; p < sw_.num_ports(); ++p) {
     const PortEffects& fx = effects_[p];
     if (fx.loss() != 0 || fx.delay_ns() != 0 || fx.held() != 0) {
@@ -103,23 +107,40 @@ std::string Datapath::RuntimeReport() const {
 
 void Datapath::PrintStats(uint64_t now_tsc) {
   const double seconds = double(now_tsc - stats_last_tsc_) / double(clock_.hz());
+  StatsSample now = Sample();
+  out_ << StatsLine(ports_, now, stats_last_, seconds) << std::flush;
+  stats_last_ = std::move(now);
+  stats_last_tsc_ = now_tsc;
+}
+
+StatsSample Datapath::MergeSamples(const std::vector<StatsSample>& samples) {
+  StatsSample merged;
+  merged.wire.resize(samples.front().wire.size());
+  for (std::size_t p = 0; p < merged.wire.size(); ++p) {
+    merged.wire[p] = samples[p % samples.size()].wire[p];
+  }
+  for (const StatsSample& sample : samples) {
+    for (std::size_t i = 0; i < kDropReasonCount; ++i) merged.drops[i] += sample.drops[i];
+  }
+  return merged;
+}
+
+std::string Datapath::StatsLine(const DpdkPorts& ports, const StatsSample& now,
+                                const StatsSample& then, double seconds) {
   std::string out = "stats:";
-  for (PortId p = 0; p < sw_.num_ports(); ++p) {
-    if (ports_.dpdk_port(p) == kNoDpdkPort) continue;
-    const WirePortCounters& now = wire_[p];
-    const WirePortCounters& then = stats_last_[p];
+  for (PortId p = 0; p < now.wire.size(); ++p) {
+    if (ports.dpdk_port(p) == kNoDpdkPort) continue;
+    const WirePortCounters& n = now.wire[p];
+    const WirePortCounters& t = then.wire[p];
     char part[160];
     std::snprintf(part, sizeof(part), " port %u rx %.3f Mpps %.3f Gbps tx %.3f Mpps %.3f Gbps;",
-                  unsigned{p}, double(now.rx_packets - then.rx_packets) / seconds / 1e6,
-                  double(now.rx_bytes - then.rx_bytes) * 8 / seconds / 1e9,
-                  double(now.tx_packets - then.tx_packets) / seconds / 1e6,
-                  double(now.tx_bytes - then.tx_bytes) * 8 / seconds / 1e9);
+                  unsigned{p}, double(n.rx_packets - t.rx_packets) / seconds / 1e6,
+                  double(n.rx_bytes - t.rx_bytes) * 8 / seconds / 1e9,
+                  double(n.tx_packets - t.tx_packets) / seconds / 1e6,
+                  double(n.tx_bytes - t.tx_bytes) * 8 / seconds / 1e9);
     out += part;
   }
-  out += " drops" + FormatDrops(AllDrops()) + "\n";
-  out_ << out << std::flush;
-  stats_last_ = wire_;
-  stats_last_tsc_ = now_tsc;
+  return out + " drops" + FormatDrops(now.drops) + "\n";
 }
 
 std::string Datapath::Summary(const std::vector<const Datapath*>& shards) {

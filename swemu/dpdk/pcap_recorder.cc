@@ -34,7 +34,8 @@ void AvoidCallersCpus(std::thread& thread) {
 
 Result<std::unique_ptr<PcapRecorder>> PcapRecorder::Start(const std::string& dir,
                                                           const std::vector<PortId>& ports,
-                                                          uint16_t num_ports, uint32_t snaplen) {
+                                                          uint16_t num_ports, uint32_t snaplen,
+                                                          uint32_t lcores) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return Status::Error("--pcap-dir: cannot create " + dir + ": " + error.message());
@@ -53,11 +54,13 @@ Result<std::unique_ptr<PcapRecorder>> PcapRecorder::Start(const std::string& dir
       rec->writers_[std::size_t{port} * 2 + direction] = std::move(*writer);
     }
   }
-  // Slots are cache-line multiples; as many as fit kMaxRingBytes, at most kMaxSlots.
-  rec->stride_ = (sizeof(SlotHeader) + snaplen + 63) / 64 * 64;
-  rec->slots_ = std::bit_floor(std::clamp<uint64_t>(kMaxRingBytes / rec->stride_, 64, kMaxSlots));
-  rec->mask_ = rec->slots_ - 1;
-  rec->ring_ = std::make_unique<uint8_t[]>(rec->slots_ * rec->stride_);
+  // Slots are cache-line multiples; as many as the lcores' share of kMaxRingBytes holds, at
+  // most kMaxSlots per ring.
+  const std::size_t stride = (sizeof(SlotHeader) + snaplen + 63) / 64 * 64;
+  const uint64_t slots =
+      std::bit_floor(std::clamp<uint64_t>(kMaxRingBytes / lcores / stride, 64, kMaxSlots));
+  for (uint32_t i = 0; i < lcores; ++i)
+    rec->rings_.push_back(std::make_unique<PcapRing>(slots, stride));
   rec->writer_ = std::thread([r = rec.get()] { r->WriterLoop(); });
   AvoidCallersCpus(rec->writer_);
   return rec;
@@ -65,22 +68,34 @@ Result<std::unique_ptr<PcapRecorder>> PcapRecorder::Start(const std::string& dir
 
 PcapRecorder::~PcapRecorder() { (void)Stop(); }
 
-uint64_t PcapRecorder::Drain() {
-  const uint64_t head = head_.load(std::memory_order_acquire);
-  uint64_t tail = tail_.load(std::memory_order_relaxed);
+uint64_t PcapRecorder::dropped() const {
+  uint64_t dropped = 0;
+  for (const auto& ring : rings_) dropped += ring->dropped();
+  return dropped;
+}
+
+uint64_t PcapRecorder::Drain(PcapRing& ring) {
+  const uint64_t head = ring.head_.load(std::memory_order_acquire);
+  uint64_t tail = ring.tail_.load(std::memory_order_relaxed);
   const uint64_t n = head - tail;
   for (; tail != head; ++tail) {
-    const uint8_t* slot = ring_.get() + (tail & mask_) * stride_;
+    const uint8_t* slot = ring.ring_.get() + (tail & ring.mask_) * ring.stride_;
     const auto* header = reinterpret_cast<const SlotHeader*>(slot);
     PcapWriter* writer = writers_[header->file].get();
     if (writer != nullptr) {
       writer->Write(header->ts_ns, slot + sizeof(SlotHeader), header->caplen, header->orig_len);
     }
     // Free slots as we go, so the lcore gets room back during a long drain.
-    if ((tail & 63) == 63) tail_.store(tail + 1, std::memory_order_release);
+    if ((tail & 63) == 63) ring.tail_.store(tail + 1, std::memory_order_release);
   }
-  tail_.store(tail, std::memory_order_release);
+  ring.tail_.store(tail, std::memory_order_release);
   recorded_count_ += n;
+  return n;
+}
+
+uint64_t PcapRecorder::Drain() {
+  uint64_t n = 0;
+  for (auto& ring : rings_) n += Drain(*ring);
   return n;
 }
 
@@ -88,7 +103,7 @@ void PcapRecorder::WriterLoop() {
   while (!stop_.load(std::memory_order_acquire)) {
     if (Drain() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  Drain();  // what the lcore published before it stopped
+  Drain();  // what the lcores published before they stopped
 }
 
 Status PcapRecorder::Stop() {

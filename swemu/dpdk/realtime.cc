@@ -3,10 +3,14 @@
 #include <rte_lcore.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <ctime>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include "swemu/control_mailbox.h"
@@ -19,6 +23,7 @@
 #include "swemu/dpdk/ports.h"
 #include "swemu/dpdk/shard.h"
 #include "swemu/dpdk/tsc_clock.h"
+#include "swemu/replica_merge.h"
 #include "swemu/switch_config.h"
 
 namespace swemu {
@@ -79,17 +84,21 @@ struct Realtime {
 };
 
 // A line runs on replica 0 first and, only when it succeeds there, on the others, so the
-// replicas hold the same tables and settings; the answer is replica 0's.
+// replicas hold the same tables and settings. The answer is replica 0's, except for the reads
+// replica_merge.h merges (counters, registers, runtime): each lcore answers between its bursts,
+// one after the other, and the answers become one for the whole switch.
 Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
   if (rt.replicas.size() == 1) return rt.replicas.front()->mailbox.Execute(line);
   std::lock_guard<std::mutex> lock(rt.control_lines);
   Result<std::string> first = rt.replicas.front()->mailbox.Execute(line);
   if (!first.ok()) return first;
+  std::vector<std::string> answers = {*first};
   for (std::size_t i = 1; i < rt.replicas.size(); ++i) {
     Result<std::string> other = rt.replicas[i]->mailbox.Execute(line);
     if (!other.ok()) return Status::Error("lcore " + std::to_string(i) + ": " + other.message());
+    answers.push_back(std::move(*other));
   }
-  return first;
+  return MergeAnswers(MergeRuleFor(line), answers);
 }
 
 // The control socket serves the switch's command table; each line is executed by the lcore
@@ -147,15 +156,19 @@ Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, R
     }
     ports.assign(cmd.pcap_ports.begin(), cmd.pcap_ports.end());
   }
+  const auto lcores = static_cast<uint32_t>(rt.replicas.size());
   Result<std::unique_ptr<PcapRecorder>> recorder =
-      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen);
+      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen, lcores);
   if (!recorder.ok()) return recorder.status();
   rt.recorder = std::move(*recorder);
   // Wall-clock timestamps from the TSC clock: one offset taken now.
   timespec wall = {};
   clock_gettime(CLOCK_REALTIME, &wall);
   const uint64_t wall_ns = uint64_t(wall.tv_sec) * 1'000'000'000ull + uint64_t(wall.tv_nsec);
-  rt.datapath().SetRecorder(rt.recorder.get(), wall_ns - rt.clock.NowNs());
+  for (uint32_t i = 0; i < lcores; ++i) {
+    rt.replicas[i]->datapath->SetRecorder(rt.recorder.get(), &rt.recorder->ring(i),
+                                          wall_ns - rt.clock.NowNs());
+  }
   return Status::Ok();
 }
 
@@ -247,16 +260,13 @@ int Fail(std::ostream& err, const Status& status) {
 }
 
 // [dpdk] workers = N runs on the main lcore and the first N - 1 EAL worker lcores.
-Status CheckWorkers(const CommandLine& cmd, const LoadedSwitchConfig& loaded) {
+Status CheckWorkers(const LoadedSwitchConfig& loaded) {
   if (loaded.workers == 1) return Status::Ok();
   const unsigned lcores = rte_lcore_count();
   if (lcores < loaded.workers) {
     return Status::Error(loaded.path + ": dpdk.workers: " + std::to_string(loaded.workers) +
                          " needs " + std::to_string(loaded.workers) +
                          " EAL lcores (main + workers, EAL -l), have " + std::to_string(lcores));
-  }
-  if (!cmd.pcap_dir.empty()) {
-    return Status::Error("--pcap-dir: only with dpdk.workers = 1");
   }
   return Status::Ok();
 }
@@ -272,8 +282,62 @@ int RunLcore(void* arg) {
   return 0;
 }
 
+// Several lcores: --stats-interval lines for the whole switch from a thread that takes every
+// lcore's counters through its mailbox (each lcore copies its own between bursts).
+class StatsPrinter {
+ public:
+  StatsPrinter(Realtime& rt, uint64_t interval_ns, std::ostream& out) : rt_(rt), out_(out) {
+    if (interval_ns != 0) thread_ = std::thread([this, interval_ns] { Loop(interval_ns); });
+  }
+  ~StatsPrinter() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  // Every lcore's sample, or nothing once an lcore has stopped.
+  std::optional<StatsSample> Take() {
+    std::vector<StatsSample> samples(rt_.replicas.size());
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const Datapath& datapath = *rt_.replicas[i]->datapath;
+      StatsSample& sample = samples[i];
+      if (!rt_.replicas[i]->mailbox.Call([&] { sample = datapath.Sample(); })) return std::nullopt;
+    }
+    return Datapath::MergeSamples(samples);
+  }
+
+  void Loop(uint64_t interval_ns) {
+    using Clock = std::chrono::steady_clock;
+    std::optional<StatsSample> last = Take();
+    Clock::time_point last_at = Clock::now();
+    Clock::time_point next = last_at + std::chrono::nanoseconds(interval_ns);
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (last && !wake_.wait_until(lock, next, [this] { return stop_; })) {
+      std::optional<StatsSample> now = Take();
+      const Clock::time_point at = Clock::now();
+      if (!now) break;
+      const double seconds = std::chrono::duration<double>(at - last_at).count();
+      out_ << Datapath::StatsLine(rt_.ports, *now, *last, seconds) << std::flush;
+      last = std::move(now);
+      last_at = at;
+      next += std::chrono::nanoseconds(interval_ns);
+    }
+  }
+
+  Realtime& rt_;
+  std::ostream& out_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 // Replica 0 on the main lcore, replica i on the i-th worker lcore; returns when all stopped.
-void RunLcores(Realtime& rt, const DatapathOptions& options) {
+void RunLcores(Realtime& rt, const DatapathOptions& options, std::ostream& out) {
   if (rt.replicas.size() == 1) {
     rt.datapath().Run(options, g_stop);
     return;
@@ -282,8 +346,9 @@ void RunLcores(Realtime& rt, const DatapathOptions& options) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     runs[i].datapath = rt.replicas[i]->datapath.get();
     runs[i].options = options;
-    if (i != 0) runs[i].options.stats_interval_ns = 0;  // one writer on stdout: lcore 0's ports
+    runs[i].options.stats_interval_ns = 0;  // the StatsPrinter writes the lines
   }
+  StatsPrinter stats(rt, options.stats_interval_ns, out);
   std::size_t next = 1;
   unsigned lcore = 0;
   RTE_LCORE_FOREACH_WORKER(lcore) {
@@ -305,7 +370,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
   int status = 0;
   {
     Realtime rt;
-    Status ready = CheckWorkers(cmd, *loaded);
+    Status ready = CheckWorkers(*loaded);
     if (ready.ok()) ready = SetUp(cmd, *loaded, out, rt);
     if (!ready.ok()) {
       status = Fail(err, ready);
@@ -316,7 +381,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.busy_poll = cmd.busy_poll;
       options.run_for_ns = cmd.run_for_ns;
       options.stats_interval_ns = cmd.stats_interval_ns;
-      RunLcores(rt, options);
+      RunLcores(rt, options, out);
       status = ShutDown(rt, cmd.quiet, out, err);
     }
   }

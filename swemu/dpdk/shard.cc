@@ -9,7 +9,7 @@ namespace swemu {
 
 Result<std::unique_ptr<ShardRings>> ShardRings::Create(uint32_t lcores, int socket) {
   std::unique_ptr<ShardRings> rings(new ShardRings(lcores));
-  for (uint32_t kind = 0; kind < 2; ++kind) {
+  for (uint32_t kind = 0; kind < kKinds; ++kind) {
     for (uint32_t from = 0; from < lcores; ++from) {
       for (uint32_t to = 0; to < lcores; ++to) {
         if (from == to) continue;
@@ -36,9 +36,22 @@ uint32_t ShardRings::PendingFor(uint32_t to) const noexcept {
   uint32_t pending = 0;
   for (uint32_t from = 0; from < lcores_; ++from) {
     if (from == to) continue;
-    pending += rte_ring_count(ingress(from, to)) + rte_ring_count(egress(from, to));
+    pending += rte_ring_count(ingress(from, to)) + rte_ring_count(egress(from, to)) +
+               rte_ring_count(recirculate(from, to));
   }
   return pending;
+}
+
+uint32_t ShardRouter::Flush(uint32_t to) noexcept {
+  Stage& stage = staged_[to];
+  const uint32_t sent =
+      rte_ring_sp_enqueue_burst(rings_.egress(index_, to), stage.pkts, stage.n, nullptr);
+  for (uint32_t i = sent; i < stage.n; ++i) {
+    rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(stage.pkts[i])->handle));
+  }
+  const uint32_t dropped = stage.n - sent;
+  stage.n = 0;
+  return dropped;
 }
 
 uint64_t ShardRings::Discard() {

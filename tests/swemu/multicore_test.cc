@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -53,10 +54,11 @@ std::map<int, Frames> ByFlow(const Frames& frames) {
   return flows;
 }
 
-std::string WriteConfig(const std::string& workers) {
+std::string WriteConfig(const std::string& workers, const std::string& extra_cli = "") {
   const std::string dir = TestDir();
   std::ofstream(dir + "fwd.cli") << "table_add dmac forward 00:00:00:00:00:02 => 1\n"
-                                    "table_add dmac forward 00:00:00:00:00:01 => 0\n";
+                                    "table_add dmac forward 00:00:00:00:00:01 => 0\n"
+                                 << extra_cli;
   std::ofstream(dir + "mc.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = fwd.cli\n"
                                    "[dpdk]\nmbufs = 4095\nworkers = "
                                 << workers << "\n[port.0]\ndevargs = net_pcap0,rx_pcap=" << dir
@@ -65,6 +67,47 @@ std::string WriteConfig(const std::string& workers) {
                                 << "in1.pcap,tx_pcap=" << dir << "out1.pcap\n";
   return dir + "mc.ini";
 }
+
+// swemu in the background with a control socket, and swemu-cli lines to it.
+class LiveSwemu {
+ public:
+  explicit LiveSwemu(const std::string& args) : dir_(TestDir()), sock_(dir_ + "live.sock") {
+    const std::string start = "(" + testing::kSwemuBinary + " --control-socket " + sock_ + " " +
+                              args + " >" + dir_ + "stdout 2>" + dir_ +
+                              "stderr </dev/null; echo $? >" + dir_ + "status) &";
+    EXPECT_EQ(std::system(start.c_str()), 0);
+    struct stat st = {};
+    for (int i = 0; i < 250 && lstat(sock_.c_str(), &st) != 0; ++i) usleep(20000);
+    EXPECT_TRUE(S_ISSOCK(st.st_mode)) << testing::ReadText(dir_ + "stderr");
+  }
+  // Exit status and output of one line.
+  std::pair<int, std::string> Cli(const std::string& command) const {
+    const std::string line = SWEMU_BINARY_DIR "/tools/swemu-cli --socket " + sock_ + " '" +
+                             command + "' >" + dir_ + "cli.out 2>&1";
+    int raw = std::system(line.c_str());
+    return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, testing::ReadText(dir_ + "cli.out")};
+  }
+  // Asks `command` until it answers `expected` (the frames still crossing), at most 5 s.
+  std::string CliUntil(const std::string& command, const std::string& expected) const {
+    std::string answer;
+    for (int i = 0; i < 100 && (answer = Cli(command).second) != expected; ++i) usleep(50000);
+    return answer;
+  }
+  // Waits for the exit; its status line ("0\n").
+  std::string Wait() const {
+    for (int i = 0; i < 300 && !std::filesystem::exists(dir_ + "status"); ++i) usleep(20000);
+    usleep(20000);
+    std::error_code ignored;
+    std::filesystem::remove_all("/var/run/dpdk/" + testing::DpdkFilePrefix(), ignored);
+    return testing::ReadText(dir_ + "status");
+  }
+  std::string out() const { return testing::ReadText(dir_ + "stdout"); }
+  std::string err() const { return testing::ReadText(dir_ + "stderr"); }
+
+ private:
+  std::string dir_;
+  std::string sock_;
+};
 
 std::size_t OurLines(const std::string& err) {
   std::istringstream lines(err);
@@ -113,38 +156,100 @@ TEST_F(MulticoreTest, TwoLcoresForwardEveryFrameInFlowOrderWithoutLeak) {
 
 // Lines run on replica 0, then on replica 1; a refused line changes neither.
 TEST_F(MulticoreTest, ControlCommandsReachEveryLcore) {
-  const std::string dir = TestDir();
-  const std::string sock = dir + "live.sock";
-  const std::string start = "(" + testing::kSwemuBinary + " --control-socket " + sock +
-                            " --config " + WriteConfig("2") + " --run-for 2s" + EalArgs("0,1") +
-                            " >" + dir + "stdout 2>" + dir + "stderr </dev/null; echo $? >" + dir +
-                            "status) &";
-  ASSERT_EQ(std::system(start.c_str()), 0);
-  struct stat st = {};
-  for (int i = 0; i < 250 && lstat(sock.c_str(), &st) != 0; ++i) usleep(20000);
-  ASSERT_TRUE(S_ISSOCK(st.st_mode)) << testing::ReadText(dir + "stderr");
-  auto cli = [&](const std::string& command) {
-    const std::string line = SWEMU_BINARY_DIR "/tools/swemu-cli --socket " + sock + " '" + command +
-                             "' >" + dir + "cli.out 2>&1";
-    int raw = std::system(line.c_str());
-    return std::make_pair(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1,
-                          testing::ReadText(dir + "cli.out"));
-  };
-  auto added = cli("table_add dmac forward 00:00:00:00:00:99 => 1");
+  LiveSwemu swemu("--config " + WriteConfig("2") + " --run-for 2s" + EalArgs("0,1"));
+  auto added = swemu.Cli("table_add dmac forward 00:00:00:00:00:99 => 1");
   EXPECT_EQ(added.first, 0) << added.second;
   EXPECT_EQ(added.second, "Entry has been added with handle 2\n");
-  auto bad = cli("table_add dmac fly 1 => 1");
+  auto bad = swemu.Cli("table_add dmac fly 1 => 1");
   EXPECT_EQ(bad.first, 1) << bad.second;
   // The refused line used no handle; had replica 1 refused a line, the answer would be an
   // error naming "lcore 1".
-  auto next = cli("table_add dmac forward 00:00:00:00:00:98 => 0");
+  auto next = swemu.Cli("table_add dmac forward 00:00:00:00:00:98 => 0");
   EXPECT_EQ(next.first, 0) << next.second;
   EXPECT_EQ(next.second, "Entry has been added with handle 3\n");
-  for (int i = 0; i < 250 && !std::filesystem::exists(dir + "status"); ++i) usleep(20000);
-  usleep(20000);
-  EXPECT_EQ(testing::ReadText(dir + "status"), "0\n") << testing::ReadText(dir + "stderr");
-  std::error_code ignored;
-  std::filesystem::remove_all("/var/run/dpdk/" + testing::DpdkFilePrefix(), ignored);
+  EXPECT_EQ(swemu.Wait(), "0\n") << swemu.err();
+}
+
+// Port 0's 204 frames ran ingress on both lcores (8 flows); port 1 is transmitted by lcore 1:
+// the answers count them all.
+TEST_F(MulticoreTest, ControlAnswersCountTheWholeSwitch) {
+  LiveSwemu swemu("--config " + WriteConfig("2") + " --run-for 3s" + EalArgs("0,1"));
+  const std::size_t size = to_port1_.front().size();  // every frame
+  const std::string tx1 = "port_tx[1]= (" + std::to_string(200 * size) + " bytes, 200 packets)\n";
+  EXPECT_EQ(swemu.CliUntil("counter_read port_tx 1", tx1), tx1);
+  EXPECT_EQ(swemu.Cli("counter_read port_rx 0").second,
+            "port_rx[0]= (" + std::to_string(204 * size) + " bytes, 204 packets)\n");
+  EXPECT_EQ(swemu.Cli("show drops").second, "  table_miss 4\n");
+  const std::string ports = swemu.Cli("show ports").second;
+  char row[2][160];
+  std::snprintf(row[0], sizeof(row[0]), "%4u %12zu %12zu %12u %12zu", 0u, std::size_t{204},
+                204 * size, 100u, 100 * size);
+  std::snprintf(row[1], sizeof(row[1]), "%4u %12zu %12zu %12u %12zu", 1u, std::size_t{100},
+                100 * size, 200u, 200 * size);
+  EXPECT_NE(ports.find(row[0]), std::string::npos) << ports;
+  EXPECT_NE(ports.find(row[1]), std::string::npos) << ports;
+  const std::string counters = swemu.Cli("show counters").second;
+  EXPECT_NE(counters.find("\"table_miss\": 4"), std::string::npos) << counters;
+  EXPECT_NE(counters.find("\"ingress_packets\": 304"), std::string::npos) << counters;
+  const std::string runtime = swemu.Cli("show runtime").second;
+  EXPECT_NE(runtime.find("lcore 1:\nruntime:"), std::string::npos) << runtime;
+  EXPECT_EQ(swemu.Wait(), "0\n") << swemu.err();
+}
+
+TEST_F(MulticoreTest, StatsLinesShowEveryLcoresPorts) {
+  RunResult run = RunSwemu("--config " + WriteConfig("2") + " --run-for 1s --stats-interval 0.25" +
+                           EalArgs("0,1"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::size_t lines = 0;
+  for (std::size_t at = 0; (at = run.out.find("stats: port 0 rx ", at)) != std::string::npos;
+       ++at) {
+    const std::string line = run.out.substr(at, run.out.find('\n', at) - at);
+    EXPECT_NE(line.find("; port 1 rx "), std::string::npos) << line;
+    ++lines;
+  }
+  EXPECT_GE(lines, 2u) << run.out;
+  // Over the run the lines add up to what went through (rates x intervals are not exact; the
+  // last line shows the drops so far, summed over the lcores).
+  EXPECT_NE(run.out.find("drops table_miss 4\n"), std::string::npos) << run.out;
+}
+
+// A group of both ports: each copy leaves through its port's owner.
+TEST_F(MulticoreTest, MulticastReachesPortsOfBothLcores) {
+  const MacAddr group = MacAddr::FromU64(0x77);
+  Frames in0;
+  for (uint16_t i = 0; i < 50; ++i) in0.push_back(Frame(group, kMacA, i % kFlows, i));
+  WritePcap(TestDir() + "in0.pcap", in0);  // in1.pcap: unicast to port 0, as in SetUp
+  RunResult run = RunSwemu("--config " +
+                           WriteConfig("2",
+                                       "table_add dmac multicast 00:00:00:00:00:77 => 1\n"
+                                       "mc_mgrp_create 1\nmc_node_create 0 0 1\n"
+                                       "mc_node_associate 1 0\n") +
+                           " --run-for 2s" + EalArgs("0,1"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  Frames copies0;
+  for (const auto& frame : ReadFrames(TestDir() + "out0.pcap")) {
+    if (frame[5] == 0x77) copies0.push_back(frame);
+  }
+  EXPECT_EQ(ByFlow(copies0), ByFlow(in0));
+  EXPECT_EQ(ByFlow(ReadFrames(TestDir() + "out1.pcap")), ByFlow(in0));
+  EXPECT_NE(run.out.find("drops: none"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
+}
+
+// Each lcore records its ports into its own ring; one writer writes the files.
+TEST_F(MulticoreTest, PcapDirRecordsEveryPortInOrder) {
+  const std::string pcaps = TestDir() + "rec";
+  RunResult run = RunSwemu("--config " + WriteConfig("2") + " --run-for 2s --pcap-dir " + pcaps +
+                           EalArgs("0,1"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(ReadFrames(pcaps + "/port0-rx.pcap"), ReadFrames(TestDir() + "in0.pcap"));
+  EXPECT_EQ(ReadFrames(pcaps + "/port1-rx.pcap"), ReadFrames(TestDir() + "in1.pcap"));
+  EXPECT_EQ(ReadFrames(pcaps + "/port1-tx.pcap"), ReadFrames(TestDir() + "out1.pcap"));
+  EXPECT_EQ(ReadFrames(pcaps + "/port0-tx.pcap"), ReadFrames(TestDir() + "out0.pcap"));
+  EXPECT_EQ(ByFlow(ReadFrames(pcaps + "/port1-tx.pcap")), ByFlow(to_port1_));
+  EXPECT_NE(run.out.find("pcap: recorded 604 frames in " + pcaps + ", pcap_dropped 0"),
+            std::string::npos)
+      << run.out;
 }
 
 TEST_F(MulticoreTest, WorkersBeyondTheEalLcoresExitTwoWithOneLine) {

@@ -1,0 +1,39 @@
+#pragma once
+// Real time on several lcores ([dpdk] workers = N): a command that reads counters runs on every
+// replica of the switch, and their answers become one answer for the whole switch by a rule per
+// command. Counters each replica holds a part of are summed (port rx where ingress ran, tx and a
+// port's queues on the lcore that owns the port, whose peers hold zeros); the configuration
+// (rates, thresholds, table entries) is the same on every replica and is replica 0's; register
+// cell i is the value of replica i % N, the one that runs ingress for shard key i.
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace swemu {
+
+enum class MergeRule {
+  kNone,  // not merged: runs on replica 0, then on the others; the answer is replica 0's
+  kShowStats,
+  kShowPorts,
+  kShowDrops,
+  kShowQueues,
+  kShowTables,
+  kShowCounters,  // JSON
+  kShowRuntime,   // one section per lcore
+  kTableDump,
+  kCounterRead,
+  kRegisterRead,
+};
+
+// The rule for a command line; kNone for commands that change state or are not merged.
+MergeRule MergeRuleFor(std::string_view line);
+
+// answers[i] is replica i's successful answer (answers.size() = N >= 1). When the answers do not
+// have the shape the rule expects, the result is replica 0's answer.
+std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers);
+
+// A JSON document of counters: numbers under the same path summed, except identities ("port",
+// "queue", "entries": replica 0's) and maxima ("max_depth_*"); empty when a document is not JSON.
+std::string MergeCountersJson(const std::vector<std::string>& documents);
+
+}  // namespace swemu
