@@ -69,6 +69,7 @@ void AtpWorker::StartCall(TimeNs now) {
     lane.order.clear();
     lane.una = lane.next = lane.halve_guard = lane.ooo = lane.high = lane.timeouts_in_row = 0;
     lane.outstanding = 0;
+    lane.fast_sent = false;
     lane.deadline = kNever;
   }
   const uint32_t chunk = std::max<uint32_t>(options_.chunk_packets, 1);
@@ -161,8 +162,10 @@ TimeNs AtpWorker::BaseRto(const Lane& lane) const noexcept {
   return std::clamp(lane.srtt + 4 * lane.rttvar, options_.min_rto_ns, options_.max_rto_ns);
 }
 
-void AtpWorker::Halve(Lane& lane, bool ecn) noexcept {
-  if (lane.una < lane.halve_guard) return;  // once per window of packets
+void AtpWorker::Halve(Lane& lane, bool ecn, bool timeout) noexcept {
+  // Once per window of packets; but every timeout halves (the cut before it was not enough:
+  // without this, windows stay far above the bottleneck queue and losses never stop).
+  if (!timeout && lane.una < lane.halve_guard) return;
   lane.window = std::max<uint64_t>(lane.window / 2, tmpl_.frame_len());
   lane.ssthresh = lane.window;
   lane.ca_bytes = 0;
@@ -224,11 +227,16 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   if (pos_of_[k] == lane.una) {
     while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
     lane.ooo = 0;
+    lane.fast_sent = false;
     lane.timeouts_in_row = 0;
     lane.rto = BaseRto(lane);
     lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
-  } else if (++lane.ooo >= options_.ooo_threshold) {
+  } else if (++lane.ooo >= options_.ooo_threshold && !lane.fast_sent) {
+    // Once per UNA (TCP's fast recovery): until UNA moves, every later parameter packet is
+    // out of order, and resending UNA for each third of them only floods duplicates. A lost
+    // retransmission is the timeout's to recover.
     lane.ooo = 0;
+    lane.fast_sent = true;
     ++stats_.fast_retransmits;
     SendPacket(lane.order[lane.una], true, now);
     Halve(lane, false);
@@ -255,14 +263,17 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
       continue;
     }
     ++stats_.timeouts;
-    Halve(lane, false);
+    Halve(lane, false, true);
     // First timeout: resend UNA and the holes below the highest acknowledged position (those
     // are lost, since later packets got through); a timeout that may only be a delay spike
     // then costs few duplicates. A second timeout in a row (a lost tail: nothing later was
-    // acknowledged) resends the whole oldest window's worth.
+    // acknowledged) resends every packet in flight, each of which has timed out by now (the
+    // paper's per-packet timeouts). All of them, not just a window's worth: when a worker has
+    // died and UNA can never complete, these retransmissions are what frees the switch
+    // aggregators the packets beyond the window hold (section 5.3: no switch memory leak).
     const uint32_t window_end = std::min(lane.next, lane.una + WindowPackets(lane));
     const uint32_t end = ++lane.timeouts_in_row > 1
-                             ? window_end
+                             ? lane.next
                              : std::max(lane.una + 1, std::min(lane.high, window_end));
     for (uint32_t pos = lane.una; pos < end; ++pos) {
       if (!acked_[lane.order[pos]]) SendPacket(lane.order[pos], true, now);
@@ -273,6 +284,8 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
 }
 
 TimeNs AtpWorker::NextTimer() const noexcept {
+  // Lane deadlines belong to the current call; none is due between calls.
+  if (calls_.empty() || !calls_.front()->started_) return kNever;
   TimeNs next = kNever;
   for (const Lane& lane : lanes_) next = std::min(next, lane.deadline);
   return next;

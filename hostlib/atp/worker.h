@@ -8,10 +8,11 @@
 // UNA + ceil(window / frame bytes) may be in flight. The window starts at 50 packets' worth,
 // grows by one MTU per parameter packet in slow start and by one MTU per window in congestion
 // avoidance, and halves (ssthresh = window) on a parameter packet with ECN/CE or a detected loss,
-// at most once per window of packets. Loss detection: three parameter packets in a row for
-// positions other than UNA retransmit UNA; a retransmission timeout (doubling, capped, reset on
-// progress) resends the lane's unacknowledged packets so a lost tail is recovered.
-// Retransmissions carry kAtpFlagResend and otherwise the original header (own bit, edge 0).
+// at most once per window of packets (but every timeout halves). Loss detection: three
+// parameter packets in a row for positions other than UNA retransmit UNA (once until UNA
+// moves); a retransmission timeout (doubling, capped, reset on progress) resends the lane's
+// unacknowledged packets so a lost tail is recovered. Retransmissions carry kAtpFlagResend and
+// otherwise the original header (own bit, edge 0).
 //
 // Calls of one job run one after the other; seqs run on across calls. Chunks of a tensor go to
 // the lane with the fewest bytes assigned and not yet acknowledged.
@@ -35,8 +36,8 @@ struct AtpWorkerOptions {
   uint32_t mtu_bytes = 1500;    // the window's growth step
   uint32_t chunk_packets = 64;  // the scheduler's unit
   uint32_t ooo_threshold = 3;   // out-of-order parameter packets that mean UNA was lost
-  TimeNs rto_ns = 1'000'000;       // before the first RTT sample
-  TimeNs min_rto_ns = 100'000;     // floor of the estimated RTO (RFC 6298: srtt + 4 rttvar)
+  TimeNs rto_ns = 1'000'000;    // before the first RTT sample
+  TimeNs min_rto_ns = 100'000;  // floor of the estimated RTO (RFC 6298: srtt + 4 rttvar)
   TimeNs max_rto_ns = 64'000'000;
   uint8_t tos = 0b10;  // ECT(0): switches mark CE instead of dropping
 };
@@ -118,14 +119,15 @@ class AtpWorker {
     uint32_t next = 0;
     uint32_t halve_guard = 0;  // no new halving until una reaches it
     uint32_t ooo = 0;
+    bool fast_sent = false;        // UNA was fast-retransmitted (once until UNA moves)
     uint32_t high = 0;             // one past the highest position acknowledged
     uint32_t timeouts_in_row = 0;  // since UNA last moved
-    uint64_t window = 0;  // bytes
+    uint64_t window = 0;           // bytes
     uint64_t ssthresh = ~uint64_t{0};
     uint64_t ca_bytes = 0;     // acknowledged bytes towards the next congestion-avoidance step
     uint64_t outstanding = 0;  // bytes assigned and not yet acknowledged (the scheduler's load)
-    TimeNs rto = 0;       // current, backed off after a timeout
-    TimeNs srtt = 0;      // 0: no sample yet
+    TimeNs rto = 0;            // current, backed off after a timeout
+    TimeNs srtt = 0;           // 0: no sample yet
     TimeNs rttvar = 0;
     TimeNs deadline = kNever;
   };
@@ -134,7 +136,7 @@ class AtpWorker {
   void SendPacket(uint32_t k, bool resend, TimeNs now) noexcept;
   void SampleRtt(Lane& lane, TimeNs rtt) noexcept;
   TimeNs BaseRto(const Lane& lane) const noexcept;
-  void Halve(Lane& lane, bool ecn) noexcept;
+  void Halve(Lane& lane, bool ecn, bool timeout = false) noexcept;
   void Grow(Lane& lane) noexcept;
   uint32_t WindowPackets(const Lane& lane) const noexcept;
 
@@ -150,8 +152,8 @@ class AtpWorker {
   std::vector<uint8_t> acked_;
   std::vector<uint8_t> lane_of_;
   std::vector<uint32_t> pos_of_;
-  std::vector<TimeNs> sent_ns_;   // first transmission
-  std::vector<uint8_t> resent_;   // Karn: no RTT sample from a retransmitted seq
+  std::vector<TimeNs> sent_ns_;  // first transmission
+  std::vector<uint8_t> resent_;  // Karn: no RTT sample from a retransmitted seq
   uint32_t acked_count_ = 0;
   std::vector<uint8_t> tx_;       // one frame being built
   std::vector<int32_t> scratch_;  // quantized elements

@@ -84,7 +84,12 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
   const std::string dir = std::filesystem::absolute(options.out_dir).string();
-  DemoLayout layout(options.workers, options.racks, dir);
+  const std::string prefix = "swemu-atp-" + std::to_string(getpid());
+  DemoLayout layout(options.workers, options.racks, dir, prefix);
+  // sockaddr_un holds 107 characters.
+  if (layout.VhostSocket(1, 99).size() > 107) {
+    return Status::Error("--out-dir " + dir + " is too long for Unix socket paths; choose a shorter one");
+  }
   auto aggregate = MakeJob(layout, layout.jobs()[0], options.elements);
   if (!aggregate.ok()) return aggregate.status();
   auto plain = MakeJob(layout, layout.jobs()[1], options.elements);
@@ -95,8 +100,7 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
 
   // The hosts: one virtio_user port each, all on this process's one lcore.
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "1024",
-                                           "--file-prefix", "swemu-atp-hosts-" +
-                                                                std::to_string(getpid())},
+                                           "--file-prefix", prefix + "-hosts"},
                                           out));
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;
@@ -174,7 +178,9 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
     }
   }
   Status closed = (*dpdk)->Close();
-  for (auto& sw : switches) {
+  // Rack 1 first: it is the virtio_user end of the rack link.
+  for (auto it = switches.rbegin(); it != switches.rend(); ++it) {
+    auto& sw = *it;
     auto exit_status = sw->Stop(std::chrono::seconds(10));
     if (!exit_status.ok()) return exit_status.status();
     if (*exit_status != 0) {

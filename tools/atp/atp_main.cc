@@ -3,6 +3,7 @@
 //                                             virtio_user (the README's main job)
 //   swemu-atp sim --topology T --job J [...]  the same job in virtual time (co-simulation)
 // Every option is in docs/cli.md ("swemu-atp").
+#include <csignal>
 #include <iostream>
 #include <string>
 
@@ -149,5 +150,6 @@ int Main(int argc, char** argv) {
 }  // namespace swemu
 
 int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);  // a switch that goes away must not kill the hosts
   return swemu::RunToolMain("swemu-atp", [&] { return swemu::Main(argc, argv); });
 }

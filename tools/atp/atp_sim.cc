@@ -77,10 +77,22 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   driver.wake = [&transports] {
     for (EngineTransport* t : transports) t->Wake();
   };
+  // Runs in slices of virtual time so a job that cannot finish (its hosts retransmitting for
+  // ever) ends with an error instead of running without end.
   driver.run_until = [&engine](const std::function<bool()>& done) -> Status {
-    SWEMU_RETURN_IF_ERROR(engine.Run());
-    if (!done()) return Status::Error("the engine ran out of events before the job completed");
-    return Status::Ok();
+    constexpr TimeNs kSlice = 10'000'000;       // 10 ms
+    constexpr TimeNs kBudget = 60'000'000'000;  // 60 s of virtual time per pass
+    const TimeNs start = engine.Now();
+    for (;;) {
+      SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + kSlice));
+      if (done()) return Status::Ok();
+      if (engine.idle()) {
+        return Status::Error("the engine ran out of events before the job completed");
+      }
+      if (engine.Now() - start > kBudget) {
+        return Status::Error("the job did not complete within 60 s of virtual time");
+      }
+    }
   };
 
   out << "swemu-atp: " << options.workload.model.model << " ("

@@ -9,8 +9,12 @@ MacAddr MulticastMac(Ipv4Addr group_ip) {
           static_cast<uint8_t>((group_ip >> 8) & 0xFF), static_cast<uint8_t>(group_ip & 0xFF)}};
 }
 
-DemoLayout::DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir)
-    : workers_(workers), racks_(racks), socket_dir_(std::move(socket_dir)) {
+DemoLayout::DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir,
+                       std::string file_prefix)
+    : workers_(workers),
+      racks_(racks),
+      socket_dir_(std::move(socket_dir)),
+      file_prefix_(std::move(file_prefix)) {
   const uint32_t in_rack0 = racks_ == 1 ? workers_ : (workers_ + 1) / 2;
   uint16_t next_port[2] = {0, 0};
   for (uint32_t w = 0; w < workers_; ++w) {
@@ -65,7 +69,7 @@ std::string DemoLayout::SwitchIni(uint32_t rack, const std::string& cli_file, ui
       << "\nprogram = atp\ncli = " << cli_file << "\n\n"
       << "[program]\naggregators = " << aggregators << "\nelements = " << elements << "\n\n"
       << "[tm]\nport_rate = 0\nqueue_depth = 4096\necn_threshold = 256KiB\n\n"
-      << "[eal]\nargs = --no-pci --file-prefix swemu-atp-rack" << rack << "\n\n"
+      << "[eal]\nargs = --no-pci --file-prefix " << file_prefix_ << "-rack" << rack << "\n\n"
       << "[dpdk]\nmbufs = 16383\nmbuf_cache = 256\n";
   const uint16_t link = LinkPort(rack);
   for (uint16_t port = 0; port < RackPorts(rack); ++port) {

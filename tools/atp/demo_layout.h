@@ -29,7 +29,8 @@ struct DemoJob {
 class DemoLayout {
  public:
   // workers 1..32, racks 1 or 2 (with 2, workers are split evenly, rack 0 gets the odd one).
-  DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir);
+  // file_prefix: DPDK --file-prefix stem, unique per demo run (runs may overlap in tests).
+  DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir, std::string file_prefix);
 
   uint32_t workers() const { return workers_; }
   uint32_t racks() const { return racks_; }
@@ -53,6 +54,7 @@ class DemoLayout {
   uint32_t workers_;
   uint32_t racks_;
   std::string socket_dir_;
+  std::string file_prefix_;
   std::vector<DemoHost> hosts_;
   std::vector<DemoJob> jobs_;
 };

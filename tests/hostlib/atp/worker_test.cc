@@ -278,5 +278,48 @@ TEST_F(WorkerTest, AFirstTimeoutResendsOnlyUnaAndTheHolesBelowTheHighestAck) {
   EXPECT_EQ(worker_->stats().timeouts, 2u);
 }
 
+TEST_F(WorkerTest, UnaIsFastRetransmittedOncePerUna) {
+  Make(100);
+  worker_->Pump(0);
+  for (uint32_t seq = 1; seq <= 9; ++seq) Param(100 * seq, seq);  // UNA (seq 0) lost
+  EXPECT_EQ(worker_->stats().fast_retransmits, 1u);
+  EXPECT_EQ(worker_->stats().retransmissions, 1u);
+  Param(1000, 0);  // UNA moves to 10; the next loss is fast-retransmitted again
+  for (uint32_t seq = 11; seq <= 13; ++seq) Param(1000 + seq, seq);
+  EXPECT_EQ(worker_->stats().fast_retransmits, 2u);
+}
+
+TEST_F(WorkerTest, EveryTimeoutHalvesTheWindow) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;
+  Make(100, options);
+  worker_->Pump(0);
+  const uint64_t w0 = worker_->window_bytes(0);
+  worker_->OnTimer(1'000'000);
+  worker_->OnTimer(3'000'000);
+  worker_->OnTimer(7'000'000);
+  EXPECT_EQ(worker_->stats().timeouts, 3u);
+  EXPECT_EQ(worker_->stats().loss_halvings, 3u);
+  EXPECT_EQ(worker_->window_bytes(0), w0 / 8);
+}
+
+// A dead worker's UNA never completes: the live workers' repeated timeouts must still resend
+// every packet in flight (beyond the shrunken window too), which frees the switch aggregators.
+TEST_F(WorkerTest, RepeatedTimeoutsResendEveryPacketInFlight) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;
+  Make(100, options);
+  worker_->Pump(0);  // seqs 0..49 in flight
+  tx_.frames.clear();
+  worker_->OnTimer(1'000'000);
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{0});
+  tx_.frames.clear();
+  worker_->OnTimer(3'000'000);  // the window is now 12 packets; all 50 are resent
+  std::vector<uint32_t> all(50);
+  std::iota(all.begin(), all.end(), 0u);
+  EXPECT_EQ(SentSeqs(), all);
+  EXPECT_LT(worker_->window_bytes(0), 50 * worker_->frame_len());
+}
+
 }  // namespace
 }  // namespace swemu

@@ -1,0 +1,139 @@
+// Runs the built swemu-atp as users do: the ATP job in virtual time through the two-rack
+// topologies (both racks running ATP; one of them a plain l2l3 switch), with loss, with bad
+// input, and in real time through one and two swemu processes (two racks joined by a
+// vhost-user/virtio_user link).
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <filesystem>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu::testing {
+namespace {
+
+const std::string kAtp = SWEMU_BINARY_DIR "/tools/swemu-atp";
+const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
+
+RunResult RunAtp(const std::string& args) {
+  const std::string dir = TestDirFor("atp-tool-");
+  std::filesystem::create_directories(dir);
+  const std::string command = kAtp + " " + args + " >" + dir + "out.txt 2>" + dir + "err.txt";
+  const int raw = std::system(command.c_str());
+  RunResult run;
+  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  run.out = ReadText(dir + "out.txt");
+  run.err = ReadText(dir + "err.txt");
+  return run;
+}
+
+struct Pass {
+  std::string mode;
+  double in_switch = 0;  // percent
+};
+
+// The per-pass lines: "in-network     1   1.0   2.705   98.6%  ..."
+std::vector<Pass> Passes(const std::string& out) {
+  std::vector<Pass> passes;
+  const std::regex line(R"((in-network|at-PS)\s+\d+\s+[\d.]+\s+[\d.]+\s+([\d.]+)%)");
+  for (auto it = std::sregex_iterator(out.begin(), out.end(), line); it != std::sregex_iterator();
+       ++it) {
+    passes.push_back(Pass{(*it)[1], std::stod((*it)[2])});
+  }
+  return passes;
+}
+
+TEST(AtpToolTest, TwoRacksInVirtualTimeAggregateInTheSwitchesAndLeaveNoAggregator) {
+  const RunResult run = RunAtp("sim --topology " + kConfigs + "atp_two_rack.topo --job " +
+                               kConfigs + "atp_two_rack.job --layers 4 --iterations 2");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  const std::vector<Pass> passes = Passes(run.out);
+  ASSERT_EQ(passes.size(), 4u) << run.out;
+  for (const Pass& pass : passes) {
+    if (pass.mode == "in-network") {
+      EXPECT_GT(pass.in_switch, 90.0) << run.out;
+    } else {
+      EXPECT_EQ(pass.in_switch, 0.0) << run.out;
+    }
+  }
+  // Both racks aggregated, and every aggregator was freed again.
+  EXPECT_NE(run.out.find("rack_a: atp: 0/16384 aggregators in use"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("rack_b: atp: 0/16384 aggregators in use"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("speed ratio in-network / at-PS"), std::string::npos);
+}
+
+TEST(AtpToolTest, ARackWithoutAtpForwardsAtpPacketsAndTheJobStillCompletes) {
+  const RunResult run = RunAtp("sim --topology " + kConfigs + "atp_two_rack_plain.topo --job " +
+                               kConfigs + "atp_two_rack.job --layers 3 --iterations 1");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  EXPECT_EQ(Passes(run.out).size(), 2u) << run.out;
+  EXPECT_NE(run.out.find("rack_a: atp"), std::string::npos);
+  EXPECT_EQ(run.out.find("rack_b: atp"), std::string::npos);  // rack_b is l2l3
+}
+
+TEST(AtpToolTest, LossOnEveryHostLinkStillGivesResultsWithinTheBound) {
+  // swemu-atp fails (status 1) when any result is off the exact float sum by more than the
+  // quantisation bound.
+  const RunResult run = RunAtp("sim --topology " + kConfigs + "atp_two_rack.topo --job " +
+                               kConfigs + "atp_two_rack.job --layers 3 --iterations 1 --loss 0.01");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("rack_a: atp: 0/16384 aggregators in use"), std::string::npos) << run.out;
+}
+
+TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
+  const std::string sim = "sim --topology " + kConfigs + "atp_two_rack.topo ";
+  const std::string dir = TestDirFor("atp-tool-");
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "bad.job") << "[job]\nid = 1\nworker = w0 nonsense 10.0.0.1 rack_a:0\n";
+  std::ofstream(dir + "elsewhere.job")
+      << "[job]\nid = 1\ngroup = 239.1.0.1\nps = ps 02:00:00:00:00:10 10.0.0.16 rack_a:2\n"
+         "worker = w0 02:00:00:00:00:01 10.0.0.1 rack_c:0\n";
+  for (const std::string& args :
+       {std::string("nonsense"), sim, sim + "--job " + dir + "missing.job",
+        sim + "--job " + dir + "bad.job", sim + "--job " + dir + "elsewhere.job",
+        sim + "--job " + kConfigs + "atp_two_rack.job --model gpt9",
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss 2",
+        std::string("demo --workers 0"), std::string("demo --racks 3")}) {
+    const RunResult run = RunAtp(args);
+    EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
+    EXPECT_EQ(run.err.rfind("swemu-atp: ", 0), 0u) << run.err;
+  }
+}
+
+TEST(AtpToolTest, RealTimeOneRackOverVirtioUser) {
+  const std::string dir = TestDirFor("atp-tool-rt-");
+  const RunResult run = RunAtp("demo --workers 3 --layers 2 --iterations 1 --backoff --out-dir " +
+                               dir + "demo");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  const std::vector<Pass> passes = Passes(run.out);
+  ASSERT_EQ(passes.size(), 2u) << run.out;
+  EXPECT_GT(passes[0].in_switch, 50.0) << run.out;
+  EXPECT_NE(run.out.find("rack0 aggregators: atp: 0/16384 aggregators in use"), std::string::npos)
+      << run.out;
+}
+
+TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwemuProcessesJoinedByAVhostLink) {
+  const std::string dir = TestDirFor("atp-tool-rt-");
+  const RunResult run = RunAtp("demo --workers 4 --racks 2 --layers 2 --iterations 1 --backoff "
+                               "--out-dir " + dir + "demo");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  ASSERT_EQ(Passes(run.out).size(), 2u) << run.out;
+  EXPECT_NE(run.out.find("rack0 aggregators: atp:"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("rack1 aggregators: atp:"), std::string::npos) << run.out;
+  // rack1 aggregated its two workers' gradients before sending them up the link.
+  const std::regex completed(R"(rack1 aggregators: atp: \d+/\d+ aggregators in use, \d+ elements\s+claimed \d+, aggregated \d+, completed (\d+))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.out, m, completed)) << run.out;
+  EXPECT_GT(std::stoul(m[1]), 0u);
+}
+
+}  // namespace
+}  // namespace swemu::testing
