@@ -30,10 +30,9 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j "$jobs"
 
 if [ "$mode" = demo ]; then
-  exec build/swemu/swemu --topology configs/leaf_spine.topo --offline \
-    --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf1:1=configs/pcap/h1_to_all.pcap \
-    --in leaf2:0=configs/pcap/h2_to_all.pcap --in leaf2:1=configs/pcap/h3_to_all.pcap \
-    --out-dir out/demo
+  # The ATP demo: swemu on vhost-user ports, 4 workers and a PS over virtio_user, ResNet-50's
+  # gradients with and without in-network aggregation (docs/cli.md, "swemu-atp").
+  exec build/tools/swemu-atp demo --out-dir out/atp_demo
 fi
 
 # The whole suite: unit, scenario and end-to-end tests, then the same tests plus the fuzzers
