@@ -10,30 +10,13 @@
 #include <iostream>
 #include <string>
 
+#include "bench/hostlib/dpdk/bench_eal.h"
 #include "hostlib/dpdk/dpdk_host.h"
 
 namespace swemu {
 namespace {
 
-std::string g_prefix = "swemu-bench-hostlib-" + std::to_string(getpid());
-
-void CleanupAtExit() {
-  DpdkHost::CleanupEal();
-  std::error_code ignored;
-  std::filesystem::remove_all("/var/run/dpdk/" + g_prefix, ignored);
-}
-
-// EAL once per process, on lcore 1 like the tests (swemu takes lcore 0 on a small machine).
-bool EalReady() {
-  static const bool ready = [] {
-    Status status = DpdkHost::InitEal(
-        {"--no-huge", "-m", "256", "--no-pci", "-l", "1", "--file-prefix", g_prefix}, std::cerr);
-    if (!status.ok()) std::cerr << status.message() << "\n";
-    std::atexit(CleanupAtExit);
-    return status.ok();
-  }();
-  return ready;
-}
+using bench::EalReady;
 
 void BM_SendFlushPoll(benchmark::State& state) {
   if (!EalReady()) {
