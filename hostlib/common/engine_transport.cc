@@ -34,12 +34,18 @@ Status EngineTransport::Start(HostContext& ctx) {
 
 void EngineTransport::OnFrame(TimeNs now, Packet* pkt) {
   ++counters_.frames_received;
+  if (endpoint_ == nullptr) {
+    ++counters_.frames_discarded;
+    ctx_->pool().Free(pkt);
+    return;
+  }
   endpoint_->OnFrame(now, std::span<const uint8_t>(pkt->data, pkt->len));
   ctx_->pool().Free(pkt);
   AfterEvent(now);
 }
 
 void EngineTransport::OnTimer(TimeNs now, uint64_t cookie) {
+  if (endpoint_ == nullptr) return;
   if (cookie != kWakeCookie) {
     if (cookie != timer_gen_) return;  // replaced by an earlier timer
     timer_at_ = kNever;

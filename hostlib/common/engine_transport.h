@@ -18,7 +18,8 @@ struct EngineTransportCounters {
   uint64_t frames_sent = 0;
   uint64_t send_failures = 0;  // refused by the engine (pool exhausted, too long, not started)
   uint64_t frames_received = 0;
-  uint64_t timers_fired = 0;  // engine timer events that reached the endpoint
+  uint64_t timers_fired = 0;      // engine timer events that reached the endpoint
+  uint64_t frames_discarded = 0;  // received while no endpoint was set (the host is down)
 };
 
 class EngineTransport final : public EngineHost, public Transport {
@@ -30,7 +31,9 @@ class EngineTransport final : public EngineHost, public Transport {
   static Result<EngineTransport*> Attach(Engine& engine, std::string_view sw, PortId port,
                                          TimeNs delay_ns = 0, double loss = 0);
 
-  // The endpoint this transport drives (not owned; must outlive the run).
+  // The endpoint this transport drives (not owned; must outlive the run). nullptr once the
+  // run has started takes the host down (a crashed host): frames for it are discarded and
+  // counted, no timer reaches it, it sends nothing more.
   void SetEndpoint(Endpoint* endpoint) { endpoint_ = endpoint; }
   // Asks for a Pump at the engine's current time, e.g. after new work was submitted between
   // two Engine::Run calls. No-op before the run starts (Start pumps anyway).
