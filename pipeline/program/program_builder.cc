@@ -67,13 +67,7 @@ Result<MatchTable*> ProgramBuilder::AddTable(Gress gress, int stage, const Table
   return raw;
 }
 
-Result<RegisterArray*> ProgramBuilder::AddRegister(Gress gress, int stage,
-                                                   const RegisterSpec& spec) {
-  StageUsage* usage = Stage(gress, stage);
-  if (usage == nullptr) {
-    return Fail("register " + spec.name + ": " + GressName(gress) + " stage " +
-                std::to_string(stage) + " does not exist");
-  }
+Result<std::unique_ptr<RegisterArray>> ProgramBuilder::NewRegister(const RegisterSpec& spec) {
   if (resources_.registers_.count(spec.name) != 0) {
     return Fail("register " + spec.name + " is declared twice");
   }
@@ -85,6 +79,18 @@ Result<RegisterArray*> ProgramBuilder::AddRegister(Gress gress, int stage,
       RegisterArray::Create(spec, static_cast<uint8_t>(next_register_id_));
   if (!reg.ok()) return Fail(reg.message());
   ++next_register_id_;
+  return reg;
+}
+
+Result<RegisterArray*> ProgramBuilder::AddRegister(Gress gress, int stage,
+                                                   const RegisterSpec& spec) {
+  StageUsage* usage = Stage(gress, stage);
+  if (usage == nullptr) {
+    return Fail("register " + spec.name + ": " + GressName(gress) + " stage " +
+                std::to_string(stage) + " does not exist");
+  }
+  Result<std::unique_ptr<RegisterArray>> reg = NewRegister(spec);
+  if (!reg.ok()) return reg.status();
   RegisterArray* raw = reg->get();
   usage->sram_bytes += raw->SramBytes();
   usage->stateful_alus += raw->Alus();

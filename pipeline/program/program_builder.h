@@ -21,6 +21,24 @@ struct PipelineConfig {
   uint8_t max_recirculations = 4;
 };
 
+// Consecutive stages from `first` to `last`; an ingress range may continue into the egress
+// stages (first_gress ingress, last_gress egress).
+struct StageRange {
+  Gress first_gress = Gress::kIngress;
+  int first_stage = 0;
+  Gress last_gress = Gress::kIngress;
+  int last_stage = 0;
+  int stages = 0;
+  std::string ToString() const;  // "ingress stages 4-11 and egress stages 0-7"
+};
+
+// A register array whose lanes are split over consecutive stages (see AddLaneSplitRegister).
+struct LaneSplitRegister {
+  RegisterArray* reg = nullptr;
+  StageRange range;
+  uint16_t lanes_per_stage = 0;
+};
+
 // The tables and registers of the loaded program, by name, for the control plane.
 class PipelineResources {
  public:
@@ -46,6 +64,15 @@ class ProgramBuilder {
   Result<MatchTable*> AddTable(Gress gress, int stage, const TableSpec& spec);
   // Creates a register array whose one read-modify-write per pass happens in this stage.
   Result<RegisterArray*> AddRegister(Gress gress, int stage, const RegisterSpec& spec);
+  // Creates ONE array (index-major: an index's lanes are consecutive cells) whose lanes are
+  // split over consecutive stages, lanes_per_stage in each (one stateful ALU per lane), from
+  // `first_stage` of `gress` on; an ingress array continues into egress stage 0 and on when the
+  // ingress stages run out. Each stage is charged its slice's ALUs and SRAM in the report. The
+  // array still allows one read-modify-write per packet pass, and that one access covers all
+  // lanes: every stage's ALUs update their slice of the same index in the same pass.
+  Result<LaneSplitRegister> AddLaneSplitRegister(Gress gress, int first_stage,
+                                                 const RegisterSpec& spec,
+                                                 uint16_t lanes_per_stage);
   // Declares a further access to an existing array: always an error, since an array allows one
   // read-modify-write per packet pass (hardware places it in one stage's stateful ALU).
   Status AccessRegister(Gress gress, int stage, const RegisterArray* reg);
@@ -60,6 +87,8 @@ class ProgramBuilder {
  private:
   StageUsage* Stage(Gress gress, int stage);
   Status Fail(std::string error);
+  // Checks the name and the id budget and creates the array (not yet placed in a stage).
+  Result<std::unique_ptr<RegisterArray>> NewRegister(const RegisterSpec& spec);
 
   const PipelineConfig& config_;
   PipelineResources& resources_;

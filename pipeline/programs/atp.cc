@@ -2,8 +2,6 @@
 // ingress stages are in atp_ingress.cc.
 #include "pipeline/programs/atp.h"
 
-#include <algorithm>
-
 #include "pipeline/parser/header_ops.h"
 
 namespace swemu {
@@ -45,8 +43,10 @@ Status AtpProgram::Load(ProgramContext& ctx) {
 }
 
 // Stage 0 holds the job table beside l2l3's stage-0 tables; the aggregator arrays follow, one
-// per stage (the value lanes four per stage), continuing into the egress stages when the
-// ingress stages run out.
+// per stage, and atp_value four lanes per stage, continuing into the egress stages when the
+// ingress stages run out. atp_value is one lane-split array: an aggregator's lanes are one
+// contiguous block, so a packet's update touches 4 adjacent cache lines (64 elements), not 16
+// arrays in 16 places.
 Status AtpProgram::DeclareResources(ProgramContext& ctx, uint64_t jobs) {
   ProgramBuilder& b = ctx.builder;
   const ActionSpec grp_param{"", {{"mcast_grp", 16}}};
@@ -80,25 +80,30 @@ Status AtpProgram::DeclareResources(ProgramContext& ctx, uint64_t jobs) {
   SWEMU_RETURN_IF_ERROR(add("atp_id", 64, 1, &id_));
   SWEMU_RETURN_IF_ERROR(add("atp_bitmap", 32, 1, &bitmap_));
   SWEMU_RETURN_IF_ERROR(add("atp_count", 8, 1, &count_));
-  const uint32_t arrays = (elements_ + kLanesPerStage - 1) / kLanesPerStage;
-  values_.assign(arrays, nullptr);
-  int first_egress_lane = -1;
-  for (uint32_t k = 0; k < arrays; ++k) {
-    if (first_egress_lane < 0 && next >= ingress_stages) {
-      first_egress_lane = static_cast<int>(k * kLanesPerStage);
-    }
-    const auto lanes =
-        static_cast<uint16_t>(std::min<uint32_t>(kLanesPerStage, elements_ - k * kLanesPerStage));
-    SWEMU_RETURN_IF_ERROR(add("atp_value_" + std::to_string(k), 32, lanes, &values_[k]));
+  const bool values_in_ingress = next < ingress_stages;
+  Result<LaneSplitRegister> values = b.AddLaneSplitRegister(
+      values_in_ingress ? Gress::kIngress : Gress::kEgress,
+      values_in_ingress ? next : next - ingress_stages,
+      {"atp_value", aggregators_, 32, elements_, /*storage_bytes=*/4}, kLanesPerStage);
+  if (!values.ok()) {
+    return Status::Error(values.message() + " (" + std::to_string(elements_) +
+                         " elements at 4 stateful ALUs per stage)");
   }
+  values_ = values->reg;
+  // The first lane past the ingress stages, if the value lanes continue into egress.
+  int first_egress_lane = -1;
+  if (!values_in_ingress) {
+    first_egress_lane = 0;
+  } else if (values->range.last_gress == Gress::kEgress) {
+    first_egress_lane = (ingress_stages - next) * static_cast<int>(kLanesPerStage);
+  }
+  next += values->range.stages;
   SWEMU_RETURN_IF_ERROR(add("atp_overflow", 1, 1, &overflow_));
-  arrays_ = {id_, bitmap_, count_};
-  arrays_.insert(arrays_.end(), values_.begin(), values_.end());
-  arrays_.push_back(overflow_);
+  arrays_ = {id_, bitmap_, count_, values_, overflow_};
   if (next > ingress_stages) {
     b.Note("atp: " +
            (first_egress_lane < 0 ? std::string("atp_overflow")
-                                  : "value lanes " + std::to_string(first_egress_lane) + ".." +
+                                  : "atp_value lanes " + std::to_string(first_egress_lane) + ".." +
                                         std::to_string(elements_ - 1) + " and atp_overflow") +
            " sit in egress stages 0.." + std::to_string(next - ingress_stages - 1) +
            ", ATP's second pipeline (paper section 6, double pipeline). On Tofino those stages run "

@@ -4,7 +4,8 @@
 //
 // Ingress, PISA-style: stage 0 validates the header and looks the job up in `atp_job`; then one
 // read-modify-write per register array in pipeline order: atp_id (64 bit) -> atp_bitmap (32) ->
-// atp_count (count + ECN bit) -> atp_value_K (4 int32 lanes per stage) -> atp_overflow (1 bit).
+// atp_count (count + ECN bit) -> atp_value (one int32 lane per element, a lane-split array: 4
+// lanes per stage over consecutive stages, one access per pass) -> atp_overflow (1 bit).
 // The op each later array applies (claim, add, read, clear) is decided by the earlier ones and
 // carried in metadata (Packet::meta.user), as a Tofino program would. Lanes that do not fit the
 // ingress stages live in egress stages (ATP's "second pipeline") but run in the same pass,
@@ -65,7 +66,7 @@ class AtpProgram final : public Program {
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
   uint32_t BitmapStage(Packet** pkts, uint32_t n) noexcept;
   void CountStage(Packet** pkts, uint32_t n) noexcept;
-  void ValueStage(uint32_t array, Packet** pkts, uint32_t n) noexcept;
+  void ValueStage(Packet** pkts, uint32_t n) noexcept;
   void OverflowStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
   void Prefetch(const RegisterArray* reg, Packet** pkts, uint32_t n) const noexcept;
@@ -75,7 +76,7 @@ class AtpProgram final : public Program {
   RegisterArray* id_ = nullptr;
   RegisterArray* bitmap_ = nullptr;
   RegisterArray* count_ = nullptr;
-  std::vector<RegisterArray*> values_;  // array k holds elements 4k .. 4k+3
+  RegisterArray* values_ = nullptr;  // lane e = element e, 4-byte cells (Rmw32)
   RegisterArray* overflow_ = nullptr;
   std::vector<RegisterArray*> arrays_;  // all of the above in pipeline order (prefetching)
   uint32_t aggregators_ = 16384;

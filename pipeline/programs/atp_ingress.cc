@@ -7,7 +7,6 @@
 // cells while it works).
 #include <algorithm>
 #include <bit>
-#include <limits>
 
 #include "pipeline/programs/atp.h"
 #include "pipeline/wire/byte_order.h"
@@ -51,6 +50,28 @@ bool PacketEcn(Packet& pkt) noexcept {
 
 constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
 constexpr uint64_t kCountEcn = 0x80;
+
+// A claim stores the packet's elements (big-endian int32) as the aggregator's lanes.
+void ClaimLanes(std::span<uint32_t> cell, const uint8_t* el) noexcept {
+  for (std::size_t l = 0; l < cell.size(); ++l) cell[l] = LoadBe32(el + 4 * l);
+}
+
+// Adds the packet's elements into the lanes with int32 wrap-around; kWrite also stores each sum
+// into the packet, kClear leaves the lanes 0 (a partial result frees the aggregator). Returns
+// nonzero if a sum left int32: its operands' signs agree and differ from the sum's.
+template <bool kWrite, bool kClear>
+uint32_t AddLanes(std::span<uint32_t> cell, uint8_t* el) noexcept {
+  uint32_t overflow = 0;
+  for (std::size_t l = 0; l < cell.size(); ++l) {
+    const uint32_t a = cell[l];
+    const uint32_t b = LoadBe32(el + 4 * l);
+    const uint32_t sum = a + b;
+    overflow |= (a ^ sum) & (b ^ sum);
+    cell[l] = kClear ? 0 : sum;
+    if constexpr (kWrite) StoreBe32(el + 4 * l, sum);
+  }
+  return overflow >> 31;
+}
 
 }  // namespace
 
@@ -115,7 +136,12 @@ void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_a
     const bool aggregate = action.action == kAggregate;
     pkt.meta.user[kWordIndex] = AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
     if (h->Has(kAtpFlagParam)) {
-      pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);  // 0: L2 forwarding
+      // Replicate only one sent to a group (dst MAC I/G bit): the PS's unicast resend to the
+      // one worker that asked is L2-forwarded, else a non-ATP switch on the way would bounce a
+      // copy back and the two would loop it forever.
+      if ((pkt.data[pkt.hdr.eth] & 1) != 0) {
+        pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);  // 0: L2 forwarding
+      }
       if (aggregate) {
         SetOp(pkt, kOpParam);
         agg[(*n_agg)++] = &pkt;
@@ -164,10 +190,7 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   n = BitmapStage(live, n);
   ahead(4);
   CountStage(live, n);
-  for (uint32_t k = 0; k < values_.size(); ++k) {
-    ahead(k + 5);
-    ValueStage(k, live, n);
-  }
+  ValueStage(live, n);
   OverflowStage(live, n);
   for (uint32_t i = 0; i < n; ++i) Finish(*live[i]);
 }
@@ -298,34 +321,29 @@ void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
   }
 }
 
-// atp_value_K: up to four int32 lanes, each summed in 64 bits so overflow is seen.
-void AtpProgram::ValueStage(uint32_t array, Packet** pkts, uint32_t n) noexcept {
-  RegisterArray* reg = values_[array];
-  const uint32_t base = array * kLanesPerStage;
+// atp_value: every lane of the aggregator in one access (each stage's ALUs update their slice
+// of the index in the same pass). A lane is an int32 added with wrap-around; a sum that left
+// int32 (both operands' signs differ from the sum's) flags the aggregator's overflow.
+void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     uint8_t* el = Atp(pkt)->Elements();
     const uint32_t op = OpOf(pkt);
     const bool write = (pkt.meta.user[kWordOp] & kWriteOut) != 0;
-    bool overflow = false;
-    // Every lane written is FromInt32 or 0: already within the 32-bit width.
-    reg->Rmw<false>(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+    uint32_t overflow = 0;
+    // Every lane written is a 32-bit value or 0: already within the width.
+    values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
       if (op == kOpClaim) {
-        for (std::size_t l = 0; l < cell.size(); ++l) cell[l] = FromInt32(LoadAtpInt(el, base + l));
-      } else if (op == kOpAdd || op == kOpPartial) {
-        for (std::size_t l = 0; l < cell.size(); ++l) {
-          const int64_t sum = int64_t{AsInt32(cell[l])} + LoadAtpInt(el, base + l);
-          overflow |= sum < std::numeric_limits<int32_t>::min() ||
-                      sum > std::numeric_limits<int32_t>::max();
-          const auto wrapped = static_cast<int32_t>(static_cast<uint32_t>(sum));
-          cell[l] = op == kOpPartial ? 0 : FromInt32(wrapped);
-          if (write) StoreAtpInt(el, base + l, wrapped);
-        }
+        ClaimLanes(cell, el);
+      } else if (op == kOpPartial) {
+        overflow = AddLanes<true, true>(cell, el);
+      } else if (op == kOpAdd) {
+        overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
       } else {
-        std::fill(cell.begin(), cell.end(), 0);
+        std::fill(cell.begin(), cell.end(), 0u);
       }
     });
-    if (overflow) pkt.meta.user[kWordOp] |= kLaneOverflow;
+    if (overflow != 0) pkt.meta.user[kWordOp] |= kLaneOverflow;
   }
 }
 

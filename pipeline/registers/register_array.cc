@@ -18,6 +18,10 @@ Result<std::unique_ptr<RegisterArray>> RegisterArray::Create(const RegisterSpec&
     return Status::Error(where + "lanes must be 1.." + std::to_string(kMaxRegisterLanes) +
                          ", not " + std::to_string(spec.lanes));
   }
+  if (spec.storage_bytes != 8 && !(spec.storage_bytes == 4 && spec.width_bits <= 32)) {
+    return Status::Error(where + "storage must be 8 bytes per cell, or 4 for widths up to 32 " +
+                         "bits, not " + std::to_string(spec.storage_bytes));
+  }
   if (uint64_t{spec.size} * spec.lanes > kMaxRegisterCells) {
     return Status::Error(where + std::to_string(spec.size) + " x " + std::to_string(spec.lanes) +
                          " cells exceed the limit of " + std::to_string(kMaxRegisterCells));
@@ -25,12 +29,32 @@ Result<std::unique_ptr<RegisterArray>> RegisterArray::Create(const RegisterSpec&
   return std::unique_ptr<RegisterArray>(new RegisterArray(spec, id));
 }
 
+namespace {
+
+// Cache lines one index's cells may span; one more than they fill when they do not fill whole
+// lines (an index's cells then may straddle a line boundary).
+uint32_t PrefetchLines(const RegisterSpec& spec) {
+  const uint32_t bytes = uint32_t{spec.lanes} * spec.storage_bytes;
+  if (bytes <= 8) return 1;
+  return std::min<uint32_t>(16, (bytes + 63) / 64 + (bytes % 64 != 0 ? 1 : 0));
+}
+
+}  // namespace
+
 RegisterArray::RegisterArray(const RegisterSpec& spec, uint8_t id)
     : spec_(spec),
       id_(id),
       power_of_two_(std::has_single_bit(spec.size)),
-      value_mask_(spec.width_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << spec.width_bits) - 1),
-      cells_(uint64_t{spec.size} * spec.lanes, 0) {}
+      narrow_(spec.storage_bytes == 4),
+      prefetch_lines_(PrefetchLines(spec)),
+      value_mask_(spec.width_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << spec.width_bits) - 1) {
+  const uint64_t cells = uint64_t{spec.size} * spec.lanes;
+  if (narrow_) {
+    cells32_.assign(cells, 0);
+  } else {
+    cells_.assign(cells, 0);
+  }
+}
 
 Result<uint64_t> RegisterArray::Read(uint32_t index, uint16_t lane) const {
   if (index >= spec_.size) {
@@ -41,7 +65,8 @@ Result<uint64_t> RegisterArray::Read(uint32_t index, uint16_t lane) const {
     return Status::Error("register " + spec_.name + ": lane " + std::to_string(lane) +
                          " out of range (" + std::to_string(spec_.lanes) + " lanes)");
   }
-  return cells_[uint64_t{index} * spec_.lanes + lane];
+  const uint64_t at = uint64_t{index} * spec_.lanes + lane;
+  return narrow_ ? uint64_t{cells32_[at]} : cells_[at];
 }
 
 Status RegisterArray::Write(uint32_t index, uint64_t value, uint16_t lane) {
@@ -51,11 +76,19 @@ Status RegisterArray::Write(uint32_t index, uint64_t value, uint16_t lane) {
     return Status::Error("register " + spec_.name + ": value " + std::to_string(value) +
                          " does not fit in " + std::to_string(spec_.width_bits) + " bits");
   }
-  cells_[uint64_t{index} * spec_.lanes + lane] = value;
+  const uint64_t at = uint64_t{index} * spec_.lanes + lane;
+  if (narrow_) {
+    cells32_[at] = static_cast<uint32_t>(value);
+  } else {
+    cells_[at] = value;
+  }
   return Status::Ok();
 }
 
-void RegisterArray::Reset() { std::fill(cells_.begin(), cells_.end(), 0); }
+void RegisterArray::Reset() {
+  std::fill(cells_.begin(), cells_.end(), 0);
+  std::fill(cells32_.begin(), cells32_.end(), 0);
+}
 
 Status RegisterArray::ResetRange(uint32_t first, uint32_t count) {
   if (first > spec_.size || count > spec_.size - first) {
@@ -63,8 +96,13 @@ Status RegisterArray::ResetRange(uint32_t first, uint32_t count) {
                          std::to_string(uint64_t{first} + count) + ") exceeds size " +
                          std::to_string(spec_.size));
   }
-  auto begin = cells_.begin() + static_cast<std::ptrdiff_t>(uint64_t{first} * spec_.lanes);
-  std::fill(begin, begin + static_cast<std::ptrdiff_t>(uint64_t{count} * spec_.lanes), 0);
+  const auto begin = static_cast<std::ptrdiff_t>(uint64_t{first} * spec_.lanes);
+  const auto end = begin + static_cast<std::ptrdiff_t>(uint64_t{count} * spec_.lanes);
+  if (narrow_) {
+    std::fill(cells32_.begin() + begin, cells32_.begin() + end, 0);
+  } else {
+    std::fill(cells_.begin() + begin, cells_.begin() + end, 0);
+  }
   return Status::Ok();
 }
 

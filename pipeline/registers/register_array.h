@@ -25,6 +25,9 @@ struct RegisterSpec {
   uint32_t size = 0;       // indices, >= 1
   uint8_t width_bits = 0;  // 1..64
   uint16_t lanes = 1;      // cells per index, 1..kMaxRegisterLanes
+  // Emulator storage per cell: 8 bytes (fast path Rmw), or 4 bytes for width_bits <= 32 (fast
+  // path Rmw32). Declared resources (SramBytes) do not depend on it.
+  uint8_t storage_bytes = 8;
 };
 
 inline constexpr uint16_t kMaxRegisterLanes = 1024;
@@ -54,6 +57,7 @@ class RegisterArray {
   uint8_t width_bits() const { return spec_.width_bits; }
   uint16_t lanes() const { return spec_.lanes; }
   const RegisterSpec& spec() const { return spec_; }
+  uint8_t storage_bytes() const { return spec_.storage_bytes; }
 
   // ---- Control plane. Errors: index or lane out of range, value wider than the cells.
   Result<uint64_t> Read(uint32_t index, uint16_t lane = 0) const;
@@ -67,14 +71,11 @@ class RegisterArray {
   // Returns false (and marks the drop) if the packet already accessed this array in this pass.
   // kTruncate = false is for an `f` that itself leaves every lane below 2^width: it skips the
   // truncation pass, whose wide loads right after f's scalar stores stall on store forwarding.
+  // An array with 4-byte storage takes Rmw32; Rmw on it drops the packet (kProgramDrop) and
+  // changes nothing, as does Rmw32 on an 8-byte array.
   template <bool kTruncate = true, typename F>
   bool Rmw(Packet& pkt, uint32_t index, F&& f) noexcept {
-    const uint64_t bit = uint64_t{1} << id_;
-    if (pkt.meta.register_access_mask & bit) {
-      pkt.meta.MarkDrop(DropReason::kRegisterDoubleAccess);
-      return false;
-    }
-    pkt.meta.register_access_mask |= bit;
+    if (!Admit(pkt, narrow_)) return false;
     uint64_t* cells = &cells_[uint64_t{Wrap(index)} * spec_.lanes];
     f(std::span<uint64_t>(cells, spec_.lanes));
     if (kTruncate && value_mask_ != ~uint64_t{0}) {
@@ -83,14 +84,32 @@ class RegisterArray {
     return true;
   }
 
-  // Fast path: starts loading the cells at `index` so a later Rmw of a batched burst does not
-  // wait on the cache miss (a hint only; no access is counted).
+  // Fast path of a 4-byte array: the same one read-modify-write of every lane at `index`, with
+  // `f` receiving std::span<uint32_t>. A 32-bit lane of int32 values (AsInt32/FromInt32 apply
+  // to the widened cell) is stored as is.
+  template <bool kTruncate = true, typename F>
+  bool Rmw32(Packet& pkt, uint32_t index, F&& f) noexcept {
+    if (!Admit(pkt, !narrow_)) return false;
+    uint32_t* cells = &cells32_[uint64_t{Wrap(index)} * spec_.lanes];
+    f(std::span<uint32_t>(cells, spec_.lanes));
+    if (kTruncate && spec_.width_bits < 32) {
+      const auto mask = static_cast<uint32_t>(value_mask_);
+      for (uint16_t i = 0; i < spec_.lanes; ++i) cells[i] &= mask;
+    }
+    return true;
+  }
+
+  // Fast path: starts loading every cache line of the cells at `index` so a later Rmw of a
+  // batched burst does not wait on the cache miss (a hint only; no access is counted).
   void Prefetch(uint32_t index) const noexcept {
-    __builtin_prefetch(&cells_[uint64_t{Wrap(index)} * spec_.lanes], 1);
+    const uint64_t offset = uint64_t{Wrap(index)} * spec_.lanes * spec_.storage_bytes;
+    const char* first = CellBytes() + offset;
+    for (uint32_t line = 0; line < prefetch_lines_; ++line)
+      __builtin_prefetch(first + 64 * line, 1);
   }
 
   // ---- Resources: SRAM = size * lanes * ceil(width / 8) bytes (cells packed to whole bytes,
-  // as declared; the emulator itself stores 8 bytes per cell); one stateful ALU per lane.
+  // as declared; the emulator itself stores storage_bytes per cell); one stateful ALU per lane.
   uint64_t SramBytes() const;
   uint32_t Alus() const { return spec_.lanes; }
 
@@ -99,13 +118,34 @@ class RegisterArray {
   uint32_t Wrap(uint32_t index) const noexcept {
     return power_of_two_ ? index & (spec_.size - 1) : index % spec_.size;
   }
+  // The one-access rule, and the storage the caller's Rmw flavour expects.
+  bool Admit(Packet& pkt, bool wrong_storage) noexcept {
+    const uint64_t bit = uint64_t{1} << id_;
+    if (wrong_storage) {
+      pkt.meta.MarkDrop(DropReason::kProgramDrop);
+      return false;
+    }
+    if (pkt.meta.register_access_mask & bit) {
+      pkt.meta.MarkDrop(DropReason::kRegisterDoubleAccess);
+      return false;
+    }
+    pkt.meta.register_access_mask |= bit;
+    return true;
+  }
+  const char* CellBytes() const noexcept {
+    return narrow_ ? reinterpret_cast<const char*>(cells32_.data())
+                   : reinterpret_cast<const char*>(cells_.data());
+  }
 
   RegisterSpec spec_;
   uint8_t id_;
   bool power_of_two_;
+  bool narrow_;  // 4-byte storage: cells32_ holds the cells, cells_ is empty (and vice versa)
+  uint32_t prefetch_lines_;  // cache lines one index's cells may span
   uint64_t value_mask_;
-  std::vector<uint64_t, HugePageAllocator<uint64_t>>
-      cells_;  // index-major: cells_[index * lanes + lane]
+  // Index-major: cells[index * lanes + lane].
+  std::vector<uint64_t, HugePageAllocator<uint64_t>> cells_;
+  std::vector<uint32_t, HugePageAllocator<uint32_t>> cells32_;
 };
 
 }  // namespace swemu

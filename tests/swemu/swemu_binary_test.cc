@@ -100,8 +100,9 @@ TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {
 
 // Every bundled switch config loads, its startup script runs and its program fits.
 TEST_F(SwemuBinaryTest, EveryBundledConfigLoads) {
-  for (const char* config : {"leaf.ini", "tor.ini", "ring.ini", "ring_l2l3.ini", "ci_vhost.ini",
-                             "pcap_rt.ini", "leaf_spine/leaf1.ini", "leaf_spine/spine.ini"}) {
+  for (const char* config :
+       {"leaf.ini", "tor.ini", "ring.ini", "ring_l2l3.ini", "ci_vhost.ini", "pcap_rt.ini",
+        "leaf_spine/leaf1.ini", "leaf_spine/spine.ini", "atp_rack.ini"}) {
     RunResult run = RunSwemu("--config " + kConfigs + config + " --show-resources");
     EXPECT_EQ(run.status, 0) << config << ": " << run.err;
     EXPECT_NE(run.out.find(": fits"), std::string::npos) << config << ": " << run.out;

@@ -35,8 +35,8 @@ TEST_F(AtpCaseTest, FirstGradientClaimsTheEmptyAggregatorAndIsConsumed) {
   EXPECT_EQ(Cell(h_, "atp_id", idx), AtpAggregatorId(kJob, 7));
   EXPECT_EQ(Cell(h_, "atp_bitmap", idx), 0x4u);
   EXPECT_EQ(Cell(h_, "atp_count", idx), 1u);
-  EXPECT_EQ(Cell(h_, "atp_value_0", idx, 2), 3u);
-  EXPECT_EQ(AsInt32(Cell(h_, "atp_value_1", idx, 3)), -8);
+  EXPECT_EQ(Cell(h_, "atp_value", idx, 2), 3u);
+  EXPECT_EQ(AsInt32(Cell(h_, "atp_value", idx, 7)), -8);
   EXPECT_EQ(Atp(h_).counters().claimed, 1u);
   EXPECT_EQ(h_.sw().counters().program.consumed, 1u);
   ExpectConservation(h_);
@@ -126,7 +126,7 @@ TEST_F(AtpCaseTest, DuplicateIsDroppedWithoutChangingTheAggregator) {
   EXPECT_EQ(h_.sw().Drops(DropReason::kAtpDuplicate), 1u);
   EXPECT_EQ(Atp(h_).counters().duplicates, 1u);
   EXPECT_EQ(Cell(h_, "atp_count", Index(1)), 1u);
-  EXPECT_EQ(Cell(h_, "atp_value_0", Index(1)), 5u);
+  EXPECT_EQ(Cell(h_, "atp_value", Index(1)), 5u);
   ExpectConservation(h_);
 }
 

@@ -123,7 +123,7 @@ TEST_F(AtpScenarioTest, ALateRetransmissionOfAPreviousRoundNeverTouchesTheNewRou
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(Decode(out[0]).f.seq, 2u);
   EXPECT_EQ(Cell(h_, "atp_id", Index(2)), AtpAggregatorId(kJob, newer));
-  EXPECT_EQ(Cell(h_, "atp_value_0", Index(2)), 7u);
+  EXPECT_EQ(Cell(h_, "atp_value", Index(2)), 7u);
   EXPECT_EQ(Atp(h_).counters().resend_forwarded, 1u);
   EXPECT_EQ(Atp(h_).counters().collisions, 1u);
 }

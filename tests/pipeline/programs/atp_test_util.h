@@ -145,7 +145,7 @@ inline bool AggregatorEmpty(SwitchHarness& h, uint32_t index, uint16_t elements)
   bool empty = Cell(h, "atp_id", index) == 0 && Cell(h, "atp_bitmap", index) == 0 &&
                Cell(h, "atp_count", index) == 0 && Cell(h, "atp_overflow", index) == 0;
   for (uint16_t e = 0; e < elements; ++e) {
-    empty = empty && Cell(h, "atp_value_" + std::to_string(e / 4), index, e % 4) == 0;
+    empty = empty && Cell(h, "atp_value", index, e) == 0;
   }
   return empty;
 }

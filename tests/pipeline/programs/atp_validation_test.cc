@@ -75,7 +75,7 @@ TEST_F(AtpValidationTest, MalformedHeadersAreDroppedWithReasonsAndNoEffect) {
   EXPECT_EQ(Cell(h_, "atp_id", idx), AtpAggregatorId(2, seq2));
   EXPECT_EQ(Cell(h_, "atp_bitmap", idx), 0x1u);
   EXPECT_EQ(Cell(h_, "atp_count", idx), 1u);
-  EXPECT_EQ(Cell(h_, "atp_value_1", idx, 3), 5u);
+  EXPECT_EQ(Cell(h_, "atp_value", idx, 7), 5u);
   EXPECT_EQ(Atp(h_).counters().collisions, 0u);
   // Job 2 still completes with the right sum.
   h_.Send(1, Gradient(2, seq2, 1, 2, 0, Fill(kN, 6)).Build());
@@ -110,9 +110,9 @@ TEST_F(AtpValidationTest, ShardKeyIsTheAggregatorIndexForAtpAndTheFlowHashOtherw
 TEST_F(AtpValidationTest, RegistersAreReadAndResetByTheControlPlane) {
   h_.Send(0, Gradient(kJob, 5, 0, 4, 0, {1, 2, 3, 4, 5, 6, 7, 8}).Build());
   const std::string idx = std::to_string(AtpAggregatorIndex(kJob, 5, kAggs));
-  Result<std::string> r = h_.Cmd("register_read atp_value_1 " + idx);
+  Result<std::string> r = h_.Cmd("register_read atp_value " + idx);
   ASSERT_TRUE(r.ok()) << r.message();
-  EXPECT_NE(r->find("5,6,7,8"), std::string::npos) << *r;
+  EXPECT_NE(r->find("=1,2,3,4,5,6,7,8"), std::string::npos) << *r;
   EXPECT_EQ(Atp(h_).AggregatorsInUse(), 1u);
   h_.MustCmd("register_reset atp_id");
   EXPECT_EQ(Atp(h_).AggregatorsInUse(), 0u);
@@ -128,10 +128,18 @@ TEST(AtpLoadTest, DefaultsFitTheBudgetWithTheSecondPipelineNoted) {
     noted = noted || note.find("second pipeline") != std::string::npos;
   }
   EXPECT_TRUE(noted) << report.Format();
-  EXPECT_NE(h.sw().resources().FindRegister("atp_value_15"), nullptr);
-  EXPECT_EQ(h.sw().resources().FindRegister("atp_value_16"), nullptr);
+  // One array of 64 lanes, 4 per stage: ingress stages 4-11 and egress stages 0-7.
+  const RegisterArray* values = h.sw().resources().FindRegister("atp_value");
+  ASSERT_NE(values, nullptr);
+  EXPECT_EQ(values->lanes(), 64u);
+  EXPECT_EQ(h.sw().resources().FindRegister("atp_value_0"), nullptr);
+  for (int s = 4; s < 12; ++s) EXPECT_EQ(report.ingress[s].stateful_alus, 4u) << s;
+  for (int s = 0; s < 8; ++s) EXPECT_EQ(report.egress[s].stateful_alus, 4u) << s;
   for (const StageUsage& s : report.ingress) EXPECT_LE(s.stateful_alus, 4u);
   EXPECT_EQ(report.egress[8].stateful_alus, 1u);  // atp_overflow after lanes 32..63
+  EXPECT_EQ(report.egress[9].stateful_alus, 0u);
+  EXPECT_NE(report.Format().find("register atp_value lanes 32-35"), std::string::npos)
+      << report.Format();
 }
 
 TEST(AtpLoadTest, RefusesElementsBeyondTheParseDepth) {
@@ -186,7 +194,7 @@ TEST(AtpBurstTest, BurstAndSinglePacketsGiveTheSameFramesRegistersAndCounters) {
       for (const std::vector<uint8_t>& f : frames) h.Send(0, f);
     }
     *out = h.Drain();
-    for (const char* reg : {"atp_id", "atp_bitmap", "atp_count", "atp_value_0", "atp_overflow"}) {
+    for (const char* reg : {"atp_id", "atp_bitmap", "atp_count", "atp_value", "atp_overflow"}) {
       for (uint32_t seq : {0u, 1u, 2u, other}) {
         *regs += *h.Cmd(std::string("register_read ") + reg + " " +
                         std::to_string(AtpAggregatorIndex(kJob, seq, kAggs)));

@@ -141,5 +141,70 @@ TEST(RegisterArrayTest, ResourcesFollowTheDeclaration) {
   EXPECT_EQ(Make({"r", 1000, 32, 64})->Alus(), 64u);
 }
 
+TEST(RegisterArrayTest, FourByteStorageHoldsInt32LanesAndReadsAsCells) {
+  auto agg = Make({"agg", 4, 32, 64, 4}, 2);
+  EXPECT_EQ(agg->storage_bytes(), 4);
+  ASSERT_TRUE(agg->Write(1, FromInt32(-5), 10).ok());
+  ASSERT_TRUE(agg->Write(1, 0xFFFFFFFF, 63).ok());
+  EXPECT_EQ(agg->Write(1, uint64_t{1} << 32, 0).message(),
+            "register agg: value 4294967296 does not fit in 32 bits");
+  Packet pkt;
+  EXPECT_TRUE(agg->Rmw32(pkt, 1, [](std::span<uint32_t> lanes) {
+    ASSERT_EQ(lanes.size(), 64u);
+    for (std::size_t i = 0; i < lanes.size(); ++i) lanes[i] += static_cast<uint32_t>(i);
+  }));
+  EXPECT_EQ(AsInt32(*agg->Read(1, 10)), 5);
+  EXPECT_EQ(*agg->Read(1, 63), 62u);  // 0xFFFFFFFF + 63 wraps in 32 bits
+  EXPECT_EQ(*agg->Read(1, 1), 1u);
+  EXPECT_EQ(*agg->Read(0, 1), 0u);  // neighbouring indices untouched
+  EXPECT_EQ(*agg->Read(2, 0), 0u);
+  ASSERT_TRUE(agg->ResetRange(1, 1).ok());
+  EXPECT_EQ(*agg->Read(1, 63), 0u);
+  EXPECT_EQ(agg->SramBytes(), 4u * 64 * 4);  // declared resources do not depend on the storage
+}
+
+TEST(RegisterArrayTest, FourByteStorageTruncatesNarrowWidthsAndKeepsTheAccessRule) {
+  auto reg = Make({"small", 4, 8, 2, 4}, 6);
+  Packet pkt;
+  EXPECT_TRUE(reg->Rmw32(pkt, 5, [](std::span<uint32_t> c) {
+    c[0] = 255 + 1;
+    c[1] = 7;
+  }));
+  EXPECT_EQ(*reg->Read(1, 0), 0u);  // index 5 wraps to 1; 256 wraps to 0 in 8 bits
+  EXPECT_EQ(*reg->Read(1, 1), 7u);
+  EXPECT_FALSE(reg->Rmw32(pkt, 1, [](std::span<uint32_t> c) { c[1] = 9; }));
+  EXPECT_EQ(pkt.meta.drop_reason, DropReason::kRegisterDoubleAccess);
+  EXPECT_EQ(*reg->Read(1, 1), 7u);
+}
+
+TEST(RegisterArrayTest, RmwFlavourMustMatchTheStorage) {
+  auto narrow = Make({"n", 4, 32, 1, 4}, 0);
+  auto wide = Make({"w", 4, 32}, 1);
+  Packet a;
+  EXPECT_FALSE(narrow->Rmw(a, 0, [](std::span<uint64_t> c) { c[0] = 1; }));
+  EXPECT_EQ(a.meta.drop_reason, DropReason::kProgramDrop);
+  Packet b;
+  EXPECT_FALSE(wide->Rmw32(b, 0, [](std::span<uint32_t> c) { c[0] = 1; }));
+  EXPECT_EQ(b.meta.drop_reason, DropReason::kProgramDrop);
+  EXPECT_EQ(*narrow->Read(0), 0u);
+  EXPECT_EQ(*wide->Read(0), 0u);
+}
+
+TEST(RegisterArrayTest, FourByteStorageNeedsWidthUpTo32) {
+  EXPECT_EQ(RegisterArray::Create({"r", 4, 33, 1, 4}, 0).message(),
+            "register r: storage must be 8 bytes per cell, or 4 for widths up to 32 bits, not 4");
+  EXPECT_EQ(RegisterArray::Create({"r", 4, 8, 1, 2}, 0).message(),
+            "register r: storage must be 8 bytes per cell, or 4 for widths up to 32 bits, not 2");
+}
+
+TEST(RegisterArrayTest, PrefetchOfManyLanesIsAHintThatCountsNoAccess) {
+  auto agg = Make({"agg", 16, 32, 112, 4}, 4);
+  Packet pkt;
+  for (uint32_t i = 0; i < 40; ++i) agg->Prefetch(i);  // wraps like an access; only a hint
+  EXPECT_EQ(pkt.meta.register_access_mask, 0u);
+  EXPECT_TRUE(agg->Rmw32(pkt, 15, [](std::span<uint32_t> c) { c[111] = 3; }));
+  EXPECT_EQ(*agg->Read(15, 111), 3u);
+}
+
 }  // namespace
 }  // namespace swemu
