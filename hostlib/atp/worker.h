@@ -37,7 +37,8 @@ struct AtpWorkerOptions {
   uint32_t chunk_packets = 64;  // the scheduler's unit
   uint32_t ooo_threshold = 3;   // out-of-order parameter packets that mean UNA was lost
   TimeNs rto_ns = 1'000'000;    // before the first RTT sample
-  TimeNs min_rto_ns = 100'000;  // floor of the estimated RTO (RFC 6298: srtt + 4 rttvar)
+  TimeNs min_rto_ns = 1'000'000;  // floor of the estimated RTO (srtt + 4 rttvar): 1 ms, the
+                                  // timeout ATP 7.2.3 gives SwitchML
   TimeNs max_rto_ns = 64'000'000;
   uint8_t tos = 0b10;  // ECT(0): switches mark CE instead of dropping
 };

@@ -21,7 +21,8 @@ Datapath::Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox,
       clock_(clock),
       out_(out),
       wire_(sw.num_ports()),
-      effects_(sw.num_ports()) {
+      effects_(sw.num_ports()),
+      backlog_(sw.num_ports()) {
   stats_last_.wire.resize(sw.num_ports());
 }
 
@@ -45,7 +46,7 @@ void Datapath::SetShard(ShardRouter* shard) {
 bool Datapath::Owns(PortId p) const noexcept { return shard_ == nullptr || shard_->IsLocal(p); }
 
 bool Datapath::Holding() const noexcept {
-  return sw_.tm().TotalQueued() != 0 || delayed_ != 0 ||
+  return sw_.tm().TotalQueued() != 0 || delayed_ != 0 || backlogged_ != 0 ||
          (shard_ != nullptr && shard_->rings().PendingFor(shard_->index()) != 0);
 }
 
@@ -229,6 +230,10 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
   PortEffects& fx = effects_[p];
   // Older frames first: what the delay line releases, then what the TM sends now.
   const uint32_t released = fx.held() != 0 ? ReleaseDelayed(p, rte_rdtsc()) : 0;
+  const uint16_t id = ports_.dpdk_port(p);
+  // A device that refused frames is full: leave the rest in the TM, where the queue builds up
+  // (ECN marks, then TM drops) as behind a slower link, instead of dropping at the device.
+  if (backlog_[p].n != 0 && !FlushBacklog(p, id)) return released;
   Packet* pkts[kBurst];
   rte_mbuf* mbufs[kBurst];
   const uint64_t t0 = rte_rdtsc();
@@ -237,7 +242,6 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
   for (uint16_t i = 0; i < k; ++i) mbufs[i] = MbufPacketPool::ToMbuf(pkts[i]);
   const uint64_t t1 = rte_rdtsc();
   runtime_.egress.Add(t1 - t0, k);
-  const uint16_t id = ports_.dpdk_port(p);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
     rte_pktmbuf_free_bulk(mbufs, k);
     Drop(DropReason::kLinkDown, k);
@@ -296,9 +300,49 @@ void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcep
   wire.tx_packets += sent;
   for (uint16_t i = 0; i < sent; ++i) wire.tx_bytes += lens[i];
   if (sent < n) {
-    rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
-    Drop(DropReason::kTxQueueFull, n - sent);
+    TxBacklog& backlog = backlog_[p];
+    const auto keep = static_cast<uint16_t>(std::min<uint32_t>(n - sent, kBacklog - backlog.n));
+    std::copy(mbufs + sent, mbufs + sent + keep, backlog.mbufs.begin() + backlog.n);
+    backlog.n = static_cast<uint16_t>(backlog.n + keep);
+    backlogged_ += keep;
+    const uint16_t lost = static_cast<uint16_t>(n - sent - keep);
+    if (lost != 0) {
+      rte_pktmbuf_free_bulk(mbufs + sent + keep, lost);
+      Drop(DropReason::kTxQueueFull, lost);
+    }
   }
+}
+
+bool Datapath::FlushBacklog(PortId p, uint16_t id) noexcept {
+  TxBacklog& backlog = backlog_[p];
+  rte_mbuf* mbufs[kBacklog];
+  const uint16_t n = backlog.n;
+  std::copy(backlog.mbufs.begin(), backlog.mbufs.begin() + n, mbufs);
+  backlog.n = 0;
+  backlogged_ -= n;
+  for (uint16_t at = 0; at < n;) {
+    const auto chunk = static_cast<uint16_t>(std::min<uint32_t>(kBurst, n - at));
+    Send(p, id, mbufs + at, chunk);
+    at = static_cast<uint16_t>(at + chunk);
+    if (backlog.n != 0) {  // refused again: the rest waits behind it, in order
+      std::copy(mbufs + at, mbufs + n, backlog.mbufs.begin() + backlog.n);
+      backlog.n = static_cast<uint16_t>(backlog.n + (n - at));
+      backlogged_ += n - at;
+      return false;
+    }
+  }
+  return true;
+}
+
+uint64_t Datapath::DiscardBacklog() {
+  uint64_t discarded = 0;
+  for (TxBacklog& backlog : backlog_) {
+    rte_pktmbuf_free_bulk(backlog.mbufs.data(), backlog.n);
+    discarded += backlog.n;
+    backlog.n = 0;
+  }
+  backlogged_ = 0;
+  return discarded;
 }
 
 uint16_t Datapath::FillRecords(PortId p, int direction, rte_mbuf* const* mbufs,

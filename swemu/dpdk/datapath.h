@@ -106,6 +106,8 @@ class Datapath {
   uint64_t DiscardRx();
   // After Run: frees frames still in delay lines; how many.
   uint64_t DiscardDelayed();
+  // Frees what the devices refused and still waits in the TX backlogs (after the drain).
+  uint64_t DiscardBacklog();
 
   // Drops by reason: the switch's and the datapath's own (tx_queue_full, ...).
   std::array<uint64_t, kDropReasonCount> AllDrops() const;
@@ -131,6 +133,8 @@ class Datapath {
   void Scatter(Packet** pkts, uint32_t n, PortId p) noexcept;
   // Sharded: ingress of packets peers received for this lcore, then peers' packets for its TM.
   uint32_t DrainPeers() noexcept;
+  // Resends port p's backlog; true when it is empty afterwards.
+  bool FlushBacklog(PortId p, uint16_t id) noexcept;
   uint32_t TransmitPort(PortId p) noexcept;
   uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
   // rte_eth_tx_burst with counters; frees and counts what the queue refused.
@@ -159,6 +163,15 @@ class Datapath {
   RuntimeCounters runtime_;
   std::vector<PortEffects> effects_;
   uint64_t delayed_ = 0;  // frames in all delay lines
+  // Per port: frames its device refused, in order; they go first next time, and while any
+  // wait the port takes nothing from the TM.
+  static constexpr uint16_t kBacklog = 2 * kBurst;
+  struct TxBacklog {
+    std::array<rte_mbuf*, kBacklog> mbufs{};
+    uint16_t n = 0;
+  };
+  std::vector<TxBacklog> backlog_;
+  uint64_t backlogged_ = 0;  // frames in all backlogs
   PcapRecorder* recorder_ = nullptr;
   PcapRing* pcap_ring_ = nullptr;
   ShardRouter* shard_ = nullptr;

@@ -223,9 +223,11 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   uint64_t discarded = rt.datapath().DiscardRx();  // every lcore stopped: one reads all ports
   if (rt.rings) discarded += rt.rings->Discard();
   uint64_t delayed = 0;
+  uint64_t backlogged = 0;
   std::vector<const Datapath*> shards;
   for (auto& replica : rt.replicas) {
     delayed += replica->datapath->DiscardDelayed();
+    backlogged += replica->datapath->DiscardBacklog();
     shards.push_back(replica->datapath.get());
   }
   int status = 0;
@@ -234,6 +236,9 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
     out << Datapath::Summary(shards);
     if (discarded != 0) out << "  discarded at shutdown from rx queues " << discarded << "\n";
     if (delayed != 0) out << "  discarded at shutdown from delay lines " << delayed << "\n";
+    if (backlogged != 0) {
+      out << "  discarded at shutdown from tx backlogs " << backlogged << "\n";
+    }
     if (rt.recorder) {
       out << "  pcap: recorded " << rt.recorder->recorded() << " frames in " << rt.recorder->dir()
           << ", pcap_dropped " << rt.recorder->dropped() << "\n";

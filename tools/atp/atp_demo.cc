@@ -49,7 +49,8 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
     SWEMU_RETURN_IF_ERROR(WriteFile(base + ".cli", layout.SwitchCli(rack)));
     SWEMU_RETURN_IF_ERROR(WriteFile(
         base + ".ini", layout.SwitchIni(rack, "rack" + std::to_string(rack) + ".cli",
-                                        options.elements, options.aggregators)));
+                                        options.elements, options.aggregators,
+                                        options.link_rate)));
     std::vector<std::string> ready = {layout.ControlSocket(rack)};
     for (uint16_t port = 0; port < layout.RackPorts(rack); ++port) {
       if (rack == 1 && port == layout.LinkPort(1)) continue;  // a virtio_user client
@@ -146,7 +147,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
       << options.workload.model.TotalParams() << " parameters), " << options.workers
       << " workers and a PS over virtio_user, " << options.racks << " rack"
       << (options.racks > 1 ? "s" : "") << " of swemu (atp, " << options.elements
-      << " elements per packet, " << options.aggregators << " aggregators)\n";
+      << " elements per packet, " << options.aggregators << " aggregators, links shaped to "
+      << options.link_rate << "bps)\n";
   AtpWorkload workload(options.workload, workers, contexts.back().get(), aggregate->spec.job_id,
                        plain->spec.job_id, aggregate->spec.scale);
   auto passes = workload.Run(driver, out);

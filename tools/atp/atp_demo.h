@@ -19,6 +19,9 @@ struct DemoOptions {
   uint32_t racks = 1;
   uint32_t elements = 64;
   uint32_t aggregators = 16384;
+  // Every switch port is shaped to this rate, so the PS's link is the bottleneck it is in a
+  // real cluster (at the PS, it carries W times the traffic) and queues build up (ECN).
+  std::string link_rate = "1G";
   std::string out_dir = "out/atp_demo";
   std::string swemu_binary;  // empty: next to this executable (../swemu/swemu)
   double timeout_s = 600;    // per pass

@@ -87,6 +87,8 @@ int Main(int argc, char** argv) {
          "int32 elements per packet")
         ("aggregators", po::value(&demo.aggregators)->default_value(demo.aggregators),
          "aggregators in each switch")
+        ("link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
+         "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")
         ("out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
          "generated switch configs, scripts, logs and sockets")
         ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "

@@ -46,8 +46,9 @@ class DemoLayout {
   std::string HostDevargs(const DemoHost& host, uint32_t index) const;
 
   // Config and startup script of one rack's swemu.
+  // link_rate: every port's shaping rate in swemu's rate syntax ("1G"; "0" = unshaped).
   std::string SwitchIni(uint32_t rack, const std::string& cli_file, uint32_t elements,
-                        uint32_t aggregators) const;
+                        uint32_t aggregators, const std::string& link_rate) const;
   std::string SwitchCli(uint32_t rack) const;
 
  private:
