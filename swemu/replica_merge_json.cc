@@ -12,10 +12,18 @@
 namespace swemu {
 namespace {
 
+struct Member;
+
 struct Json {
   enum Kind { kRaw, kString, kObject, kArray } kind = kRaw;
-  std::string text;                                 // kRaw: the literal; kString: unescaped
-  std::vector<std::pair<std::string, Json>> items;  // kObject: members; kArray: values, no key
+  std::string text;           // kRaw: the literal; kString: unescaped
+  std::vector<Member> items;  // kObject: members; kArray: values, no key
+};
+
+// Not std::pair: a pair of an incomplete Json cannot be a vector's element type.
+struct Member {
+  std::string first;
+  Json second;
 };
 
 class Reader {
@@ -91,7 +99,7 @@ class Reader {
         }
         std::optional<Json> item = Value();
         if (!item) return std::nullopt;
-        value.items.emplace_back(std::move(key), std::move(*item));
+        value.items.push_back(Member{std::move(key), std::move(*item)});
       } while (Eat(','));
       if (!Eat(close)) return std::nullopt;
     } else {
@@ -137,7 +145,8 @@ void Merge(Json& into, const Json& from, const std::string& key) {
   }
   if (into.kind != Json::kObject) return;
   for (std::size_t i = 0; i < from.items.size(); ++i) {
-    const auto& [name, value] = from.items[i];
+    const std::string& name = from.items[i].first;  // not a structured binding: the lambda
+    const Json& value = from.items[i].second;       // below captures them
     // The same member at the same place, else by name and kind ("program" is a name and an
     // object), else a member only this replica has.
     auto it = into.items.begin() + static_cast<std::ptrdiff_t>(std::min(i, into.items.size()));
@@ -147,7 +156,7 @@ void Merge(Json& into, const Json& from, const std::string& key) {
       });
     }
     if (it == into.items.end()) {
-      into.items.emplace_back(name, value);
+      into.items.push_back(Member{name, value});
     } else {
       Merge(it->second, value, name);
     }

@@ -296,3 +296,40 @@ TEST(AtpProtocolTest, RunsWithTheAtpSwitchAndLossAreDeterministic) {
 
 }  // namespace
 }  // namespace swemu::atp_test
+
+namespace swemu::atp_test {
+namespace {
+
+// Each worker's element fits int32 after scaling (|x| * 2^20 < 2^31), but the sum of four does
+// not: the switch flags the aggregate (never wraps it), the PS ignores it, and the workers'
+// retransmissions bring the originals, which the PS adds in 64 bits. The result is exact.
+TEST(AtpOverflowTest, ASwitchSumThatOverflowsInt32IsCompletedAtThePsFromTheOriginals) {
+  ClusterOptions o;
+  o.program = "atp";
+  Cluster c(o);
+  constexpr std::size_t kN = 640;  // 10 packets
+  std::vector<std::vector<float>> in(4, std::vector<float>(kN, 0.25f));
+  for (auto& g : in) {
+    for (std::size_t i = 0; i < kN; i += 7) g[i] = 1500.0f;  // 4 x 1500 x 2^20 > 2^31
+  }
+  std::vector<std::vector<float>> out(4, std::vector<float>(kN));
+  std::vector<AllReduceJob*> calls;
+  for (uint32_t w = 0; w < 4; ++w) {
+    calls.push_back(c.worker(w).AllReduce(1, in[w].data(), out[w].data(), kN));
+  }
+  Status ran = c.engine().Run(10 * kSecond);
+  ASSERT_TRUE(ran.ok()) << ran.message();
+  for (uint32_t w = 0; w < 4; ++w) {
+    ASSERT_TRUE(calls[w]->done()) << "worker " << w;
+    EXPECT_EQ(out[w], out[0]);
+  }
+  for (std::size_t i = 0; i < kN; ++i) {
+    EXPECT_EQ(out[0][i], i % 7 == 0 ? 6000.0f : 1.0f) << "element " << i;
+  }
+  EXPECT_GT(c.atp(0)->counters().overflow, 0u);
+  EXPECT_GT(c.ps().ps_stats(1)->overflow_ignored, 0u);
+  EXPECT_EQ(c.AggregatorsInUse(), 0u);
+}
+
+}  // namespace
+}  // namespace swemu::atp_test
