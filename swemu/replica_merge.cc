@@ -276,12 +276,13 @@ MergeRule MergeRuleFor(std::string_view line) {
   if (words[0] == "table_dump") return MergeRule::kTableDump;
   if (words[0] == "counter_read") return MergeRule::kCounterRead;
   if (words[0] == "register_read") return MergeRule::kRegisterRead;
+  if (words[0] == "atp_stats" && words.size() == 1) return MergeRule::kAtpStats;
   if (words[0] != "show" || words.size() < 2) return MergeRule::kNone;
   static const std::map<std::string, MergeRule, std::less<>> kShow = {
       {"stats", MergeRule::kShowStats},     {"ports", MergeRule::kShowPorts},
       {"drops", MergeRule::kShowDrops},     {"queues", MergeRule::kShowQueues},
       {"tables", MergeRule::kShowTables},   {"counters", MergeRule::kShowCounters},
-      {"runtime", MergeRule::kShowRuntime},
+      {"runtime", MergeRule::kShowRuntime}, {"atp", MergeRule::kShowAtp},
   };
   auto it = kShow.find(words[1]);
   return it == kShow.end() ? MergeRule::kNone : it->second;
@@ -314,6 +315,19 @@ std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers
       return MergeCounterRead(answers);
     case MergeRule::kRegisterRead:
       return MergeRegisterRead(answers);
+    case MergeRule::kShowAtp:
+      // "atp: IN_USE/SIZE aggregators in use, E elements", then lines of counters.
+      return MergeByLine(answers, [](std::size_t line, std::string_view) -> OpFor {
+        if (line != 0) return kSumAll;
+        return [](std::size_t k, std::size_t) { return k == 0 ? Op::kSum : Op::kKeep; };
+      });
+    case MergeRule::kAtpStats: {
+      // {"claimed": N, ..., "aggregators_in_use": N, "aggregators": SIZE, "elements": E}
+      std::vector<std::string_view> lines(answers.begin(), answers.end());
+      return MergeLine(lines, [](std::size_t k, std::size_t n) {
+        return k + 2 < n ? Op::kSum : Op::kKeep;
+      });
+    }
   }
   return answers[0];
 }

@@ -23,6 +23,8 @@ enum class MergeRule {
   kTableDump,
   kCounterRead,
   kRegisterRead,
+  kShowAtp,   // the atp program's counters: summed; aggregators in use summed (each has one owner)
+  kAtpStats,  // the same as one line of JSON; the configuration (aggregators, elements) kept
 };
 
 // The rule for a command line; kNone for commands that change state or are not merged.

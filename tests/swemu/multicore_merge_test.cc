@@ -146,3 +146,27 @@ TEST(MulticoreMergeRuleTest, AWiderSumKeepsColumnsAligned) {
 
 }  // namespace
 }  // namespace swemu
+
+namespace swemu {
+namespace {
+
+// Each aggregator is owned by one lcore (ATP's shard key is its index), so the replicas' counters
+// and aggregators in use add up; the array size and the element count are configuration.
+TEST(MulticoreMergeRuleTest, AtpCountersAndAggregatorsInUseAreSummed) {
+  EXPECT_EQ(MergeRuleFor("show atp"), MergeRule::kShowAtp);
+  EXPECT_EQ(MergeRuleFor("atp_stats"), MergeRule::kAtpStats);
+  EXPECT_EQ(MergeRuleFor("atp_stats reset"), MergeRule::kNone);
+  const std::vector<std::string> show = {
+      "atp: 3/1024 aggregators in use, 64 elements\nclaimed 10, aggregated 20\n",
+      "atp: 4/1024 aggregators in use, 64 elements\nclaimed 1, aggregated 2\n"};
+  EXPECT_EQ(MergeAnswers(MergeRule::kShowAtp, show),
+            "atp: 7/1024 aggregators in use, 64 elements\nclaimed 11, aggregated 22\n");
+  const std::vector<std::string> stats = {
+      R"({"claimed": 10, "aggregators_in_use": 3, "aggregators": 1024, "elements": 64})",
+      R"({"claimed": 5, "aggregators_in_use": 4, "aggregators": 1024, "elements": 64})"};
+  EXPECT_EQ(MergeAnswers(MergeRule::kAtpStats, stats),
+            R"({"claimed": 15, "aggregators_in_use": 7, "aggregators": 1024, "elements": 64})");
+}
+
+}  // namespace
+}  // namespace swemu
