@@ -324,9 +324,8 @@ std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers
     case MergeRule::kAtpStats: {
       // {"claimed": N, ..., "aggregators_in_use": N, "aggregators": SIZE, "elements": E}
       std::vector<std::string_view> lines(answers.begin(), answers.end());
-      return MergeLine(lines, [](std::size_t k, std::size_t n) {
-        return k + 2 < n ? Op::kSum : Op::kKeep;
-      });
+      return MergeLine(
+          lines, [](std::size_t k, std::size_t n) { return k + 2 < n ? Op::kSum : Op::kKeep; });
     }
   }
   return answers[0];

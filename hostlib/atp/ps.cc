@@ -26,8 +26,8 @@ AtpPs::AtpPs(const AtpJobConfig& job, Transport* transport, AtpPsOptions options
       done_seq_(history_mask_ + 1),
       done_frames_(std::size_t{history_mask_ + 1} * tmpl_.frame_len()) {
   for (const AtpHost& worker : job.spec.workers) {
-    unicast_.emplace_back(job.spec.ps.mac, worker.mac, job.spec.ps.ip, worker.ip,
-                          job.spec.udp_port, job.spec.elements, /*tos=*/0);
+    unicast_.emplace_back(job.spec.ps.mac, worker.mac, job.spec.ps.ip, worker.ip, job.spec.udp_port,
+                          job.spec.elements, /*tos=*/0);
   }
   resend_.resize(tmpl_.frame_len());
 }

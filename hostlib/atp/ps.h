@@ -50,7 +50,7 @@ struct AtpPsStats {
   uint64_t elements_by_switch = 0;   // E per seq (padding included)
   uint64_t elements_at_ps = 0;
   uint64_t params_sent = 0;
-  uint64_t param_resends = 0;      // to the worker whose late gradient asked (unicast)
+  uint64_t param_resends = 0;  // to the worker whose late gradient asked (unicast)
   uint64_t send_failures = 0;
 };
 

@@ -33,10 +33,10 @@ struct AtpWorkerOptions {
   uint32_t lanes = 2;
   uint32_t initial_window_packets = 50;
   uint32_t max_window_packets = 1024;
-  uint32_t mtu_bytes = 1500;    // the window's growth step
-  uint32_t chunk_packets = 64;  // the scheduler's unit
-  uint32_t ooo_threshold = 3;   // out-of-order parameter packets that mean UNA was lost
-  TimeNs rto_ns = 1'000'000;    // before the first RTT sample
+  uint32_t mtu_bytes = 1500;      // the window's growth step
+  uint32_t chunk_packets = 64;    // the scheduler's unit
+  uint32_t ooo_threshold = 3;     // out-of-order parameter packets that mean UNA was lost
+  TimeNs rto_ns = 1'000'000;      // before the first RTT sample
   TimeNs min_rto_ns = 1'000'000;  // floor of the estimated RTO (srtt + 4 rttvar): 1 ms, the
                                   // timeout ATP 7.2.3 gives SwitchML
   TimeNs max_rto_ns = 64'000'000;

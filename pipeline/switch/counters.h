@@ -31,9 +31,7 @@ struct SwitchCounters {
   std::array<uint64_t, kDropReasonCount> pipeline_drops = {};  // drops outside the TM
   ProgramCounters program;
 
-  void CountDrop(DropReason reason) noexcept {
-    ++pipeline_drops[static_cast<std::size_t>(reason)];
-  }
+  void CountDrop(DropReason reason) noexcept { ++pipeline_drops[static_cast<std::size_t>(reason)]; }
 };
 
 }  // namespace swemu

@@ -34,12 +34,13 @@ inline constexpr std::size_t kAtpHeaderOffset = 14 + 20 + 8;
 
 // ver_flags: bits 7-6 version; the rest are flags.
 inline constexpr uint8_t kAtpVersionShift = 6;
-inline constexpr uint8_t kAtpFlagParam = 1 << 5;     // parameter packet (the ACK) from the PS
-inline constexpr uint8_t kAtpFlagResend = 1 << 4;    // retransmitted (or pushed past a collision)
-inline constexpr uint8_t kAtpFlagEdge = 1 << 3;      // edge switch id: 0 first, 1 second
-inline constexpr uint8_t kAtpFlagEcn = 1 << 2;       // congestion seen (echoed by the PS)
-inline constexpr uint8_t kAtpFlagOverflow = 1 << 1;  // a switch sum overflowed int32: values invalid
-inline constexpr uint8_t kAtpFlagFloat = 1 << 0;     // elements are float32, not scaled int32
+inline constexpr uint8_t kAtpFlagParam = 1 << 5;   // parameter packet (the ACK) from the PS
+inline constexpr uint8_t kAtpFlagResend = 1 << 4;  // retransmitted (or pushed past a collision)
+inline constexpr uint8_t kAtpFlagEdge = 1 << 3;    // edge switch id: 0 first, 1 second
+inline constexpr uint8_t kAtpFlagEcn = 1 << 2;     // congestion seen (echoed by the PS)
+inline constexpr uint8_t kAtpFlagOverflow = 1
+                                            << 1;  // a switch sum overflowed int32: values invalid
+inline constexpr uint8_t kAtpFlagFloat = 1 << 0;   // elements are float32, not scaled int32
 
 struct __attribute__((packed)) AtpHeader {
   uint8_t ver_flags;
@@ -127,8 +128,8 @@ struct AtpFields {
     if (len < kAtpHeaderLen) return std::nullopt;
     const auto* h = HeaderAt<AtpHeader>(in);
     if (h->Version() != kAtpVersion) return std::nullopt;
-    return AtpFields{h->Flags(), h->worker_id, h->fan_in0, h->fan_in1,
-                     h->JobId(), h->NumElements(), h->Seq(), h->Bitmap()};
+    return AtpFields{h->Flags(), h->worker_id,     h->fan_in0, h->fan_in1,
+                     h->JobId(), h->NumElements(), h->Seq(),   h->Bitmap()};
   }
   bool Has(uint8_t flag) const noexcept { return (flags & flag) != 0; }
   friend bool operator==(const AtpFields&, const AtpFields&) = default;

@@ -2,17 +2,16 @@
 // topologies (both racks running ATP; one of them a plain l2l3 switch), with loss, with bad
 // input, and in real time through one and two swemu processes (two racks joined by a
 // vhost-user/virtio_user link).
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <fstream>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/swemu/swemu_subprocess.h"
 
@@ -99,8 +98,8 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
        {std::string("nonsense"), sim, sim + "--job " + dir + "missing.job",
         sim + "--job " + dir + "bad.job", sim + "--job " + dir + "elsewhere.job",
         sim + "--job " + kConfigs + "atp_two_rack.job --model gpt9",
-        sim + "--job " + kConfigs + "atp_two_rack.job --loss 2",
-        std::string("demo --workers 0"), std::string("demo --racks 3")}) {
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss 2", std::string("demo --workers 0"),
+        std::string("demo --racks 3")}) {
     const RunResult run = RunAtp(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
@@ -110,8 +109,8 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
 
 TEST(AtpToolTest, RealTimeOneRackOverVirtioUser) {
   const std::string dir = TestDirFor("atp-tool-rt-");
-  const RunResult run = RunAtp("demo --workers 3 --layers 2 --iterations 1 --backoff --out-dir " +
-                               dir + "demo");
+  const RunResult run =
+      RunAtp("demo --workers 3 --layers 2 --iterations 1 --backoff --out-dir " + dir + "demo");
   ASSERT_EQ(run.status, 0) << run.err << run.out;
   const std::vector<Pass> passes = Passes(run.out);
   ASSERT_EQ(passes.size(), 2u) << run.out;
@@ -122,14 +121,17 @@ TEST(AtpToolTest, RealTimeOneRackOverVirtioUser) {
 
 TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwemuProcessesJoinedByAVhostLink) {
   const std::string dir = TestDirFor("atp-tool-rt-");
-  const RunResult run = RunAtp("demo --workers 4 --racks 2 --layers 2 --iterations 1 --backoff "
-                               "--out-dir " + dir + "demo");
+  const RunResult run = RunAtp(
+      "demo --workers 4 --racks 2 --layers 2 --iterations 1 --backoff "
+      "--out-dir " +
+      dir + "demo");
   ASSERT_EQ(run.status, 0) << run.err << run.out;
   ASSERT_EQ(Passes(run.out).size(), 2u) << run.out;
   EXPECT_NE(run.out.find("rack0 aggregators: atp:"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("rack1 aggregators: atp:"), std::string::npos) << run.out;
   // rack1 aggregated its two workers' gradients before sending them up the link.
-  const std::regex completed(R"(rack1 aggregators: atp: \d+/\d+ aggregators in use, \d+ elements\s+claimed \d+, aggregated \d+, completed (\d+))");
+  const std::regex completed(
+      R"(rack1 aggregators: atp: \d+/\d+ aggregators in use, \d+ elements\s+claimed \d+, aggregated \d+, completed (\d+))");
   std::smatch m;
   ASSERT_TRUE(std::regex_search(run.out, m, completed)) << run.out;
   EXPECT_GT(std::stoul(m[1]), 0u);

@@ -49,8 +49,7 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
     SWEMU_RETURN_IF_ERROR(WriteFile(base + ".cli", layout.SwitchCli(rack)));
     SWEMU_RETURN_IF_ERROR(WriteFile(
         base + ".ini", layout.SwitchIni(rack, "rack" + std::to_string(rack) + ".cli",
-                                        options.elements, options.aggregators,
-                                        options.link_rate)));
+                                        options.elements, options.aggregators, options.link_rate)));
     std::vector<std::string> ready = {layout.ControlSocket(rack)};
     for (uint16_t port = 0; port < layout.RackPorts(rack); ++port) {
       if (rack == 1 && port == layout.LinkPort(1)) continue;  // a virtio_user client
@@ -89,7 +88,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   DemoLayout layout(options.workers, options.racks, dir, prefix);
   // sockaddr_un holds 107 characters.
   if (layout.VhostSocket(1, 99).size() > 107) {
-    return Status::Error("--out-dir " + dir + " is too long for Unix socket paths; choose a shorter one");
+    return Status::Error("--out-dir " + dir +
+                         " is too long for Unix socket paths; choose a shorter one");
   }
   auto aggregate = MakeJob(layout, layout.jobs()[0], options.elements);
   if (!aggregate.ok()) return aggregate.status();
@@ -100,9 +100,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   SWEMU_RETURN_IF_ERROR(StartSwitches(options, layout, dir, switches));
 
   // The hosts: one virtio_user port each, all on this process's one lcore.
-  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "1024",
-                                           "--file-prefix", prefix + "-hosts"},
-                                          out));
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
+      {"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", prefix + "-hosts"}, out));
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;
   host_config.mbuf_cache = 256;
@@ -143,12 +142,11 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   };
 
   out << "swemu-atp demo: " << options.workload.model.model << " ("
-      << options.workload.model.layers.size() << " layers, "
-      << options.workload.model.TotalParams() << " parameters), " << options.workers
-      << " workers and a PS over virtio_user, " << options.racks << " rack"
-      << (options.racks > 1 ? "s" : "") << " of swemu (atp, " << options.elements
-      << " elements per packet, " << options.aggregators << " aggregators, links shaped to "
-      << options.link_rate << "bps)\n";
+      << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
+      << " parameters), " << options.workers << " workers and a PS over virtio_user, "
+      << options.racks << " rack" << (options.racks > 1 ? "s" : "") << " of swemu (atp, "
+      << options.elements << " elements per packet, " << options.aggregators
+      << " aggregators, links shaped to " << options.link_rate << "bps)\n";
   AtpWorkload workload(options.workload, workers, contexts.back().get(), aggregate->spec.job_id,
                        plain->spec.job_id, aggregate->spec.scale);
   auto passes = workload.Run(driver, out);
@@ -168,7 +166,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
         out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "
             << w.fast_retransmits << " timeouts " << w.timeouts << " loss_halvings "
             << w.loss_halvings << " dup_params " << w.duplicate_params << " stale "
-            << w.stale_params << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000 << " samples " << w.rtt_samples;
+            << w.stale_params << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000
+            << " samples " << w.rtt_samples;
       } else {
         const AtpPsStats& p = *contexts[i]->ps_stats(1);
         out << " | grads " << p.gradients << " full " << p.full << " partial " << p.partials
@@ -193,7 +192,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   if (!passes.ok()) return passes.status();
   SWEMU_RETURN_IF_ERROR(closed);
   double aggregate_s = 0, plain_s = 0;
-  for (const PassResult& pass : *passes) (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
+  for (const PassResult& pass : *passes)
+    (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
   if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   out << "switch configs, scripts and logs: " << dir << "\n";
   return Status::Ok();

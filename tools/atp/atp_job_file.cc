@@ -15,8 +15,8 @@ Result<JobPlacement> ParsePlacement(const std::string& text, const std::string& 
   JobPlacement at;
   at.sw = text.substr(0, colon);
   const std::string port = text.substr(colon + 1);
-  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-      std::stoul(port) > 0xFFFF) {
+  if (port.empty() || port.size() > 5 ||
+      port.find_first_not_of("0123456789") != std::string::npos || std::stoul(port) > 0xFFFF) {
     return Status::Error("host " + host + ": bad port in '" + text + "'");
   }
   at.port = static_cast<PortId>(std::stoul(port));
@@ -52,7 +52,8 @@ Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
   }
   auto aggregate = MakeAtpJobConfig(spec);
   if (!aggregate.ok()) return Status::Error(path + ": " + aggregate.status().message());
-  if (spec.job_id == 0xFFFF) return Status::Error(path + ": job id 65535 leaves no id for the plain job");
+  if (spec.job_id == 0xFFFF)
+    return Status::Error(path + ": job id 65535 leaves no id for the plain job");
   spec.job_id = static_cast<uint16_t>(spec.job_id + 1);
   spec.group_ip += 1;
   auto plain = MakeAtpJobConfig(spec);

@@ -19,9 +19,9 @@ struct JobPlacement {
 };
 
 struct AtpJobFile {
-  AtpJobConfig aggregate;                 // the file's job
-  AtpJobConfig plain;                     // id + 1, group + 1
-  std::vector<JobPlacement> workers;      // worker i's switch port
+  AtpJobConfig aggregate;             // the file's job
+  AtpJobConfig plain;                 // id + 1, group + 1
+  std::vector<JobPlacement> workers;  // worker i's switch port
   JobPlacement ps;
 };
 

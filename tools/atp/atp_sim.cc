@@ -48,8 +48,8 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
     const TopologyHost* host = FindHost(*topo, places[i]);
     if (host == nullptr) {
       return Status::Error(options.job + ": host " + hosts[i].name + " is on " + places[i].sw +
-                           ":" + std::to_string(places[i].port) +
-                           ", which is not a host port of " + options.topology);
+                           ":" + std::to_string(places[i].port) + ", which is not a host port of " +
+                           options.topology);
     }
     const double loss = options.host_loss >= 0 ? options.host_loss : host->loss;
     auto transport = EngineTransport::Attach(engine, host->sw, host->port, host->delay_ns, loss);
@@ -96,9 +96,9 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   };
 
   out << "swemu-atp: " << options.workload.model.model << " ("
-      << options.workload.model.layers.size() << " layers, "
-      << options.workload.model.TotalParams() << " parameters), " << workers.size()
-      << " workers, topology " << options.topology << ", virtual time\n";
+      << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
+      << " parameters), " << workers.size() << " workers, topology " << options.topology
+      << ", virtual time\n";
   AtpWorkload workload(options.workload, workers, ps, job->aggregate.spec.job_id,
                        job->plain.spec.job_id, job->aggregate.spec.scale);
   auto passes = workload.Run(driver, out);
@@ -110,7 +110,8 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
     out << sw.config.name << ": " << (stats.ok() ? *stats : stats.status().message()) << '\n';
   }
   double aggregate_s = 0, plain_s = 0;
-  for (const PassResult& pass : *passes) (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
+  for (const PassResult& pass : *passes)
+    (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
   if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
   if (!options.out_dir.empty()) {

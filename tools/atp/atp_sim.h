@@ -14,8 +14,8 @@ namespace swemu {
 struct SimOptions {
   std::string topology;
   std::string job;
-  std::string out_dir;     // counters.json; empty: none
-  double host_loss = -1;   // overrides every host link's loss when >= 0
+  std::string out_dir;    // counters.json; empty: none
+  double host_loss = -1;  // overrides every host link's loss when >= 0
   WorkloadOptions workload;
   AtpWorkerOptions worker;
 };

@@ -96,7 +96,8 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
   const double bytes = 4.0 * static_cast<double>(options_.model.TotalParams());
   pass.goodput_gbps = pass.seconds > 0 ? bytes * 8 / pass.seconds * 1e-9 : 0;
   const AtpPsStats& after = *ps_->ps_stats(job);
-  const double by_switch = static_cast<double>(after.elements_by_switch - before.elements_by_switch);
+  const double by_switch =
+      static_cast<double>(after.elements_by_switch - before.elements_by_switch);
   const double at_ps = static_cast<double>(after.elements_at_ps - before.elements_at_ps);
   pass.in_switch = by_switch + at_ps > 0 ? by_switch / (by_switch + at_ps) : 0;
   pass.max_error = MaxError();
@@ -144,12 +145,11 @@ void AtpWorkload::PrintHeader(std::ostream& out) {
 
 void AtpWorkload::PrintPass(const PassResult& p, std::ostream& out) {
   char line[200];
-  std::snprintf(line, sizeof(line),
-                "%-10s  %4u  %8.1f  %12.3f  %8.1f%%  %9.2e  %9.2e  %5llu  %8llu  %3llu\n",
-                p.mode.c_str(), p.iteration, p.seconds * 1e3, p.goodput_gbps, p.in_switch * 100,
-                p.max_error, p.error_bound, static_cast<unsigned long long>(p.retransmissions),
-                static_cast<unsigned long long>(p.timeouts),
-                static_cast<unsigned long long>(p.ecn_halvings));
+  std::snprintf(
+      line, sizeof(line), "%-10s  %4u  %8.1f  %12.3f  %8.1f%%  %9.2e  %9.2e  %5llu  %8llu  %3llu\n",
+      p.mode.c_str(), p.iteration, p.seconds * 1e3, p.goodput_gbps, p.in_switch * 100, p.max_error,
+      p.error_bound, static_cast<unsigned long long>(p.retransmissions),
+      static_cast<unsigned long long>(p.timeouts), static_cast<unsigned long long>(p.ecn_halvings));
   out << line;
 }
 

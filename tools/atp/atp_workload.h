@@ -26,11 +26,11 @@ struct WorkloadOptions {
 struct PassResult {
   std::string mode;  // "in-network" or "at-PS"
   uint32_t iteration = 0;
-  double seconds = 0;          // from the first submit to the last completion
-  double goodput_gbps = 0;     // gradient bytes per worker / seconds
-  double in_switch = 0;        // fraction of elements the PS got fully aggregated by a switch
-  double max_error = 0;        // max |result - exact float sum| over workers and elements
-  double error_bound = 0;      // W * 0.5 / scale (int32 rounding), plus float rounding
+  double seconds = 0;       // from the first submit to the last completion
+  double goodput_gbps = 0;  // gradient bytes per worker / seconds
+  double in_switch = 0;     // fraction of elements the PS got fully aggregated by a switch
+  double max_error = 0;     // max |result - exact float sum| over workers and elements
+  double error_bound = 0;   // W * 0.5 / scale (int32 rounding), plus float rounding
   uint64_t retransmissions = 0;
   uint64_t timeouts = 0;
   uint64_t ecn_halvings = 0;

@@ -6,7 +6,8 @@ namespace swemu {
 
 MacAddr MulticastMac(Ipv4Addr group_ip) {
   return MacAddr{{0x01, 0x00, 0x5e, static_cast<uint8_t>((group_ip >> 16) & 0x7F),
-          static_cast<uint8_t>((group_ip >> 8) & 0xFF), static_cast<uint8_t>(group_ip & 0xFF)}};
+                  static_cast<uint8_t>((group_ip >> 8) & 0xFF),
+                  static_cast<uint8_t>(group_ip & 0xFF)}};
 }
 
 DemoLayout::DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir,
@@ -79,8 +80,7 @@ std::string DemoLayout::SwitchIni(uint32_t rack, const std::string& cli_file, ui
       ini << "devargs = net_virtio_user" << port << ",path=" << VhostSocket(0, LinkPort(0))
           << ",queues=1,queue_size=1024\n";
     } else {
-      ini << "devargs = net_vhost" << port << ",iface=" << VhostSocket(rack, port)
-          << ",queues=1\n";
+      ini << "devargs = net_vhost" << port << ",iface=" << VhostSocket(rack, port) << ",queues=1\n";
     }
   }
   return ini.str();
@@ -102,8 +102,8 @@ std::string DemoLayout::SwitchCli(uint32_t rack) const {
   cli << "\nmc_node_associate 1 0\n";
   for (const DemoJob& job : jobs_) {
     cli << "table_add dmac multicast " << FormatMac(MulticastMac(job.group_ip)) << " => 1\n"
-        << "table_add atp_job " << (job.aggregate ? "aggregate" : "forward_only") << ' '
-        << job.id << " => 1\n";
+        << "table_add atp_job " << (job.aggregate ? "aggregate" : "forward_only") << ' ' << job.id
+        << " => 1\n";
   }
   return cli.str();
 }

@@ -36,9 +36,9 @@ class DemoLayout {
   uint32_t racks() const { return racks_; }
   const std::vector<DemoHost>& hosts() const { return hosts_; }  // workers, then the PS
   const DemoHost& ps() const { return hosts_.back(); }
-  const std::vector<DemoJob>& jobs() const { return jobs_; }      // aggregate, forward_only
-  uint16_t RackPorts(uint32_t rack) const;                        // hosts + uplink/downlink
-  uint16_t LinkPort(uint32_t rack) const;                         // the rack-to-rack port
+  const std::vector<DemoJob>& jobs() const { return jobs_; }  // aggregate, forward_only
+  uint16_t RackPorts(uint32_t rack) const;                    // hosts + uplink/downlink
+  uint16_t LinkPort(uint32_t rack) const;                     // the rack-to-rack port
 
   std::string VhostSocket(uint32_t rack, uint16_t port) const;
   std::string ControlSocket(uint32_t rack) const;

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "hostlib/atp/context.h"
 #include "bench/hostlib/dpdk/bench_eal.h"
+#include "hostlib/atp/context.h"
 #include "hostlib/dpdk/dpdk_host.h"
 
 namespace swemu {
@@ -90,7 +90,12 @@ void BM_AtpWorkerAndPsGoodput(benchmark::State& state) {
   }
   if (!(*host)->Close().ok()) state.SkipWithError("mbufs leaked");
 }
-BENCHMARK(BM_AtpWorkerAndPsGoodput)->Arg(16)->Arg(32)->Arg(64)->Arg(112)->UseRealTime()
+BENCHMARK(BM_AtpWorkerAndPsGoodput)
+    ->Arg(16)
+    ->Arg(32)
+    ->Arg(64)
+    ->Arg(112)
+    ->UseRealTime()
     ->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -26,8 +26,7 @@ inline void CleanupEalAtExit() {
 inline bool EalReady() {
   static const bool ready = [] {
     Status status = DpdkHost::InitEal(
-        {"--no-huge", "-m", "512", "--no-pci", "-l", "1", "--file-prefix", EalPrefix()},
-        std::cerr);
+        {"--no-huge", "-m", "512", "--no-pci", "-l", "1", "--file-prefix", EalPrefix()}, std::cerr);
     if (!status.ok()) std::cerr << status.message() << "\n";
     std::atexit(CleanupEalAtExit);
     return status.ok();

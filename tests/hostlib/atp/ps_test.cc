@@ -134,8 +134,8 @@ TEST_F(PsTest, AGradientForACompletedSeqResendsItsParameterPacket) {
   ASSERT_EQ(unicast.size(), group.size());
   EXPECT_TRUE(std::equal(unicast.begin() + kAtpHeaderOffset, unicast.end(),
                          group.begin() + kAtpHeaderOffset));
-  EXPECT_TRUE(std::equal(unicast.begin(), unicast.begin() + 6,
-                         job_.spec.workers[1].mac.bytes.begin()));
+  EXPECT_TRUE(
+      std::equal(unicast.begin(), unicast.begin() + 6, job_.spec.workers[1].mac.bytes.begin()));
   EXPECT_EQ(LoadBe32(unicast.data() + 14 + 16), job_.spec.workers[1].ip);
   EXPECT_EQ(ps_.stats().param_resends, 1u);
   EXPECT_EQ(ps_.stats().params_sent, 2u);

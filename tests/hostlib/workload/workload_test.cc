@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "hostlib/workload/model_layers.h"
 #include "hostlib/workload/synthetic_gradients.h"
