@@ -90,7 +90,7 @@ class SwemuVhostTest : public ::testing::Test {
   // A socket file appears at bind, just before listen: a refused attach is retried.
   static Result<std::unique_ptr<DpdkHost>> OpenHost(const DpdkHostConfig& config) {
     Result<std::unique_ptr<DpdkHost>> host = DpdkHost::Open(config);
-    for (int attempt = 1; attempt < 5 && !host.ok(); ++attempt) {
+    for (int attempt = 1; attempt < 30 && !host.ok(); ++attempt) {  // up to 3 s, on a busy CI host
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       host = DpdkHost::Open(config);
     }
