@@ -116,14 +116,21 @@ std::vector<std::string_view> Lines(std::string_view text) {
   return lines;
 }
 
-// Line k of every answer merged into line k of the result (every answer has as many lines).
-std::string MergeByLine(const std::vector<std::string>& answers,
-                        const std::function<OpFor(std::size_t line, std::string_view)>& rule) {
+// Every answer's lines; empty when the answers do not all have as many lines.
+std::vector<std::vector<std::string_view>> LinesOfEach(const std::vector<std::string>& answers) {
   std::vector<std::vector<std::string_view>> lines;
   for (const std::string& answer : answers) lines.push_back(Lines(answer));
   for (const auto& each : lines) {
-    if (each.size() != lines[0].size()) return answers[0];
+    if (each.size() != lines[0].size()) return {};
   }
+  return lines;
+}
+
+// Line k of every answer merged into line k of the result (every answer has as many lines).
+std::string MergeByLine(const std::vector<std::string>& answers,
+                        const std::function<OpFor(std::size_t line, std::string_view)>& rule) {
+  const std::vector<std::vector<std::string_view>> lines = LinesOfEach(answers);
+  if (lines.empty()) return answers[0];
   std::string out;
   for (std::size_t l = 0; l < lines[0].size(); ++l) {
     std::vector<std::string_view> row;
@@ -218,11 +225,8 @@ std::string MergeShowQueues(const std::vector<std::string>& answers) {
 
 // "reg[i]=v,..." lines: cell i from replica i % N.
 std::string MergeRegisterRead(const std::vector<std::string>& answers) {
-  std::vector<std::vector<std::string_view>> lines;
-  for (const std::string& answer : answers) lines.push_back(Lines(answer));
-  for (const auto& each : lines) {
-    if (each.size() != lines[0].size()) return answers[0];
-  }
+  const std::vector<std::vector<std::string_view>> lines = LinesOfEach(answers);
+  if (lines.empty()) return answers[0];
   std::string out;
   for (std::size_t l = 0; l < lines[0].size(); ++l) {
     const std::string_view line = lines[0][l];

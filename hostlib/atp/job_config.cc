@@ -124,7 +124,7 @@ Result<AtpJobConfig> MakeAtpJobConfig(const AtpJobSpec& spec) {
   AtpJobConfig config;
   config.spec = spec;
   config.full_bitmap = w == 32 ? 0xFFFFFFFFu : (1u << w) - 1;
-  config.group_mac = MacAddr::FromU64(0x01005E000000ull | (spec.group_ip & 0x7FFFFF));
+  config.group_mac = Ipv4MulticastMac(spec.group_ip);
   for (std::size_t i = 0; i < w; ++i) {
     const bool local = spec.workers[i].rack == spec.ps.rack;
     config.workers.push_back({static_cast<uint8_t>(i),

@@ -33,10 +33,6 @@ Status Errno(const std::string& what) {
   return Status::Error("udp socket: " + what + ": " + std::strerror(errno));
 }
 
-MacAddr MulticastMac(Ipv4Addr group) {
-  return MacAddr::FromU64(0x01005E000000ull | (group & 0x7FFFFF));
-}
-
 }  // namespace
 
 Result<std::unique_ptr<UdpSocketTransport>> UdpSocketTransport::Open(
@@ -164,7 +160,7 @@ uint32_t UdpSocketTransport::Poll(FrameHandler handler, uint32_t max) noexcept {
     const Ipv4Addr src = ntohl(from.sin_addr.s_addr);
     uint8_t* f = rx_frame_.data();
     const bool multicast = (dst >> 28) == 0xE;
-    EthernetFields{multicast ? MulticastMac(dst) : config_.local_mac,
+    EthernetFields{multicast ? Ipv4MulticastMac(dst) : config_.local_mac,
                    MacAddr::FromU64(0x020000000000ull | src), kEtherTypeIpv4}
         .Encode(f);
     Ipv4Fields ip;

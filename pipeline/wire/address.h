@@ -33,6 +33,11 @@ inline constexpr MacAddr kBroadcastMac = MacAddr::FromU64(0xFFFF'FFFF'FFFFULL);
 // An IPv4 address in host byte order: 10.0.0.1 is 0x0A000001.
 using Ipv4Addr = uint32_t;
 
+// The Ethernet address of an IPv4 multicast group: 01:00:5e + its low 23 bits (RFC 1112).
+constexpr MacAddr Ipv4MulticastMac(Ipv4Addr group) noexcept {
+  return MacAddr::FromU64(0x01005E000000ULL | (group & 0x7FFFFF));
+}
+
 constexpr Ipv4Addr MakeIpv4Addr(uint8_t a, uint8_t b, uint8_t c, uint8_t d) noexcept {
   return (uint32_t{a} << 24) | (uint32_t{b} << 16) | (uint32_t{c} << 8) | d;
 }

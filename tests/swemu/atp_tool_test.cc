@@ -24,13 +24,7 @@ const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
 RunResult RunAtp(const std::string& args) {
   const std::string dir = TestDirFor("atp-tool-");
   std::filesystem::create_directories(dir);
-  const std::string command = kAtp + " " + args + " >" + dir + "out.txt 2>" + dir + "err.txt";
-  const int raw = std::system(command.c_str());
-  RunResult run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.out = ReadText(dir + "out.txt");
-  run.err = ReadText(dir + "err.txt");
-  return run;
+  return RunCommandIn(dir, kAtp + " " + args);
 }
 
 struct Pass {

@@ -8,6 +8,7 @@
 #include <iterator>
 
 #include "pipeline/engine/pcap_io.h"
+#include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
@@ -16,26 +17,19 @@ const std::string kSwemu = SWEMU_BINARY_DIR "/swemu/swemu";
 const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
 const std::string kPcaps = SWEMU_SOURCE_DIR "/configs/pcap/";
 
-struct RunResult {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using testing::ReadText;
+using testing::RunCommandIn;
+using testing::RunResult;
 
 // The current test's own directory, emptied when the test starts (see SwemuBinaryTest).
 std::string TestDir() {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  std::string dir = testing::TempDir() + "swemu_binary_test_" + info->name() + "/";
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = ::testing::TempDir() + "swemu_binary_test_" + info->name() + "/";
   std::filesystem::create_directories(dir);
   return dir;
 }
 
-class SwemuBinaryTest : public testing::Test {
+class SwemuBinaryTest : public ::testing::Test {
  protected:
   void SetUp() override { std::filesystem::remove_all(TestDir()); }
 };
@@ -43,14 +37,7 @@ class SwemuBinaryTest : public testing::Test {
 RunResult RunSwemu(const std::string& args) {
   const std::string dir = TestDir() + "run/";
   std::filesystem::create_directories(dir);
-  const std::string command =
-      kSwemu + " " + args + " >" + dir + "stdout 2>" + dir + "stderr </dev/null";
-  int raw = std::system(command.c_str());
-  RunResult run;
-  run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-  run.out = ReadText(dir + "stdout");
-  run.err = ReadText(dir + "stderr");
-  return run;
+  return RunCommandIn(dir, kSwemu + " " + args);
 }
 
 std::string LeafInputs() {

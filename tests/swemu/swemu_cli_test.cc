@@ -3,83 +3,65 @@
 #include <sys/wait.h>
 
 #include <fstream>
-#include <iterator>
 
 #include "tests/swemu/control_fixture.h"
+#include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu::testing {
 namespace {
 
 const std::string kCli = SWEMU_BINARY_DIR "/tools/swemu-cli";
 
-struct CliRun {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 class SwemuCliTest : public ControlTest {
  protected:
   // `args` are shell words; stdin is `input` (never a terminal).
-  CliRun Run(const std::string& args, const std::string& input = "") {
+  RunResult Run(const std::string& args, const std::string& input = "") {
     std::ofstream(dir_ + "/stdin") << input;
-    const std::string command =
-        kCli + " " + args + " <" + dir_ + "/stdin >" + dir_ + "/stdout 2>" + dir_ + "/stderr";
-    const int raw = std::system(command.c_str());
-    CliRun run;
-    run.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    run.out = ReadText(dir_ + "/stdout");
-    run.err = ReadText(dir_ + "/stderr");
-    return run;
+    return RunCommandIn(dir_ + "/", kCli + " " + args, dir_ + "/stdin");
   }
 };
 
 TEST_F(SwemuCliTest, OneShotSuccessPrintsTheOutputAndExits0) {
   StartServer();
-  CliRun add = Run("--socket " + path_ + " table_add dmac forward 00:00:00:00:00:0b '=>' 1");
+  RunResult add = Run("--socket " + path_ + " table_add dmac forward 00:00:00:00:00:0b '=>' 1");
   EXPECT_EQ(add.status, 0) << add.err;
   EXPECT_EQ(add.out, "Entry has been added with handle 0\n");
   EXPECT_EQ(add.err, "");
-  CliRun dump = Run("-s " + path_ + " 'table_dump dmac'");
+  RunResult dump = Run("-s " + path_ + " 'table_dump dmac'");
   EXPECT_EQ(dump.status, 0) << dump.err;
   EXPECT_NE(dump.out.find("00:00:00:00:00:0b"), std::string::npos) << dump.out;
 }
 
 TEST_F(SwemuCliTest, FailedCommandPrintsItsErrorAndExits1) {
   StartServer();
-  CliRun run = Run("--socket " + path_ + " no_such_command");
+  RunResult run = Run("--socket " + path_ + " no_such_command");
   EXPECT_EQ(run.status, 1);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err, "swemu-cli: unknown command: no_such_command\n");
 }
 
 TEST_F(SwemuCliTest, NoServerIsOneLineAndExit2) {
-  CliRun run = Run("--socket " + path_ + " show stats");
+  RunResult run = Run("--socket " + path_ + " show stats");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err, "swemu-cli: cannot connect to " + path_ + ": No such file or directory\n");
 }
 
 TEST_F(SwemuCliTest, UsageProblemsExit2) {
-  CliRun run = Run("--no-such-option");
+  RunResult run = Run("--no-such-option");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err.rfind("swemu-cli: ", 0), 0u) << run.err;
-  CliRun both = Run("--socket " + path_ + " --tcp 1234 help");
+  RunResult both = Run("--socket " + path_ + " --tcp 1234 help");
   EXPECT_EQ(both.status, 2);
   EXPECT_EQ(both.err, "swemu-cli: --socket and --tcp exclude each other\n");
 }
 
 TEST_F(SwemuCliTest, PipedScriptRunsEveryLineWithoutPrompt) {
   StartServer();
-  CliRun run = Run("--socket " + path_,
-                   "# setup\n"
-                   "table_add dmac forward 00:00:00:00:00:0b => 1\n"
-                   "\n"
-                   "table_add dmac forward 00:00:00:00:00:0c => 2\n");
+  RunResult run = Run("--socket " + path_,
+                      "# setup\n"
+                      "table_add dmac forward 00:00:00:00:00:0b => 1\n"
+                      "\n"
+                      "table_add dmac forward 00:00:00:00:00:0c => 2\n");
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_EQ(run.out, "Entry has been added with handle 0\nEntry has been added with handle 1\n");
   EXPECT_EQ(run.err, "");
@@ -87,11 +69,11 @@ TEST_F(SwemuCliTest, PipedScriptRunsEveryLineWithoutPrompt) {
 
 TEST_F(SwemuCliTest, PipedScriptWithAFailureGoesOnAndExits1) {
   StartServer();
-  CliRun run = Run("--socket " + path_,
-                   "table_add dmac fwd 00:00:00:00:00:0b => 1\n"
-                   "table_add dmac forward 00:00:00:00:00:0c => 2\n"
-                   "quit\n"
-                   "table_add dmac forward 00:00:00:00:00:0d => 3\n");
+  RunResult run = Run("--socket " + path_,
+                      "table_add dmac fwd 00:00:00:00:00:0b => 1\n"
+                      "table_add dmac forward 00:00:00:00:00:0c => 2\n"
+                      "quit\n"
+                      "table_add dmac forward 00:00:00:00:00:0d => 3\n");
   EXPECT_EQ(run.status, 1);
   EXPECT_EQ(run.out, "Entry has been added with handle 0\n");
   EXPECT_EQ(run.err.rfind("swemu-cli: line 1: table_add: ", 0), 0u) << run.err;
@@ -102,7 +84,7 @@ TEST_F(SwemuCliTest, PipedScriptWithAFailureGoesOnAndExits1) {
 
 TEST_F(SwemuCliTest, OneShotOverTcp) {
   StartServer(0600, "0");
-  CliRun run = Run("--tcp " + server_->tcp_endpoint() + " 'table_dump dmac'");
+  RunResult run = Run("--tcp " + server_->tcp_endpoint() + " 'table_dump dmac'");
   EXPECT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("dmac"), std::string::npos) << run.out;
 }

@@ -45,15 +45,22 @@ inline std::string TestEalArgs() {
   return " -- --no-huge -m 128 --no-pci -l 0 --file-prefix " + DpdkFilePrefix();
 }
 
-// Runs swemu with its own control socket in dir, so tests can run in parallel.
-inline RunResult RunSwemuIn(const std::string& dir, const std::string& args) {
-  const std::string command = kSwemuBinary + " --control-socket " + dir + "ctl.sock " + args +
-                              " >" + dir + "stdout 2>" + dir + "stderr </dev/null";
-  int raw = std::system(command.c_str());
-  std::error_code ignored;  // EAL leaves its runtime directory behind; the prefix is this test's
-  std::filesystem::remove_all("/var/run/dpdk/" + DpdkFilePrefix(), ignored);
+// Runs a shell command line with stdout and stderr captured in dir (stdin from stdin_path).
+inline RunResult RunCommandIn(const std::string& dir, const std::string& command_line,
+                              const std::string& stdin_path = "/dev/null") {
+  const std::string command =
+      command_line + " >" + dir + "stdout 2>" + dir + "stderr <" + stdin_path;
+  const int raw = std::system(command.c_str());
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, ReadText(dir + "stdout"),
           ReadText(dir + "stderr")};
+}
+
+// Runs swemu with its own control socket in dir, so tests can run in parallel.
+inline RunResult RunSwemuIn(const std::string& dir, const std::string& args) {
+  RunResult run = RunCommandIn(dir, kSwemuBinary + " --control-socket " + dir + "ctl.sock " + args);
+  std::error_code ignored;  // EAL leaves its runtime directory behind; the prefix is this test's
+  std::filesystem::remove_all("/var/run/dpdk/" + DpdkFilePrefix(), ignored);
+  return run;
 }
 
 }  // namespace swemu::testing

@@ -17,6 +17,7 @@
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
 #include "tests/swemu/pcap_frames.h"
+#include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
@@ -32,12 +33,8 @@ const MacAddr kMacB = MacAddr::FromU64(0x00000000000b);
 const MacAddr kMacUnknown = MacAddr::FromU64(0x0000000000ee);
 constexpr int kHugepages = 48;  // swemu and two peers with 4095 mbufs each use ~8 pages apiece
 
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-std::string TestName() { return ::testing::UnitTest::GetInstance()->current_test_info()->name(); }
+using testing::CurrentTestName;
+using testing::ReadText;
 
 std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) {
   return FrameBuilder()
@@ -52,8 +49,8 @@ std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) 
 class VhostTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ =
-        ::testing::TempDir() + "swemu_vhost_" + std::to_string(getpid()) + "_" + TestName() + "/";
+    dir_ = ::testing::TempDir() + "swemu_vhost_" + std::to_string(getpid()) + "_" +
+           CurrentTestName() + "/";
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

@@ -43,18 +43,23 @@ void AtpWorkload::Fill(uint32_t iteration) {
   }
 }
 
-double AtpWorkload::MaxError() const {
+// One pass over every element: the worst |result - exact sum| over all workers, and the bound
+// it must stay within: W int32 roundings, then the float32 rounding of the largest sum.
+void AtpWorkload::CheckResults(PassResult* pass) const {
   double worst = 0;
+  double largest = 0;
   const std::size_t n = in_.empty() ? 0 : in_[0].size();
   for (std::size_t i = 0; i < n; ++i) {
     double exact = 0;
     for (const auto& in : in_) exact += in[i];
+    largest = std::max(largest, std::fabs(exact));
     for (const auto& out : out_) {
       const double err = std::fabs(double{out[i]} - exact);
       if (!(err <= worst)) worst = err;  // NaN (never written) counts as the worst
     }
   }
-  return worst;
+  pass->max_error = worst;
+  pass->error_bound = static_cast<double>(workers_.size()) * 0.5 / scale_ + largest * 0x1.0p-23;
 }
 
 Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t job,
@@ -100,15 +105,7 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
       static_cast<double>(after.elements_by_switch - before.elements_by_switch);
   const double at_ps = static_cast<double>(after.elements_at_ps - before.elements_at_ps);
   pass.in_switch = by_switch + at_ps > 0 ? by_switch / (by_switch + at_ps) : 0;
-  pass.max_error = MaxError();
-  // int32 rounding of each worker's element, then the float32 rounding of the sum.
-  double largest = 0;
-  for (std::size_t i = 0; i < in_[0].size(); ++i) {
-    double exact = 0;
-    for (const auto& in : in_) exact += in[i];
-    largest = std::max(largest, std::fabs(exact));
-  }
-  pass.error_bound = static_cast<double>(workers_.size()) * 0.5 / scale_ + largest * 0x1.0p-23;
+  CheckResults(&pass);
   for (uint32_t w = 0; w < workers_.size(); ++w) {
     const AtpWorkerStats& s = *workers_[w]->worker_stats(job);
     pass.retransmissions += s.retransmissions - worker_before[w].retransmissions;

@@ -66,7 +66,7 @@ class AtpWorkload {
  private:
   Result<PassResult> RunPass(const WorkloadDriver& driver, uint16_t job, uint32_t iteration);
   void Fill(uint32_t iteration);
-  double MaxError() const;
+  void CheckResults(PassResult* pass) const;
 
   WorkloadOptions options_;
   std::vector<Context*> workers_;

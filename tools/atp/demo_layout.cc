@@ -4,12 +4,6 @@
 
 namespace swemu {
 
-MacAddr MulticastMac(Ipv4Addr group_ip) {
-  return MacAddr{{0x01, 0x00, 0x5e, static_cast<uint8_t>((group_ip >> 16) & 0x7F),
-                  static_cast<uint8_t>((group_ip >> 8) & 0xFF),
-                  static_cast<uint8_t>(group_ip & 0xFF)}};
-}
-
 DemoLayout::DemoLayout(uint32_t workers, uint32_t racks, std::string socket_dir,
                        std::string file_prefix)
     : workers_(workers),
@@ -101,7 +95,7 @@ std::string DemoLayout::SwitchCli(uint32_t rack) const {
   if (racks_ > 1 && rack == 0) cli << ' ' << LinkPort(0);
   cli << "\nmc_node_associate 1 0\n";
   for (const DemoJob& job : jobs_) {
-    cli << "table_add dmac multicast " << FormatMac(MulticastMac(job.group_ip)) << " => 1\n"
+    cli << "table_add dmac multicast " << FormatMac(Ipv4MulticastMac(job.group_ip)) << " => 1\n"
         << "table_add atp_job " << (job.aggregate ? "aggregate" : "forward_only") << ' ' << job.id
         << " => 1\n";
   }

@@ -60,7 +60,5 @@ class DemoLayout {
   std::vector<DemoJob> jobs_;
 };
 
-// 01:00:5e + the low 23 bits of an IPv4 multicast group (RFC 1112).
-MacAddr MulticastMac(Ipv4Addr group_ip);
 
 }  // namespace swemu

@@ -14,19 +14,7 @@ using namespace swemu::testing;  // NOLINT(build/namespaces)
 constexpr uint16_t kN = 8;
 constexpr uint32_t kAggs = 1024;
 
-class AtpCaseTest : public ::testing::Test {
- protected:
-  AtpCaseTest() : h_(AtpConfig(kN, kAggs)) {}
-  void SetUp() override {
-    ASSERT_TRUE(h_.ok()) << h_.error();
-    SetupRack(h_);
-  }
-  void Send(const AtpPacket& p, PortId port = 0) { h_.Send(port, p.Build()); }
-  uint32_t Index(uint32_t seq, uint16_t job = kJob) const {
-    return AtpAggregatorIndex(job, seq, kAggs);
-  }
-  SwitchHarness h_;
-};
+class AtpCaseTest : public AtpRackTest {};
 
 TEST_F(AtpCaseTest, FirstGradientClaimsTheEmptyAggregatorAndIsConsumed) {
   Send(Gradient(kJob, 7, 2, 4, 0, {1, 2, 3, 4, 5, 6, 7, -8}), 2);

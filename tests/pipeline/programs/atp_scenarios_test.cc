@@ -13,21 +13,9 @@ namespace {
 
 using namespace swemu::testing;  // NOLINT(build/namespaces)
 
-class AtpScenarioTest : public ::testing::Test {
+class AtpScenarioTest : public AtpRackTest {
  protected:
-  explicit AtpScenarioTest(uint16_t elements = 8, uint32_t aggregators = 1024)
-      : n_(elements), aggs_(aggregators), h_(AtpConfig(elements, aggregators)) {}
-  void SetUp() override {
-    ASSERT_TRUE(h_.ok()) << h_.error();
-    SetupRack(h_);
-  }
-  void Send(const AtpPacket& p, PortId port = 0) { h_.Send(port, p.Build()); }
-  uint32_t Index(uint32_t seq, uint16_t job = kJob) const {
-    return AtpAggregatorIndex(job, seq, aggs_);
-  }
-  uint16_t n_;
-  uint32_t aggs_;
-  SwitchHarness h_;
+  using AtpRackTest::AtpRackTest;
 };
 
 class AtpDefaultsTest : public AtpScenarioTest {

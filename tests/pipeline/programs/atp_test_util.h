@@ -163,4 +163,22 @@ inline void ExpectConservation(SwitchHarness& h) {
             tx + sw.counters().program.consumed + sw.TotalDrops() + sw.tm().TotalQueued());
 }
 
+// One rack running atp (workers 0-3 on ports 0-3, the PS on port kPsPort), set up by SetupRack.
+class AtpRackTest : public ::testing::Test {
+ protected:
+  explicit AtpRackTest(uint16_t elements = 8, uint32_t aggregators = 1024)
+      : n_(elements), aggs_(aggregators), h_(AtpConfig(elements, aggregators)) {}
+  void SetUp() override {
+    ASSERT_TRUE(h_.ok()) << h_.error();
+    SetupRack(h_);
+  }
+  void Send(const AtpPacket& p, PortId port = 0) { h_.Send(port, p.Build()); }
+  uint32_t Index(uint32_t seq, uint16_t job = kJob) const {
+    return AtpAggregatorIndex(job, seq, aggs_);
+  }
+  uint16_t n_;
+  uint32_t aggs_;
+  SwitchHarness h_;
+};
+
 }  // namespace swemu::testing

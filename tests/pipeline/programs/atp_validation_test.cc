@@ -12,15 +12,7 @@ using namespace swemu::testing;  // NOLINT(build/namespaces)
 constexpr uint16_t kN = 8;
 constexpr uint32_t kAggs = 1024;
 
-class AtpValidationTest : public ::testing::Test {
- protected:
-  AtpValidationTest() : h_(AtpConfig(kN, kAggs)) {}
-  void SetUp() override {
-    ASSERT_TRUE(h_.ok()) << h_.error();
-    SetupRack(h_);
-  }
-  SwitchHarness h_;
-};
+class AtpValidationTest : public AtpRackTest {};
 
 TEST_F(AtpValidationTest, UnknownJobIsDropped) {
   h_.Send(0, Gradient(77, 0, 0, 4, 0, Fill(kN, 1)).Build());

@@ -16,6 +16,11 @@ TEST(AddressTest, MacParseFormatRoundTrip) {
   EXPECT_TRUE(ParseMac("01:00:5e:00:00:01")->IsMulticast());
 }
 
+TEST(AddressTest, Ipv4MulticastMacKeepsTheGroupsLow23Bits) {
+  EXPECT_EQ(Ipv4MulticastMac(*ParseIpv4("239.1.0.1")), *ParseMac("01:00:5e:01:00:01"));
+  EXPECT_EQ(Ipv4MulticastMac(*ParseIpv4("224.129.2.3")), *ParseMac("01:00:5e:01:02:03"));
+}
+
 TEST(AddressTest, MacRejectsBadText) {
   for (const char* bad :
        {"", "00:11:22:33:44", "00:11:22:33:44:55:66", "00-11-22-33-44-55",
