@@ -251,6 +251,8 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     call.finish_ns_ = now;
     ++stats_.calls_completed;
     calls_.pop_front();
+    // Lane deadlines belong to the call: none is due until the next call starts.
+    for (Lane& l : lanes_) l.deadline = kNever;
   }
 }
 
@@ -284,8 +286,6 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
 }
 
 TimeNs AtpWorker::NextTimer() const noexcept {
-  // Lane deadlines belong to the current call; none is due between calls.
-  if (calls_.empty() || !calls_.front()->started_) return kNever;
   TimeNs next = kNever;
   for (const Lane& lane : lanes_) next = std::min(next, lane.deadline);
   return next;
