@@ -228,7 +228,10 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
     lane.ooo = 0;
     lane.fast_sent = false;
-    lane.timeouts_in_row = 0;
+    // Only the ACK of an original transmission ends a timeout streak: one that acknowledges a
+    // retransmission moves UNA through a lost tail one packet at a time, and the next timeout
+    // must resend the rest of it at once, not the next packet alone.
+    if (!resent_[k]) lane.timeouts_in_row = 0;
     lane.rto = BaseRto(lane);
     lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
   } else if (++lane.ooo >= options_.ooo_threshold && !lane.fast_sent) {

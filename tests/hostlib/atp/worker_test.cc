@@ -323,3 +323,29 @@ TEST_F(WorkerTest, RepeatedTimeoutsResendEveryPacketInFlight) {
 
 }  // namespace
 }  // namespace swemu
+
+namespace swemu {
+namespace {
+
+// A lost tail of four: the first timeout resends UNA alone (nothing later was acknowledged);
+// its ACK moves UNA but is the ACK of a retransmission, so the next timeout is the second of
+// the streak and resends the three still missing at once, not one per timeout.
+TEST_F(WorkerTest, ALostTailIsRecoveredInTwoTimeoutsNotOnePerPacket) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;
+  Make(6, options);
+  worker_->Pump(0);  // seqs 0..5 in flight; 2..5 are lost
+  Param(100, 0);
+  Param(200, 1);
+  tx_.frames.clear();
+  worker_->OnTimer(worker_->NextTimer());
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{2});
+  Param(worker_->NextTimer() - 1'000, 2);  // the resent seq 2 gets through
+  tx_.frames.clear();
+  worker_->OnTimer(worker_->NextTimer());
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{3, 4, 5}));
+  EXPECT_EQ(worker_->stats().timeouts, 2u);
+}
+
+}  // namespace
+}  // namespace swemu
