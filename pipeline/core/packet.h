@@ -2,6 +2,7 @@
 // A packet as the emulated ASIC sees it: a view onto a frame buffer owned by a PacketPool
 // (a heap pool offline, an mbuf in real time), the parsed-header offsets (the PHV's validity
 // bits and locations) and the intrinsic/standard metadata of a PISA switch.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -35,7 +36,7 @@ struct ParsedHeaders {
   uint16_t parsed_bytes = 0;         // bytes the parser extracted (bounded by the parse depth)
   uint8_t vlan_count = 0;
   uint8_t ip_proto = 0;
-  uint8_t dirty = 0;                 // kDirty* bits: checksums the deparser must recompute
+  uint8_t dirty = 0;  // kDirty* bits: checksums the deparser must recompute
 
   bool has_eth() const { return eth != kHeaderAbsent; }
   bool has_ipv4() const { return ipv4 != kHeaderAbsent; }
@@ -46,29 +47,31 @@ struct ParsedHeaders {
 
 // Standard metadata, with BMv2's names where one exists.
 struct Metadata {
-  TimeNs ingress_ts = 0;          // ingress_global_timestamp
-  TimeNs enq_ts = 0;              // enq_timestamp
-  TimeNs deq_timedelta = 0;       // time spent queued
-  uint32_t enq_qdepth = 0;        // packets in the queue when this one was enqueued
+  TimeNs ingress_ts = 0;       // ingress_global_timestamp
+  TimeNs enq_ts = 0;           // enq_timestamp
+  uint32_t deq_timedelta = 0;  // ns spent queued (bit<32> as in BMv2), saturating at ~4.3 s
+  uint32_t enq_qdepth = 0;     // packets in the queue when this one was enqueued
   uint32_t enq_qdepth_bytes = 0;
-  uint32_t deq_qdepth = 0;        // packets in the queue when this one was dequeued
+  uint32_t deq_qdepth = 0;  // packets in the queue when this one was dequeued
   uint32_t deq_qdepth_bytes = 0;
-  uint32_t flow_hash = 0;         // 5-tuple hash filled by the parser (ECMP, default shard key)
-  uint32_t shard_key = 0;         // decides the owning lcore in real time
+  uint32_t flow_hash = 0;  // 5-tuple hash filled by the parser (ECMP, default shard key)
+  uint32_t shard_key = 0;  // decides the owning lcore in real time
   PortId ingress_port = kPortUnset;
   PortId egress_spec = kPortUnset;  // set by ingress; kPortUnset and no mcast_grp means drop
   PortId egress_port = kPortUnset;  // set by the TM on dequeue
-  uint16_t mcast_grp = 0;         // 0 = unicast
-  uint16_t egress_rid = 0;        // replication id of a multicast copy
-  uint8_t queue_id = 0;           // 0..7, 7 is the highest strict priority
+  uint16_t mcast_grp = 0;           // 0 = unicast
+  uint16_t egress_rid = 0;          // replication id of a multicast copy
+  uint8_t queue_id = 0;             // 0..7, 7 is the highest strict priority
   uint8_t recirculate_count = 0;
-  bool recirculate = false;       // set by egress: send back to ingress once more
-  bool consumed = false;          // set by a program that absorbed the packet (e.g. aggregated)
-  bool congested = false;         // TM: queue depth at enqueue was at or above the ECN threshold
-  bool ecn_marked = false;        // egress marked CE on this packet
+  bool recirculate = false;  // set by egress: send back to ingress once more
+  bool consumed = false;     // set by a program that absorbed the packet (e.g. aggregated)
+  bool congested = false;    // TM: queue depth at enqueue was at or above the ECN threshold
+  bool ecn_marked = false;   // egress marked CE on this packet
   DropReason drop_reason = DropReason::kNone;
   uint64_t register_access_mask = 0;  // register arrays touched in this pass (one RMW each)
-  uint32_t user[kUserMetadataWords] = {};  // program scratch (bridged metadata)
+  // Program scratch (bridged metadata); last, so a program that declares fewer words
+  // (Program::UserMetadataWords) has only those cleared per packet.
+  uint32_t user[kUserMetadataWords] = {};
 
   void MarkDrop(DropReason reason) noexcept {
     if (drop_reason == DropReason::kNone) drop_reason = reason;
@@ -77,11 +80,11 @@ struct Metadata {
 };
 
 struct Packet {
-  uint8_t* data = nullptr;   // first byte of the frame (Ethernet header)
-  uint32_t len = 0;          // frame length in bytes (no FCS)
-  uint32_t headroom = 0;     // bytes available before data
-  uint32_t tailroom = 0;     // bytes available after data + len
-  void* handle = nullptr;    // the owning buffer (pool slot or mbuf)
+  uint8_t* data = nullptr;  // first byte of the frame (Ethernet header)
+  uint32_t len = 0;         // frame length in bytes (no FCS)
+  uint32_t headroom = 0;    // bytes available before data
+  uint32_t tailroom = 0;    // bytes available after data + len
+  void* handle = nullptr;   // the owning buffer (pool slot or mbuf)
   ParsedHeaders hdr;
   Metadata meta;
 
@@ -112,11 +115,26 @@ struct Packet {
     tailroom += bytes;
     return true;
   }
-  // Reset parse state and metadata for a new pass through the pipeline (not the frame).
-  void ResetState() noexcept {
-    hdr = ParsedHeaders();
-    meta = Metadata();
-  }
+  // Reset parse state and metadata for a new pass through the pipeline (not the frame); of the
+  // user words only the first `user_words` (those the program uses) are cleared.
+  void ResetState(uint32_t user_words = kUserMetadataWords) noexcept;
 };
+
+// The per-packet state is the fast path's largest write: everything but the user words fits in
+// the first two cache lines of a Packet (an mbuf's private area starts on a line), so a program
+// without user words writes two lines per packet, not three.
+inline constexpr std::size_t kPacketStateBegin = offsetof(Packet, hdr);
+inline constexpr std::size_t kPacketUserBegin = offsetof(Packet, meta) + offsetof(Metadata, user);
+static_assert(kPacketUserBegin <= 128, "Packet state before the user words must fit two lines");
+
+inline void Packet::ResetState(uint32_t user_words) noexcept {
+  static constexpr Packet kFresh{};
+  auto* self = reinterpret_cast<uint8_t*>(this);
+  std::memcpy(self + kPacketStateBegin,
+              reinterpret_cast<const uint8_t*>(&kFresh) + kPacketStateBegin,
+              kPacketUserBegin - kPacketStateBegin);
+  if (user_words > kUserMetadataWords) user_words = kUserMetadataWords;
+  std::memset(meta.user, 0, user_words * sizeof(uint32_t));
+}
 
 }  // namespace swemu

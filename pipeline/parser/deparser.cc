@@ -45,11 +45,11 @@ void ShiftOffsets(ParsedHeaders& h, int delta) noexcept {
 
 }  // namespace
 
-void Deparser::Deparse(Packet& pkt) const noexcept {
+void Deparser::DeparseDirty(Packet& pkt) const noexcept {
   ParsedHeaders& h = pkt.hdr;
   const uint8_t dirty = h.dirty;
   h.dirty = 0;
-  if (dirty == 0 || !h.has_ipv4()) return;
+  if (!h.has_ipv4()) return;
   uint8_t* ip = pkt.data + h.ipv4;
   auto* iph = HeaderAt<Ipv4Header>(ip);
   const uint32_t header_len = iph->HeaderLen();

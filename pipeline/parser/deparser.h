@@ -20,9 +20,13 @@ class Deparser {
   // Fast path. kDirtyIpv4: recompute the IPv4 header checksum. kDirtyL4: recompute the UDP or
   // TCP checksum (a UDP checksum of 0 stays 0; fragments are left alone, their L4 checksum
   // covers bytes not in this packet). Clears the dirty bits.
-  void Deparse(Packet& pkt) const noexcept;
+  void Deparse(Packet& pkt) const noexcept {
+    if (pkt.hdr.dirty != 0) DeparseDirty(pkt);
+  }
 
  private:
+  void DeparseDirty(Packet& pkt) const noexcept;
+
   DeparserConfig config_;
 };
 

@@ -49,10 +49,18 @@ class Program {
   }
   // Runs after the TM with meta.egress_port and queue metadata filled in.
   virtual void Egress(Packet& /*pkt*/) noexcept {}
+  // Egress of a burst of packets of one port, in order (n <= kMaxBurst); the default runs
+  // Egress per packet.
+  virtual void EgressBurst(Packet** pkts, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) Egress(*pkts[i]);
+  }
   // The key whose register cells this packet touches; decides the owning lcore in real time.
   virtual uint32_t ShardKey(const Packet& pkt) const noexcept { return pkt.meta.flow_hash; }
   // A program that never reads headers (a port patch) may skip the parser.
   virtual bool NeedsParser() const noexcept { return true; }
+  // How many of Metadata::user's words the program uses (cleared for each packet); a P4 program
+  // declares its metadata struct, and the switch clears no more than that.
+  virtual uint32_t UserMetadataWords() const noexcept { return kUserMetadataWords; }
 };
 
 using ProgramFactory = std::function<std::unique_ptr<Program>()>;

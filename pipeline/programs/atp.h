@@ -44,6 +44,9 @@ class AtpProgram final : public Program {
   void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
   uint32_t ShardKey(const Packet& pkt) const noexcept override;
+  // The aggregator index, its bitmap and the op word (atp_ingress.cc's kWord*).
+  static constexpr uint32_t kUserWords = 3;
+  uint32_t UserMetadataWords() const noexcept override { return kUserWords; }
 
   const AtpCounters& counters() const noexcept { return counters_; }
   void ResetCounters() noexcept { counters_ = AtpCounters(); }

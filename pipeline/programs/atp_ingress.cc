@@ -18,6 +18,8 @@ namespace {
 constexpr int kWordIndex = 0;   // aggregator index
 constexpr int kWordBitmap = 1;  // the aggregator's bitmap after this packet (written out)
 constexpr int kWordOp = 2;
+static_assert(kWordIndex < AtpProgram::kUserWords && kWordBitmap < AtpProgram::kUserWords &&
+              kWordOp < AtpProgram::kUserWords);
 
 enum Op : uint32_t {
   kOpNone,         // no (further) aggregator access

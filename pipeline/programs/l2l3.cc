@@ -264,6 +264,13 @@ void L2l3Program::Egress(Packet& pkt) noexcept {
   if (ecn_ && pkt.meta.congested) MarkEcnCe(pkt);
 }
 
+void L2l3Program::EgressBurst(Packet** pkts, uint32_t n) noexcept {
+  if (!ecn_) return;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (pkts[i]->meta.congested) MarkEcnCe(*pkts[i]);
+  }
+}
+
 SWEMU_REGISTER_PROGRAM("l2l3", L2l3Program);
 
 }  // namespace swemu

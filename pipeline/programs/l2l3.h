@@ -21,6 +21,8 @@ class L2l3Program final : public Program {
   void Ingress(Packet& pkt) noexcept override;
   void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
+  void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
+  uint32_t UserMetadataWords() const noexcept override { return 0; }
 
  private:
   void Bridge(Packet** pkts, uint32_t n) noexcept;

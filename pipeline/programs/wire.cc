@@ -17,7 +17,12 @@ class WireProgram final : public Program {
     PortId peer = pkt.meta.ingress_port ^ 1;
     pkt.meta.egress_spec = peer < num_ports_ ? peer : pkt.meta.ingress_port;
   }
+  void IngressBurst(Packet** pkts, uint32_t n) noexcept override {
+    for (uint32_t i = 0; i < n; ++i) Ingress(*pkts[i]);
+  }
+  void EgressBurst(Packet** /*pkts*/, uint32_t /*n*/) noexcept override {}
   bool NeedsParser() const noexcept override { return false; }
+  uint32_t UserMetadataWords() const noexcept override { return 0; }
 
  private:
   uint16_t num_ports_ = 0;

@@ -58,6 +58,7 @@ Status Switch::Load() {
   SWEMU_RETURN_IF_ERROR(config_.program_options.CheckAllUsed(config_.program));
   SWEMU_RETURN_IF_ERROR(fits);
   parse_ = program_->NeedsParser();
+  user_words_ = std::min(program_->UserMetadataWords(), static_cast<uint32_t>(kUserMetadataWords));
   return AddSwitchCommands(*this, commands_);
 }
 
@@ -78,7 +79,7 @@ void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexce
   PortCounters& port = counters_.ports[ingress_port];
   for (uint32_t i = 0; i < n; ++i) {
     Packet* pkt = pkts[i];
-    pkt->ResetState();
+    pkt->ResetState(user_words_);
     pkt->meta.ingress_port = ingress_port;
     pkt->meta.ingress_ts = now;
     ++port.rx_packets;
@@ -124,10 +125,15 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
     }
   }
   program_->IngressBurst(parsed, m);
-  for (uint32_t i = 0; i < m; ++i) Dispatch(parsed[i]);
+  uint32_t queued = 0;
+  for (uint32_t i = 0; i < m; ++i) {
+    if (Dispatch(parsed[i])) parsed[queued++] = parsed[i];
+  }
+  // One TM call per burst, at the burst's arrival time (one clock read per burst).
+  if (queued != 0) tm_->EnqueueBurst(parsed, queued, parsed[0]->meta.ingress_ts);
 }
 
-void Switch::Dispatch(Packet* pkt) noexcept {
+bool Switch::Dispatch(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
   if (meta.dropped()) {
     Drop(pkt);
@@ -139,9 +145,9 @@ void Switch::Dispatch(Packet* pkt) noexcept {
     Drop(pkt);
   } else {
     ++counters_.program.to_tm;
-    if (router_ != nullptr && RouteAway(pkt)) return;
-    tm_->Enqueue(pkt, meta.ingress_ts);  // the burst's arrival time: one clock read per burst
+    return router_ == nullptr || !RouteAway(pkt);
   }
+  return false;
 }
 
 bool Switch::RouteAway(Packet* pkt) noexcept {
@@ -199,7 +205,7 @@ void Switch::RecirculateAway(Packet* pkt) noexcept {
 }
 
 uint32_t Switch::ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept {
-  pkt.ResetState();
+  pkt.ResetState(user_words_);
   pkt.meta.ingress_port = ingress_port;
   if (parse_ && !parser_.Parse(pkt)) return pkt.meta.flow_hash;
   return program_->ShardKey(pkt);
@@ -209,10 +215,20 @@ uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept
   if (port >= config_.num_ports) return 0;
   const TimeNs now = clock_.NowNs();
   uint32_t n = 0;
+  // Packets the egress drops, consumes or recirculates leave gaps: dequeue again to fill them.
   while (n < max) {
-    Packet* pkt = tm_->Dequeue(port, now);
-    if (pkt == nullptr) break;
-    if (Egress(pkt, port, now)) out[n++] = pkt;
+    const uint32_t k = tm_->DequeueBurst(port, now, out + n, max - n);
+    if (k == 0) break;
+    Packet** burst = out + n;
+    counters_.program.egress_packets += k;
+    // Egress is a new pass over its own stages.
+    for (uint32_t i = 0; i < k; ++i) burst[i]->meta.register_access_mask = 0;
+    program_->EgressBurst(burst, k);
+    const uint32_t first = n;  // n <= first + i: compacting never overwrites an unread packet
+    for (uint32_t i = 0; i < k; ++i) {
+      Packet* pkt = out[first + i];
+      if (AfterEgress(pkt, port, now)) out[n++] = pkt;
+    }
   }
   PortCounters& counters = counters_.ports[port];
   counters.tx_packets += n;
@@ -220,43 +236,45 @@ uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept
   return n;
 }
 
-bool Switch::Egress(Packet* pkt, PortId port, TimeNs now) noexcept {
+bool Switch::AfterEgress(Packet* pkt, PortId port, TimeNs now) noexcept {
   Metadata& meta = pkt->meta;
-  ++counters_.program.egress_packets;
-  meta.register_access_mask = 0;  // egress is a new pass over its own stages
-  program_->Egress(*pkt);
   if (meta.dropped()) {
     Drop(pkt);
     return false;
   }
   if (meta.ecn_marked) tm_->CountMarked(port, meta.queue_id);
-  if (meta.consumed) {
+  if (meta.consumed) [[unlikely]] {
     ++counters_.program.consumed;
     pool_.Free(pkt);
     return false;
   }
-  if (meta.recirculate) {
-    uint8_t count = meta.recirculate_count;
-    if (count >= config_.pipeline.max_recirculations) {
-      meta.MarkDrop(DropReason::kRecirculationLimit);
-      Drop(pkt);
-      return false;
-    }
-    PortId ingress_port = meta.ingress_port;
-    pkt->ResetState();
-    pkt->meta.ingress_port = ingress_port;
-    pkt->meta.ingress_ts = now;
-    pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
-    ++counters_.program.recirculated;
-    if (router_ != nullptr) {
-      RecirculateAway(pkt);
-    } else {
-      Ingress(&pkt, 1);
-    }
+  if (meta.recirculate) [[unlikely]] {
+    Recirculate(pkt, now);
     return false;
   }
   deparser_.Deparse(*pkt);
   return true;
+}
+
+void Switch::Recirculate(Packet* pkt, TimeNs now) noexcept {
+  Metadata& meta = pkt->meta;
+  const uint8_t count = meta.recirculate_count;
+  if (count >= config_.pipeline.max_recirculations) {
+    meta.MarkDrop(DropReason::kRecirculationLimit);
+    Drop(pkt);
+    return;
+  }
+  const PortId ingress_port = meta.ingress_port;
+  pkt->ResetState(user_words_);
+  pkt->meta.ingress_port = ingress_port;
+  pkt->meta.ingress_ts = now;
+  pkt->meta.recirculate_count = static_cast<uint8_t>(count + 1);
+  ++counters_.program.recirculated;
+  if (router_ != nullptr) {
+    RecirculateAway(pkt);
+  } else {
+    Ingress(&pkt, 1);
+  }
 }
 
 TimeNs Switch::NextTransmitTime(PortId port) const noexcept {

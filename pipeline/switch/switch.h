@@ -114,10 +114,14 @@ class Switch {
   // Parses (unless `parsed`), runs the program's ingress and hands each packet to the TM
   // (n <= kMaxBurst).
   void Ingress(Packet** pkts, uint32_t n, bool parsed = false) noexcept;
-  void Dispatch(Packet* pkt) noexcept;
-  // The egress pipeline and deparser; false when the packet was dropped, consumed or
+  // True when the packet goes to this replica's TM; otherwise it was dropped, consumed or routed
+  // to a peer.
+  bool Dispatch(Packet* pkt) noexcept;
+  // After the egress stages: the deparser; false when the packet was dropped, consumed or
   // recirculated instead of being sent.
-  bool Egress(Packet* pkt, PortId port, TimeNs now) noexcept;
+  bool AfterEgress(Packet* pkt, PortId port, TimeNs now) noexcept;
+  // Back to ingress (on the shard's replica) unless the packet used up its recirculations.
+  void Recirculate(Packet* pkt, TimeNs now) noexcept;
   void Drop(Packet* pkt) noexcept;
   // With a router: true when the packet went to a peer or was dropped (not queued here).
   bool RouteAway(Packet* pkt) noexcept;
@@ -138,6 +142,7 @@ class Switch {
   CommandTable commands_;
   SwitchCounters counters_;
   bool parse_ = true;
+  uint32_t user_words_ = kUserMetadataWords;  // Program::UserMetadataWords
   EgressRouter* router_ = nullptr;
 };
 

@@ -30,6 +30,15 @@ class PacketRing {
     return pkt;
   }
 
+  // Pops min(n, size()) packets into out, oldest first; how many.
+  uint32_t PopBurst(Packet** out, uint32_t n) noexcept {
+    if (n > count_) n = count_;
+    for (uint32_t i = 0; i < n; ++i) out[i] = slots_[(head_ + i) & mask_];
+    head_ = (head_ + n) & mask_;
+    count_ -= n;
+    return n;
+  }
+
   // Control path: makes room for at least `min_capacity` packets, keeping the queued ones in
   // order. False (ring unchanged) when the memory cannot be allocated.
   bool Reserve(uint32_t min_capacity) noexcept {

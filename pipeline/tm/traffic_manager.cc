@@ -21,7 +21,20 @@ uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
   return Admit(pkt, now) ? 1 : 0;
 }
 
-bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
+uint32_t TrafficManager::EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept {
+  uint32_t admitted = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet* pkt = pkts[i];
+    if (pkt->meta.mcast_grp != 0) [[unlikely]] {
+      admitted += EnqueueMulticast(pkt, now);
+    } else {
+      admitted += Admit(pkt, now) ? 1 : 0;
+    }
+  }
+  return admitted;
+}
+
+inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
   PortId port_id = pkt->meta.egress_spec;
   if (port_id >= num_ports_) [[unlikely]] {
     Drop(pkt, DropReason::kBadEgressPort, nullptr);
@@ -200,10 +213,59 @@ Packet* TrafficManager::Dequeue(PortId port_id, TimeNs now) noexcept {
   meta.egress_port = port_id;
   meta.deq_qdepth = queue.ring.size();
   meta.deq_qdepth_bytes = Saturate32(queue.bytes);
-  meta.deq_timedelta = now > meta.enq_ts ? now - meta.enq_ts : 0;
+  meta.deq_timedelta = Saturate32(now > meta.enq_ts ? now - meta.enq_ts : 0);
   ++queue.counters.dequeued;
   queue.counters.deq_bytes += len;
   return pkt;
+}
+
+uint32_t TrafficManager::DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out,
+                                    uint32_t max) noexcept {
+  const int qid = 31 - std::countl_zero(port.nonempty);
+  Queue& queue = port.queues[qid];
+  const uint32_t n = queue.ring.PopBurst(out, max);
+  // Each packet sees the depth the queue had right after it left, as one Dequeue call each.
+  uint32_t depth = queue.ring.size() + n;
+  uint64_t bytes = queue.bytes;
+  for (uint32_t i = 0; i < n; ++i) {
+    Metadata& meta = out[i]->meta;
+    bytes -= out[i]->len;
+    meta.egress_port = port_id;
+    meta.deq_qdepth = --depth;
+    meta.deq_qdepth_bytes = Saturate32(bytes);
+    meta.deq_timedelta = Saturate32(now > meta.enq_ts ? now - meta.enq_ts : 0);
+  }
+  const uint64_t sent_bytes = queue.bytes - bytes;
+  queue.bytes = bytes;
+  port.bytes -= sent_bytes;
+  shared_used_bytes_ -= sent_bytes;
+  total_queued_ -= n;
+  if (queue.ring.empty()) {
+    port.nonempty &= ~(1u << qid);
+    queue.deficit = 0;
+  }
+  queue.counters.dequeued += n;
+  queue.counters.deq_bytes += sent_bytes;
+  return n;
+}
+
+uint32_t TrafficManager::DequeueBurst(PortId port_id, TimeNs now, Packet** out,
+                                      uint32_t max) noexcept {
+  if (port_id >= num_ports_) [[unlikely]] {
+    return 0;
+  }
+  Port& port = ports_[port_id];
+  uint32_t n = 0;
+  if (port.plain) [[likely]] {
+    while (n < max && port.nonempty != 0) n += DequeueRun(port, port_id, now, out + n, max - n);
+    return n;
+  }
+  while (n < max) {
+    Packet* pkt = Dequeue(port_id, now);
+    if (pkt == nullptr) break;
+    out[n++] = pkt;
+  }
+  return n;
 }
 
 TimeNs TrafficManager::NextDequeueTime(PortId port_id, TimeNs now) const noexcept {

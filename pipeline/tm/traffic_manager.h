@@ -50,10 +50,16 @@ class TrafficManager {
   // copy is the original). Takes ownership of `pkt`: dropped packets are counted under their
   // reason and freed. Returns the number of copies admitted (0 when dropped).
   uint32_t Enqueue(Packet* pkt, TimeNs now) noexcept;
+  // Enqueue of each packet in order, all at `now`; returns the copies admitted.
+  uint32_t EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
   // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
   // port's scheduler; nullptr otherwise. A backlogged port keeps its exact pace even if called
   // late: a transmission starts when the link got free (or the packet arrived), not at `now`.
   Packet* Dequeue(PortId port, TimeNs now) noexcept;
+  // Up to `max` packets of `port` at `now` into `out`, exactly as that many Dequeue calls would
+  // return them; how many. A plain port (strict priority, unshaped) takes each queue's run of
+  // packets at once, with its accounting updated once per run.
+  uint32_t DequeueBurst(PortId port, TimeNs now, Packet** out, uint32_t max) noexcept;
   // Earliest time >= now at which Dequeue(port) returns a packet; kNever when the port is empty.
   TimeNs NextDequeueTime(PortId port, TimeNs now) const noexcept;
 
@@ -157,6 +163,9 @@ class TrafficManager {
   int PickWeighted(Port& port, uint32_t eligible) noexcept;
   void StartTransmission(Port& port, Queue& queue, const Packet& pkt, TimeNs now) noexcept;
   static void UpdatePlain(Port& port);
+  // Plain port: pops up to max packets from its highest non-empty queue.
+  uint32_t DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out,
+                      uint32_t max) noexcept;
   const Queue* FindQueue(PortId port, int queue) const noexcept;
   Queue* FindQueue(PortId port, int queue) noexcept;
   Status CheckPortQueue(PortId port, int queue) const;
