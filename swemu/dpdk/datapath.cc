@@ -14,11 +14,12 @@
 namespace swemu {
 
 Datapath::Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox,
-                   const TscClock& clock, std::ostream& out)
+                   const TscClock& clock, LoopClock& loop_clock, std::ostream& out)
     : sw_(sw),
       ports_(ports),
       mailbox_(mailbox),
       clock_(clock),
+      loop_clock_(loop_clock),
       out_(out),
       wire_(sw.num_ports()),
       effects_(sw.num_ports()),
@@ -59,14 +60,14 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
   uint64_t next_stats = period ? start + period : UINT64_MAX;
   stats_last_tsc_ = start;
   while (!stop.load(std::memory_order_relaxed)) {
-    const bool moved = Iterate(true);
-    mailbox_.Poll(sw_.commands());
-    const uint64_t now = rte_rdtsc();
+    const uint64_t now = rte_rdtsc();  // the loop's one TSC read
     if (now >= deadline) break;
     if (now >= next_stats) {
       PrintStats(now);
       next_stats += period;
     }
+    const bool moved = Iterate(true, now);
+    mailbox_.Poll(sw_.commands());
     if (moved) {
       idle_streak_ = 0;
       sleep_ns_ = kMinSleepNs;
@@ -78,14 +79,16 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
   const uint64_t drain_end = rte_rdtsc() + clock_.hz();
   const uint64_t grace_end = shard_ != nullptr ? rte_rdtsc() + NsToCycles(kShardGraceNs) : 0;
   while ((Holding() || rte_rdtsc() < grace_end) && rte_rdtsc() < drain_end) {
-    if (!Iterate(false)) rte_pause();
+    if (!Iterate(false, rte_rdtsc())) rte_pause();
     mailbox_.Poll(sw_.commands());
   }
   mailbox_.Close();
 }
 
-bool Datapath::Iterate(bool rx) noexcept {
-  ++runtime_.loops;
+bool Datapath::Iterate(bool rx, uint64_t now_tsc) noexcept {
+  loop_tsc_ = now_tsc;
+  loop_clock_.Latch(now_tsc);
+  timing_ = runtime_.loops++ % kTimingEvery == 0;
   uint32_t moved = shard_ != nullptr ? DrainPeers() : 0;
   if (rx) {
     for (PortId p = 0; p < sw_.num_ports(); ++p) {
@@ -122,7 +125,7 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     return 0;
   }
   rte_mbuf* mbufs[kBurst];
-  const uint64_t t0 = rte_rdtsc();
+  const uint64_t t0 = PhaseTsc();
   const uint16_t n = rte_eth_rx_burst(id, 0, mbufs, kBurst);
   if (n == 0) return 0;
   if (recorder_ != nullptr && recorder_->records(p)) {
@@ -144,15 +147,17 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     }
     pkts[k++] = MbufPacketPool::FromMbuf(m);
   }
-  const uint64_t t1 = rte_rdtsc();
-  runtime_.rx.Add(t1 - t0, n);
+  const uint64_t t1 = PhaseTsc();
   if (k != 0) {
     if (shard_ != nullptr) {
       Scatter(pkts, k, p);
     } else {
       sw_.ReceiveBurst(pkts, k, p);
     }
-    runtime_.ingress.Add(rte_rdtsc() - t1, k);
+  }
+  if (timing_) {
+    runtime_.rx.Add(t1 - t0, n);
+    if (k != 0) runtime_.ingress.Add(rte_rdtsc() - t1, k);
   }
   return n;
 }
@@ -229,19 +234,19 @@ uint32_t Datapath::DrainPeers() noexcept {
 uint32_t Datapath::TransmitPort(PortId p) noexcept {
   PortEffects& fx = effects_[p];
   // Older frames first: what the delay line releases, then what the TM sends now.
-  const uint32_t released = fx.held() != 0 ? ReleaseDelayed(p, rte_rdtsc()) : 0;
+  const uint32_t released = fx.held() != 0 ? ReleaseDelayed(p, loop_tsc_) : 0;
   const uint16_t id = ports_.dpdk_port(p);
   // A device that refused frames is full: leave the rest in the TM, where the queue builds up
   // (ECN marks, then TM drops) as behind a slower link, instead of dropping at the device.
   if (backlog_[p].n != 0 && !FlushBacklog(p, id)) return released;
   Packet* pkts[kBurst];
   rte_mbuf* mbufs[kBurst];
-  const uint64_t t0 = rte_rdtsc();
+  const uint64_t t0 = PhaseTsc();
   const auto k = static_cast<uint16_t>(sw_.TransmitBurst(p, pkts, kBurst));
   if (k == 0) return released;
   for (uint16_t i = 0; i < k; ++i) mbufs[i] = MbufPacketPool::ToMbuf(pkts[i]);
-  const uint64_t t1 = rte_rdtsc();
-  runtime_.egress.Add(t1 - t0, k);
+  const uint64_t t1 = PhaseTsc();
+  if (timing_) runtime_.egress.Add(t1 - t0, k);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
     rte_pktmbuf_free_bulk(mbufs, k);
     Drop(DropReason::kLinkDown, k);
@@ -260,8 +265,10 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
     }
   }
   if (fx.delaying()) {
+    // The frames leave the switch now, not at the loop's start: a delay is never cut short.
+    const uint64_t sent_tsc = rte_rdtsc();
     for (uint16_t i = 0; i < n; ++i) {
-      if (fx.Hold(mbufs[i], t1)) {
+      if (fx.Hold(mbufs[i], sent_tsc)) {
         ++delayed_;
       } else {
         rte_pktmbuf_free(mbufs[i]);
@@ -271,7 +278,7 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
     n = 0;
   }
   if (n != 0) Send(p, id, mbufs, n);
-  runtime_.tx.Add(rte_rdtsc() - t1, k);
+  if (timing_) runtime_.tx.Add(rte_rdtsc() - t1, k);
   return released + k;
 }
 

@@ -37,7 +37,8 @@ struct WirePortCounters {
   uint64_t tx_bytes = 0;
 };
 
-// TSC cycles spent in one phase, over the bursts that carried packets (empty polls excluded).
+// TSC cycles spent in one phase, over the bursts that carried packets (empty polls excluded), in
+// the loops that sample them (Datapath::kTimingEvery).
 struct PhaseCycles {
   uint64_t cycles = 0;
   uint64_t packets = 0;
@@ -80,8 +81,13 @@ class Datapath {
   // may hand a peer what its own RX and its peers' burst produce, multicast copies included.
   static constexpr uint32_t kShardRoom = 4 * kBurst;
 
+  // Phase cycles (`show runtime`) are taken in one loop out of this many: reading the TSC costs
+  // about as much as a packet's TM work.
+  static constexpr uint64_t kTimingEvery = 16;
+
+  // `loop_clock` is the switch's clock: the datapath latches it once per loop.
   Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
-           std::ostream& out);
+           LoopClock& loop_clock, std::ostream& out);
 
   // Registers `show runtime`, `set_port_loss` and `set_port_delay` in the switch's command table.
   Status AddCommands();
@@ -126,7 +132,10 @@ class Datapath {
                                const StatsSample& then, double seconds);
 
  private:
-  bool Iterate(bool rx) noexcept;
+  // One loop at TSC time now_tsc (latched into the switch's clock).
+  bool Iterate(bool rx, uint64_t now_tsc) noexcept;
+  // The TSC now when this loop samples phase cycles, else 0 (no read).
+  uint64_t PhaseTsc() const noexcept { return timing_ ? rte_rdtsc() : 0; }
   uint32_t ReceivePort(PortId p) noexcept;
   bool Owns(PortId p) const noexcept;
   // Sharded: runs local ingress on the burst and sends the rest to their shard's lcore.
@@ -154,7 +163,10 @@ class Datapath {
   const DpdkPorts& ports_;
   ControlMailbox& mailbox_;
   const TscClock& clock_;
+  LoopClock& loop_clock_;
   std::ostream& out_;
+  uint64_t loop_tsc_ = 0;  // TSC at the start of the current loop
+  bool timing_ = false;    // this loop samples phase cycles
   bool busy_poll_ = false;
   uint64_t idle_streak_ = 0;
   uint64_t sleep_ns_ = kMinSleepNs;

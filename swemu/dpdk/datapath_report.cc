@@ -23,8 +23,8 @@ std::string FormatDrops(const std::array<uint64_t, kDropReasonCount>& drops) {
 std::string PhaseLine(const char* name, const PhaseCycles& phase) {
   char line[128];
   const double per_pkt = phase.packets ? double(phase.cycles) / double(phase.packets) : 0.0;
-  std::snprintf(line, sizeof(line), "  %-10s %10.1f cycles/pkt  (%llu packets)\n", name, per_pkt,
-                static_cast<unsigned long long>(phase.packets));
+  std::snprintf(line, sizeof(line), "  %-10s %10.1f cycles/pkt  (%llu packets sampled)\n", name,
+                per_pkt, static_cast<unsigned long long>(phase.packets));
   return line;
 }
 
@@ -80,8 +80,9 @@ Result<std::string> Datapath::SetPortEffect(CommandArgs args, bool loss) {
 std::string Datapath::RuntimeReport() const {
   char head[160];
   std::snprintf(head, sizeof(head),
-                "runtime: TSC %.3f GHz; cycles over bursts that carried packets\n",
-                double(clock_.hz()) / 1e9);
+                "runtime: TSC %.3f GHz; cycles over bursts that carried packets, in one loop of "
+                "%llu\n",
+                double(clock_.hz()) / 1e9, static_cast<unsigned long long>(kTimingEvery));
   std::string out = head;
   out += PhaseLine("rx", runtime_.rx);
   out += PhaseLine("ingress", runtime_.ingress);

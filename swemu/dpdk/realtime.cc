@@ -61,6 +61,7 @@ Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
 // What one lcore owns: its replica of the switch ([dpdk] workers), the mailbox it polls and its
 // datapath.
 struct Replica {
+  std::unique_ptr<LoopClock> clock;  // the switch's: latched once per loop by the datapath
   std::unique_ptr<Switch> sw;
   ControlMailbox mailbox;
   std::unique_ptr<ShardRouter> router;  // only with several lcores
@@ -187,15 +188,17 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
   }
   for (uint32_t i = 0; i < loaded.workers; ++i) {
     auto replica = std::make_unique<Replica>();
-    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded.config, *rt.pool, rt.clock);
+    replica->clock = std::make_unique<LoopClock>(rt.clock);
+    Result<std::unique_ptr<Switch>> created =
+        Switch::Create(loaded.config, *rt.pool, *replica->clock);
     if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
     replica->sw = std::move(*created);
     for (const PortRate& rate : loaded.port_rates) {
       Status set = replica->sw->tm().SetPortRate(rate.port, rate.bps);
       if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
     }
-    replica->datapath =
-        std::make_unique<Datapath>(*replica->sw, rt.ports, replica->mailbox, rt.clock, out);
+    replica->datapath = std::make_unique<Datapath>(*replica->sw, rt.ports, replica->mailbox,
+                                                   rt.clock, *replica->clock, out);
     SWEMU_RETURN_IF_ERROR(replica->datapath->AddCommands());
     if (rt.rings) {
       replica->router = std::make_unique<ShardRouter>(*rt.rings, i);
