@@ -30,6 +30,11 @@ class PacketRing {
     return pkt;
   }
 
+  // Precondition: size() + n <= capacity().
+  void PushBurst(Packet* const* pkts, uint32_t n) noexcept {
+    for (uint32_t i = 0; i < n; ++i) slots_[(head_ + count_ + i) & mask_] = pkts[i];
+    count_ += n;
+  }
   // Pops min(n, size()) packets into out, oldest first; how many.
   uint32_t PopBurst(Packet** out, uint32_t n) noexcept {
     if (n > count_) n = count_;

@@ -23,15 +23,68 @@ uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
 
 uint32_t TrafficManager::EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept {
   uint32_t admitted = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet* pkt = pkts[i];
-    if (pkt->meta.mcast_grp != 0) [[unlikely]] {
-      admitted += EnqueueMulticast(pkt, now);
-    } else {
-      admitted += Admit(pkt, now) ? 1 : 0;
+  for (uint32_t i = 0; i < n;) {
+    const Metadata& meta = pkts[i]->meta;
+    if (meta.mcast_grp != 0) [[unlikely]] {
+      admitted += EnqueueMulticast(pkts[i++], now);
+      continue;
     }
+    // The run of unicast packets for the same queue (a burst from one port to one port is one).
+    const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
+    uint32_t end = i + 1;
+    while (end < n && pkts[end]->meta.mcast_grp == 0 &&
+           pkts[end]->meta.egress_spec == meta.egress_spec &&
+           (pkts[end]->meta.queue_id & (kQueuesPerPort - 1)) == queue) {
+      ++end;
+    }
+    admitted += AdmitRun(pkts + i, end - i, now);
+    i = end;
   }
   return admitted;
+}
+
+uint32_t TrafficManager::AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) noexcept {
+  const PortId port_id = pkts[0]->meta.egress_spec;
+  uint64_t run_bytes = 0;
+  for (uint32_t i = 0; i < n; ++i) run_bytes += pkts[i]->len;
+  Port* port = port_id < num_ports_ ? &ports_[port_id] : nullptr;
+  const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
+  Queue* queue = port != nullptr ? &port->queues[qid] : nullptr;
+  // Each limit is a bound on a running total, so the run fits when its last packet does.
+  const bool fits =
+      queue != nullptr && queue->ring.size() + n <= queue->limit_pkts &&
+      (queue->drop_threshold == 0 || queue->bytes + run_bytes <= queue->drop_threshold) &&
+      (port_buffer_bytes_ == 0 || port->bytes + run_bytes <= port_buffer_bytes_) &&
+      shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
+  if (!fits) [[unlikely]] {
+    uint32_t admitted = 0;
+    for (uint32_t i = 0; i < n; ++i) admitted += Admit(pkts[i], now) ? 1 : 0;
+    return admitted;
+  }
+  // As Admit for each packet in turn.
+  const uint32_t depth = queue->ring.size();
+  uint64_t bytes = queue->bytes;
+  for (uint32_t i = 0; i < n; ++i) {
+    Metadata& meta = pkts[i]->meta;
+    meta.queue_id = static_cast<uint8_t>(qid);
+    meta.enq_ts = now;
+    meta.enq_qdepth = depth + i;
+    meta.enq_qdepth_bytes = Saturate32(bytes);
+    meta.congested = queue->ecn_threshold != 0 && bytes >= queue->ecn_threshold;
+    bytes += pkts[i]->len;
+  }
+  queue->ring.PushBurst(pkts, n);
+  queue->bytes = bytes;
+  port->bytes += run_bytes;
+  port->nonempty |= 1u << qid;
+  shared_used_bytes_ += run_bytes;
+  total_queued_ += n;
+  QueueCounters& c = queue->counters;
+  c.enqueued += n;
+  c.enq_bytes += run_bytes;
+  c.max_depth_pkts = std::max(c.max_depth_pkts, depth + n);
+  c.max_depth_bytes = std::max(c.max_depth_bytes, bytes);
+  return n;
 }
 
 inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {

@@ -156,6 +156,9 @@ class TrafficManager {
 
   TrafficManager(const TmConfig& config, PacketPool& pool);
   bool Admit(Packet* pkt, TimeNs now) noexcept;
+  // A run of unicast packets for one queue: admitted with the accounting updated once when the
+  // whole run fits every limit, else packet by packet (Admit); how many were admitted.
+  uint32_t AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
   uint32_t EnqueueMulticast(Packet* pkt, TimeNs now) noexcept;
   void Drop(Packet* pkt, DropReason reason, Queue* queue) noexcept;
   int ScheduleShaped(Port& port, TimeNs now) noexcept;
@@ -164,8 +167,7 @@ class TrafficManager {
   void StartTransmission(Port& port, Queue& queue, const Packet& pkt, TimeNs now) noexcept;
   static void UpdatePlain(Port& port);
   // Plain port: pops up to max packets from its highest non-empty queue.
-  uint32_t DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out,
-                      uint32_t max) noexcept;
+  uint32_t DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out, uint32_t max) noexcept;
   const Queue* FindQueue(PortId port, int queue) const noexcept;
   Queue* FindQueue(PortId port, int queue) noexcept;
   Status CheckPortQueue(PortId port, int queue) const;

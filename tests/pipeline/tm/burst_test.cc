@@ -2,6 +2,7 @@
 // same packets in the same order, the same queue metadata, the same counters.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -32,8 +33,12 @@ class BurstTest : public TmTest {
     }
   }
   Seen Record(Packet* pkt) {
-    Seen seen{pkt->data[0],          pkt->meta.queue_id,      pkt->meta.deq_qdepth,
-              pkt->meta.deq_qdepth_bytes, pkt->meta.deq_timedelta, pkt->meta.egress_port};
+    Seen seen{pkt->data[0],
+              pkt->meta.queue_id,
+              pkt->meta.deq_qdepth,
+              pkt->meta.deq_qdepth_bytes,
+              pkt->meta.deq_timedelta,
+              pkt->meta.egress_port};
     pool_->Free(pkt);
     return seen;
   }
@@ -153,6 +158,85 @@ TEST_F(BurstTest, EnqueueBurstMatchesSingleEnqueues) {
     EXPECT_EQ(pkt->meta.enq_ts, 50u);
     EXPECT_EQ(pkt->meta.enq_qdepth, static_cast<uint32_t>(i));
     pool_->Free(pkt);
+  }
+}
+
+// What a TM holds after a seeded mix of packets: per queue of ports 0-2, the counters, the
+// depth and every queued packet's tag and enqueue metadata; and the drops by reason.
+std::vector<uint64_t> Snapshot(TrafficManager& tm, PacketPool& pool) {
+  std::vector<uint64_t> out;
+  for (PortId port = 0; port < 3; ++port) {
+    for (int q = 0; q < kQueuesPerPort; ++q) {
+      const QueueCounters& c = tm.queue_counters(port, q);
+      out.insert(out.end(), {c.enqueued, c.enq_bytes, c.dropped, c.max_depth_pkts,
+                             c.max_depth_bytes, tm.DepthPkts(port, q), tm.DepthBytes(port, q)});
+    }
+    while (Packet* pkt = tm.Dequeue(port, 0)) {
+      out.insert(out.end(), {pkt->data[0], pkt->meta.enq_qdepth, pkt->meta.enq_qdepth_bytes,
+                             pkt->meta.congested ? 1u : 0u, pkt->meta.queue_id});
+      pool.Free(pkt);
+    }
+  }
+  for (std::size_t r = 0; r < kDropReasonCount; ++r) {
+    out.push_back(tm.drops(static_cast<DropReason>(r)));
+  }
+  return out;
+}
+
+TEST_F(BurstTest, EnqueueBurstRunsMatchSingleEnqueuesAtEveryLimit) {
+  // Runs of one queue, mixed queues and ports and an out-of-range port, with each limit in turn
+  // reached part-way through a run; ECN marks throughout.
+  struct Limit {
+    DropReason reason;
+    std::function<Status(TrafficManager&)> set;
+  };
+  const Limit limits[] = {
+      {DropReason::kTmQueueFull, [](TrafficManager& tm) { return tm.SetQueueDepth(2, 2, 5); }},
+      {DropReason::kTmDropThreshold,
+       [](TrafficManager& tm) { return tm.SetDropThresholdChecked(1, 0, 9000); }},
+      {DropReason::kTmPortBufferFull, [](TrafficManager& tm) { return tm.SetPortBuffer(14000); }},
+      {DropReason::kTmSharedBufferFull,
+       [](TrafficManager& tm) { return tm.SetSharedBuffer(36000); }},
+  };
+  auto make_bursts = [this](uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::vector<Packet*>> bursts;
+    uint8_t tag = 0;
+    for (int b = 0; b < 12; ++b) {
+      std::vector<Packet*> burst;
+      PortId port = static_cast<PortId>(rng() % 3);
+      uint8_t queue = 0;
+      for (int i = 0; i < 32; ++i) {
+        if (rng() % 6 == 0) port = static_cast<PortId>(rng() % 4);  // 3 is out of range
+        if (rng() % 8 == 0) queue = static_cast<uint8_t>(rng() % 3);
+        burst.push_back(Make(64 + rng() % 900, port, queue, tag++));
+      }
+      bursts.push_back(burst);
+    }
+    return bursts;
+  };
+  for (const Limit& limit : limits) {
+    SCOPED_TRACE(DropReasonName(limit.reason));
+    auto configure = [&] {
+      TmConfig config;
+      config.num_ports = 3;
+      Build(config, 4096);
+      ASSERT_TRUE(tm_->SetQueueDepth(std::nullopt, std::nullopt, 40).ok());
+      ASSERT_TRUE(tm_->SetEcnThresholdChecked(0, 0, 3000).ok());
+      ASSERT_TRUE(limit.set(*tm_).ok());
+    };
+    configure();
+    for (const std::vector<Packet*>& burst : make_bursts(5)) {
+      for (Packet* pkt : burst) tm_->Enqueue(pkt, 10);
+    }
+    const std::vector<uint64_t> singly = Snapshot(*tm_, *pool_);
+    configure();
+    for (const std::vector<Packet*>& burst : make_bursts(5)) {
+      tm_->EnqueueBurst(burst.data(), static_cast<uint32_t>(burst.size()), 10);
+    }
+    EXPECT_EQ(Snapshot(*tm_, *pool_), singly);
+    EXPECT_GT(tm_->drops(limit.reason), 0u);  // the mix did reach the limit
+    EXPECT_GT(tm_->drops(DropReason::kBadEgressPort), 0u);
   }
 }
 
