@@ -13,9 +13,11 @@
 
 namespace swemu {
 
-Datapath::Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox,
-                   const TscClock& clock, LoopClock& loop_clock, std::ostream& out)
+Datapath::Datapath(Switch& sw, MbufPacketPool& pool, const DpdkPorts& ports,
+                   ControlMailbox& mailbox, const TscClock& clock, LoopClock& loop_clock,
+                   std::ostream& out)
     : sw_(sw),
+      pool_(pool),
       ports_(ports),
       mailbox_(mailbox),
       clock_(clock),
@@ -53,6 +55,7 @@ bool Datapath::Holding() const noexcept {
 
 void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
   busy_poll_ = options.busy_poll;
+  descriptors_ = pool_.DescriptorCache();  // Run runs on the datapath's lcore
   const uint64_t start = rte_rdtsc();
   const uint64_t deadline =
       options.run_for_ns ? start + NsToCycles(options.run_for_ns) : UINT64_MAX;
@@ -133,19 +136,24 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     pcap_ring_->Publish(filled);
     pcap_ring_->CountDropped(n - filled);
   }
-  Packet* pkts[kBurst];
-  uint32_t k = 0;
   WirePortCounters& wire = wire_[p];
+  uint32_t k = 0;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
     ++wire.rx_packets;
     wire.rx_bytes += m->pkt_len;
-    if (m->nb_segs != 1) {  // the pipeline sees one contiguous frame
+    if (m->nb_segs != 1) [[unlikely]] {  // the pipeline sees one contiguous frame
       rte_pktmbuf_free(m);
       Drop(DropReason::kMultiSegmentFrame);
       continue;
     }
-    pkts[k++] = MbufPacketPool::FromMbuf(m);
+    mbufs[k++] = m;
+  }
+  Packet* pkts[kBurst];
+  if (k != 0 && !pool_.Attach(mbufs, pkts, k, descriptors_)) [[unlikely]] {
+    rte_pktmbuf_free_bulk(mbufs, k);
+    Drop(DropReason::kPoolExhausted, k);
+    k = 0;
   }
   const uint64_t t1 = PhaseTsc();
   if (k != 0) {
@@ -179,9 +187,7 @@ void Datapath::Scatter(Packet** pkts, uint32_t n, PortId p) noexcept {
     if (dest == self || count[dest] == 0) continue;
     const uint32_t sent = rte_ring_sp_enqueue_burst(shard_->rings().ingress(self, dest), to[dest],
                                                     count[dest], nullptr);
-    for (uint32_t i = sent; i < count[dest]; ++i) {
-      rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(to[dest][i])->handle));
-    }
+    for (uint32_t i = sent; i < count[dest]; ++i) pool_.Free(static_cast<Packet*>(to[dest][i]));
     Drop(DropReason::kShardRingFull, count[dest] - sent);
   }
   if (count[self] != 0) {  // parsed once, by ShardKeyOf
@@ -244,7 +250,7 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
   const uint64_t t0 = PhaseTsc();
   const auto k = static_cast<uint16_t>(sw_.TransmitBurst(p, pkts, kBurst));
   if (k == 0) return released;
-  for (uint16_t i = 0; i < k; ++i) mbufs[i] = MbufPacketPool::ToMbuf(pkts[i]);
+  pool_.Detach(pkts, mbufs, k, descriptors_);
   const uint64_t t1 = PhaseTsc();
   if (timing_) runtime_.egress.Add(t1 - t0, k);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable

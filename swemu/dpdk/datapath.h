@@ -4,6 +4,8 @@
 // port_effects.h); then poll the control mailbox. The lcore owns the switch and every counter
 // here, so none of it is locked or atomic. With --pcap-dir it also copies recorded ports' frames
 // into its own ring of the PcapRecorder.
+#include <rte_mempool.h>
+
 #include <array>
 #include <atomic>
 #include <cstdint>
@@ -18,6 +20,8 @@
 #include "swemu/dpdk/tsc_clock.h"
 
 namespace swemu {
+
+class MbufPacketPool;
 
 class PcapRecorder;
 class PcapRing;
@@ -86,8 +90,9 @@ class Datapath {
   static constexpr uint64_t kTimingEvery = 16;
 
   // `loop_clock` is the switch's clock: the datapath latches it once per loop.
-  Datapath(Switch& sw, const DpdkPorts& ports, ControlMailbox& mailbox, const TscClock& clock,
-           LoopClock& loop_clock, std::ostream& out);
+  // `pool` is the switch's: the datapath attaches its packet descriptors to received mbufs.
+  Datapath(Switch& sw, MbufPacketPool& pool, const DpdkPorts& ports, ControlMailbox& mailbox,
+           const TscClock& clock, LoopClock& loop_clock, std::ostream& out);
 
   // Registers `show runtime`, `set_port_loss` and `set_port_delay` in the switch's command table.
   Status AddCommands();
@@ -160,6 +165,8 @@ class Datapath {
   uint64_t NsToCycles(uint64_t ns) const;
 
   Switch& sw_;
+  MbufPacketPool& pool_;
+  rte_mempool_cache* descriptors_ = nullptr;  // this lcore's cache of pool_'s descriptors
   const DpdkPorts& ports_;
   ControlMailbox& mailbox_;
   const TscClock& clock_;

@@ -1,6 +1,7 @@
 #include "swemu/dpdk/mbuf_pool.h"
 
 #include <rte_errno.h>
+#include <rte_lcore.h>
 
 #include <cstring>
 #include <new>
@@ -9,36 +10,49 @@
 namespace swemu {
 namespace {
 
-constexpr uint16_t kPrivSize = RTE_ALIGN(sizeof(Packet), RTE_MBUF_PRIV_ALIGN);
-static_assert(alignof(Packet) <= RTE_MBUF_PRIV_ALIGN, "the private area must align a Packet");
+// Constructs each packet descriptor once, when the pool is made.
+void ConstructPacket(rte_mempool*, void*, void* obj, unsigned) { new (obj) Packet(); }
 
-// Constructs the Packet in each mbuf's private area once, when the pool is made.
-void ConstructPacket(rte_mempool*, void*, void* obj, unsigned) {
-  new (rte_mbuf_to_priv(static_cast<rte_mbuf*>(obj))) Packet();
+std::string NoMemory(const std::string& what, uint32_t count, std::size_t bytes) {
+  std::string why = rte_errno == ENOMEM ? "not enough memory" : rte_strerror(rte_errno);
+  return "mbuf pool: " + why + " for " + std::to_string(count) + " " + what + " of " +
+         std::to_string(bytes) + " bytes ([dpdk] mbufs, or EAL -m)";
 }
 
 }  // namespace
 
 Result<std::unique_ptr<MbufPacketPool>> MbufPacketPool::Create(uint32_t mbufs, uint32_t cache_size,
                                                                int socket) {
-  rte_mempool* mempool = rte_pktmbuf_pool_create("swemu_mbufs", mbufs, cache_size, kPrivSize,
+  rte_mempool* mempool = rte_pktmbuf_pool_create("swemu_mbufs", mbufs, cache_size, 0,
                                                  RTE_MBUF_DEFAULT_BUF_SIZE, socket);
-  if (mempool == nullptr) {
-    std::string what = rte_errno == ENOMEM ? "not enough memory" : rte_strerror(rte_errno);
-    return Status::Error("mbuf pool: " + what + " for " + std::to_string(mbufs) + " mbufs of " +
-                         std::to_string(RTE_MBUF_DEFAULT_BUF_SIZE + kPrivSize) +
-                         " bytes ([dpdk] mbufs, or EAL -m)");
+  if (mempool == nullptr) return Status::Error(NoMemory("mbufs", mbufs, RTE_MBUF_DEFAULT_BUF_SIZE));
+  // One descriptor per mbuf, plus what the per-lcore caches (up to 1.5 x cache_size each) hold,
+  // so descriptors never run out before mbufs do.
+  const uint32_t packets = mbufs + rte_lcore_count() * (cache_size + cache_size / 2 + 1);
+  rte_mempool* descriptors =
+      rte_mempool_create("swemu_pkts", packets, sizeof(Packet), cache_size, 0, nullptr, nullptr,
+                         ConstructPacket, nullptr, socket, 0);
+  if (descriptors == nullptr) {
+    Status error = Status::Error(NoMemory("packet descriptors", packets, sizeof(Packet)));
+    rte_mempool_free(mempool);
+    return error;
   }
-  rte_mempool_obj_iter(mempool, ConstructPacket, nullptr);
-  return std::unique_ptr<MbufPacketPool>(new MbufPacketPool(mempool));
+  return std::unique_ptr<MbufPacketPool>(new MbufPacketPool(mempool, descriptors));
 }
 
-MbufPacketPool::~MbufPacketPool() { rte_mempool_free(mempool_); }
+MbufPacketPool::~MbufPacketPool() {
+  rte_mempool_free(packets_);
+  rte_mempool_free(mempool_);
+}
 
 Packet* MbufPacketPool::Alloc() noexcept {
   rte_mbuf* m = rte_pktmbuf_alloc(mempool_);
   if (m == nullptr) return nullptr;
-  Packet* pkt = FromMbuf(m);
+  Packet* pkt = nullptr;
+  if (!Attach(&m, &pkt, 1, DescriptorCache())) {
+    rte_pktmbuf_free(m);
+    return nullptr;
+  }
   pkt->ResetState();  // a new packet starts with no parse state and zero metadata
   return pkt;
 }

@@ -182,7 +182,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
   const std::string name = loaded.config.name;
   if (loaded.workers > 1) {
     Result<std::unique_ptr<ShardRings>> rings =
-        ShardRings::Create(loaded.workers, static_cast<int>(rte_socket_id()));
+        ShardRings::Create(loaded.workers, static_cast<int>(rte_socket_id()), *rt.pool);
     if (!rings.ok()) return rings.status();
     rt.rings = std::move(*rings);
   }
@@ -197,11 +197,11 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
       Status set = replica->sw->tm().SetPortRate(rate.port, rate.bps);
       if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
     }
-    replica->datapath = std::make_unique<Datapath>(*replica->sw, rt.ports, replica->mailbox,
-                                                   rt.clock, *replica->clock, out);
+    replica->datapath = std::make_unique<Datapath>(
+        *replica->sw, *rt.pool, rt.ports, replica->mailbox, rt.clock, *replica->clock, out);
     SWEMU_RETURN_IF_ERROR(replica->datapath->AddCommands());
     if (rt.rings) {
-      replica->router = std::make_unique<ShardRouter>(*rt.rings, i);
+      replica->router = std::make_unique<ShardRouter>(*rt.rings, i, *rt.pool);
       replica->datapath->SetShard(replica->router.get());
     }
     rt.replicas.push_back(std::move(replica));
@@ -255,8 +255,10 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   rt.ports.Close();
   for (auto& replica : rt.replicas) replica->sw->FreeQueued();
   const std::size_t in_use = rt.pool->InUse();
-  if (in_use != 0) {
-    err << "swemu: mbuf leak: " << in_use << " mbufs still in use after shutdown\n";
+  const std::size_t descriptors = rt.pool->PacketsInUse();
+  if (in_use != 0 || descriptors != 0) {
+    err << "swemu: mbuf leak: " << in_use << " mbufs and " << descriptors
+        << " packet descriptors still in use after shutdown\n";
     return 1;
   }
   return status;

@@ -7,8 +7,9 @@
 
 namespace swemu {
 
-Result<std::unique_ptr<ShardRings>> ShardRings::Create(uint32_t lcores, int socket) {
-  std::unique_ptr<ShardRings> rings(new ShardRings(lcores));
+Result<std::unique_ptr<ShardRings>> ShardRings::Create(uint32_t lcores, int socket,
+                                                       PacketPool& pool) {
+  std::unique_ptr<ShardRings> rings(new ShardRings(lcores, pool));
   for (uint32_t kind = 0; kind < kKinds; ++kind) {
     for (uint32_t from = 0; from < lcores; ++from) {
       for (uint32_t to = 0; to < lcores; ++to) {
@@ -46,9 +47,7 @@ uint32_t ShardRouter::Flush(uint32_t to) noexcept {
   Stage& stage = staged_[to];
   const uint32_t sent =
       rte_ring_sp_enqueue_burst(rings_.egress(index_, to), stage.pkts, stage.n, nullptr);
-  for (uint32_t i = sent; i < stage.n; ++i) {
-    rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(stage.pkts[i])->handle));
-  }
+  for (uint32_t i = sent; i < stage.n; ++i) pool_.Free(static_cast<Packet*>(stage.pkts[i]));
   const uint32_t dropped = stage.n - sent;
   stage.n = 0;
   return dropped;
@@ -60,7 +59,7 @@ uint64_t ShardRings::Discard() {
     if (ring == nullptr) continue;
     void* obj = nullptr;
     while (rte_ring_sc_dequeue(ring, &obj) == 0) {
-      rte_pktmbuf_free(static_cast<rte_mbuf*>(static_cast<Packet*>(obj)->handle));
+      pool_.Free(static_cast<Packet*>(obj));
       ++discarded;
     }
   }

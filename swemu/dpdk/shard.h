@@ -12,6 +12,7 @@
 #include <memory>
 #include <vector>
 
+#include "pipeline/core/packet_pool.h"
 #include "pipeline/core/status.h"
 #include "pipeline/switch/switch.h"
 
@@ -24,7 +25,8 @@ class ShardRings {
   static constexpr uint32_t kRingSize = 4096;  // power of two; holds kRingSize - 1 packets
 
   // Error: "shard rings: <rte_strerror>".
-  static Result<std::unique_ptr<ShardRings>> Create(uint32_t lcores, int socket);
+  // `pool` frees what the rings still hold when they are discarded; it must outlive them.
+  static Result<std::unique_ptr<ShardRings>> Create(uint32_t lcores, int socket, PacketPool& pool);
   ~ShardRings();
   ShardRings(const ShardRings&) = delete;
   ShardRings& operator=(const ShardRings&) = delete;
@@ -43,12 +45,14 @@ class ShardRings {
 
  private:
   static constexpr uint32_t kKinds = 3;
-  explicit ShardRings(uint32_t lcores) : lcores_(lcores), rings_(kKinds * lcores * lcores) {}
+  ShardRings(uint32_t lcores, PacketPool& pool)
+      : lcores_(lcores), pool_(pool), rings_(kKinds * lcores * lcores) {}
   rte_ring* ring(uint32_t kind, uint32_t from, uint32_t to) const noexcept {
     return rings_[(kind * lcores_ + from) * lcores_ + to];
   }
 
   uint32_t lcores_;
+  PacketPool& pool_;
   std::vector<rte_ring*> rings_;  // nullptr where from == to
 };
 
@@ -59,8 +63,9 @@ class ShardRouter final : public EgressRouter {
  public:
   static constexpr uint32_t kStage = 64;
 
-  ShardRouter(const ShardRings& rings, uint32_t index)
-      : rings_(rings), index_(index), staged_(rings.lcores()) {}
+  // `pool` frees what a full ring refuses.
+  ShardRouter(const ShardRings& rings, uint32_t index, PacketPool& pool)
+      : rings_(rings), index_(index), pool_(pool), staged_(rings.lcores()) {}
   uint32_t index() const noexcept { return index_; }
   uint32_t lcores() const noexcept { return rings_.lcores(); }
   const ShardRings& rings() const noexcept { return rings_; }
@@ -110,6 +115,7 @@ class ShardRouter final : public EgressRouter {
 
   const ShardRings& rings_;
   uint32_t index_;
+  PacketPool& pool_;
   std::vector<Stage> staged_;  // by peer
   uint64_t dropped_ = 0;
 };
