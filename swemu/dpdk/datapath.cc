@@ -136,6 +136,13 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     pcap_ring_->Publish(filled);
     pcap_ring_->CountDropped(n - filled);
   }
+  // One pass over the mbufs: counters, the single-segment check and the descriptor.
+  Packet* pkts[kBurst];
+  if (!pool_.GetDescriptors(pkts, n, descriptors_)) [[unlikely]] {
+    rte_pktmbuf_free_bulk(mbufs, n);
+    Drop(DropReason::kPoolExhausted, n);
+    return n;
+  }
   WirePortCounters& wire = wire_[p];
   uint32_t k = 0;
   for (uint16_t i = 0; i < n; ++i) {
@@ -147,13 +154,10 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
       Drop(DropReason::kMultiSegmentFrame);
       continue;
     }
-    mbufs[k++] = m;
+    MbufPacketPool::Attach(pkts[k++], m);
   }
-  Packet* pkts[kBurst];
-  if (k != 0 && !pool_.Attach(mbufs, pkts, k, descriptors_)) [[unlikely]] {
-    rte_pktmbuf_free_bulk(mbufs, k);
-    Drop(DropReason::kPoolExhausted, k);
-    k = 0;
+  if (k != n) [[unlikely]] {
+    pool_.PutDescriptors(pkts + k, n - k, descriptors_);
   }
   const uint64_t t1 = PhaseTsc();
   if (k != 0) {
@@ -250,7 +254,12 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
   const uint64_t t0 = PhaseTsc();
   const auto k = static_cast<uint16_t>(sw_.TransmitBurst(p, pkts, kBurst));
   if (k == 0) return released;
-  pool_.Detach(pkts, mbufs, k, descriptors_);
+  uint32_t lens[kBurst];  // read now: the driver may free the mbufs as soon as it has them
+  for (uint16_t i = 0; i < k; ++i) {
+    mbufs[i] = MbufPacketPool::Detach(pkts[i]);
+    lens[i] = pkts[i]->len;
+  }
+  pool_.PutDescriptors(pkts, k, descriptors_);
   const uint64_t t1 = PhaseTsc();
   if (timing_) runtime_.egress.Add(t1 - t0, k);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
@@ -266,6 +275,7 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
         rte_pktmbuf_free(mbufs[i]);
         Drop(DropReason::kLossInjected);
       } else {
+        lens[n] = lens[i];
         mbufs[n++] = mbufs[i];
       }
     }
@@ -283,7 +293,7 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
     }
     n = 0;
   }
-  if (n != 0) Send(p, id, mbufs, n);
+  if (n != 0) Send(p, id, mbufs, n, lens);
   if (timing_) runtime_.tx.Add(rte_rdtsc() - t1, k);
   return released + k;
 }
@@ -297,10 +307,14 @@ uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
   return n;
 }
 
-void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcept {
+void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
+                    const uint32_t* lens) noexcept {
   // Read everything needed before the driver owns the mbufs (it may free them at once).
-  uint32_t lens[kBurst];
-  for (uint16_t i = 0; i < n; ++i) lens[i] = mbufs[i]->pkt_len;
+  uint32_t read[kBurst];
+  if (lens == nullptr) {
+    for (uint16_t i = 0; i < n; ++i) read[i] = mbufs[i]->pkt_len;
+    lens = read;
+  }
   const bool record = recorder_ != nullptr && recorder_->records(p);
   const uint16_t filled = record ? FillRecords(p, PcapRecorder::kTx, mbufs, n) : 0;
   const uint16_t sent = rte_eth_tx_burst(id, 0, mbufs, n);

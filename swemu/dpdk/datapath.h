@@ -152,7 +152,9 @@ class Datapath {
   uint32_t TransmitPort(PortId p) noexcept;
   uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
   // rte_eth_tx_burst with counters; frees and counts what the queue refused.
-  void Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n) noexcept;
+  // `lens`: the frames' lengths when the caller has them, else nullptr (read from the mbufs).
+  void Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
+            const uint32_t* lens = nullptr) noexcept;
   // Copies up to n frames into the recorder's pending slots (not yet published); how many fit.
   uint16_t FillRecords(PortId p, int direction, rte_mbuf* const* mbufs, uint16_t n) noexcept;
   bool Holding() const noexcept;

@@ -49,10 +49,11 @@ Packet* MbufPacketPool::Alloc() noexcept {
   rte_mbuf* m = rte_pktmbuf_alloc(mempool_);
   if (m == nullptr) return nullptr;
   Packet* pkt = nullptr;
-  if (!Attach(&m, &pkt, 1, DescriptorCache())) {
+  if (!GetDescriptors(&pkt, 1, DescriptorCache())) {
     rte_pktmbuf_free(m);
     return nullptr;
   }
+  Attach(pkt, m);
   pkt->ResetState();  // a new packet starts with no parse state and zero metadata
   return pkt;
 }

@@ -45,39 +45,31 @@ class MbufPacketPool final : public PacketPool {
     return rte_mempool_default_cache(packets_, rte_lcore_id());
   }
 
-  // RX: a packet for each received single-segment mbuf, its frame bounds taken from the mbuf
-  // (parse state and metadata are reset by Switch::ReceiveBurst). False, with nothing taken,
-  // when the descriptor pool is empty.
-  // `cache`: the calling lcore's (DescriptorCache), or nullptr for none.
-  bool Attach(rte_mbuf* const* mbufs, Packet** pkts, uint32_t n,
-              rte_mempool_cache* cache) noexcept {
-    if (rte_mempool_generic_get(packets_, reinterpret_cast<void**>(pkts), n, cache) != 0) {
-      return false;
-    }
-    for (uint32_t i = 0; i < n; ++i) {
-      rte_mbuf* m = mbufs[i];
-      Packet* pkt = pkts[i];
-      pkt->data = rte_pktmbuf_mtod(m, uint8_t*);
-      pkt->len = m->data_len;
-      pkt->headroom = rte_pktmbuf_headroom(m);
-      pkt->tailroom = rte_pktmbuf_tailroom(m);
-      pkt->handle = m;
-    }
-    return true;
+  // Packet descriptors, `cache` being the calling lcore's (DescriptorCache) or nullptr. Get is
+  // all or nothing: false, with nothing taken, when the pool cannot give n.
+  bool GetDescriptors(Packet** pkts, uint32_t n, rte_mempool_cache* cache) noexcept {
+    return rte_mempool_generic_get(packets_, reinterpret_cast<void**>(pkts), n, cache) == 0;
   }
-  // TX: each packet's mbuf with the frame bounds written back (programs may have prepended or
-  // trimmed); the descriptors go back to the pool.
-  void Detach(Packet* const* pkts, rte_mbuf** mbufs, uint32_t n,
-              rte_mempool_cache* cache) noexcept {
-    for (uint32_t i = 0; i < n; ++i) {
-      const Packet* pkt = pkts[i];
-      auto* m = static_cast<rte_mbuf*>(pkt->handle);
-      m->data_off = static_cast<uint16_t>(pkt->data - static_cast<uint8_t*>(m->buf_addr));
-      m->data_len = static_cast<uint16_t>(pkt->len);
-      m->pkt_len = pkt->len;
-      mbufs[i] = m;
-    }
+  void PutDescriptors(Packet* const* pkts, uint32_t n, rte_mempool_cache* cache) noexcept {
     rte_mempool_generic_put(packets_, reinterpret_cast<void* const*>(pkts), n, cache);
+  }
+  // RX: points a descriptor at a received single-segment mbuf (parse state and metadata are
+  // reset by Switch::ReceiveBurst).
+  static void Attach(Packet* pkt, rte_mbuf* m) noexcept {
+    pkt->data = rte_pktmbuf_mtod(m, uint8_t*);
+    pkt->len = m->data_len;
+    pkt->headroom = rte_pktmbuf_headroom(m);
+    pkt->tailroom = rte_pktmbuf_tailroom(m);
+    pkt->handle = m;
+  }
+  // TX: the packet's mbuf with the frame bounds written back (programs may have prepended or
+  // trimmed); the descriptor is then free to go back (PutDescriptors).
+  static rte_mbuf* Detach(const Packet* pkt) noexcept {
+    auto* m = static_cast<rte_mbuf*>(pkt->handle);
+    m->data_off = static_cast<uint16_t>(pkt->data - static_cast<uint8_t*>(m->buf_addr));
+    m->data_len = static_cast<uint16_t>(pkt->len);
+    m->pkt_len = pkt->len;
+    return m;
   }
 
  private:
