@@ -4,11 +4,13 @@
 # with one forwarding lcore on the same vdevs. Prints Mpps and ratios, and writes the table to
 # BUILD/compare.txt. See docs/performance.md, "Comparison harness".
 #
-#   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--build DIR]
+#   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--no-huge] [--build DIR]
 #
 #   --reps N     runs per figure (median); default 3 for net_null 64 B, 1 for the other setups
 #   --quick      one run per figure everywhere
 #   --no-setup   do not install packages or fetch/build anything (skip what is missing)
+#   --no-huge    4 KiB pages for everyone even when 1 GiB of hugepages is free (the default
+#                then uses hugepages for every process)
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
 #
 # Each run: warm-up 1 s, then the rate of three 1-second intervals (their median); a figure is
@@ -23,6 +25,7 @@ HERE=$ROOT/bench/realtime
 BUILD=$ROOT/build-rel
 REPS=""
 SETUP=1
+FORCE_NO_HUGE=0
 WARMUP=1
 INTERVALS=3
 
@@ -31,6 +34,7 @@ while [[ $# -gt 0 ]]; do
     --reps) REPS=$2; shift 2 ;;
     --quick) REPS=1; shift ;;
     --no-setup) SETUP=0; shift ;;
+    --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
@@ -160,9 +164,12 @@ setup_swx() {
 median() { sort -g | awk '{v[NR] = $1} END {if (NR) print v[int((NR + 1) / 2)]}'; }
 
 EAL_MEM="--no-huge -m 512"
-if awk '/HugePages_Free/ {f = $2} /Hugepagesize/ {s = $2} END {exit !(f * s >= 1048576)}' \
-    /proc/meminfo; then
+MEM_NOTE="4 KiB pages (--no-huge)"
+if [[ $FORCE_NO_HUGE -eq 0 ]] &&
+    awk '/HugePages_Free/ {f = $2} /Hugepagesize/ {s = $2} END {exit !(f * s >= 1048576)}' \
+      /proc/meminfo; then
   EAL_MEM="-m 512"
+  MEM_NOTE="hugepages"
 fi
 
 # Stops a process we started: SIGINT, then SIGTERM, then SIGKILL.
@@ -176,7 +183,12 @@ stop_pid() {
 }
 
 telemetry() { echo "/var/run/dpdk/$1/dpdk_telemetry.v2"; }
-cleanup_prefix() { rm -rf "/var/run/dpdk/$1"; }
+# DPDK leaves its runtime directory and, with hugepages, its page files (<prefix>map_N) behind.
+cleanup_prefix() {
+  rm -rf "/var/run/dpdk/$1"
+  local mnt
+  for mnt in $(awk '$3 == "hugetlbfs" {print $2}' /proc/mounts); do rm -f "$mnt/$1"map_*; done
+}
 
 # Runs a DPDK app in the background (arguments: log, prefix, command...), reads its ports' tx
 # rate through telemetry and prints the median Mpps (empty on failure).
@@ -227,7 +239,7 @@ run_swemu() {
   local ini=$OUT/swemu-$prog-$name.ini log=$OUT/swemu-$prog-$name.log
   fill "$HERE/swemu_$prog.ini.in" "$dev0" "$dev1" "" "" "$prefix" >"$ini"
   "$SWEMU" --config "$ini" --busy-poll --run-for $((WARMUP + INTERVALS + 1))s \
-    --stats-interval 1 --control-socket none -- -l 1 </dev/null >"$log" 2>&1
+    --stats-interval 1 --control-socket none -- -l 1 $EAL_MEM </dev/null >"$log" 2>&1
   cleanup_prefix "$prefix"
   awk -v n="$INTERVALS" '/^stats:/ {
         k++; if (k == 1 || k > n + 1) next
@@ -311,7 +323,7 @@ for s in "${SETUPS[@]}"; do
 done
 
 {
-  echo "swemu real-time comparison, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs," \
+  echo "swemu real-time comparison, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $MEM_NOTE," \
        "one forwarding lcore each, Mpps forwarded (sum of both ports' tx), median of runs"
   printf '%-9s %5s %5s %11s %11s %11s %11s %8s %9s %10s %10s %11s\n' setup bytes runs \
     testpmd-io testpmd-mac swemu-wire swemu-l2l3 SWX-L2 SWX-PISA wire/io l2l3/PISA l2l3/SWX-L2
