@@ -15,10 +15,7 @@ uint32_t Saturate32(uint64_t value) {
 }  // namespace
 
 uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
-  if (pkt->meta.mcast_grp != 0) [[unlikely]] {
-    return EnqueueMulticast(pkt, now);
-  }
-  return Admit(pkt, now) ? 1 : 0;
+  return EnqueueBurst(&pkt, 1, now);
 }
 
 uint32_t TrafficManager::EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept {
@@ -250,31 +247,13 @@ Packet* TrafficManager::Dequeue(PortId port_id, TimeNs now) noexcept {
     qid = ScheduleShaped(port, now);
     if (qid < 0) return nullptr;
   }
-  Queue& queue = port.queues[qid];
-  Packet* pkt = queue.ring.Pop();
-  uint64_t len = pkt->len;
-  queue.bytes -= len;
-  port.bytes -= len;
-  shared_used_bytes_ -= len;
-  --total_queued_;
-  if (queue.ring.empty()) {
-    port.nonempty &= ~(1u << qid);
-    queue.deficit = 0;
-  }
-
-  Metadata& meta = pkt->meta;
-  meta.egress_port = port_id;
-  meta.deq_qdepth = queue.ring.size();
-  meta.deq_qdepth_bytes = Saturate32(queue.bytes);
-  meta.deq_timedelta = Saturate32(now > meta.enq_ts ? now - meta.enq_ts : 0);
-  ++queue.counters.dequeued;
-  queue.counters.deq_bytes += len;
+  Packet* pkt = nullptr;
+  DequeueRun(port, port_id, qid, now, &pkt, 1);
   return pkt;
 }
 
-uint32_t TrafficManager::DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out,
+uint32_t TrafficManager::DequeueRun(Port& port, PortId port_id, int qid, TimeNs now, Packet** out,
                                     uint32_t max) noexcept {
-  const int qid = 31 - std::countl_zero(port.nonempty);
   Queue& queue = port.queues[qid];
   const uint32_t n = queue.ring.PopBurst(out, max);
   // Each packet sees the depth the queue had right after it left, as one Dequeue call each.
@@ -310,7 +289,11 @@ uint32_t TrafficManager::DequeueBurst(PortId port_id, TimeNs now, Packet** out,
   Port& port = ports_[port_id];
   uint32_t n = 0;
   if (port.plain) [[likely]] {
-    while (n < max && port.nonempty != 0) n += DequeueRun(port, port_id, now, out + n, max - n);
+    // Strict priority with nothing to wait for: each queue's run leaves at once, highest first.
+    while (n < max && port.nonempty != 0) {
+      const int qid = 31 - std::countl_zero(port.nonempty);
+      n += DequeueRun(port, port_id, qid, now, out + n, max - n);
+    }
     return n;
   }
   while (n < max) {

@@ -166,8 +166,10 @@ class TrafficManager {
   int PickWeighted(Port& port, uint32_t eligible) noexcept;
   void StartTransmission(Port& port, Queue& queue, const Packet& pkt, TimeNs now) noexcept;
   static void UpdatePlain(Port& port);
-  // Plain port: pops up to max packets from its highest non-empty queue.
-  uint32_t DequeueRun(Port& port, PortId port_id, TimeNs now, Packet** out, uint32_t max) noexcept;
+  // Pops up to max packets from queue qid (non-empty) of the port, with their queue metadata,
+  // and updates the accounting once.
+  uint32_t DequeueRun(Port& port, PortId port_id, int qid, TimeNs now, Packet** out,
+                      uint32_t max) noexcept;
   const Queue* FindQueue(PortId port, int queue) const noexcept;
   Queue* FindQueue(PortId port, int queue) noexcept;
   Status CheckPortQueue(PortId port, int queue) const;
