@@ -149,8 +149,8 @@ TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
   runner.RunFor(20'000'000);  // nothing more may arrive
 
   Frames received = pinger.received();
-  std::sort(received.begin(), received.end());
-  std::sort(back_at_a.begin(), back_at_a.end());
+  testing::SortFrames(received);
+  testing::SortFrames(back_at_a);
   EXPECT_EQ(received, back_at_a);
   EXPECT_EQ(echo.received(), 320u);
   EXPECT_EQ(echo.echoed(), 320u);
