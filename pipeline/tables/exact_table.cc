@@ -9,7 +9,7 @@ ExactTable::ExactTable(TableSpec spec) : MatchTable(std::move(spec)), index_(siz
   records_.reserve(size());
 }
 
-void ExactTable::LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+void ExactTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
   constexpr uint32_t kChunk = 32;
   uint64_t hashes[kChunk];
   uint32_t guess[kChunk];

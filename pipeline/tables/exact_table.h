@@ -15,13 +15,6 @@ class ExactTable final : public MatchTable {
  public:
   explicit ExactTable(TableSpec spec);  // spec already validated
 
-  LookupResult Lookup(const MatchKey& key) noexcept override {
-    return Result(FindIndex(key, HashKey(key)));
-  }
-  // Hashes the whole burst and prefetches its buckets, then finds each key's tag and prefetches
-  // that record, then confirms the keys: three passes whose memory accesses overlap.
-  void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
-
   // SRAM: per declared entry, the key and the widest action's data in whole bytes plus
   // kEntryOverheadBytes (action id and valid bit); no TCAM.
   static constexpr uint64_t kEntryOverheadBytes = 4;
@@ -29,6 +22,13 @@ class ExactTable final : public MatchTable {
   uint64_t TcamEntries() const override { return 0; }
 
  private:
+  LookupResult DoLookup(const MatchKey& key) noexcept override {
+    return Result(FindIndex(key, HashKey(key)));
+  }
+  // Hashes the whole burst and prefetches its buckets, then finds each key's tag and prefetches
+  // that record, then confirms the keys: three passes whose memory accesses overlap.
+  void DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
+
   struct alignas(64) Record {
     MatchKey key;
     ActionCall action;

@@ -17,9 +17,9 @@ LpmTable::LpmTable(TableSpec spec)
   records_.reserve(size());  // address space only; never moves, so lookups need no care
 }
 
-void LpmTable::LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+void LpmTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
   if (!prefetch_) {
-    for (uint32_t i = 0; i < n; ++i) out[i] = Lookup(keys[i]);
+    for (uint32_t i = 0; i < n; ++i) out[i] = DoLookup(keys[i]);
     return;
   }
   constexpr uint32_t kChunk = 32;

@@ -19,13 +19,6 @@ class LpmTable final : public MatchTable {
  public:
   explicit LpmTable(TableSpec spec);  // spec already validated
 
-  LookupResult Lookup(const MatchKey& key) noexcept override {
-    return Result(trie_.Lookup(Aligned(key)));
-  }
-  // For a large table, walks the trie level by level across the burst, prefetching each
-  // next-level word and then the action records, so the burst's cache misses overlap.
-  void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
-
   // Counted as on Tofino without algorithmic LPM: `size` TCAM entries for the prefixes, plus
   // SRAM for the action data (widest action, whole bytes) and kEntryOverheadBytes per entry.
   static constexpr uint64_t kEntryOverheadBytes = 2;
@@ -34,6 +27,13 @@ class LpmTable final : public MatchTable {
   uint32_t trie_chunks() const { return trie_.chunks_in_use(); }
 
  private:
+  LookupResult DoLookup(const MatchKey& key) noexcept override {
+    return Result(trie_.Lookup(Aligned(key)));
+  }
+  // For a large table, walks the trie level by level across the burst, prefetching each
+  // next-level word and then the action records, so the burst's cache misses overlap.
+  void DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
+
   struct Record {
     ActionCall action;
     uint64_t hits = 0;

@@ -161,8 +161,13 @@ uint64_t MatchTable::EntryHits(EntryHandle handle) const {
   return Live(handle) ? ReadHits(handle) : 0;
 }
 
-void MatchTable::LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) out[i] = Lookup(keys[i]);
+void MatchTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) out[i] = DoLookup(keys[i]);
+}
+
+void MatchTable::MissAll(LookupResult* out, uint32_t n) noexcept {
+  misses_ += n;
+  std::fill_n(out, n, LookupResult{&default_action_, false, kNoEntry});
 }
 
 void MatchTable::ResetCounters() {

@@ -50,9 +50,21 @@ class MatchTable {
   // Checks an action call against the spec (index, parameter count, parameter widths).
   Status CheckAction(const ActionCall& action) const;
 
-  // ---- Fast path. Counts a table hit or miss and, on a hit, the entry's hits.
-  virtual LookupResult Lookup(const MatchKey& key) noexcept = 0;
-  virtual void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept;
+  // ---- Fast path. Counts a table hit or miss and, on a hit, the entry's hits. An empty table
+  // answers its default action without hashing or walking anything (a stage a program declares
+  // but the control plane leaves empty, e.g. l2l3's router_mac on a pure L2 switch, costs one
+  // branch per burst).
+  LookupResult Lookup(const MatchKey& key) noexcept {
+    if (entries_ == 0) {
+      ++misses_;
+      return LookupResult{&default_action_, false, kNoEntry};
+    }
+    return DoLookup(key);
+  }
+  void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+    if (entries_ == 0) return MissAll(out, n);
+    DoLookupBatch(keys, out, n);
+  }
 
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
@@ -67,6 +79,10 @@ class MatchTable {
 
   // Per-entry action data as stored in SRAM: the widest action's parameters, in whole bytes.
   uint64_t ActionDataBytes() const;
+  // The kinds' lookups, called on a table with at least one entry; the default DoLookupBatch
+  // calls DoLookup for each key.
+  virtual LookupResult DoLookup(const MatchKey& key) noexcept = 0;
+  virtual void DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept;
   // Table kinds implement these; handles passed in are valid (or free, for Insert).
   virtual bool Contains(const TableEntry& entry) const = 0;  // same match as a live entry
   virtual void Insert(EntryHandle handle, const TableEntry& entry) = 0;
@@ -83,6 +99,7 @@ class MatchTable {
   ActionCall default_action_;
 
  private:
+  void MissAll(LookupResult* out, uint32_t n) noexcept;
   bool Live(EntryHandle handle) const { return handle < live_.size() && live_[handle] != 0; }
   Status NormalizeKey(TableEntry* entry) const;
   std::string Where() const { return "table " + spec_.name + ": "; }

@@ -22,7 +22,7 @@ LookupResult TernaryTable::Finish(uint32_t best) noexcept {
   return LookupResult{&r.action, true, best};
 }
 
-LookupResult TernaryTable::Lookup(const MatchKey& key) noexcept {
+LookupResult TernaryTable::DoLookup(const MatchKey& key) noexcept {
   uint32_t best = HashIndex::kNone;
   int32_t best_priority = 0;
   for (const GroupView& g : order_) {
@@ -37,9 +37,9 @@ LookupResult TernaryTable::Lookup(const MatchKey& key) noexcept {
   return Finish(best);
 }
 
-void TernaryTable::LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+void TernaryTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
   if (!prefetch_) {
-    for (uint32_t i = 0; i < n; ++i) out[i] = Lookup(keys[i]);
+    for (uint32_t i = 0; i < n; ++i) out[i] = DoLookup(keys[i]);
     return;
   }
   constexpr uint32_t kChunk = 32;

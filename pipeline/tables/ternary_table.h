@@ -25,12 +25,6 @@ class TernaryTable final : public MatchTable {
  public:
   explicit TernaryTable(TableSpec spec);  // spec already validated
 
-  LookupResult Lookup(const MatchKey& key) noexcept override;
-  // For a large table, walks the mask groups once per burst; in each, hashes every key still in
-  // the race and prefetches its bucket, then its likely record, then confirms: the burst's
-  // cache misses overlap.
-  void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
-
   // Counted as a TCAM table: `size` entries of TCAM; action data (widest action, whole bytes)
   // plus kEntryOverheadBytes per entry in SRAM.
   static constexpr uint64_t kEntryOverheadBytes = 2;
@@ -39,6 +33,12 @@ class TernaryTable final : public MatchTable {
   std::size_t masks() const { return order_.size(); }
 
  private:
+  LookupResult DoLookup(const MatchKey& key) noexcept override;
+  // For a large table, walks the mask groups once per burst; in each, hashes every key still in
+  // the race and prefetches its bucket, then its likely record, then confirms: the burst's
+  // cache misses overlap.
+  void DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
+
   struct Record {
     MatchKey value;  // already masked
     ActionCall action;
