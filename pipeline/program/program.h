@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pipeline/control/command_table.h"
@@ -21,6 +22,25 @@ namespace swemu {
 
 // The largest burst the switch hands a program at once.
 inline constexpr uint32_t kMaxBurst = 64;
+
+// Per-burst scratch of kMaxBurst elements (table keys, lookup results), left uninitialised: a
+// stage writes each element before it reads it. Plain arrays of MatchKey or LookupResult are
+// zeroed element by element on every call (their members have initialisers), 2 KiB per stage
+// per burst, which showed in profiles.
+template <typename T>
+class BurstScratch {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  BurstScratch() noexcept {}  // leaves v_ uninitialised on purpose
+  T& operator[](uint32_t i) noexcept { return v_[i]; }
+  operator T*() noexcept { return v_; }
+
+ private:
+  union {
+    T v_[kMaxBurst];
+  };
+};
 
 // What a program may use while it loads. Pointers stay valid for the program's lifetime.
 struct ProgramContext {

@@ -116,8 +116,8 @@ bool AtpProgram::Validate(Packet& pkt) const noexcept {
 
 void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept {
   Packet* atp[kMaxBurst];
-  MatchKey keys[kMaxBurst];
-  LookupResult res[kMaxBurst];
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];

@@ -120,8 +120,8 @@ void L2l3Program::Ingress(Packet& pkt) noexcept {
 // Each stage runs over the whole burst with one batched lookup, so the table reads of 32
 // packets overlap (the tables prefetch) instead of waiting on one cache miss after another.
 void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
-  MatchKey keys[kMaxBurst];
-  LookupResult res[kMaxBurst];
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
   Packet* ip[kMaxBurst];
   Packet* bridged[kMaxBurst];
   uint32_t n_ip = 0;
@@ -157,8 +157,8 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
 
 void L2l3Program::Bridge(Packet** pkts, uint32_t n) noexcept {
   if (n == 0) return;
-  MatchKey keys[kMaxBurst];
-  LookupResult res[kMaxBurst];
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
   for (uint32_t i = 0; i < n; ++i) keys[i] = Key(LoadMac(pkts[i]->data + pkts[i]->hdr.eth), 48);
   dmac_->LookupBatch(keys, res, n);
   for (uint32_t i = 0; i < n; ++i) {
@@ -206,8 +206,8 @@ bool L2l3Program::SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) 
 // Stages 1-5 for routed packets: LPM, ECMP selection, next-hop rewrite and TTL.
 void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
   if (n == 0) return;
-  MatchKey keys[kMaxBurst];
-  LookupResult res[kMaxBurst];
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
   Packet* live[kMaxBurst];
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
