@@ -76,15 +76,17 @@ void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexce
     }
     return;
   }
-  PortCounters& port = counters_.ports[ingress_port];
+  uint64_t rx_bytes = 0;  // in a local: ResetState's stores may alias a counter in memory
   for (uint32_t i = 0; i < n; ++i) {
     Packet* pkt = pkts[i];
     pkt->ResetState(user_words_);
     pkt->meta.ingress_port = ingress_port;
     pkt->meta.ingress_ts = now;
-    ++port.rx_packets;
-    port.rx_bytes += pkt->len;
+    rx_bytes += pkt->len;
   }
+  PortCounters& port = counters_.ports[ingress_port];
+  port.rx_packets += n;
+  port.rx_bytes += rx_bytes;
   for (uint32_t done = 0; done < n; done += kMaxBurst) {
     Ingress(pkts + done, std::min(kMaxBurst, n - done));
   }

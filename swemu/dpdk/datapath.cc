@@ -143,12 +143,13 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     Drop(DropReason::kPoolExhausted, n);
     return n;
   }
-  WirePortCounters& wire = wire_[p];
+  // Byte counts add up in a local: a counter in memory, updated beside the descriptor stores
+  // (which may alias it), made each packet wait on the previous one's store (~6 cycles).
+  uint64_t rx_bytes = 0;
   uint32_t k = 0;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
-    ++wire.rx_packets;
-    wire.rx_bytes += m->pkt_len;
+    rx_bytes += m->pkt_len;
     if (m->nb_segs != 1) [[unlikely]] {  // the pipeline sees one contiguous frame
       rte_pktmbuf_free(m);
       Drop(DropReason::kMultiSegmentFrame);
@@ -156,6 +157,9 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
     }
     MbufPacketPool::Attach(pkts[k++], m);
   }
+  WirePortCounters& wire = wire_[p];
+  wire.rx_packets += n;
+  wire.rx_bytes += rx_bytes;
   if (k != n) [[unlikely]] {
     pool_.PutDescriptors(pkts + k, n - k, descriptors_);
   }
