@@ -25,11 +25,21 @@ void ExactTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t
       guess[i] = index_.FindTag(hashes[i]);
       if (guess[i] != HashIndex::kNone) __builtin_prefetch(&records[guess[i]]);
     }
+    // Table counters add up in a local (in memory, each store to `out` may alias them).
+    uint32_t hits = 0;
     for (uint32_t i = 0; i < m; ++i) {
       uint32_t e = guess[i];
       if (e != HashIndex::kNone && !(records[e].key == k[i])) e = FindIndex(k[i], hashes[i]);
-      out[base + i] = Result(e);
+      if (e == HashIndex::kNone) {
+        out[base + i] = LookupResult{&default_action_, false, kNoEntry};
+      } else {
+        ++hits;
+        ++records_[e].hits;
+        out[base + i] = LookupResult{&records_[e].action, true, e};
+      }
     }
+    hits_ += hits;
+    misses_ += m - hits;
   }
 }
 
