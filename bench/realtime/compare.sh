@@ -6,15 +6,16 @@
 #
 #   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--no-huge] [--build DIR]
 #
-#   --reps N     runs per figure (median); default 3 for net_null 64 B, 1 for the other setups
-#   --quick      one run per figure everywhere
+#   --reps N     rounds per setup; default 3 for net_null 64 B, 1 for the other setups
+#   --quick      one round per setup everywhere
 #   --no-setup   do not install packages or fetch/build anything (skip what is missing)
 #   --no-huge    4 KiB pages for everyone even when 1 GiB of hugepages is free (the default
 #                then uses hugepages for every process)
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
 #
-# Each run: warm-up 1 s, then the rate of three 1-second intervals (their median); a figure is
-# the median over its runs. Setup (as root, idempotent) installs dpdk-dev and dpdk-doc, adds a
+# Each run: warm-up 1 s, then the rate of three 1-second intervals (their median). A round runs
+# every tool once, one after the other; a figure is the median over the rounds, a ratio the
+# median of the rounds' ratios (a slow spell of a shared machine then hits both sides). Setup (as root, idempotent) installs dpdk-dev and dpdk-doc, adds a
 # deb-src entry, fetches `apt-get source dpdk` for the SWX pipeline's internal headers and builds
 # examples/pipeline against the installed DPDK. A step that fails skips its comparison, with one
 # line saying why.
@@ -246,13 +247,16 @@ run_swemu() {
         s = 0; for (i = 1; i < NF; i++) if ($i == "tx") s += $(i + 1); print s }' "$log" | median
 }
 
-# Repeats "$@" (a run_* call) $reps times and prints the median of the runs' figures, or "-".
-repeat() {
-  local reps=$1 i v; shift
-  for ((i = 0; i < reps; i++)); do
-    v=$("$@")
-    [[ -n $v ]] && echo "$v"
-  done | median | { read -r m && echo "$m" || echo "-"; }
+# Runs "$@" (a run_* call) and prints its figure, or "-" when it gave none.
+or_dash() {
+  local v
+  v=$("$@")
+  echo "${v:--}"
+}
+
+# The median of the arguments that are figures (not "-"), or "-" when there are none.
+median_of() {
+  printf '%s\n' "$@" | grep -v '^-*$' | median | { read -r m && echo "$m" || echo "-"; }
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
@@ -303,29 +307,47 @@ for s in "${SETUPS[@]}"; do
   read -r kind size dev0 dev1 <<<"$s"
   name=$kind$size
   reps=${REPS:-$([[ $name == null64 ]] && echo 3 || echo 1)}
-  note "$kind $size B: $reps run(s) per figure"
-  io=- mac=- wire=- l2l3=- swxl2=- swxpisa=-
-  if [[ $HAVE_TESTPMD -eq 1 ]]; then
-    io=$(repeat "$reps" run_testpmd "$name" "$dev0" "$dev1" io)
-    mac=$(repeat "$reps" run_testpmd "$name" "$dev0" "$dev1" mac)
-  fi
-  if [[ $HAVE_SWEMU -eq 1 ]]; then
-    wire=$(repeat "$reps" run_swemu "$name" "$dev0" "$dev1" wire)
-    l2l3=$(repeat "$reps" run_swemu "$name" "$dev0" "$dev1" l2l3)
-  fi
-  if [[ $HAVE_SWX -eq 1 ]]; then
-    swxl2=$(repeat "$reps" run_swx "$name" "$dev0" "$dev1" swx_l2.spec)
-    swxpisa=$(repeat "$reps" run_swx "$name" "$dev0" "$dev1" swx_pisa.spec)
-  fi
-  ROWS+=("$(printf '%-9s %5s %5s %11s %11s %11s %11s %8s %9s %10s %10s %11s' \
+  note "$kind $size B: $reps round(s)"
+  # Rounds: each round runs every tool once, so a slow spell of a shared machine (they last
+  # minutes here) hits all of them alike; a figure is the median over the rounds, and a ratio
+  # the median of the rounds' ratios.
+  runs_io="" runs_mac="" runs_wire="" runs_l2l3="" runs_swxl2="" runs_swxpisa=""
+  rounds_wire_io="" rounds_l2l3_pisa="" rounds_l2l3_l2=""
+  for ((round = 0; round < reps; round++)); do
+    io=- mac=- wire=- l2l3=- swxl2=- swxpisa=-
+    if [[ $HAVE_TESTPMD -eq 1 ]]; then
+      io=$(or_dash run_testpmd "$name" "$dev0" "$dev1" io)
+      mac=$(or_dash run_testpmd "$name" "$dev0" "$dev1" mac)
+    fi
+    if [[ $HAVE_SWEMU -eq 1 ]]; then
+      wire=$(or_dash run_swemu "$name" "$dev0" "$dev1" wire)
+      l2l3=$(or_dash run_swemu "$name" "$dev0" "$dev1" l2l3)
+    fi
+    if [[ $HAVE_SWX -eq 1 ]]; then
+      swxl2=$(or_dash run_swx "$name" "$dev0" "$dev1" swx_l2.spec)
+      swxpisa=$(or_dash run_swx "$name" "$dev0" "$dev1" swx_pisa.spec)
+    fi
+    runs_io+="$io " runs_mac+="$mac " runs_wire+="$wire " runs_l2l3+="$l2l3 "
+    runs_swxl2+="$swxl2 " runs_swxpisa+="$swxpisa "
+    rounds_wire_io+="$(ratio "$wire" "$io") "
+    rounds_l2l3_pisa+="$(ratio "$l2l3" "$swxpisa") "
+    rounds_l2l3_l2+="$(ratio "$l2l3" "$swxl2") "
+    note "$kind $size B round $((round + 1)): io $io mac $mac wire $wire l2l3 $l2l3" \
+         "swx-l2 $swxl2 swx-pisa $swxpisa"
+  done
+  io=$(median_of $runs_io) mac=$(median_of $runs_mac) wire=$(median_of $runs_wire)
+  l2l3=$(median_of $runs_l2l3) swxl2=$(median_of $runs_swxl2) swxpisa=$(median_of $runs_swxpisa)
+  ROWS+=("$(printf '%-9s %5s %6s %11s %11s %11s %11s %8s %9s %10s %10s %11s' \
     "net_$kind" "$size" "$reps" "$io" "$mac" "$wire" "$l2l3" "$swxl2" "$swxpisa" \
-    "$(ratio "$wire" "$io")" "$(ratio "$l2l3" "$swxpisa")" "$(ratio "$l2l3" "$swxl2")")")
+    "$(median_of $rounds_wire_io)" "$(median_of $rounds_l2l3_pisa)" \
+    "$(median_of $rounds_l2l3_l2)")")
 done
 
 {
   echo "swemu real-time comparison, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $MEM_NOTE," \
-       "one forwarding lcore each, Mpps forwarded (sum of both ports' tx), median of runs"
-  printf '%-9s %5s %5s %11s %11s %11s %11s %8s %9s %10s %10s %11s\n' setup bytes runs \
+       "one forwarding lcore each, Mpps forwarded (sum of both ports' tx), median of rounds;" \
+       "ratios: median of the rounds' ratios"
+  printf '%-9s %5s %6s %11s %11s %11s %11s %8s %9s %10s %10s %11s\n' setup bytes rounds \
     testpmd-io testpmd-mac swemu-wire swemu-l2l3 SWX-L2 SWX-PISA wire/io l2l3/PISA l2l3/SWX-L2
   printf '%s\n' "${ROWS[@]}"
   [[ -s $OUT/skipped.txt ]] && { echo; cat "$OUT/skipped.txt"; }
