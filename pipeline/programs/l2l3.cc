@@ -266,9 +266,7 @@ void L2l3Program::Egress(Packet& pkt) noexcept {
 
 void L2l3Program::EgressBurst(Packet** pkts, uint32_t n) noexcept {
   if (!ecn_) return;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (pkts[i]->meta.congested) MarkEcnCe(*pkts[i]);
-  }
+  for (uint32_t i = 0; i < n; ++i) Egress(*pkts[i]);  // direct calls: the class is final
 }
 
 SWEMU_REGISTER_PROGRAM("l2l3", L2l3Program);

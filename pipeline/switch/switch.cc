@@ -58,7 +58,7 @@ Status Switch::Load() {
   SWEMU_RETURN_IF_ERROR(config_.program_options.CheckAllUsed(config_.program));
   SWEMU_RETURN_IF_ERROR(fits);
   parse_ = program_->NeedsParser();
-  user_words_ = std::min(program_->UserMetadataWords(), static_cast<uint32_t>(kUserMetadataWords));
+  user_words_ = program_->UserMetadataWords();  // Packet::ResetState clamps it
   return AddSwitchCommands(*this, commands_);
 }
 

@@ -17,11 +17,6 @@ class PacketRing {
   uint32_t capacity() const noexcept { return mask_ + 1; }
   Packet* front() const noexcept { return slots_[head_]; }
 
-  // Precondition: size() < capacity() (the TM checks the queue limit, which never exceeds it).
-  void Push(Packet* pkt) noexcept {
-    slots_[(head_ + count_) & mask_] = pkt;
-    ++count_;
-  }
   // Precondition: !empty().
   Packet* Pop() noexcept {
     Packet* pkt = slots_[head_];
@@ -30,7 +25,8 @@ class PacketRing {
     return pkt;
   }
 
-  // Precondition: size() + n <= capacity().
+  // Precondition: size() + n <= capacity() (the TM checks the queue limit, which never exceeds
+  // it).
   void PushBurst(Packet* const* pkts, uint32_t n) noexcept {
     for (uint32_t i = 0; i < n; ++i) slots_[(head_ + count_ + i) & mask_] = pkts[i];
     count_ += n;

@@ -14,6 +14,35 @@ uint32_t Saturate32(uint64_t value) {
 
 }  // namespace
 
+// Always inlined into its two callers, AdmitRun (a run that fits) and Admit (one packet).
+[[gnu::always_inline]] inline void TrafficManager::Accept(Port& port, int qid, Packet* const* pkts,
+                                                          uint32_t n, uint64_t run_bytes,
+                                                          TimeNs now) noexcept {
+  Queue& queue = port.queues[qid];
+  const uint32_t depth = queue.ring.size();
+  uint64_t bytes = queue.bytes;
+  for (uint32_t i = 0; i < n; ++i) {  // each packet sees the queue as the one before left it
+    Metadata& meta = pkts[i]->meta;
+    meta.queue_id = static_cast<uint8_t>(qid);
+    meta.enq_ts = now;
+    meta.enq_qdepth = depth + i;
+    meta.enq_qdepth_bytes = Saturate32(bytes);
+    meta.congested = queue.ecn_threshold != 0 && bytes >= queue.ecn_threshold;
+    bytes += pkts[i]->len;
+  }
+  queue.ring.PushBurst(pkts, n);
+  queue.bytes = bytes;
+  port.bytes += run_bytes;
+  port.nonempty |= 1u << qid;
+  shared_used_bytes_ += run_bytes;
+  total_queued_ += n;
+  QueueCounters& c = queue.counters;
+  c.enqueued += n;
+  c.enq_bytes += run_bytes;
+  c.max_depth_pkts = std::max(c.max_depth_pkts, depth + n);
+  c.max_depth_bytes = std::max(c.max_depth_bytes, bytes);
+}
+
 uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
   return EnqueueBurst(&pkt, 1, now);
 }
@@ -58,29 +87,7 @@ uint32_t TrafficManager::AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) n
     for (uint32_t i = 0; i < n; ++i) admitted += Admit(pkts[i], now) ? 1 : 0;
     return admitted;
   }
-  // As Admit for each packet in turn.
-  const uint32_t depth = queue->ring.size();
-  uint64_t bytes = queue->bytes;
-  for (uint32_t i = 0; i < n; ++i) {
-    Metadata& meta = pkts[i]->meta;
-    meta.queue_id = static_cast<uint8_t>(qid);
-    meta.enq_ts = now;
-    meta.enq_qdepth = depth + i;
-    meta.enq_qdepth_bytes = Saturate32(bytes);
-    meta.congested = queue->ecn_threshold != 0 && bytes >= queue->ecn_threshold;
-    bytes += pkts[i]->len;
-  }
-  queue->ring.PushBurst(pkts, n);
-  queue->bytes = bytes;
-  port->bytes += run_bytes;
-  port->nonempty |= 1u << qid;
-  shared_used_bytes_ += run_bytes;
-  total_queued_ += n;
-  QueueCounters& c = queue->counters;
-  c.enqueued += n;
-  c.enq_bytes += run_bytes;
-  c.max_depth_pkts = std::max(c.max_depth_pkts, depth + n);
-  c.max_depth_bytes = std::max(c.max_depth_bytes, bytes);
+  Accept(*port, qid, pkts, n, run_bytes, now);
   return n;
 }
 
@@ -109,26 +116,7 @@ inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
     Drop(pkt, reason, &queue);
     return false;
   }
-
-  Metadata& meta = pkt->meta;
-  meta.queue_id = static_cast<uint8_t>(qid);
-  meta.enq_ts = now;
-  meta.enq_qdepth = queue.ring.size();
-  meta.enq_qdepth_bytes = Saturate32(queue.bytes);
-  meta.congested = queue.ecn_threshold != 0 && queue.bytes >= queue.ecn_threshold;
-
-  queue.ring.Push(pkt);
-  queue.bytes += len;
-  port.bytes += len;
-  port.nonempty |= 1u << qid;
-  shared_used_bytes_ += len;
-  ++total_queued_;
-
-  QueueCounters& c = queue.counters;
-  ++c.enqueued;
-  c.enq_bytes += len;
-  c.max_depth_pkts = std::max(c.max_depth_pkts, queue.ring.size());
-  c.max_depth_bytes = std::max(c.max_depth_bytes, queue.bytes);
+  Accept(port, qid, &pkt, 1, len, now);
   return true;
 }
 

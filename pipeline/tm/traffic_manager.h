@@ -159,6 +159,10 @@ class TrafficManager {
   // A run of unicast packets for one queue: admitted with the accounting updated once when the
   // whole run fits every limit, else packet by packet (Admit); how many were admitted.
   uint32_t AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
+  // Queues n packets (run_bytes in all) that fit queue qid of the port: their queue metadata,
+  // then the accounting, once.
+  void Accept(Port& port, int qid, Packet* const* pkts, uint32_t n, uint64_t run_bytes,
+              TimeNs now) noexcept;
   uint32_t EnqueueMulticast(Packet* pkt, TimeNs now) noexcept;
   void Drop(Packet* pkt, DropReason reason, Queue* queue) noexcept;
   int ScheduleShaped(Port& port, TimeNs now) noexcept;

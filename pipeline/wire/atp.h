@@ -38,9 +38,9 @@ inline constexpr uint8_t kAtpFlagParam = 1 << 5;   // parameter packet (the ACK)
 inline constexpr uint8_t kAtpFlagResend = 1 << 4;  // retransmitted (or pushed past a collision)
 inline constexpr uint8_t kAtpFlagEdge = 1 << 3;    // edge switch id: 0 first, 1 second
 inline constexpr uint8_t kAtpFlagEcn = 1 << 2;     // congestion seen (echoed by the PS)
-inline constexpr uint8_t kAtpFlagOverflow = 1
-                                            << 1;  // a switch sum overflowed int32: values invalid
-inline constexpr uint8_t kAtpFlagFloat = 1 << 0;   // elements are float32, not scaled int32
+// A switch sum overflowed int32: the values are invalid.
+inline constexpr uint8_t kAtpFlagOverflow = 1 << 1;
+inline constexpr uint8_t kAtpFlagFloat = 1 << 0;  // elements are float32, not scaled int32
 
 struct __attribute__((packed)) AtpHeader {
   uint8_t ver_flags;

@@ -22,7 +22,6 @@
 namespace swemu {
 
 class MbufPacketPool;
-
 class PcapRecorder;
 class PcapRing;
 class ShardRouter;

@@ -4,7 +4,7 @@
 // descriptors, attached at RX and returned at TX. Descriptors used recently are reused first
 // (the mempool's per-lcore cache is a stack), so the burst's metadata lives in a few hot pages
 // instead of beside each mbuf: with 4 KiB pages (--no-huge) every pass over a burst would
-// otherwise take a TLB miss per packet (wire on net_null: 15.4 -> 21.4 Mpps, docs/performance.md).
+// otherwise take a TLB miss per packet (figures in docs/performance.md).
 // Data room: 2048 bytes after the default 128-byte headroom (RTE_MBUF_DEFAULT_BUF_SIZE), enough
 // for a 1518-byte frame plus tunnels a program may prepend; larger frames arrive as multi-segment
 // mbufs and are dropped.

@@ -28,14 +28,17 @@ struct Common {
 };
 
 void AddCommon(po::options_description& desc, Common& c) {
-  desc.add_options()("model", po::value(&c.model)->default_value(c.model),
-                     "model whose layer sizes are all-reduced: ResNet50, VGG16, AlexNet")(
-      "layers", po::value(&c.layers)->default_value(0), "only the first N layers (0: all)")(
-      "iterations", po::value(&c.iterations)->default_value(c.iterations),
-      "iterations, each run with and without in-network aggregation")(
-      "seed", po::value(&c.seed)->default_value(c.seed), "seed of the synthetic gradients")(
-      "lanes", po::value(&c.lanes)->default_value(c.lanes),
-      "sender lanes (the paper's threads) per worker");
+  // clang-format off
+  desc.add_options()
+      ("model", po::value(&c.model)->default_value(c.model),
+       "model whose layer sizes are all-reduced: ResNet50, VGG16, AlexNet")
+      ("layers", po::value(&c.layers)->default_value(0), "only the first N layers (0: all)")
+      ("iterations", po::value(&c.iterations)->default_value(c.iterations),
+       "iterations, each run with and without in-network aggregation")
+      ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the synthetic gradients")
+      ("lanes", po::value(&c.lanes)->default_value(c.lanes),
+       "sender lanes (the paper's threads) per worker");
+  // clang-format on
 }
 
 // Exit status 2 with one line for bad input; the caller prints it.
@@ -77,32 +80,35 @@ int Main(int argc, char** argv) {
   desc.add_options()("help,h", "this help");
   AddCommon(desc, common);
   if (mode == "demo") {
-    desc.add_options()("workers", po::value(&demo.workers)->default_value(demo.workers),
-                       "workers (1..32)")(
-        "racks", po::value(&demo.racks)->default_value(demo.racks),
-        "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")(
-        "elements", po::value(&demo.elements)->default_value(demo.elements),
-        "int32 elements per packet")("aggregators",
-                                     po::value(&demo.aggregators)->default_value(demo.aggregators),
-                                     "aggregators in each switch")(
-        "link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
-        "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")(
-        "out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
-        "generated switch configs, scripts, logs and sockets")(
-        "swemu", po::value(&demo.swemu_binary),
-        "the swemu binary (default: ../swemu/swemu "
-        "next to this one)")("timeout", po::value(&demo.timeout_s)->default_value(demo.timeout_s),
-                             "seconds a pass may take before the demo gives up")(
-        "backoff",
-        "swemu and the hosts back off when idle instead of busy polling "
-        "(for a machine with fewer than two free cores)");
+    // clang-format off
+    desc.add_options()
+        ("workers", po::value(&demo.workers)->default_value(demo.workers), "workers (1..32)")
+        ("racks", po::value(&demo.racks)->default_value(demo.racks),
+         "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
+        ("elements", po::value(&demo.elements)->default_value(demo.elements),
+         "int32 elements per packet")
+        ("aggregators", po::value(&demo.aggregators)->default_value(demo.aggregators),
+         "aggregators in each switch")
+        ("link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
+         "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")
+        ("out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
+         "generated switch configs, scripts, logs and sockets")
+        ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "
+                                                 "next to this one)")
+        ("timeout", po::value(&demo.timeout_s)->default_value(demo.timeout_s),
+         "seconds a pass may take before the demo gives up")
+        ("backoff", "swemu and the hosts back off when idle instead of busy polling "
+                    "(for a machine with fewer than two free cores)");
+    // clang-format on
   } else {
-    desc.add_options()("topology", po::value(&sim.topology)->required(),
-                       "topology file (configs/*.topo)")("job", po::value(&sim.job)->required(),
-                                                         "job file (configs/*.job)")(
-        "loss", po::value(&sim.host_loss)->default_value(-1),
-        "loss probability on every host link (default: the topology's)")(
-        "out-dir", po::value(&sim.out_dir), "write counters.json here");
+    // clang-format off
+    desc.add_options()
+        ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
+        ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
+        ("loss", po::value(&sim.host_loss)->default_value(-1),
+         "loss probability on every host link (default: the topology's)")
+        ("out-dir", po::value(&sim.out_dir), "write counters.json here");
+    // clang-format on
   }
   po::variables_map vm;
   try {

@@ -241,12 +241,6 @@ TEST_F(WorkerTest, LeastLoadedSchedulerDealsChunksToLanes) {
   EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{6, 7, 16, 17, 18, 19}));
 }
 
-}  // namespace
-}  // namespace swemu
-
-namespace swemu {
-namespace {
-
 TEST_F(WorkerTest, RtoFollowsTheMeasuredRttAndIgnoresRetransmittedSeqs) {
   AtpWorkerOptions options = OneLane();
   options.min_rto_ns = 10'000;
@@ -320,12 +314,6 @@ TEST_F(WorkerTest, RepeatedTimeoutsResendEveryPacketInFlight) {
   EXPECT_EQ(SentSeqs(), all);
   EXPECT_LT(worker_->window_bytes(0), 50 * worker_->frame_len());
 }
-
-}  // namespace
-}  // namespace swemu
-
-namespace swemu {
-namespace {
 
 // A lost tail of four: the first timeout resends UNA alone (nothing later was acknowledged);
 // its ACK moves UNA but is the ACK of a retransmission, so the next timeout is the second of
