@@ -59,6 +59,7 @@ Status Switch::Load() {
   SWEMU_RETURN_IF_ERROR(fits);
   parse_ = program_->NeedsParser();
   user_words_ = program_->UserMetadataWords();  // Packet::ResetState clamps it
+  has_registers_ = !resources_.Registers().empty();
   return AddSwitchCommands(*this, commands_);
 }
 
@@ -78,15 +79,17 @@ void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexce
   }
   uint64_t rx_bytes = 0;  // in a local: ResetState's stores may alias a counter in memory
   for (uint32_t i = 0; i < n; ++i) {
-    Packet* pkt = pkts[i];
-    pkt->ResetState(user_words_);
-    pkt->meta.ingress_port = ingress_port;
-    pkt->meta.ingress_ts = now;
-    rx_bytes += pkt->len;
+    StartPass(*pkts[i], ingress_port, now);
+    rx_bytes += pkts[i]->len;
   }
+  ReceiveStarted(pkts, n, ingress_port, rx_bytes);
+}
+
+void Switch::ReceiveStarted(Packet** pkts, uint32_t n, PortId ingress_port,
+                            uint64_t bytes) noexcept {
   PortCounters& port = counters_.ports[ingress_port];
   port.rx_packets += n;
-  port.rx_bytes += rx_bytes;
+  port.rx_bytes += bytes;
   for (uint32_t done = 0; done < n; done += kMaxBurst) {
     Ingress(pkts + done, std::min(kMaxBurst, n - done));
   }
@@ -117,22 +120,50 @@ void Switch::ReceiveRecirculated(Packet** pkts, uint32_t n) noexcept {
 void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   counters_.program.ingress_packets += n;
   Packet* parsed[kMaxBurst];
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const bool ok = parsed_before ? !pkts[i]->meta.dropped() : !parse_ || parser_.Parse(*pkts[i]);
-    if (ok) {
-      parsed[m++] = pkts[i];
-    } else {
-      Drop(pkts[i]);
+  // A program without a parser (wire) takes the burst as it came: no pass to filter it.
+  Packet** batch = pkts;
+  uint32_t m = n;
+  if (parse_ || parsed_before) {
+    batch = parsed;
+    m = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const bool ok = parsed_before ? !pkts[i]->meta.dropped() : parser_.Parse(*pkts[i]);
+      if (ok) {
+        parsed[m++] = pkts[i];
+      } else {
+        Drop(pkts[i]);
+      }
     }
   }
-  program_->IngressBurst(parsed, m);
+  program_->IngressBurst(batch, m);
+  // The same pass notes whether what goes to the TM is one run (unicast, one port and queue),
+  // as a burst from one port to one port is: the TM then takes it without looking for runs.
   uint32_t queued = 0;
+  uint64_t bytes = 0;
+  bool one_run = true;
+  PortId run_port = kPortUnset;
+  uint32_t run_queue = 0;
   for (uint32_t i = 0; i < m; ++i) {
-    if (Dispatch(parsed[i])) parsed[queued++] = parsed[i];
+    Packet* pkt = batch[i];
+    if (!Dispatch(pkt)) continue;
+    const Metadata& meta = pkt->meta;
+    const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
+    if (queued == 0) {
+      run_port = meta.egress_spec;
+      run_queue = queue;
+    }
+    one_run &= meta.mcast_grp == 0 && meta.egress_spec == run_port && queue == run_queue;
+    bytes += pkt->len;
+    parsed[queued++] = pkt;
   }
+  if (queued == 0) return;
   // One TM call per burst, at the burst's arrival time (one clock read per burst).
-  if (queued != 0) tm_->EnqueueBurst(parsed, queued, parsed[0]->meta.ingress_ts);
+  const TimeNs now = parsed[0]->meta.ingress_ts;
+  if (one_run) {
+    tm_->EnqueueRun(parsed, queued, bytes, now);
+  } else {
+    tm_->EnqueueBurst(parsed, queued, now);
+  }
 }
 
 bool Switch::Dispatch(Packet* pkt) noexcept {
@@ -217,24 +248,30 @@ uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept
   if (port >= config_.num_ports) return 0;
   const TimeNs now = clock_.NowNs();
   uint32_t n = 0;
+  uint64_t tx_bytes = 0;
   // Packets the egress drops, consumes or recirculates leave gaps: dequeue again to fill them.
   while (n < max) {
     const uint32_t k = tm_->DequeueBurst(port, now, out + n, max - n);
     if (k == 0) break;
     Packet** burst = out + n;
     counters_.program.egress_packets += k;
-    // Egress is a new pass over its own stages.
-    for (uint32_t i = 0; i < k; ++i) burst[i]->meta.register_access_mask = 0;
+    // Egress is a new pass over its own stages (only registers read the mask).
+    if (has_registers_) {
+      for (uint32_t i = 0; i < k; ++i) burst[i]->meta.register_access_mask = 0;
+    }
     program_->EgressBurst(burst, k);
     const uint32_t first = n;  // n <= first + i: compacting never overwrites an unread packet
     for (uint32_t i = 0; i < k; ++i) {
       Packet* pkt = out[first + i];
-      if (AfterEgress(pkt, port, now)) out[n++] = pkt;
+      if (AfterEgress(pkt, port, now)) {
+        out[n++] = pkt;
+        tx_bytes += pkt->len;
+      }
     }
   }
   PortCounters& counters = counters_.ports[port];
   counters.tx_packets += n;
-  for (uint32_t i = 0; i < n; ++i) counters.tx_bytes += out[i]->len;
+  counters.tx_bytes += tx_bytes;
   return n;
 }
 

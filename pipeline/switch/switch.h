@@ -57,6 +57,15 @@ class Switch {
   // Fast path. Takes ownership of the packets: each is queued, consumed or dropped (and freed).
   void ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexcept;
   void Receive(Packet* pkt, PortId ingress_port) noexcept { ReceiveBurst(&pkt, 1, ingress_port); }
+  // ReceiveBurst in two halves, for a receive loop that already touches each packet (real time):
+  // StartPass on each packet of the burst, then ReceiveStarted on the burst, with the bytes it
+  // carries. ingress_port must be a port of the switch; `now` is the clock's now.
+  void StartPass(Packet& pkt, PortId ingress_port, TimeNs now) const noexcept {
+    pkt.ResetState(user_words_);
+    pkt.meta.ingress_port = ingress_port;
+    pkt.meta.ingress_ts = now;
+  }
+  void ReceiveStarted(Packet** pkts, uint32_t n, PortId ingress_port, uint64_t bytes) noexcept;
   // The next packet leaving `port` at the clock's now (after egress and deparser), or nullptr.
   // Packets the egress drops are freed and counted; recirculated ones re-enter ingress.
   Packet* Transmit(PortId port) noexcept {
@@ -143,6 +152,7 @@ class Switch {
   SwitchCounters counters_;
   bool parse_ = true;
   uint32_t user_words_ = kUserMetadataWords;  // Program::UserMetadataWords
+  bool has_registers_ = true;  // the program has register arrays (which read access masks)
   EgressRouter* router_ = nullptr;
 };
 

@@ -31,13 +31,12 @@ class PacketRing {
     for (uint32_t i = 0; i < n; ++i) slots_[(head_ + count_ + i) & mask_] = pkts[i];
     count_ += n;
   }
-  // Pops min(n, size()) packets into out, oldest first; how many.
-  uint32_t PopBurst(Packet** out, uint32_t n) noexcept {
-    if (n > count_) n = count_;
-    for (uint32_t i = 0; i < n; ++i) out[i] = slots_[(head_ + i) & mask_];
+  // The i-th oldest packet. Precondition: i < size().
+  Packet* at(uint32_t i) const noexcept { return slots_[(head_ + i) & mask_]; }
+  // Removes the n oldest packets (a caller that read them with at()). Precondition: n <= size().
+  void PopFront(uint32_t n) noexcept {
     head_ = (head_ + n) & mask_;
     count_ -= n;
-    return n;
   }
 
   // Control path: makes room for at least `min_capacity` packets, keeping the queued ones in

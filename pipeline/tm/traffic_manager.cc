@@ -14,7 +14,7 @@ uint32_t Saturate32(uint64_t value) {
 
 }  // namespace
 
-// Always inlined into its two callers, AdmitRun (a run that fits) and Admit (one packet).
+// Always inlined into its two callers, EnqueueRun (a run that fits) and Admit (one packet).
 [[gnu::always_inline]] inline void TrafficManager::Accept(Port& port, int qid, Packet* const* pkts,
                                                           uint32_t n, uint64_t run_bytes,
                                                           TimeNs now) noexcept {
@@ -56,23 +56,25 @@ uint32_t TrafficManager::EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs no
       continue;
     }
     // The run of unicast packets for the same queue (a burst from one port to one port is one).
+    // Its bytes add up in the same pass.
     const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
+    uint64_t run_bytes = pkts[i]->len;
     uint32_t end = i + 1;
     while (end < n && pkts[end]->meta.mcast_grp == 0 &&
            pkts[end]->meta.egress_spec == meta.egress_spec &&
            (pkts[end]->meta.queue_id & (kQueuesPerPort - 1)) == queue) {
+      run_bytes += pkts[end]->len;
       ++end;
     }
-    admitted += AdmitRun(pkts + i, end - i, now);
+    admitted += EnqueueRun(pkts + i, end - i, run_bytes, now);
     i = end;
   }
   return admitted;
 }
 
-uint32_t TrafficManager::AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) noexcept {
+uint32_t TrafficManager::EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t run_bytes,
+                                    TimeNs now) noexcept {
   const PortId port_id = pkts[0]->meta.egress_spec;
-  uint64_t run_bytes = 0;
-  for (uint32_t i = 0; i < n; ++i) run_bytes += pkts[i]->len;
   Port* port = port_id < num_ports_ ? &ports_[port_id] : nullptr;
   const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
   Queue* queue = port != nullptr ? &port->queues[qid] : nullptr;
@@ -243,18 +245,21 @@ Packet* TrafficManager::Dequeue(PortId port_id, TimeNs now) noexcept {
 uint32_t TrafficManager::DequeueRun(Port& port, PortId port_id, int qid, TimeNs now, Packet** out,
                                     uint32_t max) noexcept {
   Queue& queue = port.queues[qid];
-  const uint32_t n = queue.ring.PopBurst(out, max);
+  const uint32_t n = std::min(max, queue.ring.size());
   // Each packet sees the depth the queue had right after it left, as one Dequeue call each.
-  uint32_t depth = queue.ring.size() + n;
+  uint32_t depth = queue.ring.size();
   uint64_t bytes = queue.bytes;
-  for (uint32_t i = 0; i < n; ++i) {
-    Metadata& meta = out[i]->meta;
-    bytes -= out[i]->len;
+  for (uint32_t i = 0; i < n; ++i) {  // read from the ring and stamped in one pass
+    Packet* pkt = queue.ring.at(i);
+    out[i] = pkt;
+    Metadata& meta = pkt->meta;
+    bytes -= pkt->len;
     meta.egress_port = port_id;
     meta.deq_qdepth = --depth;
     meta.deq_qdepth_bytes = Saturate32(bytes);
     meta.deq_timedelta = Saturate32(now > meta.enq_ts ? now - meta.enq_ts : 0);
   }
+  queue.ring.PopFront(n);
   const uint64_t sent_bytes = queue.bytes - bytes;
   queue.bytes = bytes;
   port.bytes -= sent_bytes;

@@ -52,6 +52,10 @@ class TrafficManager {
   uint32_t Enqueue(Packet* pkt, TimeNs now) noexcept;
   // Enqueue of each packet in order, all at `now`; returns the copies admitted.
   uint32_t EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
+  // EnqueueBurst of a run a caller already knows: n unicast packets (mcast_grp 0) for one queue
+  // (the same egress_spec and queue_id & 7), run_bytes in all. Admitted with the accounting
+  // updated once when the whole run fits every limit, else packet by packet; how many.
+  uint32_t EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t run_bytes, TimeNs now) noexcept;
   // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
   // port's scheduler; nullptr otherwise. A backlogged port keeps its exact pace even if called
   // late: a transmission starts when the link got free (or the packet arrived), not at `now`.
@@ -156,9 +160,6 @@ class TrafficManager {
 
   TrafficManager(const TmConfig& config, PacketPool& pool);
   bool Admit(Packet* pkt, TimeNs now) noexcept;
-  // A run of unicast packets for one queue: admitted with the accounting updated once when the
-  // whole run fits every limit, else packet by packet (Admit); how many were admitted.
-  uint32_t AdmitRun(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
   // Queues n packets (run_bytes in all) that fit queue qid of the port: their queue metadata,
   // then the accounting, once.
   void Accept(Port& port, int qid, Packet* const* pkts, uint32_t n, uint64_t run_bytes,

@@ -17,6 +17,7 @@ struct SentFrame {
   PortId port;
   TimeNs time;
   std::vector<uint8_t> bytes;
+  bool operator==(const SentFrame&) const = default;
 };
 
 class SwitchHarness {

@@ -11,6 +11,7 @@
 namespace swemu {
 namespace {
 
+using testing::SentFrame;
 using testing::SwitchHarness;
 
 // Test programs: one touches a register twice per pass (at run time), one declares it twice
@@ -163,12 +164,12 @@ TEST(SwitchTest, BadCommandsChangeNothing) {
   ASSERT_TRUE(h.ok()) << h.error();
   h.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
   const std::string before = h.sw().CountersJson() + *h.Cmd("table_dump dmac");
-  for (const char* bad : {"table_add dmac forward 00:00:00:00:00:0c => 99999",
-                          "table_add dmac forward 00:00:00:00:00:0b => 2",
-                          "table_add nosuch forward 1 => 1", "table_add dmac fly 1 => 1",
-                          "table_delete dmac 42", "set_ecn_threshold all all lots",
-                          "set_port_rate 9 10G", "set_queue_depth 0", "mc_node_associate 3 0",
-                          "register_write ecmp_rr 1 70000", "register_read ecmp_rr 99999"}) {
+  for (const char* bad :
+       {"table_add dmac forward 00:00:00:00:00:0c => 99999",
+        "table_add dmac forward 00:00:00:00:00:0b => 2", "table_add nosuch forward 1 => 1",
+        "table_add dmac fly 1 => 1", "table_delete dmac 42", "set_ecn_threshold all all lots",
+        "set_port_rate 9 10G", "set_queue_depth 0", "mc_node_associate 3 0",
+        "register_write ecmp_rr 1 70000", "register_read ecmp_rr 99999"}) {
     Result<std::string> r = h.Cmd(bad);
     EXPECT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.message().find('\n'), std::string::npos) << r.message();
@@ -211,6 +212,78 @@ TEST(SwitchTest, ConservationUnderMixedAndMalformedTraffic) {
   EXPECT_EQ(sw.tm().TotalQueued(), 0u);
   EXPECT_EQ(sent + sw.tm().multicast_copies(),
             delivered + sw.counters().program.consumed + sw.TotalDrops());
+}
+
+// A burst takes the same path through ingress and the TM as its packets one by one (the switch
+// hands the TM a burst to one port and queue as a single run, anything else packet by packet),
+// and so does a burst received in two halves (StartPass on each packet, then ReceiveStarted).
+class BurstPathTest : public ::testing::Test {
+ protected:
+  static SwitchConfig SmallQueues() {
+    SwitchConfig config = Config("l2l3");
+    config.tm.queue.depth_pkts = 6;  // a burst of 8 to one queue overflows it
+    return config;
+  }
+  static void Setup(SwitchHarness& h) {
+    h.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
+    h.MustCmd("table_add dmac forward 00:00:00:00:00:0c => 2");
+    h.MustCmd("mc_mgrp_create 1");
+    h.MustCmd("mc_node_create 0 1 2 3");
+    h.MustCmd("mc_node_associate 1 0");
+    h.MustCmd("table_add dmac multicast ff:ff:ff:ff:ff:ff => 1");
+  }
+  // State that differs if any packet was queued, counted or dropped differently.
+  static std::string State(SwitchHarness& h) {
+    const TrafficManager& tm = h.sw().tm();
+    std::string state = h.sw().CountersJson() + tm.DescribeQueues(true);
+    for (PortId p = 0; p < tm.num_ports(); ++p) {
+      state += " port " + std::to_string(p) + " " + std::to_string(tm.PortDepthBytes(p)) + " B, " +
+               std::to_string(tm.queue_counters(p, 0).enq_bytes) + " B in";
+    }
+    return state + " shared " + std::to_string(tm.SharedUsedBytes()) + " B";
+  }
+  void ExpectSamePath(const std::vector<std::vector<uint8_t>>& frames) {
+    SwitchHarness burst(SmallQueues()), single(SmallQueues()), halves(SmallQueues());
+    for (SwitchHarness* h : {&burst, &single, &halves}) {
+      ASSERT_TRUE(h->ok()) << h->error();
+      Setup(*h);
+    }
+    burst.SendBurst(0, frames);
+    for (const std::vector<uint8_t>& frame : frames) single.Send(0, frame);
+    std::vector<Packet*> pkts;
+    uint64_t bytes = 0;
+    for (const std::vector<uint8_t>& frame : frames) {
+      pkts.push_back(halves.pool().FromBytes(frame.data(), static_cast<uint32_t>(frame.size())));
+      halves.sw().StartPass(*pkts.back(), 0, halves.clock().NowNs());
+      bytes += frame.size();
+    }
+    halves.sw().ReceiveStarted(pkts.data(), static_cast<uint32_t>(pkts.size()), 0, bytes);
+    EXPECT_EQ(State(burst), State(single));
+    EXPECT_EQ(State(halves), State(single));
+    std::vector<SentFrame> out = burst.Drain();
+    EXPECT_EQ(out, single.Drain());
+    EXPECT_EQ(halves.Drain(), out);
+  }
+};
+
+TEST_F(BurstPathTest, OneRunThatFitsItsQueue) {
+  ExpectSamePath(std::vector<std::vector<uint8_t>>(5, Frame("00:00:00:00:00:0b")));
+}
+
+TEST_F(BurstPathTest, OneRunThatOverflowsItsQueue) {
+  ExpectSamePath(std::vector<std::vector<uint8_t>>(8, Frame("00:00:00:00:00:0b")));
+}
+
+TEST_F(BurstPathTest, MixedPortsMulticastAndMisses) {
+  std::vector<std::vector<uint8_t>> frames;
+  for (const char* dst :
+       {"00:00:00:00:00:0b", "00:00:00:00:00:0c", "00:00:00:00:00:0b", "ff:ff:ff:ff:ff:ff",
+        "00:00:00:00:00:0d", "00:00:00:00:00:0b", "00:00:00:00:00:0b", "00:00:00:00:00:0b",
+        "00:00:00:00:00:0b", "00:00:00:00:00:0b", "00:00:00:00:00:0c"}) {
+    frames.push_back(Frame(dst));
+  }
+  frames[4].resize(10);  // truncated: the parser drops it
+  ExpectSamePath(frames);
 }
 
 }  // namespace
