@@ -12,6 +12,9 @@ MatchKey Key(uint64_t value, unsigned bits) { return KeyPacker().Push(value, bit
 
 uint64_t LoadMac(const uint8_t* p) { return (uint64_t{LoadBe16(p)} << 32) | LoadBe32(p + 2); }
 
+// qos's set_queue action (its only one, also the default).
+uint8_t QueueOf(const ActionCall& set_queue) { return static_cast<uint8_t>(set_queue.params[0]); }
+
 void StoreMac(uint8_t* p, uint64_t mac) {
   StoreBe16(p, static_cast<uint16_t>(mac >> 32));
   StoreBe32(p + 2, static_cast<uint32_t>(mac));
@@ -126,28 +129,36 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
   Packet* bridged[kMaxBurst];
   uint32_t n_ip = 0;
   uint32_t n_bridged = 0;
-  // Stage 0: DSCP -> queue and router MAC for IPv4; everything else is bridged.
+  // Stage 0: DSCP -> queue and router MAC for IPv4; everything else is bridged. A table the
+  // control plane left empty gives the whole burst its default action without keys
+  // (MissAllIfEmpty): a pure L2 switch reads no DSCP and no MAC here.
   for (uint32_t i = 0; i < n; ++i) {
     if (pkts[i]->hdr.has_ipv4()) {
-      ip[n_ip] = pkts[i];
-      keys[n_ip++] = Key(pkts[i]->data[pkts[i]->hdr.ipv4 + 1] >> 2, 6);
+      ip[n_ip++] = pkts[i];
     } else {
       bridged[n_bridged++] = pkts[i];
     }
   }
   if (n_ip != 0) {
-    qos_->LookupBatch(keys, res, n_ip);
-    for (uint32_t i = 0; i < n_ip; ++i) {
-      ip[i]->meta.queue_id = static_cast<uint8_t>(res[i].action->params[0]);
-      keys[i] = Key(LoadMac(ip[i]->data + ip[i]->hdr.eth), 48);
+    if (const ActionCall* all = qos_->MissAllIfEmpty(n_ip)) {
+      for (uint32_t i = 0; i < n_ip; ++i) ip[i]->meta.queue_id = QueueOf(*all);
+    } else {
+      for (uint32_t i = 0; i < n_ip; ++i) keys[i] = Key(ip[i]->data[ip[i]->hdr.ipv4 + 1] >> 2, 6);
+      qos_->LookupBatch(keys, res, n_ip);
+      for (uint32_t i = 0; i < n_ip; ++i) ip[i]->meta.queue_id = QueueOf(*res[i].action);
     }
-    router_mac_->LookupBatch(keys, res, n_ip);
     uint32_t n_routed = 0;
-    for (uint32_t i = 0; i < n_ip; ++i) {
-      if (res[i].hit) {
-        ip[n_routed++] = ip[i];
-      } else {
-        bridged[n_bridged++] = ip[i];
+    if (router_mac_->MissAllIfEmpty(n_ip) != nullptr) {
+      for (uint32_t i = 0; i < n_ip; ++i) bridged[n_bridged++] = ip[i];
+    } else {
+      for (uint32_t i = 0; i < n_ip; ++i) keys[i] = Key(LoadMac(ip[i]->data + ip[i]->hdr.eth), 48);
+      router_mac_->LookupBatch(keys, res, n_ip);
+      for (uint32_t i = 0; i < n_ip; ++i) {
+        if (res[i].hit) {
+          ip[n_routed++] = ip[i];
+        } else {
+          bridged[n_bridged++] = ip[i];
+        }
       }
     }
     Route(ip, n_routed);

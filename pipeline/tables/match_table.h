@@ -66,6 +66,15 @@ class MatchTable {
     DoLookupBatch(keys, out, n);
   }
 
+  // An empty table's answer to n lookups, for a program that then builds no keys: n misses
+  // counted and the default action returned. nullptr, and nothing counted, when the table has
+  // entries (the program looks them up).
+  const ActionCall* MissAllIfEmpty(uint32_t n) noexcept {
+    if (entries_ != 0) return nullptr;
+    misses_ += n;
+    return &default_action_;
+  }
+
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
   void ResetCounters();  // table and per-entry counters

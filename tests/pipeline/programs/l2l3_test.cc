@@ -159,6 +159,23 @@ TEST_F(L2l3Test, DscpSelectsTheQueue) {
   EXPECT_EQ(h_.sw().tm().queue_counters(1, 0).dequeued, 1u);
 }
 
+// With qos and router_mac empty (a pure L2 switch), a burst of IPv4 packets gets qos's default
+// queue and is bridged, and both tables count a miss per packet, as if each had been looked up.
+TEST_F(L2l3Test, EmptyQosAndRouterMacGiveTheDefaultQueueAndBridge) {
+  h_.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
+  h_.MustCmd("table_set_default qos set_queue 5");
+  std::vector<std::vector<uint8_t>> burst;
+  for (uint8_t tos : {0, 46 << 2, 8 << 2, 0}) burst.push_back(Udp(kHostB, 1, 1000, tos));
+  burst.push_back(FrameBuilder().Eth(kHostB, kHostA).EtherType(0x88b5).Payload(40).Build());
+  h_.SendBurst(0, burst);
+  EXPECT_EQ(h_.Drain().size(), burst.size());
+  EXPECT_EQ(h_.sw().tm().queue_counters(1, 5).dequeued, 4u);
+  EXPECT_EQ(h_.sw().tm().queue_counters(1, 0).dequeued, 1u);  // no IPv4: no qos
+  EXPECT_EQ(h_.sw().resources().FindTable("qos")->misses(), 4u);
+  EXPECT_EQ(h_.sw().resources().FindTable("router_mac")->misses(), 4u);
+  EXPECT_EQ(h_.sw().resources().FindTable("dmac")->hits(), 5u);
+}
+
 TEST_F(L2l3Test, MarksEctPacketsOnlyFromTheEcnThreshold) {
   h_.MustCmd("table_add dmac forward 00:00:00:00:00:0b => 1");
   h_.MustCmd("set_port_rate 1 1G");

@@ -1,6 +1,6 @@
-// An empty table answers its default action without looking (MatchTable::Lookup and
-// LookupBatch), for every kind: the answer and the miss counters must be those of a real miss,
-// and the table must match again as soon as it holds an entry.
+// An empty table answers its default action without looking (MatchTable::Lookup, LookupBatch
+// and MissAllIfEmpty), for every kind: the answer and the miss counters must be those of a real
+// miss, and the table must match again as soon as it holds an entry.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -67,6 +67,25 @@ TEST_P(EmptyTableTest, AnswersTheDefaultActionUntilAnEntryIsAdded) {
   t->LookupBatch(keys.data(), out.data(), 1);
   EXPECT_FALSE(out[0].hit);
   EXPECT_EQ(t->misses(), 44u);
+}
+
+// MissAllIfEmpty: a program's way to skip building keys for an empty table.
+TEST_P(EmptyTableTest, MissAllIfEmptyCountsMissesOnlyWhileEmpty) {
+  auto t = MustMake(MakeSpec("t", GetParam().kind, {{"addr", 32}}, 64));
+  ASSERT_TRUE(t->SetDefault(Fwd(9)).ok());
+  const ActionCall* all = t->MissAllIfEmpty(32);
+  ASSERT_NE(all, nullptr);
+  EXPECT_EQ(all, &t->default_action());
+  EXPECT_EQ(*all, Fwd(9));
+  EXPECT_EQ(t->misses(), 32u);
+
+  MustAdd(*t, GetParam().entry);
+  EXPECT_EQ(t->MissAllIfEmpty(32), nullptr);
+  EXPECT_EQ(t->misses(), 32u);
+  EXPECT_EQ(t->hits(), 0u);
+  t->Clear();
+  EXPECT_NE(t->MissAllIfEmpty(1), nullptr);
+  EXPECT_EQ(t->misses(), 33u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, EmptyTableTest,
