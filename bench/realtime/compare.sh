@@ -15,10 +15,11 @@
 #
 # Each run: warm-up 1 s, then the rate of three 1-second intervals (their median). A round runs
 # every tool once, one after the other; a figure is the median over the rounds, a ratio the
-# median of the rounds' ratios (a slow spell of a shared machine then hits both sides). Setup (as root, idempotent) installs dpdk-dev and dpdk-doc, adds a
-# deb-src entry, fetches `apt-get source dpdk` for the SWX pipeline's internal headers and builds
-# examples/pipeline against the installed DPDK. A step that fails skips its comparison, with one
-# line saying why.
+# median of the rounds' ratios (a slow spell of a shared machine then hits both sides), printed
+# to three decimals so that a ratio just below an aim does not round up to it. Setup (as root,
+# idempotent) installs dpdk-dev and dpdk-doc, adds a deb-src entry, fetches `apt-get source dpdk`
+# for the SWX pipeline's internal headers and builds examples/pipeline against the installed
+# DPDK. A step that fails skips its comparison, with one line saying why.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -37,7 +38,7 @@ while [[ $# -gt 0 ]]; do
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -260,7 +261,7 @@ median_of() {
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
-  if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+  if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.3f", a / b }'; }
 
 # ---------------------------------------------------------------------------------------------
 # Main
