@@ -138,14 +138,19 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   program_->IngressBurst(batch, m);
   // The same pass notes whether what goes to the TM is one run (unicast, one port and queue),
   // as a burst from one port to one port is: the TM then takes it without looking for runs.
+  // Counters add up in locals (in memory, the packets' stores may alias them).
+  EgressRouter* const router = router_;
   uint32_t queued = 0;
+  uint32_t to_tm = 0;
   uint64_t bytes = 0;
   bool one_run = true;
   PortId run_port = kPortUnset;
   uint32_t run_queue = 0;
   for (uint32_t i = 0; i < m; ++i) {
     Packet* pkt = batch[i];
-    if (!Dispatch(pkt)) continue;
+    if (!ForTm(pkt)) continue;
+    ++to_tm;
+    if (router != nullptr && RouteAway(pkt)) continue;
     const Metadata& meta = pkt->meta;
     const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
     if (queued == 0) {
@@ -156,6 +161,7 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
     bytes += pkt->len;
     parsed[queued++] = pkt;
   }
+  counters_.program.to_tm += to_tm;
   if (queued == 0) return;
   // One TM call per burst, at the burst's arrival time (one clock read per burst).
   const TimeNs now = parsed[0]->meta.ingress_ts;
@@ -166,19 +172,18 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   }
 }
 
-bool Switch::Dispatch(Packet* pkt) noexcept {
+bool Switch::ForTm(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
-  if (meta.dropped()) {
+  if (meta.dropped()) [[unlikely]] {
     Drop(pkt);
-  } else if (meta.consumed) {
+  } else if (meta.consumed) [[unlikely]] {
     ++counters_.program.consumed;
     pool_.Free(pkt);
-  } else if (meta.mcast_grp == 0 && meta.egress_spec == kPortUnset) {
+  } else if (meta.mcast_grp == 0 && meta.egress_spec == kPortUnset) [[unlikely]] {
     meta.MarkDrop(DropReason::kNoEgressPort);
     Drop(pkt);
   } else {
-    ++counters_.program.to_tm;
-    return router_ == nullptr || !RouteAway(pkt);
+    return true;
   }
   return false;
 }

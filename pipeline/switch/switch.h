@@ -123,9 +123,9 @@ class Switch {
   // Parses (unless `parsed`), runs the program's ingress and hands each packet to the TM
   // (n <= kMaxBurst).
   void Ingress(Packet** pkts, uint32_t n, bool parsed = false) noexcept;
-  // True when the packet goes to this replica's TM; otherwise it was dropped, consumed or routed
-  // to a peer.
-  bool Dispatch(Packet* pkt) noexcept;
+  // After ingress: true when the packet goes to a TM (this replica's, or a peer's through
+  // RouteAway); otherwise it was dropped or consumed (and freed).
+  bool ForTm(Packet* pkt) noexcept;
   // After the egress stages: the deparser; false when the packet was dropped, consumed or
   // recirculated instead of being sent.
   bool AfterEgress(Packet* pkt, PortId port, TimeNs now) noexcept;
