@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -28,19 +29,32 @@ inline std::vector<uint8_t> SwapMacs(std::span<const uint8_t> frame) {
   return swapped;
 }
 
-// Sends `per_tick` frames every `interval_ns` until the list is done.
+// Sends `per_tick` frames every `interval_ns` until the list is done. With a window, a tick sends
+// only while fewer than `window` of the frames that come back are out: an open loop overruns a
+// ring whenever the peer is descheduled for a few milliseconds (as on a loaded 2-core CI host),
+// and a test of forwarding must not depend on that.
 class Pinger final : public Endpoint {
  public:
   Pinger(Transport& port, Frames to_send, uint32_t per_tick, TimeNs interval_ns)
       : port_(port), to_send_(std::move(to_send)), per_tick_(per_tick), interval_(interval_ns) {}
 
+  // At most `window` frames for which comes_back(frame) holds are in flight (sent, and not yet
+  // matched by a received frame).
+  void LimitInFlight(uint32_t window, std::function<bool(std::span<const uint8_t>)> comes_back) {
+    window_ = window;
+    comes_back_ = std::move(comes_back);
+  }
+
   void OnFrame(TimeNs, std::span<const uint8_t> frame) noexcept override {
     received_.emplace_back(frame.begin(), frame.end());
+    if (in_flight_ != 0) --in_flight_;
   }
   void OnTimer(TimeNs now) noexcept override {
     fired_at_.push_back(now);
-    for (uint32_t i = 0; i < per_tick_ && next_ < to_send_.size(); ++i, ++next_) {
+    for (uint32_t i = 0; i < per_tick_ && next_ < to_send_.size() && in_flight_ < window_;
+         ++i, ++next_) {
       if (port_.Send(to_send_[next_])) ++sent_;
+      if (comes_back_ && comes_back_(to_send_[next_])) ++in_flight_;
     }
     next_timer_ = next_ < to_send_.size() ? now + interval_ : kNever;
   }
@@ -61,6 +75,9 @@ class Pinger final : public Endpoint {
   std::size_t next_ = 0;
   uint64_t sent_ = 0;
   TimeNs next_timer_ = kNever;
+  uint32_t window_ = UINT32_MAX;
+  std::function<bool(std::span<const uint8_t>)> comes_back_;
+  uint32_t in_flight_ = 0;
   Frames received_;
   std::vector<TimeNs> fired_at_;
 };
