@@ -144,20 +144,12 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   uint32_t to_tm = 0;
   uint64_t bytes = 0;
   bool one_run = true;
-  PortId run_port = kPortUnset;
-  uint32_t run_queue = 0;
   for (uint32_t i = 0; i < m; ++i) {
     Packet* pkt = batch[i];
     if (!ForTm(pkt)) continue;
     ++to_tm;
     if (router != nullptr && RouteAway(pkt)) continue;
-    const Metadata& meta = pkt->meta;
-    const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
-    if (queued == 0) {
-      run_port = meta.egress_spec;
-      run_queue = queue;
-    }
-    one_run &= meta.mcast_grp == 0 && meta.egress_spec == run_port && queue == run_queue;
+    one_run &= TrafficManager::SameRun((queued == 0 ? pkt : parsed[0])->meta, pkt->meta);
     bytes += pkt->len;
     parsed[queued++] = pkt;
   }

@@ -57,12 +57,9 @@ uint32_t TrafficManager::EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs no
     }
     // The run of unicast packets for the same queue (a burst from one port to one port is one).
     // Its bytes add up in the same pass.
-    const uint32_t queue = meta.queue_id & (kQueuesPerPort - 1);
     uint64_t run_bytes = pkts[i]->len;
     uint32_t end = i + 1;
-    while (end < n && pkts[end]->meta.mcast_grp == 0 &&
-           pkts[end]->meta.egress_spec == meta.egress_spec &&
-           (pkts[end]->meta.queue_id & (kQueuesPerPort - 1)) == queue) {
+    while (end < n && SameRun(meta, pkts[end]->meta)) {
       run_bytes += pkts[end]->len;
       ++end;
     }

@@ -52,8 +52,14 @@ class TrafficManager {
   uint32_t Enqueue(Packet* pkt, TimeNs now) noexcept;
   // Enqueue of each packet in order, all at `now`; returns the copies admitted.
   uint32_t EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
-  // EnqueueBurst of a run a caller already knows: n unicast packets (mcast_grp 0) for one queue
-  // (the same egress_spec and queue_id & 7), run_bytes in all. Admitted with the accounting
+  // Whether `b` belongs to the run that `a` starts: both unicast (mcast_grp 0), for the same
+  // queue (the same egress_spec and queue_id & 7). SameRun(a, a) holds for a unicast `a`.
+  static bool SameRun(const Metadata& a, const Metadata& b) noexcept {
+    return (a.mcast_grp | b.mcast_grp) == 0 && a.egress_spec == b.egress_spec &&
+           ((a.queue_id ^ b.queue_id) & (kQueuesPerPort - 1)) == 0;
+  }
+  // EnqueueBurst of a run a caller already knows: n packets for one queue, each SameRun with the
+  // first, run_bytes in all. Admitted with the accounting
   // updated once when the whole run fits every limit, else packet by packet; how many.
   uint32_t EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t run_bytes, TimeNs now) noexcept;
   // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
