@@ -59,8 +59,8 @@ class TrafficManager {
            ((a.queue_id ^ b.queue_id) & (kQueuesPerPort - 1)) == 0;
   }
   // EnqueueBurst of a run a caller already knows: n packets for one queue, each SameRun with the
-  // first, run_bytes in all. Admitted with the accounting
-  // updated once when the whole run fits every limit, else packet by packet; how many.
+  // first, run_bytes in all. Admitted with the accounting updated once when the whole run fits
+  // every limit, else packet by packet; how many.
   uint32_t EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t run_bytes, TimeNs now) noexcept;
   // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
   // port's scheduler; nullptr otherwise. A backlogged port keeps its exact pace even if called
