@@ -307,15 +307,14 @@ Status Replay(const ReplaySpec& spec, std::ostream& out, bool* short_of_expect) 
   SWEMU_RETURN_IF_ERROR(InitEal(eal, std::cerr));
   Status status;
   {  // the pool and the port go before EAL does
-    Result<std::unique_ptr<MbufPacketPool>> pool =
-        MbufPacketPool::Create(kMbufs, 128, static_cast<int>(rte_socket_id()));
+    Result<MbufPool> pool = MbufPool::Create(kMbufs, 128, static_cast<int>(rte_socket_id()));
     DpdkPorts ports;
     status = pool.status();
-    if (status.ok()) status = ports.Open(1, {{0, spec.devargs}}, (*pool)->mempool());
+    if (status.ok()) status = ports.Open(1, {{0, spec.devargs}}, pool->mempool());
     if (status.ok()) {
       WaitForLink(ports.dpdk_port(0));
       if (!spec.ready_file.empty()) std::ofstream(spec.ready_file) << "ready\n";
-      Replayer replayer(spec, ports.dpdk_port(0), (*pool)->mempool(), writer.get());
+      Replayer replayer(spec, ports.dpdk_port(0), pool->mempool(), writer.get());
       replayer.Run(*frames);
       out << "sent " << replayer.sent() << ", received " << replayer.received();
       if (replayer.unsent() > 0) out << ", not sent " << replayer.unsent() << " (port full)";

@@ -107,10 +107,10 @@ Result<std::unique_ptr<DpdkHost>> DpdkHost::Open(const DpdkHostConfig& config) {
   if (!g_eal_initialised) return Status::Error("dpdk host: EAL is not initialised (InitEal)");
   if (config.ports.empty()) return Status::Error("dpdk host: no ports");
   std::unique_ptr<DpdkHost> host(new DpdkHost());
-  Result<std::unique_ptr<MbufPacketPool>> pool =
-      MbufPacketPool::Create(config.mbufs, config.mbuf_cache, static_cast<int>(rte_socket_id()));
+  Result<MbufPool> pool =
+      MbufPool::Create(config.mbufs, config.mbuf_cache, static_cast<int>(rte_socket_id()));
   if (!pool.ok()) return pool.status();
-  host->pool_ = std::move(*pool);
+  host->pool_ = std::make_unique<MbufPool>(std::move(*pool));
   host->ports_ = std::make_unique<DpdkPorts>();
   std::vector<std::pair<PortId, std::string>> devargs;
   for (std::size_t i = 0; i < config.ports.size(); ++i) {

@@ -21,7 +21,7 @@ struct rte_mempool;
 
 namespace swemu {
 
-class MbufPacketPool;
+class MbufPool;
 class DpdkPorts;
 
 struct DpdkPortCounters {
@@ -98,7 +98,7 @@ class DpdkHost {
  private:
   DpdkHost() = default;
 
-  std::unique_ptr<MbufPacketPool> pool_;
+  std::unique_ptr<MbufPool> pool_;
   std::unique_ptr<DpdkPorts> ports_;
   uint16_t num_ports_ = 0;
   std::vector<std::unique_ptr<DpdkPortTransport>> transports_;

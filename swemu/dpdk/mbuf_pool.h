@@ -13,12 +13,34 @@
 
 #include <cstdint>
 #include <memory>
+#include <utility>
 
 #include "pipeline/core/packet_pool.h"
 #include "pipeline/core/status.h"
 
 namespace swemu {
 
+// The mbufs alone, for processes that move frames without the pipeline (hosts, swemu-replay).
+class MbufPool {
+ public:
+  // Error: "mbuf pool: not enough memory for N mbufs (...)" and the like.
+  static Result<MbufPool> Create(uint32_t mbufs, uint32_t cache_size, int socket);
+  MbufPool(MbufPool&& other) noexcept : mempool_(std::exchange(other.mempool_, nullptr)) {}
+  MbufPool& operator=(MbufPool&&) = delete;
+  MbufPool(const MbufPool&) = delete;
+  MbufPool& operator=(const MbufPool&) = delete;
+  ~MbufPool() { rte_mempool_free(mempool_); }
+
+  // Mbufs in use (a leak check at shutdown).
+  std::size_t InUse() const noexcept { return rte_mempool_in_use_count(mempool_); }
+  rte_mempool* mempool() const noexcept { return mempool_; }
+
+ private:
+  explicit MbufPool(rte_mempool* mempool) : mempool_(mempool) {}
+  rte_mempool* mempool_;
+};
+
+// The mbufs and the switch's packet descriptors.
 class MbufPacketPool final : public PacketPool {
  public:
   // Error: "mbuf pool: not enough memory for N mbufs (...)" and the like.
@@ -36,7 +58,7 @@ class MbufPacketPool final : public PacketPool {
     rte_mempool_put(packets_, packet);
   }
   // Mbufs in use (the shutdown leak check also checks PacketsInUse).
-  std::size_t InUse() const noexcept override { return rte_mempool_in_use_count(mempool_); }
+  std::size_t InUse() const noexcept override { return mbufs_.InUse(); }
   std::size_t PacketsInUse() const noexcept { return rte_mempool_in_use_count(packets_); }
   rte_mempool* mempool() const noexcept { return mempool_; }
   // The calling lcore's cache of packet descriptors (nullptr off EAL lcores), read once per run
@@ -73,9 +95,10 @@ class MbufPacketPool final : public PacketPool {
   }
 
  private:
-  MbufPacketPool(rte_mempool* mempool, rte_mempool* packets)
-      : mempool_(mempool), packets_(packets) {}
-  rte_mempool* mempool_;
+  MbufPacketPool(MbufPool mbufs, rte_mempool* packets)
+      : mbufs_(std::move(mbufs)), mempool_(mbufs_.mempool()), packets_(packets) {}
+  MbufPool mbufs_;
+  rte_mempool* mempool_;  // mbufs_'s, read on the fast path
   rte_mempool* packets_;  // Packet descriptors
 };
 

@@ -105,6 +105,29 @@ TEST(DpdkHostTest, OversizeAndMultiSegmentFramesAreCountedAndNothingLeaks) {
   EXPECT_TRUE(closed.ok()) << closed.message();
 }
 
+// A host moves frames without the pipeline: it takes the mbufs it asked for and no pool of the
+// switch's packet descriptors; a pool larger than EAL's memory is a one-line error.
+TEST(DpdkHostTest, MakesOnlyAnMbufPoolAndNamesAPoolTooLarge) {
+  ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
+  auto host = OpenRing("net_ring4");
+  ASSERT_TRUE(host.ok()) << host.message();
+  const rte_mempool* mbufs = rte_mempool_lookup("swemu_mbufs");
+  ASSERT_NE(mbufs, nullptr);
+  EXPECT_EQ(mbufs->size, 1023u);
+  EXPECT_EQ(rte_mempool_lookup("swemu_pkts"), nullptr);
+  EXPECT_TRUE((*host)->Close().ok());
+  EXPECT_EQ(rte_mempool_lookup("swemu_mbufs"), nullptr);  // freed at Close
+
+  DpdkHostConfig config;
+  config.ports = {"net_ring5"};
+  config.mbufs = 4'000'000;  // about 9 GB of mbufs
+  auto too_large = DpdkHost::Open(config);
+  ASSERT_FALSE(too_large.ok());
+  EXPECT_EQ(too_large.message().rfind("mbuf pool: not enough memory for 4000000 mbufs", 0), 0u)
+      << too_large.message();
+  EXPECT_EQ(rte_mempool_lookup("swemu_mbufs"), nullptr);
+}
+
 // Close detaches the device, so the same devargs opens again (a process may reopen its ports).
 TEST(DpdkHostTest, SameDevargsOpenAgainAfterClose) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
