@@ -50,7 +50,7 @@ Result<std::unique_ptr<MbufPacketPool>> MbufPacketPool::Create(uint32_t mbufs, u
 MbufPacketPool::~MbufPacketPool() { rte_mempool_free(packets_); }
 
 Packet* MbufPacketPool::Alloc() noexcept {
-  rte_mbuf* m = rte_pktmbuf_alloc(mempool_);
+  rte_mbuf* m = rte_pktmbuf_alloc(mempool());
   if (m == nullptr) return nullptr;
   Packet* pkt = nullptr;
   if (!GetDescriptors(&pkt, 1, DescriptorCache())) {

@@ -60,7 +60,7 @@ class MbufPacketPool final : public PacketPool {
   // Mbufs in use (the shutdown leak check also checks PacketsInUse).
   std::size_t InUse() const noexcept override { return mbufs_.InUse(); }
   std::size_t PacketsInUse() const noexcept { return rte_mempool_in_use_count(packets_); }
-  rte_mempool* mempool() const noexcept { return mempool_; }
+  rte_mempool* mempool() const noexcept { return mbufs_.mempool(); }
   // The calling lcore's cache of packet descriptors (nullptr off EAL lcores), read once per run
   // by a datapath rather than looked up per burst.
   rte_mempool_cache* DescriptorCache() const noexcept {
@@ -96,9 +96,8 @@ class MbufPacketPool final : public PacketPool {
 
  private:
   MbufPacketPool(MbufPool mbufs, rte_mempool* packets)
-      : mbufs_(std::move(mbufs)), mempool_(mbufs_.mempool()), packets_(packets) {}
+      : mbufs_(std::move(mbufs)), packets_(packets) {}
   MbufPool mbufs_;
-  rte_mempool* mempool_;  // mbufs_'s, read on the fast path
   rte_mempool* packets_;  // Packet descriptors
 };
 
