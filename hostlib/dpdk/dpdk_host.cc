@@ -37,6 +37,11 @@ void DrainRx(uint16_t port_id) {
 
 }  // namespace
 
+std::string DpdkPortCounters::ToString() const {
+  return "rx " + std::to_string(rx_frames) + " tx " + std::to_string(tx_frames) + " tx_no_buffer " +
+         std::to_string(tx_no_buffer) + " tx_port_full " + std::to_string(tx_port_full);
+}
+
 bool DpdkPortTransport::Send(std::span<const uint8_t> frame) noexcept {
   rte_mbuf* m = rte_pktmbuf_alloc(pool_);
   if (m == nullptr || frame.size() > rte_pktmbuf_tailroom(m)) {

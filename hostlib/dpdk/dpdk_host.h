@@ -30,6 +30,9 @@ struct DpdkPortCounters {
   uint64_t tx_frames = 0;         // taken by the port
   uint64_t tx_no_buffer = 0;      // Send refused: the pool was dry or the frame too long
   uint64_t tx_port_full = 0;      // queued by Send, refused by the port at a flush (freed)
+
+  // "rx N tx N tx_no_buffer N tx_port_full N", for diagnostics.
+  std::string ToString() const;
 };
 
 // One host port. Send copies the frame into an mbuf and queues it; the queue goes to the port

@@ -158,9 +158,7 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   }
   if (getenv("SWEMU_ATP_DEBUG") != nullptr) {
     for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
-      const DpdkPortCounters& c = (*dpdk)->port(i).counters();
-      out << layout.hosts()[i].name << ": rx " << c.rx_frames << " tx " << c.tx_frames
-          << " tx_no_buffer " << c.tx_no_buffer << " tx_port_full " << c.tx_port_full;
+      out << layout.hosts()[i].name << ": " << (*dpdk)->port(i).counters().ToString();
       if (i < options.workers) {
         const AtpWorkerStats& w = *contexts[i]->worker_stats(1);
         out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "

@@ -50,6 +50,7 @@ TEST(DpdkHostTest, SentFramesComeBackOnARingPortWithCounters) {
   EXPECT_EQ(port.counters().tx_frames, 800u);
   EXPECT_EQ(port.counters().rx_frames, 800u);
   EXPECT_EQ(port.counters().tx_no_buffer + port.counters().tx_port_full, 0u);
+  EXPECT_EQ(port.counters().ToString(), "rx 800 tx 800 tx_no_buffer 0 tx_port_full 0");
   EXPECT_EQ(port.Poll(keep, 32), 0u);  // nothing more
   EXPECT_TRUE((*host)->Close().ok());
 }

@@ -149,13 +149,8 @@ TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
                                std::to_string(back_at_a.size()) + " frames back";
                       });
   if (!run.ok()) {  // where the frames went: both ends' counters
-    const DpdkPortCounters& a = (*host)->port(0).counters();
-    const DpdkPortCounters& b = (*host)->port(1).counters();
-    std::string counters = "host A tx " + std::to_string(a.tx_frames) + " tx_port_full " +
-                           std::to_string(a.tx_port_full) + " rx " + std::to_string(a.rx_frames) +
-                           "; host B rx " + std::to_string(b.rx_frames) + " tx " +
-                           std::to_string(b.tx_frames) + " tx_port_full " +
-                           std::to_string(b.tx_port_full);
+    const std::string counters = "host A: " + (*host)->port(0).counters().ToString() +
+                                 "; host B: " + (*host)->port(1).counters().ToString();
     StopSwemu();
     FAIL() << run.message() << "\n"
            << counters << "\nswemu:\n"
