@@ -150,6 +150,12 @@ const std::map<std::string, Setter>& Setters() {
       {"dpdk.workers", [](const std::string& v, LoadedSwitchConfig& o) {
          return SetUint32(v, 1, 64, &o.workers);
        }},
+      {"dpdk.cut_through", [](const std::string& v, LoadedSwitchConfig& o) -> Status {
+         Result<bool> parsed = ParseBool(v);
+         if (!parsed.ok()) return parsed.status();
+         o.cut_through = *parsed;
+         return Status::Ok();
+       }},
   };
   return *setters;
 }

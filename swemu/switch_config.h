@@ -30,7 +30,8 @@ struct LoadedSwitchConfig {
   std::string eal_args;  // [eal] args, whitespace-separated
   uint32_t mbufs = 16383;
   uint32_t mbuf_cache = 256;
-  uint32_t workers = 1;  // lcores running the switch (1: run to completion on the main lcore)
+  uint32_t workers = 1;     // lcores running the switch (1: run to completion on the main lcore)
+  bool cut_through = true;  // a run for an idle unshaped port skips the TM's queue (Datapath)
   std::vector<std::pair<PortId, std::string>> port_devargs;  // [port.N] devargs
   std::map<PortId, PortWireEffects> port_effects;            // [port.N] loss, delay
 };

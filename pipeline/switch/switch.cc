@@ -158,6 +158,7 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   // One TM call per burst, at the burst's arrival time (one clock read per burst).
   const TimeNs now = parsed[0]->meta.ingress_ts;
   if (one_run) {
+    if (sink_ != nullptr && CutThrough(parsed, queued, bytes, now)) return;
     tm_->EnqueueRun(parsed, queued, bytes, now);
   } else {
     tm_->EnqueueBurst(parsed, queued, now);
@@ -241,29 +242,43 @@ uint32_t Switch::ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept {
   return program_->ShardKey(pkt);
 }
 
+bool Switch::CutThrough(Packet** pkts, uint32_t n, uint64_t bytes, TimeNs now) noexcept {
+  const PortId port = pkts[0]->meta.egress_spec;
+  if (port >= config_.num_ports || !sink_->Ready(port) || !tm_->PassThrough(pkts, n, bytes, now)) {
+    return false;
+  }
+  const uint32_t k = Egress(port, pkts, n, now);
+  if (k != 0) sink_->Send(port, pkts, k);
+  return true;
+}
+
 uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept {
   if (port >= config_.num_ports) return 0;
   const TimeNs now = clock_.NowNs();
   uint32_t n = 0;
-  uint64_t tx_bytes = 0;
   // Packets the egress drops, consumes or recirculates leave gaps: dequeue again to fill them.
   while (n < max) {
     const uint32_t k = tm_->DequeueBurst(port, now, out + n, max - n);
     if (k == 0) break;
-    Packet** burst = out + n;
-    counters_.program.egress_packets += k;
-    // Egress is a new pass over its own stages (only registers read the mask).
-    if (has_registers_) {
-      for (uint32_t i = 0; i < k; ++i) burst[i]->meta.register_access_mask = 0;
-    }
-    program_->EgressBurst(burst, k);
-    const uint32_t first = n;  // n <= first + i: compacting never overwrites an unread packet
-    for (uint32_t i = 0; i < k; ++i) {
-      Packet* pkt = out[first + i];
-      if (AfterEgress(pkt, port, now)) {
-        out[n++] = pkt;
-        tx_bytes += pkt->len;
-      }
+    n += Egress(port, out + n, k, now);
+  }
+  return n;
+}
+
+uint32_t Switch::Egress(PortId port, Packet** pkts, uint32_t k, TimeNs now) noexcept {
+  counters_.program.egress_packets += k;
+  // Egress is a new pass over its own stages (only registers read the mask).
+  if (has_registers_) {
+    for (uint32_t i = 0; i < k; ++i) pkts[i]->meta.register_access_mask = 0;
+  }
+  program_->EgressBurst(pkts, k);
+  uint32_t n = 0;  // n <= i: compacting never overwrites an unread packet
+  uint64_t tx_bytes = 0;
+  for (uint32_t i = 0; i < k; ++i) {
+    Packet* pkt = pkts[i];
+    if (AfterEgress(pkt, port, now)) {
+      pkts[n++] = pkt;
+      tx_bytes += pkt->len;
     }
   }
   PortCounters& counters = counters_.ports[port];

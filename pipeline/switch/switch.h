@@ -47,6 +47,17 @@ class EgressRouter {
   virtual bool Recirculate(Packet* /*pkt*/, uint32_t /*key*/) noexcept { return false; }
 };
 
+// Real time: where a run of packets goes when it cuts through the TM (TrafficManager::
+// PassThrough), after egress and the deparser, instead of waiting for the port's next transmit.
+class CutThroughSink {
+ public:
+  virtual ~CutThroughSink() = default;
+  // Whether `port` (a port of the switch) can send now, with nothing of its own still waiting.
+  virtual bool Ready(PortId port) noexcept = 0;
+  // Takes the packets leaving `port`, in order.
+  virtual void Send(PortId port, Packet** pkts, uint32_t n) noexcept = 0;
+};
+
 class Switch {
  public:
   // Loads the program (refused with its resource report when it does not fit).
@@ -87,6 +98,11 @@ class Switch {
   void EnqueueFromPeer(Packet* pkt) noexcept { tm_->Enqueue(pkt, pkt->meta.ingress_ts); }
   // Before traffic; nullptr (the default): every port is local.
   void SetEgressRouter(EgressRouter* router) { router_ = router; }
+  // Before traffic; nullptr (the default): every packet waits in the TM for Transmit. With a
+  // sink, a run of packets (unicast, one queue) for a plain port that holds nothing and that the
+  // sink calls ready passes the TM (TrafficManager::PassThrough) and egress at once and goes to
+  // the sink, as a cut-through switch sends into an idle port.
+  void SetCutThroughSink(CutThroughSink* sink) { sink_ = sink; }
   // When Transmit(port) will next return a packet (kNever if the port has nothing queued).
   TimeNs NextTransmitTime(PortId port) const noexcept;
 
@@ -126,6 +142,11 @@ class Switch {
   // After ingress: true when the packet goes to a TM (this replica's, or a peer's through
   // RouteAway); otherwise it was dropped or consumed (and freed).
   bool ForTm(Packet* pkt) noexcept;
+  // A run that cut through to `sink_`; false (nothing changed) when it must wait in the TM.
+  bool CutThrough(Packet** pkts, uint32_t n, uint64_t bytes, TimeNs now) noexcept;
+  // The egress pass over k packets leaving `port`: stages, deparser and tx counters. Packets it
+  // drops, consumes or recirculates are taken out; the rest stay in order in pkts; how many.
+  uint32_t Egress(PortId port, Packet** pkts, uint32_t k, TimeNs now) noexcept;
   // After the egress stages: the deparser; false when the packet was dropped, consumed or
   // recirculated instead of being sent.
   bool AfterEgress(Packet* pkt, PortId port, TimeNs now) noexcept;
@@ -154,6 +175,7 @@ class Switch {
   uint32_t user_words_ = kUserMetadataWords;  // Program::UserMetadataWords
   bool has_registers_ = true;  // the program has register arrays (which read access masks)
   EgressRouter* router_ = nullptr;
+  CutThroughSink* sink_ = nullptr;
 };
 
 }  // namespace swemu

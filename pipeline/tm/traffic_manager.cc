@@ -90,6 +90,45 @@ uint32_t TrafficManager::EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t ru
   return n;
 }
 
+bool TrafficManager::PassThrough(Packet* const* pkts, uint32_t n, uint64_t run_bytes,
+                                 TimeNs now) noexcept {
+  const PortId port_id = pkts[0]->meta.egress_spec;
+  if (port_id >= num_ports_) return false;
+  Port& port = ports_[port_id];
+  const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
+  Queue& queue = port.queues[qid];
+  // The port is empty, so the queue, the port and the shared buffer hold only what others hold.
+  const bool fits = port.nonempty == 0 && port.plain && n <= queue.limit_pkts &&
+                    (queue.drop_threshold == 0 || run_bytes <= queue.drop_threshold) &&
+                    (port_buffer_bytes_ == 0 || run_bytes <= port_buffer_bytes_) &&
+                    shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
+  if (!fits) return false;
+  // One pass: what Accept stamps on an empty queue, then what DequeueRun stamps on the way out.
+  uint64_t before = 0;  // bytes queued ahead of packet i
+  for (uint32_t i = 0; i < n; ++i) {
+    Metadata& meta = pkts[i]->meta;
+    const uint32_t len = pkts[i]->len;
+    meta.queue_id = static_cast<uint8_t>(qid);
+    meta.enq_ts = now;
+    meta.enq_qdepth = i;
+    meta.enq_qdepth_bytes = Saturate32(before);
+    meta.congested = queue.ecn_threshold != 0 && before >= queue.ecn_threshold;
+    before += len;
+    meta.egress_port = port_id;
+    meta.deq_qdepth = n - 1 - i;
+    meta.deq_qdepth_bytes = Saturate32(run_bytes - before);
+    meta.deq_timedelta = 0;
+  }
+  QueueCounters& c = queue.counters;
+  c.enqueued += n;
+  c.dequeued += n;
+  c.enq_bytes += run_bytes;
+  c.deq_bytes += run_bytes;
+  c.max_depth_pkts = std::max(c.max_depth_pkts, n);
+  c.max_depth_bytes = std::max(c.max_depth_bytes, run_bytes);
+  return true;
+}
+
 inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
   PortId port_id = pkt->meta.egress_spec;
   if (port_id >= num_ports_) [[unlikely]] {

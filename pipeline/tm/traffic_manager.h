@@ -62,6 +62,12 @@ class TrafficManager {
   // first, run_bytes in all. Admitted with the accounting updated once when the whole run fits
   // every limit, else packet by packet; how many.
   uint32_t EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t run_bytes, TimeNs now) noexcept;
+  // Cut-through: a run as EnqueueRun takes it, for a port that holds nothing and is plain
+  // (strict priority, unshaped, no paced queue), when the run fits every limit. The run then
+  // passes the queue without being stored: each packet gets the metadata and the counters count
+  // it exactly as if EnqueueRun had queued the run and DequeueBurst had taken it at `now`, and
+  // true is returned; the caller runs egress on it at once. Otherwise false, nothing changed.
+  bool PassThrough(Packet* const* pkts, uint32_t n, uint64_t run_bytes, TimeNs now) noexcept;
   // The next packet of `port` if its link and the queue rates allow one at `now`, chosen by the
   // port's scheduler; nullptr otherwise. A backlogged port keeps its exact pace even if called
   // late: a transmission starts when the link got free (or the packet arrived), not at `now`.

@@ -55,6 +55,7 @@ bool Datapath::Holding() const noexcept {
 
 void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
   busy_poll_ = options.busy_poll;
+  sw_.SetCutThroughSink(options.cut_through ? this : nullptr);
   descriptors_ = pool_.DescriptorCache();  // Run runs on the datapath's lcore
   const uint64_t start = rte_rdtsc();
   const uint64_t deadline =
@@ -85,6 +86,7 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
     if (!Iterate(false, rte_rdtsc())) rte_pause();
     mailbox_.Poll(sw_.commands());
   }
+  sw_.SetCutThroughSink(nullptr);
   mailbox_.Close();
 }
 
@@ -261,23 +263,40 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
   // (ECN marks, then TM drops) as behind a slower link, instead of dropping at the device.
   if (backlog_[p].n != 0 && !FlushBacklog(p, id)) return released;
   Packet* pkts[kBurst];
-  rte_mbuf* mbufs[kBurst];
   const uint64_t t0 = PhaseTsc();
   const auto k = static_cast<uint16_t>(sw_.TransmitBurst(p, pkts, kBurst));
   if (k == 0) return released;
+  const uint64_t t1 = PhaseTsc();
+  Emit(p, id, pkts, k);
+  if (timing_) {
+    runtime_.egress.Add(t1 - t0, k);
+    runtime_.tx.Add(rte_rdtsc() - t1, k);
+  }
+  return released + k;
+}
+
+void Datapath::Send(PortId port, Packet** pkts, uint32_t n) noexcept {
+  runtime_.cut_through += n;
+  const uint16_t id = ports_.dpdk_port(port);
+  for (uint32_t at = 0; at < n; at += kBurst) {
+    Emit(port, id, pkts + at, static_cast<uint16_t>(std::min<uint32_t>(kBurst, n - at)));
+  }
+}
+
+void Datapath::Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noexcept {
+  rte_mbuf* mbufs[kBurst];
   uint32_t lens[kBurst];  // read now: the driver may free the mbufs as soon as it has them
   for (uint16_t i = 0; i < k; ++i) {
     mbufs[i] = MbufPacketPool::Detach(pkts[i]);
     lens[i] = pkts[i]->len;
   }
   pool_.PutDescriptors(pkts, k, descriptors_);
-  const uint64_t t1 = PhaseTsc();
-  if (timing_) runtime_.egress.Add(t1 - t0, k);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
     rte_pktmbuf_free_bulk(mbufs, k);
     Drop(DropReason::kLinkDown, k);
-    return released + k;
+    return;
   }
+  PortEffects& fx = effects_[p];
   uint16_t n = k;
   if (fx.lossy()) {  // the wire loses frames after the switch sent them
     n = 0;
@@ -304,9 +323,7 @@ uint32_t Datapath::TransmitPort(PortId p) noexcept {
     }
     n = 0;
   }
-  if (n != 0) Send(p, id, mbufs, n, lens);
-  if (timing_) runtime_.tx.Add(rte_rdtsc() - t1, k);
-  return released + k;
+  if (n != 0) SendFrames(p, id, mbufs, n, lens);
 }
 
 uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
@@ -314,12 +331,12 @@ uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
   const uint16_t n = effects_[p].Release(now_tsc, mbufs, kBurst);
   if (n == 0) return 0;
   delayed_ -= n;
-  Send(p, ports_.dpdk_port(p), mbufs, n);  // only ports with a device hold frames
+  SendFrames(p, ports_.dpdk_port(p), mbufs, n);  // only ports with a device hold frames
   return n;
 }
 
-void Datapath::Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
-                    const uint32_t* lens) noexcept {
+void Datapath::SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
+                          const uint32_t* lens) noexcept {
   // Read everything needed before the driver owns the mbufs (it may free them at once).
   uint32_t read[kBurst];
   if (lens == nullptr) {
@@ -360,7 +377,7 @@ bool Datapath::FlushBacklog(PortId p, uint16_t id) noexcept {
   backlogged_ -= n;
   for (uint16_t at = 0; at < n;) {
     const auto chunk = static_cast<uint16_t>(std::min<uint32_t>(kBurst, n - at));
-    Send(p, id, mbufs + at, chunk);
+    SendFrames(p, id, mbufs + at, chunk);
     at = static_cast<uint16_t>(at + chunk);
     if (backlog.n != 0) {  // refused again: the rest waits behind it, in order
       std::copy(mbufs + at, mbufs + n, backlog.mbufs.begin() + backlog.n);

@@ -28,6 +28,7 @@ class ShardRouter;
 
 struct DatapathOptions {
   bool busy_poll = false;          // never back off
+  bool cut_through = true;         // [dpdk] cut_through: runs for an idle plain port skip the TM
   uint64_t run_for_ns = 0;         // 0: until stop
   uint64_t stats_interval_ns = 0;  // 0: no periodic line
 };
@@ -65,10 +66,11 @@ struct RuntimeCounters {
   uint64_t loops = 0;
   uint64_t idle_loops = 0;
   uint64_t sleeps = 0;
-  uint64_t rx_held = 0;  // port polls skipped: a ring to a peer was nearly full
+  uint64_t rx_held = 0;      // port polls skipped: a ring to a peer was nearly full
+  uint64_t cut_through = 0;  // packets sent from ingress straight to an idle port (no TM wait)
 };
 
-class Datapath {
+class Datapath final : public CutThroughSink {
  public:
   static constexpr uint16_t kBurst = 32;
   static constexpr uint32_t kTxBurstsPerLoop = 4;
@@ -110,8 +112,13 @@ class Datapath {
   // ports it owns, sends packets to their shard's lcore and takes its peers' packets.
   void SetShard(ShardRouter* shard);
   // Runs until `stop` or run_for; then stops RX, transmits what the TM holds (at most 1 s) and
-  // closes the mailbox.
+  // closes the mailbox. With options.cut_through the switch sends runs for an idle port through
+  // this datapath's Send (CutThroughSink) during ingress.
   void Run(const DatapathOptions& options, const std::atomic<bool>& stop);
+  // CutThroughSink, on the lcore during ingress: a port this lcore owns with no refused frames
+  // waiting; Send takes the frames as TransmitPort takes the TM's (loss, delay, recording, TX).
+  bool Ready(PortId port) noexcept override { return Owns(port) && backlog_[port].n == 0; }
+  void Send(PortId port, Packet** pkts, uint32_t n) noexcept override;
   // After Run: frees frames still waiting in RX queues (a net_ring loops TX back); how many.
   uint64_t DiscardRx();
   // After Run: frees frames still in delay lines; how many.
@@ -149,11 +156,14 @@ class Datapath {
   // Resends port p's backlog; true when it is empty afterwards.
   bool FlushBacklog(PortId p, uint16_t id) noexcept;
   uint32_t TransmitPort(PortId p) noexcept;
+  // Packets (k <= kBurst) that left the switch on port p (device `id`) to their mbufs, their
+  // descriptors back to the pool, then through the port's loss and delay to the device.
+  void Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noexcept;
   uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
   // rte_eth_tx_burst with counters; frees and counts what the queue refused.
   // `lens`: the frames' lengths when the caller has them, else nullptr (read from the mbufs).
-  void Send(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
-            const uint32_t* lens = nullptr) noexcept;
+  void SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
+                  const uint32_t* lens = nullptr) noexcept;
   // Copies up to n frames into the recorder's pending slots (not yet published); how many fit.
   uint16_t FillRecords(PortId p, int direction, rte_mbuf* const* mbufs, uint16_t n) noexcept;
   bool Holding() const noexcept;

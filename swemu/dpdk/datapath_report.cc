@@ -91,6 +91,10 @@ std::string Datapath::RuntimeReport() const {
   out += "  loops " + std::to_string(runtime_.loops) + ", idle " +
          std::to_string(runtime_.idle_loops) + ", sleeps " + std::to_string(runtime_.sleeps) +
          (busy_poll_ ? " (busy poll)\n" : "\n");
+  if (runtime_.cut_through != 0) {
+    out += "  cut through (sent during ingress, timed there) " +
+           std::to_string(runtime_.cut_through) + " packets\n";
+  }
   if (runtime_.rx_held != 0) {
     out += "  rx held back (a ring to a peer nearly full) " + std::to_string(runtime_.rx_held) +
            " times\n";
@@ -174,14 +178,17 @@ std::string Datapath::Summary(const std::vector<const Datapath*>& shards) {
   std::array<uint64_t, kDropReasonCount> drops = {};
   uint64_t consumed = 0;
   uint64_t queued = 0;
+  uint64_t cut_through = 0;
   for (const Datapath* shard : shards) {
     const std::array<uint64_t, kDropReasonCount> own = shard->AllDrops();
     for (std::size_t i = 0; i < kDropReasonCount; ++i) drops[i] += own[i];
     consumed += shard->sw_.counters().program.consumed;
     queued += shard->sw_.tm().TotalQueued();
+    cut_through += shard->runtime_.cut_through;
   }
   out += "  drops:" + FormatDrops(drops) + "\n";
-  out += "  consumed " + std::to_string(consumed) + ", queued " + std::to_string(queued) + "\n";
+  out += "  consumed " + std::to_string(consumed) + ", queued " + std::to_string(queued) +
+         ", cut through " + std::to_string(cut_through) + "\n";
   return out;
 }
 

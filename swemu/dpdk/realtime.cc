@@ -391,6 +391,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.busy_poll = cmd.busy_poll;
       options.run_for_ns = cmd.run_for_ns;
       options.stats_interval_ns = cmd.stats_interval_ns;
+      options.cut_through = loaded->cut_through;
       RunLcores(rt, options, out);
       status = ShutDown(rt, cmd.quiet, out, err);
     }

@@ -27,18 +27,21 @@ TEST(RealtimeConfigTest, DefaultsWithoutRealTimeKeys) {
   EXPECT_EQ(loaded->eal_args, "");
   EXPECT_EQ(loaded->mbufs, 16383u);
   EXPECT_EQ(loaded->mbuf_cache, 256u);
+  EXPECT_TRUE(loaded->cut_through);
   EXPECT_TRUE(loaded->port_devargs.empty());
 }
 
 TEST(RealtimeConfigTest, ReadsEalDpdkAndDevargs) {
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(
       WriteIni("[switch]\nports = 2\n[eal]\nargs = -l 0 --no-pci\n[dpdk]\nmbufs = 4095\n"
-               "mbuf_cache = 64\n[port.1]\ndevargs = net_pcap0,rx_pcap=a.pcap\nrate = 1G\n"
+               "mbuf_cache = 64\ncut_through = off\n[port.1]\ndevargs = "
+               "net_pcap0,rx_pcap=a.pcap\nrate = 1G\n"
                "[port.0]\ndevargs = net_ring0\n"));
   ASSERT_TRUE(loaded.ok()) << loaded.message();
   EXPECT_EQ(loaded->eal_args, "-l 0 --no-pci");
   EXPECT_EQ(loaded->mbufs, 4095u);
   EXPECT_EQ(loaded->mbuf_cache, 64u);
+  EXPECT_FALSE(loaded->cut_through);
   ASSERT_EQ(loaded->port_devargs.size(), 2u);
   EXPECT_EQ(loaded->port_devargs[0],
             std::make_pair(PortId{1}, std::string("net_pcap0,rx_pcap=a.pcap")));
@@ -59,6 +62,7 @@ TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {
       {"[dpdk]\nmbufs = 10\n", "dpdk.mbufs: "},
       {"[dpdk]\nmbuf_cache = 1024\n", "dpdk.mbuf_cache: "},
       {"[dpdk]\npools = 2\n", "dpdk.pools: unknown key"},
+      {"[dpdk]\ncut_through = sometimes\n", "dpdk.cut_through: "},
       {"[eal]\nargs =\n", "eal.args: must not be empty"},
   };
   for (const Case& c : cases) {

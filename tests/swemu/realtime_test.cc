@@ -46,16 +46,17 @@ std::vector<uint8_t> Frame(const MacAddr& dst, const MacAddr& src, uint16_t id) 
       .Build();
 }
 
-// Two net_pcap ports; the startup script sends kMacB to port 1 and kMacA to port 0.
-std::string WriteConfig(const std::string& port1_devargs) {
+// Two net_pcap ports; the startup script sends kMacB to port 1 and kMacA to port 0. `extra`
+// goes after [dpdk] mbufs (more [dpdk] keys, then other sections).
+std::string WriteConfig(const std::string& port1_devargs, const std::string& extra = "") {
   const std::string dir = TestDir();
   std::ofstream(dir + "fwd.cli") << "show runtime\n"  // registered by the real-time layer
                                     "table_add dmac forward 00:00:00:00:00:02 => 1\n"
                                     "table_add dmac forward 00:00:00:00:00:01 => 0\n";
   std::ofstream(dir + "rt.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = fwd.cli\n"
                                    "[dpdk]\nmbufs = 4095\n"
-                                   "[port.0]\ndevargs = net_pcap0,rx_pcap="
-                                << dir << "in0.pcap,tx_pcap=" << dir
+                                << extra << "[port.0]\ndevargs = net_pcap0,rx_pcap=" << dir
+                                << "in0.pcap,tx_pcap=" << dir
                                 << "out0.pcap\n"
                                    "[port.1]\ndevargs = "
                                 << port1_devargs << "\n";
@@ -87,11 +88,39 @@ class RealtimeTest : public ::testing::Test {
 
   std::vector<std::vector<uint8_t>> in0_;
   std::vector<std::vector<uint8_t>> in1_;
+
+  // What a run forwarded: the frames in each out pcap, and the summary's counters.
+  void ExpectForwarded(const RunResult& run) const;
 };
 
 TEST_F(RealtimeTest, PcapPortsForwardExactlyTheExpectedFrames) {
   RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) + " --run-for 2s" + EalArgs());
   ASSERT_EQ(run.status, 0) << run.err;
+  ExpectForwarded(run);
+  // Ports shaped to the default 10G: every frame waits for its turn in the TM.
+  EXPECT_NE(run.out.find("queued 0, cut through 0\n"), std::string::npos) << run.out;
+}
+
+// Unshaped ports are idle whenever a burst arrives: every forwarded frame cuts through the TM,
+// unless [dpdk] cut_through is off; the frames and counters are the same either way.
+TEST_F(RealtimeTest, UnshapedPortsCutThroughUnlessTurnedOff) {
+  for (const bool on : {true, false}) {
+    SCOPED_TRACE(on ? "cut_through on" : "cut_through off");
+    std::filesystem::remove(TestDir() + "out0.pcap");
+    std::filesystem::remove(TestDir() + "out1.pcap");
+    const std::string extra =
+        std::string("cut_through = ") + (on ? "on" : "off") + "\n[tm]\nport_rate = 0\n";
+    RunResult run =
+        RunSwemu("--config " + WriteConfig(PcapPort1(), extra) + " --run-for 2s" + EalArgs());
+    ASSERT_EQ(run.status, 0) << run.err;
+    ExpectForwarded(run);
+    EXPECT_NE(run.out.find(on ? "queued 0, cut through 7\n" : "queued 0, cut through 0\n"),
+              std::string::npos)
+        << run.out;
+  }
+}
+
+void RealtimeTest::ExpectForwarded(const RunResult& run) const {
   std::vector<std::vector<uint8_t>> to_port1 = {in0_[0], in0_[1], in0_[3], in0_[6]};
   EXPECT_EQ(ReadFrames(TestDir() + "out1.pcap"), to_port1);
   EXPECT_EQ(ReadFrames(TestDir() + "out0.pcap"), in1_);
