@@ -54,7 +54,9 @@ std::map<int, Frames> ByFlow(const Frames& frames) {
   return flows;
 }
 
-std::string WriteConfig(const std::string& workers, const std::string& extra_cli = "") {
+// `extra_ini` goes at the end (whole sections).
+std::string WriteConfig(const std::string& workers, const std::string& extra_cli = "",
+                        const std::string& extra_ini = "") {
   const std::string dir = TestDir();
   std::ofstream(dir + "fwd.cli") << "table_add dmac forward 00:00:00:00:00:02 => 1\n"
                                     "table_add dmac forward 00:00:00:00:00:01 => 0\n"
@@ -64,7 +66,8 @@ std::string WriteConfig(const std::string& workers, const std::string& extra_cli
                                 << workers << "\n[port.0]\ndevargs = net_pcap0,rx_pcap=" << dir
                                 << "in0.pcap,tx_pcap=" << dir
                                 << "out0.pcap\n[port.1]\ndevargs = net_pcap1,rx_pcap=" << dir
-                                << "in1.pcap,tx_pcap=" << dir << "out1.pcap\n";
+                                << "in1.pcap,tx_pcap=" << dir << "out1.pcap\n"
+                                << extra_ini;
   return dir + "mc.ini";
 }
 
@@ -150,6 +153,26 @@ TEST_F(MulticoreTest, TwoLcoresForwardEveryFrameInFlowOrderWithoutLeak) {
   EXPECT_EQ(out1.size(), to_port1_.size());
   EXPECT_EQ(out0.size(), to_port0_.size());
   EXPECT_NE(run.out.find("real time, 2 lcores)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("drops: table_miss 4\n"), std::string::npos) << run.out;
+  EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
+}
+
+// Unshaped ports: a run whose ingress ran on the lcore that owns its egress port cuts through
+// there; one for a peer's port crosses to that lcore's TM as before. Every frame still arrives,
+// each flow in order.
+TEST_F(MulticoreTest, UnshapedPortsCutThroughOnTheirOwnersLcore) {
+  RunResult run = RunSwemu("--config " + WriteConfig("2", "", "[tm]\nport_rate = 0\n") +
+                           " --run-for 2s" + EalArgs("0,1"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const Frames out0 = ReadFrames(TestDir() + "out0.pcap");
+  const Frames out1 = ReadFrames(TestDir() + "out1.pcap");
+  EXPECT_EQ(ByFlow(out1), ByFlow(to_port1_));
+  EXPECT_EQ(ByFlow(out0), ByFlow(to_port0_));
+  const std::size_t at = run.out.find("cut through ");
+  ASSERT_NE(at, std::string::npos) << run.out;
+  const unsigned long cut = std::stoul(run.out.substr(at + 12));
+  EXPECT_GT(cut, 0u) << run.out;
+  EXPECT_LT(cut, to_port0_.size() + to_port1_.size()) << run.out;  // some crossed lcores
   EXPECT_NE(run.out.find("drops: table_miss 4\n"), std::string::npos) << run.out;
   EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
 }
