@@ -17,29 +17,42 @@ namespace {
 
 constexpr uint32_t kBurst = 32;
 
-void BM_WirePatch(benchmark::State& state) {
-  VirtualClock clock;
-  HeapPacketPool pool(256);
-  SwitchConfig config;
-  config.program = "wire";
-  config.num_ports = 2;
-  std::unique_ptr<Switch> sw = std::move(*Switch::Create(config, pool, clock));
-  std::vector<Packet*> pkts;
-  for (uint32_t i = 0; i < kBurst; ++i) {
-    pkts.push_back(pool.Alloc());
-    pkts.back()->Append(64);
+// The `wire` switch (two unshaped ports) and a burst of 64-byte packets for port 0.
+struct WireSwitch {
+  WireSwitch() : pool(256) {
+    SwitchConfig config;
+    config.program = "wire";
+    config.num_ports = 2;
+    config.tm.port_rate_bps = 0;  // unshaped: plain ports
+    sw = std::move(*Switch::Create(config, pool, clock));
+    for (uint32_t i = 0; i < kBurst; ++i) {
+      pkts.push_back(pool.Alloc());
+      pkts.back()->Append(64);
+    }
   }
+  VirtualClock clock;
+  HeapPacketPool pool;
+  std::unique_ptr<Switch> sw;
+  std::vector<Packet*> pkts;
+};
+
+void CountPackets(benchmark::State& state) {
+  state.SetItemsProcessed(state.iterations() * kBurst);
+  state.counters["ns_per_pkt"] =
+      benchmark::Counter(static_cast<double>(state.iterations() * kBurst),
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+void BM_WirePatch(benchmark::State& state) {
+  WireSwitch wire;
   Packet* out[kBurst];
   for (auto _ : state) {
-    sw->ReceiveBurst(pkts.data(), kBurst, 0);
-    uint32_t n = sw->TransmitBurst(1, out, kBurst);
+    wire.sw->ReceiveBurst(wire.pkts.data(), kBurst, 0);
+    uint32_t n = wire.sw->TransmitBurst(1, out, kBurst);
     benchmark::DoNotOptimize(n);
-    std::copy(out, out + n, pkts.begin());
+    std::copy(out, out + n, wire.pkts.begin());
   }
-  state.SetItemsProcessed(state.iterations() * kBurst);
-  state.counters["ns_per_pkt"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kBurst),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  CountPackets(state);
 }
 BENCHMARK(BM_WirePatch);
 
@@ -56,31 +69,17 @@ class KeepingSink final : public CutThroughSink {
 };
 
 void BM_WireCutThrough(benchmark::State& state) {
-  VirtualClock clock;
-  HeapPacketPool pool(256);
-  SwitchConfig config;
-  config.program = "wire";
-  config.num_ports = 2;
-  config.tm.port_rate_bps = 0;  // unshaped: a plain port
-  std::unique_ptr<Switch> sw = std::move(*Switch::Create(config, pool, clock));
+  WireSwitch wire;
   KeepingSink sink;
-  sw->SetCutThroughSink(&sink);
-  std::vector<Packet*> pkts;
-  for (uint32_t i = 0; i < kBurst; ++i) {
-    pkts.push_back(pool.Alloc());
-    pkts.back()->Append(64);
-  }
+  wire.sw->SetCutThroughSink(&sink);
   for (auto _ : state) {
     sink.count = 0;
-    sw->ReceiveBurst(pkts.data(), kBurst, 0);
+    wire.sw->ReceiveBurst(wire.pkts.data(), kBurst, 0);
     benchmark::DoNotOptimize(sink.count);
-    std::copy(sink.sent, sink.sent + sink.count, pkts.begin());
+    std::copy(sink.sent, sink.sent + sink.count, wire.pkts.begin());
   }
   if (sink.count != kBurst) state.SkipWithError("the burst did not cut through");
-  state.SetItemsProcessed(state.iterations() * kBurst);
-  state.counters["ns_per_pkt"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * kBurst),
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  CountPackets(state);
 }
 BENCHMARK(BM_WireCutThrough);
 
