@@ -142,24 +142,32 @@ std::string PcapConfig(const std::string& port1_keys, const std::string& cli = "
   return dir + "pcap.ini";
 }
 
+// Shaped (the default 10G) and unshaped, where the frames cut through the TM into the delay line.
 TEST_F(RealtimeEffectsTest, DelayedFramesAllArriveInOrderAndLate) {
   const auto frames = WriteInput(TestDir() + "in0.pcap", 200);
-  RunResult run = RunSwemu("--config " + PcapConfig("delay = 5ms\n") + " --run-for 1s --pcap-dir " +
-                           TestDir() + "rec --pcap-snaplen 2048" + EalArgs());
-  ASSERT_EQ(run.status, 0) << run.err;
-  std::vector<std::vector<uint8_t>> out;
-  for (const PcapRecord& r : Records(TestDir() + "out1.pcap")) out.push_back(r.bytes);
-  EXPECT_EQ(out, frames);
-  EXPECT_NE(run.out.find("drops: none\n"), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("port 1: loss 0, delay 5ms"), std::string::npos) << run.out;
-  // The recordings' timestamps: each frame left port 1 at least 5 ms after port 0 received it.
-  const std::vector<PcapRecord> rx = Records(TestDir() + "rec/port0-rx.pcap");
-  const std::vector<PcapRecord> tx = Records(TestDir() + "rec/port1-tx.pcap");
-  ASSERT_EQ(rx.size(), frames.size());
-  ASSERT_EQ(tx.size(), frames.size());
-  for (std::size_t i = 0; i < frames.size(); ++i) {
-    EXPECT_EQ(tx[i].bytes, frames[i]);
-    EXPECT_GE(tx[i].ts_ns, rx[i].ts_ns + 5'000'000) << "frame " << i;
+  for (const bool shaped : {true, false}) {
+    SCOPED_TRACE(shaped ? "shaped" : "unshaped");
+    std::filesystem::remove_all(TestDir() + "rec");
+    RunResult run =
+        RunSwemu("--config " + PcapConfig(shaped ? "delay = 5ms\n" : "rate = 0\ndelay = 5ms\n") +
+                 " --run-for 1s --pcap-dir " + TestDir() + "rec --pcap-snaplen 2048" + EalArgs());
+    ASSERT_EQ(run.status, 0) << run.err;
+    std::vector<std::vector<uint8_t>> out;
+    for (const PcapRecord& r : Records(TestDir() + "out1.pcap")) out.push_back(r.bytes);
+    EXPECT_EQ(out, frames);
+    EXPECT_NE(run.out.find("drops: none\n"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find("port 1: loss 0, delay 5ms"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(shaped ? "cut through 0\n" : "cut through 200\n"), std::string::npos)
+        << run.out;
+    // The recordings' timestamps: each frame left port 1 at least 5 ms after port 0 received it.
+    const std::vector<PcapRecord> rx = Records(TestDir() + "rec/port0-rx.pcap");
+    const std::vector<PcapRecord> tx = Records(TestDir() + "rec/port1-tx.pcap");
+    ASSERT_EQ(rx.size(), frames.size());
+    ASSERT_EQ(tx.size(), frames.size());
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      EXPECT_EQ(tx[i].bytes, frames[i]);
+      EXPECT_GE(tx[i].ts_ns, rx[i].ts_ns + 5'000'000) << "frame " << i;
+    }
   }
 }
 
