@@ -171,6 +171,31 @@ TEST_F(RealtimeEffectsTest, DelayedFramesAllArriveInOrderAndLate) {
   }
 }
 
+// A device that refuses frames: port 1 is a net_ring, whose TX loops back to its own RX, and
+// l2l3 sends every (all-zero) frame to port 1, from net_null0 and from the ring itself. Twice
+// what the ring drains arrives for it, so the ring fills and refuses. Refused frames wait in the
+// port's backlog; meanwhile new runs stop cutting through and the TM queue builds until it drops
+// (tm_queue_full); the device never drops one (tx_queue_full), and no mbuf leaks.
+TEST_F(RealtimeEffectsTest, ADeviceThatRefusesFramesBuildsTheTmQueue) {
+  const std::string dir = TestDir();
+  std::ofstream(dir + "loop.cli") << "table_add dmac forward 00:00:00:00:00:00 => 1\n";
+  std::ofstream(dir + "loop.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = loop.cli\n"
+                                     "[tm]\nport_rate = 0\nqueue_depth = 256\n"
+                                     "[dpdk]\nmbufs = 8191\n"
+                                     "[port.0]\ndevargs = net_null0\n"
+                                     "[port.1]\ndevargs = net_ring0\n";
+  RunResult run = RunSwemu("--config " + dir + "loop.ini --run-for 1s" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const uint64_t queue_full = Field(run.out, R"(tm_queue_full (\d+))");
+  ASSERT_NE(queue_full, UINT64_MAX) << run.out;
+  EXPECT_GT(queue_full, 0u) << run.out;
+  EXPECT_EQ(run.out.find("tx_queue_full"), std::string::npos) << run.out;
+  const uint64_t cut = Field(run.out, R"(cut through (\d+))");
+  ASSERT_NE(cut, UINT64_MAX) << run.out;
+  EXPECT_GT(cut, 0u) << run.out;  // before the ring filled
+  EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
+}
+
 TEST_F(RealtimeEffectsTest, PcapDirRecordsChosenPortsSnapped) {
   const auto frames = WriteInput(TestDir() + "in0.pcap", 20);
   RunResult run = RunSwemu("--config " + PcapConfig("") + " --run-for 1s --pcap-dir " + TestDir() +
