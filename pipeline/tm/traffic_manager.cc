@@ -43,6 +43,15 @@ uint32_t Saturate32(uint64_t value) {
   c.max_depth_bytes = std::max(c.max_depth_bytes, bytes);
 }
 
+// Each limit is a bound on a running total, so a run fits when its last packet does.
+inline bool TrafficManager::RunFits(const Port& port, const Queue& queue, uint32_t n,
+                                    uint64_t run_bytes) const noexcept {
+  return queue.ring.size() + n <= queue.limit_pkts &&
+         (queue.drop_threshold == 0 || queue.bytes + run_bytes <= queue.drop_threshold) &&
+         (port_buffer_bytes_ == 0 || port.bytes + run_bytes <= port_buffer_bytes_) &&
+         shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
+}
+
 uint32_t TrafficManager::Enqueue(Packet* pkt, TimeNs now) noexcept {
   return EnqueueBurst(&pkt, 1, now);
 }
@@ -75,13 +84,7 @@ uint32_t TrafficManager::EnqueueRun(Packet* const* pkts, uint32_t n, uint64_t ru
   Port* port = port_id < num_ports_ ? &ports_[port_id] : nullptr;
   const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
   Queue* queue = port != nullptr ? &port->queues[qid] : nullptr;
-  // Each limit is a bound on a running total, so the run fits when its last packet does.
-  const bool fits =
-      queue != nullptr && queue->ring.size() + n <= queue->limit_pkts &&
-      (queue->drop_threshold == 0 || queue->bytes + run_bytes <= queue->drop_threshold) &&
-      (port_buffer_bytes_ == 0 || port->bytes + run_bytes <= port_buffer_bytes_) &&
-      shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
-  if (!fits) [[unlikely]] {
+  if (queue == nullptr || !RunFits(*port, *queue, n, run_bytes)) [[unlikely]] {
     uint32_t admitted = 0;
     for (uint32_t i = 0; i < n; ++i) admitted += Admit(pkts[i], now) ? 1 : 0;
     return admitted;
@@ -97,12 +100,7 @@ bool TrafficManager::PassThrough(Packet* const* pkts, uint32_t n, uint64_t run_b
   Port& port = ports_[port_id];
   const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
   Queue& queue = port.queues[qid];
-  // The port is empty, so the queue, the port and the shared buffer hold only what others hold.
-  const bool fits = port.nonempty == 0 && port.plain && n <= queue.limit_pkts &&
-                    (queue.drop_threshold == 0 || run_bytes <= queue.drop_threshold) &&
-                    (port_buffer_bytes_ == 0 || run_bytes <= port_buffer_bytes_) &&
-                    shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
-  if (!fits) return false;
+  if (port.nonempty != 0 || !port.plain || !RunFits(port, queue, n, run_bytes)) return false;
   // One pass: what Accept stamps on an empty queue, then what DequeueRun stamps on the way out.
   uint64_t before = 0;  // bytes queued ahead of packet i
   for (uint32_t i = 0; i < n; ++i) {
