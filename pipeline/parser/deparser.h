@@ -21,8 +21,10 @@ class Deparser {
   // TCP checksum (a UDP checksum of 0 stays 0; fragments are left alone, their L4 checksum
   // covers bytes not in this packet). Clears the dirty bits.
   void Deparse(Packet& pkt) const noexcept {
-    if (pkt.hdr.dirty != 0) DeparseDirty(pkt);
+    if (!Untouched(pkt)) DeparseDirty(pkt);
   }
+  // Whether Deparse has nothing to do: no header was changed without its checksum.
+  static bool Untouched(const Packet& pkt) noexcept { return pkt.hdr.dirty == 0; }
 
  private:
   void DeparseDirty(Packet& pkt) const noexcept;

@@ -13,18 +13,22 @@ class WireProgram final : public Program {
     num_ports_ = ctx.num_ports;
     return Status::Ok();
   }
-  void Ingress(Packet& pkt) noexcept override {
-    PortId peer = pkt.meta.ingress_port ^ 1;
-    pkt.meta.egress_spec = peer < num_ports_ ? peer : pkt.meta.ingress_port;
-  }
+  void Ingress(Packet& pkt) noexcept override { Patch(pkt, num_ports_); }
   void IngressBurst(Packet** pkts, uint32_t n) noexcept override {
-    for (uint32_t i = 0; i < n; ++i) Ingress(*pkts[i]);
+    const PortId ports = num_ports_;  // a local: the stores to egress_spec may alias the member
+    for (uint32_t i = 0; i < n; ++i) Patch(*pkts[i], ports);
   }
   void EgressBurst(Packet** /*pkts*/, uint32_t /*n*/) noexcept override {}
   bool NeedsParser() const noexcept override { return false; }
   uint32_t UserMetadataWords() const noexcept override { return 0; }
 
  private:
+  // Port 2k <-> 2k+1; the last port of an odd count sends back where it came from.
+  static void Patch(Packet& pkt, PortId ports) noexcept {
+    const PortId peer = pkt.meta.ingress_port ^ 1;
+    pkt.meta.egress_spec = peer < ports ? peer : pkt.meta.ingress_port;
+  }
+
   uint16_t num_ports_ = 0;
 };
 

@@ -139,20 +139,26 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   // The same pass notes whether what goes to the TM is one run (unicast, one port and queue),
   // as a burst from one port to one port is: the TM then takes it without looking for runs.
   // Counters add up in locals (in memory, the packets' stores may alias them).
+  // The run test folds into one word: any bit left in `off_run` (a multicast group, another
+  // port or queue than the burst's first packet's) makes the burst more than one run. (When the
+  // first packet does not go to the TM, a run of the others may count as several: it then
+  // takes EnqueueBurst, correct and a little slower.)
   EgressRouter* const router = router_;
   uint32_t queued = 0;
   uint32_t to_tm = 0;
   uint64_t bytes = 0;
-  bool one_run = true;
+  const uint32_t run_key = m != 0 ? TrafficManager::RunKey(batch[0]->meta) : 0;
+  uint32_t off_run = 0;
   for (uint32_t i = 0; i < m; ++i) {
     Packet* pkt = batch[i];
     if (!ForTm(pkt)) continue;
     ++to_tm;
     if (router != nullptr && RouteAway(pkt)) continue;
-    one_run &= TrafficManager::SameRun((queued == 0 ? pkt : parsed[0])->meta, pkt->meta);
+    off_run |= (TrafficManager::RunKey(pkt->meta) ^ run_key) | pkt->meta.mcast_grp;
     bytes += pkt->len;
     parsed[queued++] = pkt;
   }
+  const bool one_run = off_run == 0;
   counters_.program.to_tm += to_tm;
   if (queued == 0) return;
   // One TM call per burst, at the burst's arrival time (one clock read per burst).
@@ -167,6 +173,8 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
 
 bool Switch::ForTm(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
+  if (meta.Unusual() == 0 && meta.egress_spec != kPortUnset) [[likely]]
+    return true;
   if (meta.dropped()) [[unlikely]] {
     Drop(pkt);
   } else if (meta.consumed) [[unlikely]] {
@@ -276,7 +284,9 @@ uint32_t Switch::Egress(PortId port, Packet** pkts, uint32_t k, TimeNs now) noex
   uint64_t tx_bytes = 0;
   for (uint32_t i = 0; i < k; ++i) {
     Packet* pkt = pkts[i];
-    if (AfterEgress(pkt, port, now)) {
+    // The usual packet (nothing to drop, count, consume or recirculate, no checksum to redo)
+    // leaves as it is; any other goes field by field.
+    if ((pkt->meta.Unusual() == 0 && Deparser::Untouched(*pkt)) || AfterEgress(pkt, port, now)) {
       pkts[n++] = pkt;
       tx_bytes += pkt->len;
     }

@@ -100,21 +100,28 @@ bool TrafficManager::PassThrough(Packet* const* pkts, uint32_t n, uint64_t run_b
   Port& port = ports_[port_id];
   const int qid = pkts[0]->meta.queue_id & (kQueuesPerPort - 1);
   Queue& queue = port.queues[qid];
-  if (port.nonempty != 0 || !port.plain || !RunFits(port, queue, n, run_bytes)) return false;
+  // A run of 4 GiB or more would need the saturating byte depths: it takes the queued path.
+  if (port.nonempty != 0 || !port.plain || run_bytes > UINT32_MAX ||
+      !RunFits(port, queue, n, run_bytes)) {
+    return false;
+  }
   // One pass: what Accept stamps on an empty queue, then what DequeueRun stamps on the way out.
-  uint64_t before = 0;  // bytes queued ahead of packet i
+  // Byte depths fit 32 bits (run_bytes does), and no threshold means no byte depth reaches it.
+  const uint64_t ecn = queue.ecn_threshold != 0 ? queue.ecn_threshold : UINT64_MAX;
+  const auto total = static_cast<uint32_t>(run_bytes);
+  uint32_t before = 0;  // bytes queued ahead of packet i
   for (uint32_t i = 0; i < n; ++i) {
     Metadata& meta = pkts[i]->meta;
     const uint32_t len = pkts[i]->len;
     meta.queue_id = static_cast<uint8_t>(qid);
     meta.enq_ts = now;
     meta.enq_qdepth = i;
-    meta.enq_qdepth_bytes = Saturate32(before);
-    meta.congested = queue.ecn_threshold != 0 && before >= queue.ecn_threshold;
+    meta.enq_qdepth_bytes = before;
+    meta.congested = before >= ecn;
     before += len;
     meta.egress_port = port_id;
     meta.deq_qdepth = n - 1 - i;
-    meta.deq_qdepth_bytes = Saturate32(run_bytes - before);
+    meta.deq_qdepth_bytes = total - before;
     meta.deq_timedelta = 0;
   }
   QueueCounters& c = queue.counters;

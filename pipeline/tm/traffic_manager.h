@@ -55,8 +55,11 @@ class TrafficManager {
   // Whether `b` belongs to the run that `a` starts: both unicast (mcast_grp 0), for the same
   // queue (the same egress_spec and queue_id & 7). SameRun(a, a) holds for a unicast `a`.
   static bool SameRun(const Metadata& a, const Metadata& b) noexcept {
-    return (a.mcast_grp | b.mcast_grp) == 0 && a.egress_spec == b.egress_spec &&
-           ((a.queue_id ^ b.queue_id) & (kQueuesPerPort - 1)) == 0;
+    return (a.mcast_grp | b.mcast_grp) == 0 && RunKey(a) == RunKey(b);
+  }
+  // The queue a unicast packet goes to, as one word: egress_spec and queue_id & 7.
+  static uint32_t RunKey(const Metadata& meta) noexcept {
+    return (uint32_t{meta.egress_spec} << 8) | (meta.queue_id & (kQueuesPerPort - 1));
   }
   // EnqueueBurst of a run a caller already knows: n packets for one queue, each SameRun with the
   // first, run_bytes in all. Admitted with the accounting updated once when the whole run fits

@@ -150,13 +150,13 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
   // Unsharded, the same pass starts each packet's pipeline pass (Switch::StartPass).
   const bool local = shard_ == nullptr;
   const TimeNs now = loop_clock_.NowNs();
-  uint64_t rx_bytes = 0;
+  uint64_t refused_bytes = 0;
   uint64_t kept_bytes = 0;
   uint32_t k = 0;
   for (uint16_t i = 0; i < n; ++i) {
     rte_mbuf* m = mbufs[i];
-    rx_bytes += m->pkt_len;
     if (m->nb_segs != 1) [[unlikely]] {  // the pipeline sees one contiguous frame
+      refused_bytes += m->pkt_len;
       rte_pktmbuf_free(m);
       Drop(DropReason::kMultiSegmentFrame);
       continue;
@@ -168,7 +168,7 @@ uint32_t Datapath::ReceivePort(PortId p) noexcept {
   }
   WirePortCounters& wire = wire_[p];
   wire.rx_packets += n;
-  wire.rx_bytes += rx_bytes;
+  wire.rx_bytes += kept_bytes + refused_bytes;
   if (k != n) [[unlikely]] {
     pool_.PutDescriptors(pkts + k, n - k, descriptors_);
   }

@@ -1,8 +1,10 @@
 // Packet::ResetState: a new pass starts from fresh parse state and metadata, and clears only the
 // user words the program declared.
+#include "pipeline/core/packet.h"
+
 #include <gtest/gtest.h>
 
-#include "pipeline/core/packet.h"
+#include <utility>
 
 namespace swemu {
 namespace {
@@ -69,6 +71,33 @@ TEST(PacketTest, ResetStateClearsOnlyTheDeclaredUserWords) {
   EXPECT_EQ(pkt.meta.egress_spec, kPortUnset);
   pkt.ResetState(99);  // more than there are: all of them
   for (uint32_t word : pkt.meta.user) EXPECT_EQ(word, 0u);
+  pkt = Dirty();
+  pkt.ResetState(0);  // none: the words stay, the rest is reset
+  for (uint32_t word : pkt.meta.user) EXPECT_EQ(word, 0xABCDu);
+  EXPECT_EQ(pkt.meta.egress_spec, kPortUnset);
+}
+
+// The fast path's one-word test: each of the four fields alone makes a packet unusual, and the
+// fields beside them (congested, queue_id, recirculate_count) do not.
+TEST(PacketTest, UnusualIsSetByEachOfItsFourFieldsAndNoOther) {
+  Metadata meta;
+  EXPECT_EQ(meta.Unusual(), 0u);
+  meta.congested = true;
+  meta.queue_id = 7;
+  meta.recirculate_count = 3;
+  meta.mcast_grp = 1;
+  EXPECT_EQ(meta.Unusual(), 0u);
+  const std::pair<const char*, void (*)(Metadata&)> fields[] = {
+      {"recirculate", [](Metadata& m) { m.recirculate = true; }},
+      {"consumed", [](Metadata& m) { m.consumed = true; }},
+      {"ecn_marked", [](Metadata& m) { m.ecn_marked = true; }},
+      {"drop_reason", [](Metadata& m) { m.MarkDrop(DropReason::kTmQueueFull); }},
+  };
+  for (const auto& [name, set] : fields) {
+    Metadata one;
+    set(one);
+    EXPECT_NE(one.Unusual(), 0u) << name;
+  }
 }
 
 }  // namespace

@@ -276,6 +276,13 @@ TEST_F(BurstPathTest, OneRunThatOverflowsItsQueue) {
   ExpectSamePath(std::vector<std::vector<uint8_t>>(8, Frame("00:00:00:00:00:0b")), 8);
 }
 
+// The run test compares every packet with the burst's first, which here the table drops.
+TEST_F(BurstPathTest, ARunBehindAPacketTheProgramDrops) {
+  std::vector<std::vector<uint8_t>> frames(5, Frame("00:00:00:00:00:0b"));
+  frames.insert(frames.begin(), Frame("00:00:00:00:00:0d"));  // misses the table
+  ExpectSamePath(frames, 5);
+}
+
 TEST_F(BurstPathTest, MixedPortsMulticastAndMisses) {
   std::vector<std::vector<uint8_t>> frames;
   for (const char* dst :

@@ -135,6 +135,18 @@ TEST_F(PassThroughTest, RefusesWhenTheRunWouldWaitOrBeDropped) {
   }
 }
 
+// Byte depths are 32 bits wide: a run of 4 GiB or more (a caller's count, as no real run is that
+// big) takes the queued path, which saturates them, even where every limit would let it pass.
+TEST_F(PassThroughTest, RefusesARunWhoseBytesDoNotFit32Bits) {
+  Build(TmConfig());
+  ASSERT_TRUE(tm_->SetSharedBuffer(uint64_t{1} << 40).ok());
+  Packet* pkt = Make(64, 1, 3);
+  EXPECT_FALSE(tm_->PassThrough(&pkt, 1, uint64_t{1} << 32, kNow));
+  EXPECT_EQ(tm_->queue_counters(1, 3).enqueued, 0u);
+  EXPECT_TRUE(tm_->PassThrough(&pkt, 1, (uint64_t{1} << 32) - 1, kNow));
+  pool_->Free(pkt);
+}
+
 TEST_F(PassThroughTest, RefusesAPortOutOfRange) {
   Build(TmConfig());
   Packet* pkt = Make(64, 99);
