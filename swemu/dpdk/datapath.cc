@@ -285,10 +285,10 @@ void Datapath::Send(PortId port, Packet** pkts, uint32_t n) noexcept {
 
 void Datapath::Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noexcept {
   rte_mbuf* mbufs[kBurst];
-  uint32_t lens[kBurst];  // read now: the driver may free the mbufs as soon as it has them
+  uint64_t bytes = 0;  // the frames' bytes, for SendFrames
   for (uint16_t i = 0; i < k; ++i) {
     mbufs[i] = MbufPacketPool::Detach(pkts[i]);
-    lens[i] = pkts[i]->len;
+    bytes += pkts[i]->len;
   }
   pool_.PutDescriptors(pkts, k, descriptors_);
   if (id == kNoDpdkPort) {  // a switch port without a device is an unplugged cable
@@ -302,10 +302,10 @@ void Datapath::Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noex
     n = 0;
     for (uint16_t i = 0; i < k; ++i) {
       if (fx.Lose()) {
+        bytes -= mbufs[i]->pkt_len;
         rte_pktmbuf_free(mbufs[i]);
         Drop(DropReason::kLossInjected);
       } else {
-        lens[n] = lens[i];
         mbufs[n++] = mbufs[i];
       }
     }
@@ -323,7 +323,7 @@ void Datapath::Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noex
     }
     n = 0;
   }
-  if (n != 0) SendFrames(p, id, mbufs, n, lens);
+  if (n != 0) SendFrames(p, id, mbufs, n, bytes);
 }
 
 uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
@@ -331,18 +331,19 @@ uint32_t Datapath::ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept {
   const uint16_t n = effects_[p].Release(now_tsc, mbufs, kBurst);
   if (n == 0) return 0;
   delayed_ -= n;
-  SendFrames(p, ports_.dpdk_port(p), mbufs, n);  // only ports with a device hold frames
+  // Only ports with a device hold frames.
+  SendFrames(p, ports_.dpdk_port(p), mbufs, n, FrameBytes(mbufs, n));
   return n;
 }
 
+uint64_t Datapath::FrameBytes(rte_mbuf* const* mbufs, uint16_t n) noexcept {
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) bytes += mbufs[i]->pkt_len;
+  return bytes;
+}
+
 void Datapath::SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
-                          const uint32_t* lens) noexcept {
-  // Read everything needed before the driver owns the mbufs (it may free them at once).
-  uint32_t read[kBurst];
-  if (lens == nullptr) {
-    for (uint16_t i = 0; i < n; ++i) read[i] = mbufs[i]->pkt_len;
-    lens = read;
-  }
+                          uint64_t bytes) noexcept {
   const bool record = recorder_ != nullptr && recorder_->records(p);
   const uint16_t filled = record ? FillRecords(p, PcapRecorder::kTx, mbufs, n) : 0;
   const uint16_t sent = rte_eth_tx_burst(id, 0, mbufs, n);
@@ -351,9 +352,12 @@ void Datapath::SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
     pcap_ring_->Publish(published);
     pcap_ring_->CountDropped(sent - published);
   }
+  // The driver may already have freed what it took; what it refused is still ours to read.
+  if (sent < n) [[unlikely]]
+    bytes -= FrameBytes(mbufs + sent, static_cast<uint16_t>(n - sent));
   WirePortCounters& wire = wire_[p];
   wire.tx_packets += sent;
-  for (uint16_t i = 0; i < sent; ++i) wire.tx_bytes += lens[i];
+  wire.tx_bytes += bytes;
   if (sent < n) {
     TxBacklog& backlog = backlog_[p];
     const auto keep = static_cast<uint16_t>(std::min<uint32_t>(n - sent, kBacklog - backlog.n));
@@ -377,7 +381,7 @@ bool Datapath::FlushBacklog(PortId p, uint16_t id) noexcept {
   backlogged_ -= n;
   for (uint16_t at = 0; at < n;) {
     const auto chunk = static_cast<uint16_t>(std::min<uint32_t>(kBurst, n - at));
-    SendFrames(p, id, mbufs + at, chunk);
+    SendFrames(p, id, mbufs + at, chunk, FrameBytes(mbufs + at, chunk));
     at = static_cast<uint16_t>(at + chunk);
     if (backlog.n != 0) {  // refused again: the rest waits behind it, in order
       std::copy(mbufs + at, mbufs + n, backlog.mbufs.begin() + backlog.n);

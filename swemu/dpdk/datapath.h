@@ -160,10 +160,10 @@ class Datapath final : public CutThroughSink {
   // descriptors back to the pool, then through the port's loss and delay to the device.
   void Emit(PortId p, uint16_t id, Packet* const* pkts, uint16_t k) noexcept;
   uint32_t ReleaseDelayed(PortId p, uint64_t now_tsc) noexcept;
-  // rte_eth_tx_burst with counters; frees and counts what the queue refused.
-  // `lens`: the frames' lengths when the caller has them, else nullptr (read from the mbufs).
-  void SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n,
-                  const uint32_t* lens = nullptr) noexcept;
+  // rte_eth_tx_burst with counters; keeps in the port's backlog (or frees and counts) what the
+  // queue refused. `bytes`: the n frames' bytes (FrameBytes), read before the driver owns them.
+  void SendFrames(PortId p, uint16_t id, rte_mbuf** mbufs, uint16_t n, uint64_t bytes) noexcept;
+  static uint64_t FrameBytes(rte_mbuf* const* mbufs, uint16_t n) noexcept;
   // Copies up to n frames into the recorder's pending slots (not yet published); how many fit.
   uint16_t FillRecords(PortId p, int direction, rte_mbuf* const* mbufs, uint16_t n) noexcept;
   bool Holding() const noexcept;
