@@ -54,7 +54,6 @@ struct Metadata {
   uint32_t enq_qdepth_bytes = 0;
   uint32_t deq_qdepth = 0;  // packets in the queue when this one was dequeued
   uint32_t deq_qdepth_bytes = 0;
-  uint32_t flow_hash = 0;  // 5-tuple hash filled by the parser (ECMP, default shard key)
   uint32_t shard_key = 0;  // decides the owning lcore in real time
   PortId ingress_port = kPortUnset;
   PortId egress_spec = kPortUnset;  // set by ingress; kPortUnset and no mcast_grp means drop

@@ -28,13 +28,33 @@ constexpr uint32_t kBytesBeforeApp = kEthernetHeaderLen + kIpv4MinHeaderLen + kU
   return Drop(pkt, end > available ? truncated : DropReason::kParseDepthExceeded);
 }
 
-uint32_t L2FlowHash(const uint8_t* frame, uint16_t ether_type) noexcept {
-  const uint64_t dst = LoadBe64(frame) >> 16;                      // bytes 0..5
-  const uint64_t src = LoadBe64(frame + 4) & 0xFFFF'FFFF'FFFFULL;  // bytes 6..11
+}  // namespace
+
+uint32_t FlowHash(const Packet& pkt) noexcept {
+  const ParsedHeaders& h = pkt.hdr;
+  const uint8_t* d = pkt.data;
+  if (h.has_ipv4()) {
+    const auto* iph = HeaderAt<Ipv4Header>(d + h.ipv4);
+    // All pieces of a fragmented datagram hash alike (no ports), so they stay on one path.
+    const bool has_ports =
+        (h.has_udp() || h.has_tcp()) && (iph->FlagsFragmentOffset() & kIpv4FlagMf) == 0;
+    const uint32_t l4 = h.has_udp() ? h.udp : h.tcp;
+    const uint64_t ports = has_ports ? LoadBe32(d + l4) : 0;  // src_port | dst_port
+    const uint64_t addrs = LoadBe64(iph->src_addr);           // src_addr | dst_addr
+    // One finaliser round: addrs * odd + (proto, ports) is injective for fixed addrs, and
+    // Mix64 is a bijection, so distinct tuples collide only by chance in the 32 bits kept.
+    const uint64_t key = addrs * 0x9E3779B97F4A7C15ULL + ((uint64_t{h.ip_proto} << 32) | ports);
+    return static_cast<uint32_t>(Mix64(key));
+  }
+  if (!h.has_eth()) return 0;
+  // The ethertype after the tags: in the last tag, or in the Ethernet header.
+  const uint16_t ether_type = h.vlan_count != 0
+                                  ? HeaderAt<VlanTag>(d + h.vlan[h.vlan_count - 1])->EtherType()
+                                  : HeaderAt<EthernetHeader>(d + h.eth)->EtherType();
+  const uint64_t dst = LoadBe64(d + h.eth) >> 16;                      // bytes 0..5
+  const uint64_t src = LoadBe64(d + h.eth + 4) & 0xFFFF'FFFF'FFFFULL;  // bytes 6..11
   return static_cast<uint32_t>(HashPair(dst, (src << 16) | ether_type, /*seed=*/1));
 }
-
-}  // namespace
 
 Status ValidateParserConfig(const ParserConfig& config) {
   if (config.parse_depth < kEthernetHeaderLen) {
@@ -104,7 +124,6 @@ bool Parser::Parse(Packet& pkt) const noexcept {
   if (type == kEtherTypeIpv4) return ParseIpv4(pkt, off);
   // ARP, IPv6, ...: a valid L2-only packet.
   h.payload = h.parsed_bytes = static_cast<uint16_t>(off);
-  pkt.meta.flow_hash = L2FlowHash(d, type);
   return true;
 }
 
@@ -146,17 +165,7 @@ bool Parser::Parse(Packet& pkt) const noexcept {
   } else {
     h.payload = h.parsed_bytes = static_cast<uint16_t>(l4);  // no L4, or a later fragment
   }
-  if (!ok) return false;
-
-  // All pieces of a fragmented datagram hash alike (no ports), so they stay on one path.
-  const bool has_ports = (h.has_udp() || h.has_tcp()) && (frag & kIpv4FlagMf) == 0;
-  const uint64_t ports = has_ports ? LoadBe32(d + l4) : 0;  // src_port | dst_port
-  const uint64_t addrs = LoadBe64(iph->src_addr);           // src_addr | dst_addr
-  // One finaliser round: addrs * odd + (proto, ports) is injective for fixed addrs, and Mix64
-  // is a bijection, so distinct tuples collide only by chance in the 32 bits kept.
-  const uint64_t key = addrs * 0x9E3779B97F4A7C15ULL + ((uint64_t{h.ip_proto} << 32) | ports);
-  pkt.meta.flow_hash = static_cast<uint32_t>(Mix64(key));
-  return true;
+  return ok;
 }
 
 [[gnu::always_inline]] inline bool Parser::ParseUdp(Packet& pkt, uint32_t udp, uint32_t ip_end,

@@ -1,8 +1,10 @@
 #pragma once
 // The programmable parser of the emulated ASIC: Ethernet, up to two 802.1Q/802.1ad tags, IPv4
 // (with options), UDP or TCP, and one program header after UDP chosen by the UDP destination
-// port (ATP, GOAT, ...). It fills Packet::hdr with header offsets and Metadata::flow_hash, and
-// drops malformed packets with a named DropReason. docs/wire.md lists every check.
+// port (ATP, GOAT, ...). It fills Packet::hdr with header offsets and drops malformed packets
+// with a named DropReason. docs/wire.md lists every check. FlowHash is the flow hash programs
+// compute from what it parsed, where they need one (ECMP, a shard key), as a P4 program calls a
+// hash extern: packets whose program never asks pay nothing for it.
 #include <array>
 #include <cstdint>
 
@@ -33,8 +35,8 @@ class Parser {
   // udp_dst_port; the parser then records it in hdr.app / hdr.app_id. app_id must be >= 1.
   Status AddUdpApp(uint16_t udp_dst_port, uint16_t header_len, uint16_t app_id);
 
-  // Fast path. Resets and fills pkt.hdr and sets pkt.meta.flow_hash. On a malformed packet it
-  // marks the drop reason and returns false; hdr then holds the headers accepted before.
+  // Fast path. Resets and fills pkt.hdr. On a malformed packet it marks the drop reason and
+  // returns false; hdr then holds the headers accepted before.
   bool Parse(Packet& pkt) const noexcept;
 
   const ParserConfig& config() const noexcept { return config_; }
@@ -59,5 +61,12 @@ class Parser {
   int app_count_ = 0;
   std::array<AppSlot, kAppSlots> apps_{};
 };
+
+// The flow hash of a parsed packet: for IPv4, of (src_addr, dst_addr, protocol and, when UDP
+// or TCP was parsed and the packet is no fragment, the ports); for other ethertypes, of the MAC
+// addresses and the ethertype after the tags; 0 for a packet without a parsed Ethernet header.
+// Deterministic across runs and machines. Reads the headers as they are now: a program that
+// rewrites addresses or ports before asking hashes the new ones.
+uint32_t FlowHash(const Packet& pkt) noexcept;
 
 }  // namespace swemu

@@ -75,7 +75,7 @@ class Program {
     for (uint32_t i = 0; i < n; ++i) Egress(*pkts[i]);
   }
   // The key whose register cells this packet touches; decides the owning lcore in real time.
-  virtual uint32_t ShardKey(const Packet& pkt) const noexcept { return pkt.meta.flow_hash; }
+  virtual uint32_t ShardKey(const Packet& pkt) const noexcept { return FlowHash(pkt); }
   // A program that never reads headers (a port patch) may skip the parser.
   virtual bool NeedsParser() const noexcept { return true; }
   // How many of Metadata::user's words the program uses (cleared for each packet); a P4 program

@@ -117,7 +117,7 @@ Status AtpProgram::DeclareResources(ProgramContext& ctx, uint64_t jobs) {
 }
 
 uint32_t AtpProgram::ShardKey(const Packet& pkt) const noexcept {
-  if (pkt.hdr.app_id != kAppId) return pkt.meta.flow_hash;
+  if (pkt.hdr.app_id != kAppId) return FlowHash(pkt);
   const auto* h = HeaderAt<AtpHeader>(pkt.data + pkt.hdr.app);
   return AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
 }

@@ -195,7 +195,7 @@ bool L2l3Program::SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) 
     pkt.meta.MarkDrop(g.hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
     return false;
   }
-  uint64_t index = pkt.meta.flow_hash % members;
+  uint64_t index = FlowHash(pkt) % members;
   if (g.action->params[1] == kPerPacket) {
     // Round robin per group: one read-modify-write of the group's counter per packet.
     if (!ecmp_rr_->Rmw(pkt, static_cast<uint32_t>(group), [&](std::span<uint64_t> cell) {

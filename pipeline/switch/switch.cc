@@ -246,7 +246,8 @@ void Switch::RecirculateAway(Packet* pkt) noexcept {
 uint32_t Switch::ShardKeyOf(Packet& pkt, PortId ingress_port) noexcept {
   pkt.ResetState(user_words_);
   pkt.meta.ingress_port = ingress_port;
-  if (parse_ && !parser_.Parse(pkt)) return pkt.meta.flow_hash;
+  // A packet the parser refused is dropped where it arrived (Scatter): any key will do.
+  if (parse_ && !parser_.Parse(pkt)) return 0;
   return program_->ShardKey(pkt);
 }
 

@@ -92,7 +92,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (ok) {
     CheckOffsets(*pkt, config);
     const ParsedHeaders parsed = pkt->hdr;
-    const uint32_t flow_hash = pkt->meta.flow_hash;
+    const uint32_t flow_hash = FlowHash(*pkt);
     if (ctl & 2) DecrementTtl(*pkt);
     if (ctl & 4) MarkEcnCe(*pkt);
     if (ctl & 8) SetIpv4Tos(*pkt, static_cast<uint8_t>(size));
@@ -115,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Check(pkt->hdr.ipv4 == before.ipv4 && pkt->hdr.udp == before.udp &&
           pkt->hdr.tcp == before.tcp && pkt->hdr.app == before.app &&
           pkt->hdr.payload == parsed.payload && pkt->hdr.vlan_count == parsed.vlan_count);
-    Check(pkt->meta.flow_hash == flow_hash);
+    Check(FlowHash(*pkt) == flow_hash);
   }
   pool.Free(pkt);
   return 0;

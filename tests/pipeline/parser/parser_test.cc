@@ -194,7 +194,7 @@ TEST_F(ParserTest, ParseResetsPreviousHeaderState) {
 class FlowHashTest : public ParserTest {
  protected:
   uint32_t Hash(const std::vector<uint8_t>& frame) {
-    return MakeParsed(parser_, frame)->meta.flow_hash;
+    return FlowHash(*MakeParsed(parser_, frame));
   }
 };
 
