@@ -14,7 +14,8 @@
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
 #
 # Each run: warm-up 1 s, then the rate of three 1-second intervals (their median). A round runs
-# every tool once, one after the other; a figure is the median over the rounds, a ratio the
+# every tool once, one after the other (the two sides of each ratio next to each other, the
+# order reversed every other round); a figure is the median over the rounds, a ratio the
 # median of the rounds' ratios (a slow spell of a shared machine then hits both sides), printed
 # to three decimals so that a ratio just below an aim does not round up to it. Setup (as root,
 # idempotent) installs dpdk-dev and dpdk-doc, adds a deb-src entry, fetches `apt-get source dpdk`
@@ -38,7 +39,7 @@ while [[ $# -gt 0 ]]; do
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -311,23 +312,28 @@ for s in "${SETUPS[@]}"; do
   note "$kind $size B: $reps round(s)"
   # Rounds: each round runs every tool once, so a slow spell of a shared machine (they last
   # minutes here) hits all of them alike; a figure is the median over the rounds, and a ratio
-  # the median of the rounds' ratios.
+  # the median of the rounds' ratios. The tools of a ratio run next to each other (testpmd io
+  # and wire; l2l3 between the SWX PISA-like spec and wire), and every other round runs them in
+  # the reverse order, so that a machine that speeds up or slows down during a round does not
+  # favour whichever tool runs first.
   runs_io="" runs_mac="" runs_wire="" runs_l2l3="" runs_swxl2="" runs_swxpisa=""
   rounds_wire_io="" rounds_l2l3_pisa="" rounds_l2l3_l2=""
   for ((round = 0; round < reps; round++)); do
     io=- mac=- wire=- l2l3=- swxl2=- swxpisa=-
-    if [[ $HAVE_TESTPMD -eq 1 ]]; then
-      io=$(or_dash run_testpmd "$name" "$dev0" "$dev1" io)
-      mac=$(or_dash run_testpmd "$name" "$dev0" "$dev1" mac)
-    fi
-    if [[ $HAVE_SWEMU -eq 1 ]]; then
-      wire=$(or_dash run_swemu "$name" "$dev0" "$dev1" wire)
-      l2l3=$(or_dash run_swemu "$name" "$dev0" "$dev1" l2l3)
-    fi
-    if [[ $HAVE_SWX -eq 1 ]]; then
-      swxl2=$(or_dash run_swx "$name" "$dev0" "$dev1" swx_l2.spec)
-      swxpisa=$(or_dash run_swx "$name" "$dev0" "$dev1" swx_pisa.spec)
-    fi
+    order="io wire l2l3 swxpisa swxl2 mac"
+    [[ $((round % 2)) -eq 1 ]] && order="mac swxl2 swxpisa l2l3 wire io"
+    for tool in $order; do
+      case $tool in
+        io|mac) [[ $HAVE_TESTPMD -eq 1 ]] || continue
+          printf -v "$tool" '%s' "$(or_dash run_testpmd "$name" "$dev0" "$dev1" "$tool")" ;;
+        wire|l2l3) [[ $HAVE_SWEMU -eq 1 ]] || continue
+          printf -v "$tool" '%s' "$(or_dash run_swemu "$name" "$dev0" "$dev1" "$tool")" ;;
+        swxl2|swxpisa) [[ $HAVE_SWX -eq 1 ]] || continue
+          spec=swx_l2.spec
+          [[ $tool == swxpisa ]] && spec=swx_pisa.spec
+          printf -v "$tool" '%s' "$(or_dash run_swx "$name" "$dev0" "$dev1" "$spec")" ;;
+      esac
+    done
     runs_io+="$io " runs_mac+="$mac " runs_wire+="$wire " runs_l2l3+="$l2l3 "
     runs_swxl2+="$swxl2 " runs_swxpisa+="$swxpisa "
     rounds_wire_io+="$(ratio "$wire" "$io") "
