@@ -149,6 +149,10 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
     }
     uint32_t n_routed = 0;
     if (router_mac_->MissAllIfEmpty(n_ip) != nullptr) {
+      if (n_bridged == 0) {  // an all-IPv4 burst with no router MAC: bridged as it is
+        Bridge(ip, n_ip);
+        return;
+      }
       for (uint32_t i = 0; i < n_ip; ++i) bridged[n_bridged++] = ip[i];
     } else {
       for (uint32_t i = 0; i < n_ip; ++i) keys[i] = Key(LoadMac(ip[i]->data + ip[i]->hdr.eth), 48);
@@ -270,14 +274,22 @@ void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
   }
 }
 
+namespace {
+
+// MarkEcnCe leaves Not-ECT packets alone and sets meta.ecn_marked when it marks.
+void MarkIfCongested(Packet& pkt) noexcept {
+  if (pkt.meta.congested) MarkEcnCe(pkt);
+}
+
+}  // namespace
+
 void L2l3Program::Egress(Packet& pkt) noexcept {
-  // MarkEcnCe leaves Not-ECT packets alone and sets meta.ecn_marked when it marks.
-  if (ecn_ && pkt.meta.congested) MarkEcnCe(pkt);
+  if (ecn_) MarkIfCongested(pkt);
 }
 
 void L2l3Program::EgressBurst(Packet** pkts, uint32_t n) noexcept {
-  if (!ecn_) return;
-  for (uint32_t i = 0; i < n; ++i) Egress(*pkts[i]);  // direct calls: the class is final
+  if (!ecn_) return;  // read once: the packets' stores could alias it
+  for (uint32_t i = 0; i < n; ++i) MarkIfCongested(*pkts[i]);
 }
 
 SWEMU_REGISTER_PROGRAM("l2l3", L2l3Program);
