@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Real-time comparison harness: swemu (`wire`, `l2l3`) against dpdk-testpmd (io, mac) and DPDK's
 # SWX pipeline (examples/pipeline, P4-DPDK's data plane: an L2 spec and a PISA-like spec), each
-# with one forwarding lcore on the same vdevs. Prints Mpps and ratios, and writes the table to
-# BUILD/compare.txt. See docs/performance.md, "Comparison harness".
+# with one forwarding lcore on the same vdevs. Prints Mpps and ratios, then ns per packet and each
+# tool's cost beyond testpmd io's, and writes the tables to BUILD/compare.txt. See
+# docs/performance.md, "Comparison harness".
 #
 #   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--no-huge] [--build DIR]
 #
@@ -39,7 +40,7 @@ while [[ $# -gt 0 ]]; do
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -263,6 +264,14 @@ median_of() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {
   if (a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.3f", a / b }'; }
+# Nanoseconds per packet of a figure in Mpps (one lcore forwards, so this is its time per packet).
+ns() { awk -v a="$1" 'BEGIN { if (a == "-" || a + 0 == 0) print "-"; else printf "%.1f", 1000 / a }'; }
+# What a tool adds per packet to testpmd io's forwarding on the same ports (arguments: the tool's
+# Mpps, testpmd io's Mpps, of one round): its ns per packet minus io's. io does no more than
+# receive and send, so this is the tool's own cost, without the driver's, which both pay.
+beyond_io() { awk -v a="$1" -v b="$2" 'BEGIN {
+  if (a == "-" || b == "-" || a + 0 == 0 || b + 0 == 0) print "-"
+  else printf "%.1f", 1000 / a - 1000 / b }'; }
 
 # ---------------------------------------------------------------------------------------------
 # Main
@@ -304,7 +313,7 @@ skip "net_ring: a net_ring pair has no traffic source (only testpmd --tx-first c
      "swemu and the SWX app cannot), so there is nothing to compare on it"
 
 cd "$OUT" || exit 1  # net_pcap's rx_pcap paths are relative to the current directory
-ROWS=()
+ROWS=() NS_ROWS=()
 for s in "${SETUPS[@]}"; do
   read -r kind size dev0 dev1 <<<"$s"
   name=$kind$size
@@ -318,6 +327,7 @@ for s in "${SETUPS[@]}"; do
   # favour whichever tool runs first.
   runs_io="" runs_mac="" runs_wire="" runs_l2l3="" runs_swxl2="" runs_swxpisa=""
   rounds_wire_io="" rounds_l2l3_pisa="" rounds_l2l3_l2=""
+  own_mac="" own_wire="" own_l2l3="" own_swxl2="" own_swxpisa="" own_pisa_l2l3=""
   for ((round = 0; round < reps; round++)); do
     io=- mac=- wire=- l2l3=- swxl2=- swxpisa=-
     order="io wire l2l3 swxpisa swxl2 mac"
@@ -339,6 +349,10 @@ for s in "${SETUPS[@]}"; do
     rounds_wire_io+="$(ratio "$wire" "$io") "
     rounds_l2l3_pisa+="$(ratio "$l2l3" "$swxpisa") "
     rounds_l2l3_l2+="$(ratio "$l2l3" "$swxl2") "
+    own_mac+="$(beyond_io "$mac" "$io") " own_wire+="$(beyond_io "$wire" "$io") "
+    own_l2l3+="$(beyond_io "$l2l3" "$io") " own_swxl2+="$(beyond_io "$swxl2" "$io") "
+    own_swxpisa+="$(beyond_io "$swxpisa" "$io") "
+    own_pisa_l2l3+="$(ratio "$(beyond_io "$swxpisa" "$io")" "$(beyond_io "$l2l3" "$io")") "
     note "$kind $size B round $((round + 1)): io $io mac $mac wire $wire l2l3 $l2l3" \
          "swx-l2 $swxl2 swx-pisa $swxpisa"
   done
@@ -348,6 +362,11 @@ for s in "${SETUPS[@]}"; do
     "net_$kind" "$size" "$reps" "$io" "$mac" "$wire" "$l2l3" "$swxl2" "$swxpisa" \
     "$(median_of $rounds_wire_io)" "$(median_of $rounds_l2l3_pisa)" \
     "$(median_of $rounds_l2l3_l2)")")
+  NS_ROWS+=("$(printf '%-9s %5s %6s %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %11s' \
+    "net_$kind" "$size" "$(ns "$io")" "$(ns "$mac")" "$(ns "$wire")" "$(ns "$l2l3")" \
+    "$(ns "$swxl2")" "$(ns "$swxpisa")" "$(median_of $own_mac)" "$(median_of $own_wire)" \
+    "$(median_of $own_l2l3)" "$(median_of $own_swxl2)" "$(median_of $own_swxpisa)" \
+    "$(median_of $own_pisa_l2l3)")")
 done
 
 {
@@ -357,6 +376,13 @@ done
   printf '%-9s %5s %6s %11s %11s %11s %11s %8s %9s %10s %10s %11s\n' setup bytes rounds \
     testpmd-io testpmd-mac swemu-wire swemu-l2l3 SWX-L2 SWX-PISA wire/io l2l3/PISA l2l3/SWX-L2
   printf '%s\n' "${ROWS[@]}"
+  echo
+  echo "ns per packet (of the median Mpps), then beyond testpmd io: a tool's ns per packet minus" \
+       "io's in the same round (its own cost, without the driver's), median of rounds;" \
+       "PISA/l2l3: the SWX PISA-like spec's own cost over l2l3's"
+  printf '%-9s %5s %6s %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %11s\n' setup bytes io mac \
+    wire l2l3 SWX-L2 PISA +mac +wire +l2l3 +L2 +PISA PISA/l2l3
+  printf '%s\n' "${NS_ROWS[@]}"
   [[ -s $OUT/skipped.txt ]] && { echo; cat "$OUT/skipped.txt"; }
   echo "total harness time $(($(date +%s) - START)) s; logs in $OUT"
 } | tee "$BUILD/compare.txt"
