@@ -14,6 +14,8 @@
 #                then uses hugepages for every process)
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
 #
+# Setups: net_null (copy=1) and net_pcap (1024 UDP frames replayed), 64 and 256 B; with
+# hugepages also net_ring, two ring loops that ring_seed fills with the same UDP frames once.
 # Each run: warm-up 1 s, then the rate of three 1-second intervals (their median). A round runs
 # every tool once, one after the other (the two sides of each ratio next to each other, the
 # order reversed every other round); a figure is the median over the rounds, a ratio the
@@ -40,7 +42,7 @@ while [[ $# -gt 0 ]]; do
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -49,6 +51,7 @@ OUT=$BUILD/compare
 SWX=$BUILD/swx
 SWEMU=$BUILD/swemu/swemu
 GEN=$BUILD/tools/swemu-gen
+SEEDER=$BUILD/bench/ring_seed
 TAG=cmp$$
 mkdir -p "$OUT"
 START=$(date +%s)
@@ -77,11 +80,11 @@ setup_packages() {
 }
 
 setup_swemu() {
-  [[ -x $SWEMU && -x $GEN ]] && return 0
-  [[ $SETUP -eq 0 ]] && return 1
-  note "building swemu and swemu-gen in $BUILD"
+  [[ -x $SWEMU && -x $GEN && -x $SEEDER ]] && return 0
+  [[ $SETUP -eq 0 ]] && { [[ -x $SWEMU && -x $GEN ]]; return; }
+  note "building swemu, swemu-gen and ring_seed in $BUILD"
   { cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release &&
-      cmake --build "$BUILD" --target swemu swemu-gen -j2; } >"$OUT/build-swemu.log" 2>&1
+      cmake --build "$BUILD" --target swemu swemu-gen ring_seed -j2; } >"$OUT/build-swemu.log" 2>&1
 }
 
 # Adds a deb-src entry for the configured Debian mirror unless one exists.
@@ -194,12 +197,26 @@ cleanup_prefix() {
   for mnt in $(awk '$3 == "hugetlbfs" {print $2}' /proc/mounts); do rm -f "$mnt/$1"map_*; done
 }
 
-# Runs a DPDK app in the background (arguments: log, prefix, command...), reads its ports' tx
-# rate through telemetry and prints the median Mpps (empty on failure).
+# net_ring setups: puts frames into the loop of port net_ring0 of the forwarder running with
+# file prefix $1, taking mbufs from its pool $2 (ring_seed, a DPDK secondary process, once the
+# forwarder's EAL is up: its telemetry socket is made last); SEED_PCAPS empty: nothing to do.
+SEED_PCAPS=""
+seed_ring() {
+  [[ -z $SEED_PCAPS ]] && return 0
+  local pcaps=() f i
+  for f in $SEED_PCAPS; do pcaps+=(--pcap "$f"); done
+  for ((i = 0; i < 200; i++)); do [[ -S $(telemetry "$1") ]] && break; sleep 0.1; done
+  "$SEEDER" --port net_ring0 --pool "$2" "${pcaps[@]}" --count 512 -- -l 0 --no-pci \
+    --proc-type=secondary --file-prefix "$1" --log-level=notice
+}
+
+# Runs a DPDK app in the background (arguments: log, prefix, its mbuf pool's name, command...),
+# reads its ports' tx rate through telemetry and prints the median Mpps (empty on failure).
 measure_dpdk() {
-  local log=$1 prefix=$2; shift 2
+  local log=$1 prefix=$2 pool=$3; shift 3
   "$@" </dev/null >"$log" 2>&1 &
   local pid=$!
+  seed_ring "$prefix" "$pool" >>"$log.seed" 2>&1
   python3 "$HERE/ethstats.py" "$(telemetry "$prefix")" 0,1 "$WARMUP" "$INTERVALS" \
     >"$log.rates" 2>>"$log"
   stop_pid "$pid"
@@ -210,7 +227,7 @@ measure_dpdk() {
 # Arguments: setup name (for files), devargs 0, devargs 1, mode (io|mac).
 run_testpmd() {
   local name=$1 dev0=$2 dev1=$3 mode=$4 prefix=$TAG-tp
-  measure_dpdk "$OUT/testpmd-$mode-$name.log" "$prefix" \
+  measure_dpdk "$OUT/testpmd-$mode-$name.log" "$prefix" mb_pool_0 \
     dpdk-testpmd -l 0,1 $EAL_MEM --no-pci --file-prefix "$prefix" --vdev "$dev0" --vdev "$dev1" \
     -- --nb-cores=1 --forward-mode="$mode" --auto-start --stats-period 1000 \
     --total-num-mbufs=16384 --rxd=1024 --txd=1024
@@ -231,7 +248,7 @@ run_swx() {
   fill "$HERE/swx.cli.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.cli"
   fill "$HERE/swx.io.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.io"
   rm -f "$OUT/$dir/swx.so"
-  measure_dpdk "$OUT/$dir/run.log" "$prefix" \
+  measure_dpdk "$OUT/$dir/run.log" "$prefix" MEMPOOL0 \
     "$SWX_APP" -l 0,1 $EAL_MEM --no-pci --file-prefix "$prefix" --vdev "$dev0" --vdev "$dev1" \
     -- -s "$OUT/$dir/swx.cli" -p $((20000 + $$ % 10000))
 }
@@ -242,12 +259,18 @@ run_swemu() {
   local name=$1 dev0=$2 dev1=$3 prog=$4 prefix=$TAG-sw
   local ini=$OUT/swemu-$prog-$name.ini log=$OUT/swemu-$prog-$name.log
   fill "$HERE/swemu_$prog.ini.in" "$dev0" "$dev1" "" "" "$prefix" >"$ini"
-  "$SWEMU" --config "$ini" --busy-poll --run-for $((WARMUP + INTERVALS + 1))s \
-    --stats-interval 1 --control-socket none -- -l 1 $EAL_MEM </dev/null >"$log" 2>&1
+  # A seeded loop starts when ring_seed is done (a second or two): two seconds more to run.
+  "$SWEMU" --config "$ini" --busy-poll --run-for $((WARMUP + INTERVALS + 1 + 2))s \
+    --stats-interval 1 --control-socket none -- -l 1 $EAL_MEM </dev/null >"$log" 2>&1 &
+  local pid=$!
+  seed_ring "$prefix" swemu_mbufs >>"$log.seed" 2>&1
+  wait "$pid"
   cleanup_prefix "$prefix"
+  # Intervals from the first with traffic on, which is the warm-up (WARMUP is 1 s).
   awk -v n="$INTERVALS" '/^stats:/ {
-        k++; if (k == 1 || k > n + 1) next
-        s = 0; for (i = 1; i < NF; i++) if ($i == "tx") s += $(i + 1); print s }' "$log" | median
+        s = 0; for (i = 1; i < NF; i++) if ($i == "tx") s += $(i + 1)
+        if (!on) { on = s > 0; next }
+        if (++k <= n) print s }' "$log" | median
 }
 
 # Runs "$@" (a run_* call) and prints its figure, or "-" when it gave none.
@@ -309,14 +332,28 @@ if [[ $HAVE_SWEMU -eq 1 || -x $GEN ]]; then
 else
   skip "net_pcap: no swemu-gen to write the UDP frames"
 fi
-skip "net_ring: a net_ring pair has no traffic source (only testpmd --tx-first can seed one;" \
-     "swemu and the SWX app cannot), so there is nothing to compare on it"
+# net_ring: two vdevs without arguments, each transmitting into its own receive ring. Frames of
+# both pcaps go into port 0's loop once (ring_seed), then circulate: wire and testpmd send them
+# across, l2l3 and the SWX specs to the port of their destination MAC, so both loops carry some.
+# io forwarding on a ring moves pointers only and touches no frame.
+if [[ $EAL_MEM == *--no-huge* ]]; then
+  skip "net_ring: the loop is seeded by a DPDK secondary process (ring_seed), and DPDK has" \
+       "secondary processes on hugepages only"
+elif [[ ! -x $SEEDER ]]; then
+  skip "net_ring: no $SEEDER to seed the loop (cmake --build $BUILD --target ring_seed)"
+elif [[ -f $OUT/udp64-0.pcap && -f $OUT/udp256-0.pcap ]]; then
+  for size in 64 256; do SETUPS+=("ring $size net_ring0 net_ring1"); done
+else
+  skip "net_ring: no swemu-gen frames to seed the loop with"
+fi
 
 cd "$OUT" || exit 1  # net_pcap's rx_pcap paths are relative to the current directory
 ROWS=() NS_ROWS=()
 for s in "${SETUPS[@]}"; do
   read -r kind size dev0 dev1 <<<"$s"
   name=$kind$size
+  SEED_PCAPS=""
+  [[ $kind == ring ]] && SEED_PCAPS="$OUT/udp$size-0.pcap $OUT/udp$size-1.pcap"
   reps=${REPS:-$([[ $name == null64 ]] && echo 3 || echo 1)}
   note "$kind $size B: $reps round(s)"
   # Rounds: each round runs every tool once, so a slow spell of a shared machine (they last

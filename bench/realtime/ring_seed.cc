@@ -1,0 +1,218 @@
+// ring_seed: puts frames into the net_ring loop of a running DPDK forwarder, for compare.sh.
+//
+// A net_ring vdev given no arguments transmits into its own receive ring: what a forwarder
+// sends on it comes back to it, so frames put into such a loop once circulate for as long as
+// the forwarder runs. testpmd can seed a loop itself (--tx-first); swemu and DPDK's SWX app
+// cannot, so this seeds all of them alike. It runs as a DPDK secondary process of the forwarder
+// (its --file-prefix and --proc-type=secondary; DPDK has secondary processes on hugepages only),
+// waits until the forwarder has started the port, and puts the frames of the pcaps (taken in
+// turn, repeated up to --count) into the port's ring with one transmit call.
+//
+// The mbufs come from the forwarder's own pool (--pool), so that the forwarder frees any it
+// drops with its own mempool code: a pool's handlers are found by an index into a per-process
+// table, filled in the order each process registers its drivers, and testpmd, the SWX app and
+// swemu link different drivers than this process. For the same reason this process takes them
+// straight from the pool's ring (pools are ring-backed unless a driver says otherwise; others
+// are refused) instead of through that table.
+//
+// One call, because net_ring's rings are single-producer and the forwarder enqueues into the
+// same ring once frames circulate: it can only do so after it received one of these frames,
+// that is after this call ended. For the same reason only one port of a forwarder is seeded.
+//
+//   ring_seed --port NAME --pool NAME --pcap FILE [--pcap FILE...] [--count N] -- EAL ARGS
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_ethdev.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include <boost/program_options.hpp>
+#include <chrono>
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/control/units.h"
+#include "pipeline/engine/pcap_io.h"
+#include "tools/tool_main.h"
+
+namespace swemu {
+namespace {
+namespace po = boost::program_options;
+
+// A ring holds 1023 frames (1024 slots, one kept free); a loop must never overflow one, or
+// the forwarder's transmit would drop frames and the loop would thin out.
+constexpr uint64_t kMaxFrames = 1023;
+constexpr auto kPortWait = std::chrono::seconds(20);
+
+int Fail(const std::string& message) {
+  std::cerr << "ring_seed: " << message << "\n";
+  return 2;
+}
+
+// The pcaps' frames, taken in turn (first of each file, then second of each, ...).
+Result<std::vector<std::vector<uint8_t>>> ReadFrames(const std::vector<std::string>& paths) {
+  std::vector<std::vector<std::vector<uint8_t>>> files;
+  for (const std::string& path : paths) {
+    Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(path);
+    if (!reader.ok()) return reader.status();
+    std::vector<std::vector<uint8_t>>& frames = files.emplace_back();
+    PcapRecord record;
+    while ((*reader)->Next(&record)) {
+      if (record.bytes.size() > RTE_MBUF_DEFAULT_DATAROOM) {
+        return Status::Error(path + ": a frame of " + std::to_string(record.bytes.size()) +
+                             " bytes does not fit one mbuf");
+      }
+      frames.push_back(record.bytes);
+    }
+    if (!(*reader)->status().ok()) return (*reader)->status();
+    if (frames.empty()) return Status::Error(path + ": no frames");
+  }
+  std::vector<std::vector<uint8_t>> mixed;
+  for (std::size_t i = 0;; ++i) {
+    bool any = false;
+    for (const auto& frames : files) {
+      if (i < frames.size()) {
+        mixed.push_back(frames[i]);
+        any = true;
+      }
+    }
+    if (!any) return mixed;
+  }
+}
+
+// The forwarder's ring-backed mbuf pool, or why it cannot be used.
+Result<rte_mempool*> FindPool(const std::string& name) {
+  rte_mempool* pool = rte_mempool_lookup(name.c_str());
+  if (pool == nullptr)
+    return Status::Error("--pool " + name + ": the primary process has no such pool");
+  // Ring-backed pools keep their free objects in a ring named after the pool.
+  char ring_name[RTE_RING_NAMESIZE];
+  snprintf(ring_name, sizeof(ring_name), RTE_MEMPOOL_MZ_FORMAT, name.c_str());
+  const rte_ring* ring = rte_ring_lookup(ring_name);
+  if (ring == nullptr || ring != pool->pool_data ||
+      (ring->flags & (RING_F_SP_ENQ | RING_F_SC_DEQ)) != 0) {
+    return Status::Error("--pool " + name + ": not a multi-producer, multi-consumer ring pool");
+  }
+  return pool;
+}
+
+// Waits until the primary has started the port (net_ring reports its link up from then on).
+bool WaitForStartedPort(uint16_t port) {
+  const auto deadline = std::chrono::steady_clock::now() + kPortWait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    rte_eth_link link{};
+    if (rte_eth_link_get_nowait(port, &link) == 0 && link.link_status == RTE_ETH_LINK_UP) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+int Main(int argc, char** argv) {
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
+    }
+  }
+  po::options_description options("ring_seed options");
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("port", po::value<std::string>()->value_name("NAME"), "the net_ring port (required)")
+      ("pool", po::value<std::string>()->value_name("NAME"),
+       "the forwarder's mbuf pool (required): mb_pool_0 (testpmd), MEMPOOL0 (the SWX app's "
+       "script), swemu_mbufs (swemu)")
+      ("pcap", po::value<std::vector<std::string>>()->value_name("FILE"),
+       "frames to seed, repeatable (required)")
+      ("count", po::value<std::string>()->default_value("512"), "frames to put into the loop");
+  // clang-format on
+  po::variables_map vm;
+  po::store(po::parse_command_line(split, argv, options), vm);
+  if (vm.count("help")) {
+    std::cout << "usage: ring_seed --port NAME --pool NAME --pcap FILE [--count N] -- EAL ARGS\n\n"
+              << options;
+    return 0;
+  }
+  if (!vm.count("port")) return Fail("--port: required");
+  if (!vm.count("pool")) return Fail("--pool: required");
+  if (!vm.count("pcap")) return Fail("--pcap: required");
+  Result<uint64_t> count = ParseUint(vm["count"].as<std::string>(), 1, kMaxFrames);
+  if (!count.ok()) return Fail("--count: " + count.message());
+  Result<std::vector<std::vector<uint8_t>>> frames =
+      ReadFrames(vm["pcap"].as<std::vector<std::string>>());
+  if (!frames.ok()) return Fail(frames.message());
+
+  std::vector<char*> eal_argv = {argv[0]};
+  for (int i = split + 1; i < argc; ++i) eal_argv.push_back(argv[i]);
+  if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
+    return Fail("EAL: initialisation failed (" + std::string(rte_strerror(rte_errno)) +
+                "); is a primary process running with this --file-prefix?");
+  }
+  if (rte_eal_process_type() != RTE_PROC_SECONDARY) {
+    rte_eal_cleanup();
+    return Fail(
+        "EAL: not a secondary process (give the forwarder's --file-prefix and "
+        "--proc-type=secondary)");
+  }
+  const std::string name = vm["port"].as<std::string>();
+  uint16_t port = 0;
+  int status = 0;
+  if (rte_eth_dev_get_port_by_name(name.c_str(), &port) != 0) {
+    status = Fail("--port " + name + ": the primary process has no such port");
+  } else if (!WaitForStartedPort(port)) {
+    status = Fail("--port " + name + ": not started within 20 s");
+  }
+  rte_ring* ring = nullptr;
+  if (status == 0) {
+    Result<rte_mempool*> pool = FindPool(vm["pool"].as<std::string>());
+    if (pool.ok()) {
+      ring = static_cast<rte_ring*>((*pool)->pool_data);
+    } else {
+      status = Fail(pool.message());
+    }
+  }
+  if (status == 0) {
+    std::vector<rte_mbuf*> mbufs(*count);
+    const auto n = static_cast<unsigned>(*count);
+    if (rte_ring_dequeue_bulk(ring, reinterpret_cast<void**>(mbufs.data()), n, nullptr) != n) {
+      status = Fail("--pool: fewer than " + std::to_string(n) + " free mbufs");
+    } else {
+      for (uint64_t i = 0; i < *count; ++i) {
+        const std::vector<uint8_t>& frame = (*frames)[i % frames->size()];
+        rte_mbuf* m = mbufs[i];
+        rte_pktmbuf_reset(m);  // what rte_pktmbuf_alloc does after taking it from the pool
+        rte_mbuf_refcnt_set(m, 1);
+        std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame.data(), frame.size());
+        m->data_len = static_cast<uint16_t>(frame.size());
+        m->pkt_len = static_cast<uint32_t>(frame.size());
+      }
+      const uint16_t sent = rte_eth_tx_burst(port, 0, mbufs.data(), static_cast<uint16_t>(n));
+      if (sent != n) {
+        // Back to the pool the way they came (not through this process's mempool table).
+        rte_ring_enqueue_bulk(ring, reinterpret_cast<void* const*>(mbufs.data() + sent), n - sent,
+                              nullptr);
+        status = Fail("--port " + name + ": the ring took " + std::to_string(sent) + " of " +
+                      std::to_string(n) + " frames (was it seeded before?)");
+      } else {
+        std::cout << "ring_seed: " << sent << " frames into " << name << "\n";
+      }
+    }
+  }
+  // The mbufs now circulate in the forwarder, which frees any it drops to its own pool.
+  rte_eal_cleanup();
+  return status;
+}
+
+}  // namespace
+}  // namespace swemu
+
+int main(int argc, char** argv) {
+  return swemu::RunToolMain("ring_seed", [&] { return swemu::Main(argc, argv); });
+}
