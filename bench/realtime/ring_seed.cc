@@ -29,6 +29,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -184,25 +185,32 @@ int Main(int argc, char** argv) {
     if (rte_ring_dequeue_bulk(ring, reinterpret_cast<void**>(mbufs.data()), n, nullptr) != n) {
       status = Fail("--pool: fewer than " + std::to_string(n) + " free mbufs");
     } else {
-      for (uint64_t i = 0; i < *count; ++i) {
+      uint16_t sent = 0;
+      for (uint64_t i = 0; i < *count && status == 0; ++i) {
         const std::vector<uint8_t>& frame = (*frames)[i % frames->size()];
         rte_mbuf* m = mbufs[i];
         rte_pktmbuf_reset(m);  // what rte_pktmbuf_alloc does after taking it from the pool
         rte_mbuf_refcnt_set(m, 1);
+        if (frame.size() > rte_pktmbuf_tailroom(m)) {
+          status = Fail("--pool: its mbufs are too small for a frame of " +
+                        std::to_string(frame.size()) + " bytes");
+          break;
+        }
         std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame.data(), frame.size());
         m->data_len = static_cast<uint16_t>(frame.size());
         m->pkt_len = static_cast<uint32_t>(frame.size());
       }
-      const uint16_t sent = rte_eth_tx_burst(port, 0, mbufs.data(), static_cast<uint16_t>(n));
+      if (status == 0) sent = rte_eth_tx_burst(port, 0, mbufs.data(), static_cast<uint16_t>(n));
       if (sent != n) {
         // Back to the pool the way they came (not through this process's mempool table).
         rte_ring_enqueue_bulk(ring, reinterpret_cast<void* const*>(mbufs.data() + sent), n - sent,
                               nullptr);
+      }
+      if (status == 0 && sent != n) {
         status = Fail("--port " + name + ": the ring took " + std::to_string(sent) + " of " +
                       std::to_string(n) + " frames (was it seeded before?)");
-      } else {
-        std::cout << "ring_seed: " << sent << " frames into " << name << "\n";
       }
+      if (status == 0) std::cout << "ring_seed: " << sent << " frames into " << name << "\n";
     }
   }
   // The mbufs now circulate in the forwarder, which frees any it drops to its own pool.
