@@ -56,28 +56,25 @@ int Fail(const std::string& message) {
 
 // The pcaps' frames, taken in turn (first of each file, then second of each, ...).
 Result<std::vector<std::vector<uint8_t>>> ReadFrames(const std::vector<std::string>& paths) {
-  std::vector<std::vector<std::vector<uint8_t>>> files;
+  std::vector<std::vector<PcapRecord>> files;
   for (const std::string& path : paths) {
-    Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(path);
-    if (!reader.ok()) return reader.status();
-    std::vector<std::vector<uint8_t>>& frames = files.emplace_back();
-    PcapRecord record;
-    while ((*reader)->Next(&record)) {
+    Result<std::vector<PcapRecord>> records = ReadPcapFile(path);
+    if (!records.ok()) return records.status();
+    if (records->empty()) return Status::Error(path + ": no frames");
+    for (const PcapRecord& record : *records) {
       if (record.bytes.size() > RTE_MBUF_DEFAULT_DATAROOM) {
         return Status::Error(path + ": a frame of " + std::to_string(record.bytes.size()) +
                              " bytes does not fit one mbuf");
       }
-      frames.push_back(record.bytes);
     }
-    if (!(*reader)->status().ok()) return (*reader)->status();
-    if (frames.empty()) return Status::Error(path + ": no frames");
+    files.push_back(std::move(*records));
   }
   std::vector<std::vector<uint8_t>> mixed;
   for (std::size_t i = 0;; ++i) {
     bool any = false;
-    for (const auto& frames : files) {
-      if (i < frames.size()) {
-        mixed.push_back(frames[i]);
+    for (const std::vector<PcapRecord>& records : files) {
+      if (i < records.size()) {
+        mixed.push_back(records[i].bytes);
         any = true;
       }
     }
