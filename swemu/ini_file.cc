@@ -3,13 +3,16 @@
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
 #include <filesystem>
-#include <fstream>
+#include <sstream>
+
+#include "pipeline/core/text_file.h"
 
 namespace swemu {
 
-Result<std::vector<IniEntry>> ReadIniFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::Error(path + ": cannot open file");
+Result<std::vector<IniEntry>> ReadIniFile(const std::string& path, const std::string& what) {
+  Result<std::string> text = ReadTextFile(path, what);
+  if (!text.ok()) return text.status();
+  std::istringstream in(*text);
   std::vector<IniEntry> entries;
   try {
     // No option is registered: every key comes back "unregistered" and the caller checks it.

@@ -15,7 +15,9 @@ struct IniEntry {
 };
 
 // One-line errors: "PATH: problem".
-Result<std::vector<IniEntry>> ReadIniFile(const std::string& path);
+// `what` names the file in errors ("config", "topology").
+Result<std::vector<IniEntry>> ReadIniFile(const std::string& path,
+                                          const std::string& what = "config");
 
 // Resolves a path written in a config file relative to that file's directory.
 std::string ResolveRelative(const std::string& config_path, const std::string& path);

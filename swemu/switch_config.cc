@@ -6,6 +6,7 @@
 #include <set>
 
 #include "pipeline/control/units.h"
+#include "pipeline/core/text_file.h"
 #include "swemu/ini_file.h"
 
 namespace swemu {
@@ -79,10 +80,7 @@ const std::map<std::string, Setter>& Setters() {
        [](const std::string& v, LoadedSwitchConfig& o) -> Status {
          if (v.empty()) return Status::Error("must not be empty");
          o.startup_script = ResolveRelative(o.path, v);
-         if (!std::ifstream(o.startup_script)) {
-           return Status::Error("cannot open startup script " + o.startup_script);
-         }
-         return Status::Ok();
+         return CheckTextFile(o.startup_script, "startup script");
        }},
       {"switch.ingress_stages",
        UintKey(1, 64, [](uint64_t v, SwitchConfig& c) { c.pipeline.ingress_stages = uint16_t(v); })},

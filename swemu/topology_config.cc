@@ -89,7 +89,7 @@ Status ParseSwitchPort(const std::string& text, std::string* sw, PortId* port) {
 }
 
 Result<TopologyConfig> LoadTopology(const std::string& path) {
-  Result<std::vector<IniEntry>> entries = ReadIniFile(path);
+  Result<std::vector<IniEntry>> entries = ReadIniFile(path, "topology");
   if (!entries.ok()) return entries.status();
   TopologyConfig out;
   out.path = path;

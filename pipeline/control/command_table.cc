@@ -1,7 +1,8 @@
 #include "pipeline/control/command_table.h"
 
-#include <fstream>
 #include <sstream>
+
+#include "pipeline/core/text_file.h"
 
 namespace swemu {
 
@@ -71,8 +72,9 @@ Result<std::string> CommandTable::Execute(std::string_view line) const {
 }
 
 Status CommandTable::RunScript(const std::string& path, std::string* output) const {
-  std::ifstream in(path);
-  if (!in) return Status::Error("cannot open command script " + path);
+  Result<std::string> text = ReadTextFile(path, "command script");
+  if (!text.ok()) return text.status();
+  std::istringstream in(*text);
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {

@@ -130,7 +130,8 @@ udp.port = 5000
 TEST(SwitchConfigTest, MissingFileIsAnErrorNamingIt) {
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig("/nonexistent/sw.ini");
   ASSERT_FALSE(loaded.ok());
-  EXPECT_EQ(loaded.message(), "/nonexistent/sw.ini: cannot open file");
+  EXPECT_EQ(loaded.message(),
+            "/nonexistent/sw.ini: cannot open config (No such file or directory)");
 }
 
 struct BadCase {
@@ -157,7 +158,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[switch]\nports = four\n", "switch.ports: \"four\" is not an unsigned integer"},
         BadCase{"[switch]\nprogram =\n", "switch.program: must not be empty"},
         BadCase{"[switch]\nseed = -1\n", "switch.seed: "},
-        BadCase{"[switch]\ncli = missing.cli\n", "switch.cli: cannot open startup script"},
+        BadCase{"[switch]\ncli = missing.cli\n", "switch.cli: "},
         BadCase{"[switch]\ningress_stages = 0\n", "switch.ingress_stages: "},
         BadCase{"[switch]\negress_stages = 65\n", "switch.egress_stages: "},
         BadCase{"[switch]\nparse_depth = 10\n", "switch.parse_depth: "},

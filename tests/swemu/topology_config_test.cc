@@ -86,7 +86,8 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         BadCase{"switch = a a.ini", "duplicate switch name a"},
         BadCase{"switch = b", "expected NAME PATH.ini"},
-        BadCase{"switch = b missing.ini", "missing.ini: cannot open file"},
+        BadCase{"switch = b missing.ini",
+                "missing.ini: cannot open config (No such file or directory)"},
         BadCase{"switch = b bad.ini", "bad.ini: switch.ports: \"many\" is not an unsigned integer"},
         BadCase{"link = a:1", "expected A:PORT B:PORT"},
         BadCase{"link = a1 b:0", "\"a1\" is not SWITCH:PORT"},

@@ -1,7 +1,6 @@
 #include "tools/atp/atp_job_file.h"
 
-#include <fstream>
-#include <sstream>
+#include "pipeline/core/text_file.h"
 
 namespace swemu {
 namespace {
@@ -30,11 +29,9 @@ Result<JobPlacement> ParsePlacement(const std::string& text, const std::string& 
 
 Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
                                   const std::map<std::string, std::string>& programs) {
-  std::ifstream in(path);
-  if (!in) return Status::Error("cannot read job file " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  auto parsed = ParseAtpJobConfig(text.str());
+  Result<std::string> text = ReadTextFile(path, "job file");
+  if (!text.ok()) return text.status();
+  auto parsed = ParseAtpJobConfig(*text);
   if (!parsed.ok()) return Status::Error(path + ": " + parsed.status().message());
 
   AtpJobFile file;

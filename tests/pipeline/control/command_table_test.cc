@@ -64,9 +64,8 @@ TEST_F(CommandTableTest, ErrorsNameTheProblemAndChangeNothing) {
 }
 
 TEST_F(CommandTableTest, RefusesDuplicateCommand) {
-  Status s = table_.Add({"set", "", "", 0, 0, [](CommandArgs) -> Result<std::string> {
-                           return std::string();
-                         }});
+  Status s = table_.Add(
+      {"set", "", "", 0, 0, [](CommandArgs) -> Result<std::string> { return std::string(); }});
   EXPECT_FALSE(s.ok());
 }
 
@@ -88,7 +87,8 @@ TEST_F(CommandTableTest, ScriptStopsAtFirstErrorWithFileAndLine) {
 TEST_F(CommandTableTest, MissingScriptIsAnError) {
   Status s = table_.RunScript("/nonexistent/x.cli");
   ASSERT_FALSE(s.ok());
-  EXPECT_EQ(s.message(), "cannot open command script /nonexistent/x.cli");
+  EXPECT_EQ(s.message(),
+            "/nonexistent/x.cli: cannot open command script (No such file or directory)");
 }
 
 TEST(TokenizeTest, SplitsOnWhitespaceAndStopsAtComment) {
