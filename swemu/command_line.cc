@@ -29,6 +29,11 @@ po::options_description Options() {
        "write one pcap per host port and counters.json here (created if missing)")
       ("seed", po::value<std::string>()->value_name("N"),
        "replace every seed in the config files (switch seeds and loss)")
+      ("max-virtual-time", po::value<std::string>()->value_name("DURATION"),
+       "offline: stop with an error once virtual time passes the first event by this much "
+       "(default: the inputs' span + 1h)")
+      ("max-events", po::value<std::string>()->value_name("N"),
+       "offline: stop with an error after N events (default: 10M + 1000 per input frame)")
       ("show-resources", "print the loaded program's resource report and exit")
       ("quiet,q", "do not print the per-port summary")
       ("busy-poll", "real time: never back off when idle (benchmarks)")
@@ -141,6 +146,21 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     Result<uint64_t> seed = ParseUint(vm["seed"].as<std::string>());
     if (!seed.ok()) return Status::Error("--seed: " + seed.message());
     cmd.seed = *seed;
+  }
+  if (vm.count("max-virtual-time")) {
+    Result<uint64_t> ns = ParseDuration(vm["max-virtual-time"].as<std::string>());
+    if (!ns.ok()) return Status::Error("--max-virtual-time: " + ns.message());
+    if (*ns == 0) return Status::Error("--max-virtual-time: must be > 0");
+    cmd.max_virtual_ns = *ns;
+  }
+  if (vm.count("max-events")) {
+    Result<uint64_t> events = ParseUint(vm["max-events"].as<std::string>(), 1, UINT64_MAX);
+    if (!events.ok()) return Status::Error("--max-events: " + events.message());
+    cmd.max_events = *events;
+  }
+  if (!cmd.offline && (cmd.max_virtual_ns || cmd.max_events)) {
+    return Status::Error(std::string(cmd.max_events ? "--max-events" : "--max-virtual-time") +
+                         ": only with --offline");
   }
   cmd.busy_poll = vm.count("busy-poll") != 0;
   if (vm.count("run-for")) {

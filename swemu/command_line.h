@@ -29,6 +29,10 @@ struct CommandLine {
   std::vector<InputSpec> inputs;
   std::string out_dir;
   std::optional<uint64_t> seed;
+  // Offline: bounds on a run that cannot end (a forwarding loop). Unset: the defaults of
+  // RunOffline (the inputs' time span + 1 h; 10 M events + 1000 per input frame).
+  std::optional<uint64_t> max_virtual_ns;
+  std::optional<uint64_t> max_events;
   // Real time (without --offline).
   bool busy_poll = false;
   uint64_t run_for_ns = 0;            // 0: until SIGINT/SIGTERM
@@ -36,8 +40,8 @@ struct CommandLine {
   std::vector<std::string> eal_args;  // everything after "--"
   std::string control_socket;         // empty: DefaultControlSocketPath(); "none": no socket
   uint32_t control_mode = 0600;
-  std::string control_tcp;  // empty: no TCP listener
-  std::string pcap_dir;     // empty: no recording
+  std::string control_tcp;           // empty: no TCP listener
+  std::string pcap_dir;              // empty: no recording
   std::vector<uint16_t> pcap_ports;  // empty: every port with devargs
   uint32_t pcap_snaplen = 256;
 };

@@ -1,5 +1,8 @@
 #include "swemu/offline.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -90,6 +93,89 @@ Status CheckSource(const CommandLine& cmd) {
   return Status::Ok();
 }
 
+// Default limits of an offline run (--max-virtual-time, --max-events).
+constexpr TimeNs kDefaultExtraVirtualNs = 3600ull * 1'000'000'000;
+constexpr uint64_t kDefaultBaseEvents = 10'000'000;
+constexpr uint64_t kDefaultEventsPerFrame = 1000;  // multicast copies over several hops
+
+struct InputSpan {
+  uint64_t frames = 0;
+  TimeNs first_ns = kNever;
+  TimeNs last_ns = 0;
+};
+
+Status ScanInput(const std::string& path, InputSpan* span) {
+  Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(path);
+  if (!reader.ok()) return reader.status();
+  PcapRecord record;
+  while ((*reader)->Next(&record)) {
+    ++span->frames;
+    span->first_ns = std::min(span->first_ns, record.ts_ns);
+    span->last_ns = std::max(span->last_ns, record.ts_ns);
+  }
+  return (*reader)->status();
+}
+
+// Output files written aside (DIR/.swemu-staging-<pid>/) and renamed into DIR at the end; the
+// staging directory is removed whatever happens.
+class StagedOutputs {
+ public:
+  explicit StagedOutputs(std::string dir)
+      : dir_(std::move(dir)),
+        staging_(OutPath(dir_, ".swemu-staging-" + std::to_string(getpid()))) {}
+  ~StagedOutputs() {
+    std::error_code ignored;
+    if (created_) std::filesystem::remove_all(staging_, ignored);
+    // A run that failed leaves no directory it made (remove() keeps a non-empty one).
+    if (made_dir_ && !committed_) std::filesystem::remove(dir_, ignored);
+  }
+  StagedOutputs(const StagedOutputs&) = delete;
+  StagedOutputs& operator=(const StagedOutputs&) = delete;
+
+  // Creates DIR (if missing) and the staging directory in it.
+  Status Create() {
+    std::error_code error;
+    made_dir_ = !std::filesystem::exists(dir_, error);
+    std::filesystem::create_directories(dir_, error);
+    if (error || !std::filesystem::is_directory(dir_)) {
+      return Status::Error("--out-dir " + dir_ + ": cannot create directory" +
+                           (error ? " (" + error.message() + ")" : ""));
+    }
+    std::filesystem::remove_all(staging_, error);
+    if (!std::filesystem::create_directory(staging_, error) || error) {
+      return Status::Error("--out-dir " + dir_ + ": cannot create " + staging_ +
+                           (error ? " (" + error.message() + ")" : ""));
+    }
+    created_ = true;
+    return Status::Ok();
+  }
+  // Where the file meant for `final_path` is written during the run.
+  std::string Stage(const std::string& final_path) {
+    const std::string aside =
+        OutPath(staging_, std::filesystem::path(final_path).filename().string());
+    moves_.emplace_back(aside, final_path);
+    return aside;
+  }
+  Status Commit() {
+    for (const auto& [aside, final_path] : moves_) {
+      std::error_code error;
+      std::filesystem::rename(aside, final_path, error);
+      if (error)
+        return Status::Error(final_path + ": cannot move into place (" + error.message() + ")");
+    }
+    committed_ = true;
+    return Status::Ok();
+  }
+
+ private:
+  std::string dir_;
+  std::string staging_;
+  bool created_ = false;
+  bool made_dir_ = false;
+  bool committed_ = false;
+  std::vector<std::pair<std::string, std::string>> moves_;
+};
+
 Status WriteFile(const std::string& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary);
   out << text;
@@ -166,26 +252,46 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
   Result<RunPlan> plan = MakeRunPlan(cmd);
   if (!plan.ok()) return plan.status();
-  // Read every input once, so a corrupt file is refused before any output exists.
+  // Read every input once, so a corrupt file is refused before any output exists; the frames
+  // and their time span also size the run's default limits.
+  InputSpan span;
   for (const HostPortSpec& host : plan->hosts) {
     if (host.in_pcap.empty()) continue;
-    Result<uint64_t> records = CountPcapRecords(host.in_pcap);
-    if (!records.ok()) return records.status();
+    SWEMU_RETURN_IF_ERROR(ScanInput(host.in_pcap, &span));
   }
+  // The run writes into a staging directory inside DIR; only a run that succeeded moves its
+  // files into place, so a failure leaves an earlier run's outputs as they were. Nothing is
+  // created before the engine is built (which opens every input but no output).
+  StagedOutputs staged(cmd.out_dir);
+  for (HostPortSpec& host : plan->hosts) {
+    if (!host.out_pcap.empty()) host.out_pcap = staged.Stage(host.out_pcap);
+  }
+  const std::string counters = staged.Stage(OutPath(cmd.out_dir, "counters.json"));
   Result<std::unique_ptr<Engine>> built = BuildEngine(*plan);
   if (!built.ok()) return built.status();
   Engine& engine = **built;
-  std::error_code error;
-  std::filesystem::create_directories(cmd.out_dir, error);
-  if (error || !std::filesystem::is_directory(cmd.out_dir)) {
-    return Status::Error("--out-dir " + cmd.out_dir + ": cannot create directory" +
-                         (error ? " (" + error.message() + ")" : ""));
+  SWEMU_RETURN_IF_ERROR(staged.Create());
+  EngineLimits limits;
+  limits.max_virtual_ns = cmd.max_virtual_ns.value_or(
+      span.frames == 0 ? kDefaultExtraVirtualNs
+                       : span.last_ns - span.first_ns + kDefaultExtraVirtualNs);
+  limits.max_events =
+      cmd.max_events.value_or(kDefaultBaseEvents + kDefaultEventsPerFrame * span.frames);
+  engine.SetLimits(limits);
+  Status ran = engine.Run();
+  if (!ran.ok()) {
+    const bool limit = engine.events_processed() >= limits.max_events ||
+                       ran.message().rfind("stopped at ", 0) == 0;
+    return Status::Error(ran.message() +
+                         (limit ? "; no output was written (raise --max-events or "
+                                  "--max-virtual-time if the run is meant to be this long)"
+                                : ""));
   }
-  SWEMU_RETURN_IF_ERROR(engine.Run());
-  SWEMU_RETURN_IF_ERROR(WriteFile(OutPath(cmd.out_dir, "counters.json"), engine.CountersJson()));
-  if (!cmd.quiet) out << engine.PortSummary();
+  SWEMU_RETURN_IF_ERROR(WriteFile(counters, engine.CountersJson()));
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());
+  SWEMU_RETURN_IF_ERROR(staged.Commit());
+  if (!cmd.quiet) out << engine.PortSummary();
   return Status::Ok();
 }
 

@@ -1,8 +1,13 @@
 // swemu-gen: writes a pcap of UDP or TCP flows (chosen MACs, IPs, ports, sizes, count, rate and
 // seed) with nanosecond timestamps, for replay through swemu. Frames come from the same
 // FrameBuilder the tests use, so every header is the one wire definition.
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
+#include <cerrno>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 #include <string>
@@ -164,9 +169,23 @@ std::vector<uint8_t> MakeFrame(const GenSpec& spec, uint64_t i, uint32_t size) {
   return frame.Build();
 }
 
+Status GenerateInto(const GenSpec& spec, const std::string& path);
+
+// Writes into a file beside the output and renames it into place once complete, so a run that
+// fails (a time past what pcap holds, a full disk) leaves an earlier output as it was.
 Status Generate(const GenSpec& spec) {
-  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(spec.out);
-  if (!writer.ok()) return writer.status();
+  const std::string temp = spec.out + ".tmp-" + std::to_string(getpid());
+  Status written = GenerateInto(spec, temp);
+  if (written.ok() && std::rename(temp.c_str(), spec.out.c_str()) != 0) {
+    written = Status::Error(spec.out + ": " + std::strerror(errno));
+  }
+  if (!written.ok()) std::remove(temp.c_str());
+  return written;
+}
+
+Status GenerateInto(const GenSpec& spec, const std::string& path) {
+  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+  if (!writer.ok()) return Status::Error(spec.out + ": cannot write (" + writer.message() + ")");
   SplitMix64 rng(spec.seed);
   TimeNs now = spec.start_ns;
   uint64_t remainder = 0;  // of the constant gap, in 1/rate ns, so long runs do not drift
@@ -176,6 +195,12 @@ Status Generate(const GenSpec& spec) {
       size += static_cast<uint32_t>(rng.Next() % (spec.max_size - spec.min_size + 1));
     }
     std::vector<uint8_t> frame = MakeFrame(spec, i, size);
+    if (now > PcapWriter::kPcapLastNs) {
+      return Status::Error("packet " + std::to_string(i + 1) + " would be at " +
+                           std::to_string(now / 1'000'000'000) +
+                           " s, past the last time a pcap file can hold (4294967295 s): lower "
+                           "--count or --start, or raise --rate");
+    }
     (*writer)->Write(now, frame.data(), static_cast<uint32_t>(frame.size()));
     const uint64_t bits = (uint64_t{size} + kWireOverheadBytes) * 8;
     if (spec.poisson) {
@@ -193,7 +218,12 @@ Status Generate(const GenSpec& spec) {
 int Main(int argc, char** argv) {
   po::variables_map vm;
   try {
-    po::store(po::parse_command_line(argc, argv, Options()), vm);
+    // No positional arguments: a stray word is an error, not ignored.
+    po::store(po::command_line_parser(argc, argv)
+                  .options(Options())
+                  .positional(po::positional_options_description())
+                  .run(),
+              vm);
   } catch (const po::error& e) {
     std::cerr << "swemu-gen: " << e.what() << "\n";
     return 2;

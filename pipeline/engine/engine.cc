@@ -1,12 +1,23 @@
 #include "pipeline/engine/engine.h"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "pipeline/engine/host_slot.h"
 #include "pipeline/engine/pcap_host.h"
 #include "pipeline/tm/tm_config.h"
 
 namespace swemu {
+namespace {
+
+std::string FormatSeconds(TimeNs ns) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.6f s", static_cast<double>(ns) / 1e9);
+  return text;
+}
+
+}  // namespace
 
 uint64_t EngineCounters::TotalDrops() const {
   uint64_t total = 0;
@@ -162,10 +173,32 @@ Status Engine::Run(TimeNs until) {
   }
   while (failure_.ok() && !events_.empty() && events_.top().time <= until) {
     Event event = events_.Pop();
+    if (first_event_ns_ == kNever) first_event_ns_ = event.time;
+    if (event.time - first_event_ns_ > limits_.max_virtual_ns) {
+      failure_ = Status::Error("stopped at " + FormatSeconds(event.time - first_event_ns_) +
+                               " of virtual time, the run's limit, with " +
+                               std::to_string(events_.size() + 1) +
+                               " events still due (a forwarding loop, or a host that never "
+                               "stops sending?)");
+      // The event goes back so that conservation still holds for its packet.
+      events_.Push(event);
+      break;
+    }
+    if (events_processed_ >= limits_.max_events) {
+      failure_ = Status::Error("stopped after " + std::to_string(events_processed_) +
+                               " events, the run's limit, at " +
+                               FormatSeconds(event.time - first_event_ns_) +
+                               " of virtual time (a forwarding loop, or a host that never "
+                               "stops sending?)");
+      events_.Push(event);
+      break;
+    }
+    ++events_processed_;
     clock_.Set(event.time);
     Dispatch(event);
   }
   if (!failure_.ok()) return failure_;
+  if (until != kNever && until > clock_.NowNs()) clock_.Set(until);
   if (events_.empty() && !finished_) {
     finished_ = true;
     for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());

@@ -60,6 +60,13 @@ struct EngineCounters {
   uint64_t TotalDrops() const;
 };
 
+// Bounds on one run, so that a run that cannot end (a forwarding loop between switches, a host
+// that retransmits for ever) ends with an error naming the bound instead.
+struct EngineLimits {
+  TimeNs max_virtual_ns = kNever;  // virtual time past the first event
+  uint64_t max_events = ~uint64_t{0};
+};
+
 class Engine {
  public:
   explicit Engine(uint64_t seed, std::size_t pool_packets = 65536);
@@ -77,9 +84,13 @@ class Engine {
   Status AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, double loss,
                     std::unique_ptr<EngineHost> host);
 
-  // Processes events up to and including time `until`; when none remain, hosts are finished
-  // (output files closed). May be called again to continue.
+  // Processes events up to and including time `until`, then moves the clock to `until` (when it
+  // is not kNever), so a caller stepping in slices sees time pass even when the next event is
+  // further away than a slice. When no event remains, hosts are finished (output files
+  // closed). May be called again to continue. Fails once a limit is passed.
   Status Run(TimeNs until = kNever);
+  void SetLimits(const EngineLimits& limits) { limits_ = limits; }
+  uint64_t events_processed() const { return events_processed_; }
 
   Switch* FindSwitch(std::string_view name);
   const Switch* FindSwitch(std::string_view name) const;
@@ -140,6 +151,9 @@ class Engine {
   EventQueue events_;
   EngineCounters counters_;
   Status failure_;
+  EngineLimits limits_;
+  uint64_t events_processed_ = 0;
+  TimeNs first_event_ns_ = kNever;
   bool started_ = false;
   bool finished_ = false;
 };

@@ -8,6 +8,8 @@ namespace swemu {
 namespace {
 
 constexpr TimeNs kNsPerSec = 1'000'000'000;
+// Seconds a read timestamp may have: room is left above it for a run's delays (kNever / 4).
+constexpr uint64_t kMaxPcapReadSec = (kNever / 4) / kNsPerSec;
 
 // libpcap's messages sometimes start with the path already; never say it twice.
 std::string WithPath(const std::string& path, const std::string& message) {
@@ -45,9 +47,20 @@ bool PcapReader::Next(PcapRecord* record) {
         path_, "record " + std::to_string(records_read_ + 1) + ": " + pcap_geterr(handle_)));
     return false;
   }
+  // pcap's seconds field is unsigned 32-bit, but libpcap reads it as signed: a time from 2^31 s
+  // on comes back negative. pcapng's 64-bit times come back as they are, up to what TimeNs holds.
+  int64_t sec = header->ts.tv_sec;
+  if (sec < 0) sec += int64_t{1} << 32;
+  if (sec < 0 || static_cast<uint64_t>(sec) > kMaxPcapReadSec || header->ts.tv_usec < 0 ||
+      header->ts.tv_usec >= static_cast<long>(kNsPerSec)) {
+    status_ = Status::Error(WithPath(path_, "record " + std::to_string(records_read_ + 1) +
+                                                ": timestamp " + std::to_string(header->ts.tv_sec) +
+                                                "." + std::to_string(header->ts.tv_usec) +
+                                                " s is out of range"));
+    return false;
+  }
   // With nanosecond precision libpcap stores nanoseconds in tv_usec.
-  record->ts_ns =
-      static_cast<TimeNs>(header->ts.tv_sec) * kNsPerSec + static_cast<TimeNs>(header->ts.tv_usec);
+  record->ts_ns = static_cast<TimeNs>(sec) * kNsPerSec + static_cast<TimeNs>(header->ts.tv_usec);
   record->orig_len = header->len;
   record->bytes.assign(data, data + header->caplen);
   ++records_read_;
@@ -93,6 +106,17 @@ PcapWriter::~PcapWriter() {
 }
 
 void PcapWriter::Write(TimeNs ts_ns, const uint8_t* data, uint32_t caplen, uint32_t orig_len) {
+  if (ts_ns > kPcapLastNs) {
+    // The format cannot hold it: refuse rather than wrap the seconds (Close() reports it).
+    if (failure_.ok()) {
+      failure_ =
+          Status::Error(path_ + ": record " + std::to_string(records_written_ + 1) + " is at " +
+                        std::to_string(ts_ns / kNsPerSec) +
+                        " s, past the last time a pcap file can hold (4294967295.999999999 s)");
+    }
+    ++records_refused_;
+    return;
+  }
   pcap_pkthdr header = {};
   header.ts.tv_sec = static_cast<time_t>(ts_ns / kNsPerSec);
   header.ts.tv_usec = static_cast<suseconds_t>(ts_ns % kNsPerSec);
@@ -103,12 +127,12 @@ void PcapWriter::Write(TimeNs ts_ns, const uint8_t* data, uint32_t caplen, uint3
 }
 
 Status PcapWriter::Close() {
-  if (dumper_ == nullptr) return Status::Ok();
+  if (dumper_ == nullptr) return failure_;
   bool failed = pcap_dump_flush(dumper_) != 0 || std::ferror(pcap_dump_file(dumper_)) != 0;
   pcap_dump_close(dumper_);
   dumper_ = nullptr;
   if (failed) return Status::Error(path_ + ": write failed");
-  return Status::Ok();
+  return failure_;
 }
 
 }  // namespace swemu

@@ -48,6 +48,8 @@ Result<uint64_t> CountPcapRecords(const std::string& path);
 class PcapWriter {
  public:
   static constexpr uint32_t kSnapLen = 262144;
+  // pcap's seconds are 32-bit unsigned: the last time a record can carry.
+  static constexpr TimeNs kPcapLastNs = 4'294'967'295'999'999'999ull;
 
   static Result<std::unique_ptr<PcapWriter>> Open(const std::string& path);
   ~PcapWriter();
@@ -57,7 +59,8 @@ class PcapWriter {
   void Write(TimeNs ts_ns, const uint8_t* data, uint32_t len) { Write(ts_ns, data, len, len); }
   // A snapped record: `caplen` bytes of a frame that was `orig_len` bytes on the wire.
   void Write(TimeNs ts_ns, const uint8_t* data, uint32_t caplen, uint32_t orig_len);
-  // Flushes and closes; reports a write error (disk full) that Write() could not.
+  // Flushes and closes; reports a write error (disk full) or a record past kPcapLastNs (not
+  // written) that Write() could not.
   Status Close();
   const std::string& path() const { return path_; }
   uint64_t records_written() const { return records_written_; }
@@ -69,6 +72,8 @@ class PcapWriter {
   pcap* handle_;
   pcap_dumper* dumper_;
   uint64_t records_written_ = 0;
+  uint64_t records_refused_ = 0;
+  Status failure_;
 };
 
 // Reads every record of a file into memory (tests and small tools).

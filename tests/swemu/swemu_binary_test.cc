@@ -201,6 +201,8 @@ TEST_F(SwemuBinaryTest, BadFilesGiveOneLineAndStatus2BeforeAnyOutput) {
   std::ofstream(dir + "bad_value.ini") << "[tm]\nport_rate = quick\n";
   std::ofstream(dir + "bad.topo") << "[topology]\nswitch = a " << kConfigs << "leaf.ini\n"
                                   << "link = a:2 b:0\n";
+  std::ofstream(dir + "dot_cli.ini") << "[switch]\ncli = .\n";
+  std::ofstream(dir + "dir_switch.topo") << "[topology]\nswitch = a " << dir << "\n";
   const std::string truncated = dir + "truncated.pcap";
   std::string bytes = ReadText(kPcaps + "h0_to_all.pcap");
   std::ofstream(truncated, std::ios::binary) << bytes.substr(0, bytes.size() - 7);
@@ -215,9 +217,117 @@ TEST_F(SwemuBinaryTest, BadFilesGiveOneLineAndStatus2BeforeAnyOutput) {
            {"--topology " + dir + "bad.topo --offline --out-dir " + out, "unknown switch b"},
            {"--config " + kConfigs + "leaf.ini --offline --in 0=" + truncated + " --out-dir " + out,
             truncated},
+           // A directory or an endless device is no config, script or topology (they were
+           // once read as empty files).
+           {"--config " + dir + " --offline --out-dir " + out, "config is a directory"},
+           {"--config /dev/zero --offline --out-dir " + out, "/dev/zero: config is a device"},
+           {with("dot_cli.ini"), "startup script is a directory"},
+           {"--topology " + dir + " --offline --out-dir " + out, "topology is a directory"},
+           {"--topology " + dir + "dir_switch.topo --offline --out-dir " + out,
+            "config is a directory"},
        }) {
     ExpectOneLineError(bad, out);
   }
+}
+
+// Two switches that forward a MAC to each other: the frames circulate for ever. The run ends
+// at its event limit (the default, or --max-events), says so, and writes nothing.
+TEST_F(SwemuBinaryTest, AForwardingLoopEndsAtTheRunsLimitWithOneLineAndNoOutput) {
+  const std::string dir = TestDir();
+  std::ofstream(dir + "a.ini") << "[switch]\nname = a\nports = 2\nprogram = l2l3\ncli = a.cli\n";
+  std::ofstream(dir + "b.ini") << "[switch]\nname = b\nports = 2\nprogram = l2l3\ncli = b.cli\n";
+  std::ofstream(dir + "a.cli") << "table_add dmac forward 00:00:00:00:00:02 => 1\n";
+  std::ofstream(dir + "b.cli") << "table_add dmac forward 00:00:00:00:00:02 => 0\n";
+  std::ofstream(dir + "loop.topo") << "[topology]\nswitch = a a.ini\nswitch = b b.ini\n"
+                                   << "link = a:1 b:0 rate=10G delay=1us\nhost = a:0\n";
+  const std::string in = dir + "in.pcap";
+  {
+    // Ten frames to 00:00:00:00:00:02, 1 us apart.
+    Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(in);
+    ASSERT_TRUE(writer.ok()) << writer.message();
+    std::vector<uint8_t> frame(64, 0);
+    frame[5] = 0x02;
+    frame[11] = 0x01;
+    frame[12] = 0x88;  // not IP: bridged on its MAC alone
+    frame[13] = 0xB5;
+    for (int i = 0; i < 10; ++i) (*writer)->Write(1'000'000'000 + i * 1000, frame.data(), 64);
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  const std::string out = dir + "out";
+  const std::string args =
+      "--topology " + dir + "loop.topo --offline --in a:0=" + in + " --out-dir " + out;
+  for (const BadRun& bad : std::vector<BadRun>{
+           {args, "events, the run's limit"},
+           {args + " --max-events 5000", "stopped after 5000 events"},
+           {args + " --max-virtual-time 1ms", "of virtual time, the run's limit"}}) {
+    ExpectOneLineError(bad, out);
+  }
+}
+
+// A run that fails half-way (here at its event limit) leaves an earlier run's outputs as they
+// were: it writes aside and moves its files into place only when it succeeded.
+TEST_F(SwemuBinaryTest, AFailingRunLeavesTheEarlierRunsOutputsIntact) {
+  const std::string out = TestDir() + "out";
+  const std::string args =
+      "--config " + kConfigs + "leaf.ini --offline" + LeafInputs() + " --out-dir " + out;
+  ASSERT_EQ(RunSwemu(args).status, 0);
+  std::vector<std::pair<std::string, std::string>> before;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    before.emplace_back(entry.path().string(), ReadText(entry.path().string()));
+  }
+  ASSERT_EQ(before.size(), 5u);  // four ports and counters.json
+  const RunResult failed = RunSwemu(args + " --max-events 100");
+  EXPECT_EQ(failed.status, 2);
+  EXPECT_NE(failed.err.find("no output was written"), std::string::npos) << failed.err;
+  std::size_t after = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(out)) {
+    ++after;
+    const std::string path = entry.path().string();
+    bool found = false;
+    for (const auto& [p, text] : before) {
+      if (p == path) {
+        found = true;
+        EXPECT_EQ(ReadText(path), text) << path;
+      }
+    }
+    EXPECT_TRUE(found) << "left behind: " << path;
+  }
+  EXPECT_EQ(after, before.size());
+}
+
+// Input times from 2^31 s on come out where they went in, not wrapped; a time so late that
+// the output cannot hold it is an error, not a frame delivered to no one.
+TEST_F(SwemuBinaryTest, LatePcapTimesAreKeptOrRefusedNeverWrapped) {
+  const std::string dir = TestDir();
+  Result<std::vector<PcapRecord>> h0 = ReadPcapFile(kPcaps + "h0_to_all.pcap");
+  ASSERT_TRUE(h0.ok() && !h0->empty());
+  const auto write_at = [&](const std::string& path, TimeNs t) {
+    Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+    ASSERT_TRUE(writer.ok());
+    (*writer)->Write(t, (*h0)[0].bytes.data(), static_cast<uint32_t>((*h0)[0].bytes.size()));
+    ASSERT_TRUE((*writer)->Close().ok());
+  };
+  write_at(dir + "late.pcap", 3'000'000'000'000'000'000ull);
+  write_at(dir + "last.pcap", PcapWriter::kPcapLastNs);
+  const RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini --offline --in 0=" + dir +
+                                 "late.pcap --out-dir " + dir + "out -q");
+  ASSERT_EQ(run.status, 0) << run.err;
+  uint64_t frames = 0;
+  for (int port = 0; port < 4; ++port) {
+    Result<std::vector<PcapRecord>> got =
+        ReadPcapFile(dir + "out/port" + std::to_string(port) + ".pcap");
+    ASSERT_TRUE(got.ok()) << got.message();
+    for (const PcapRecord& r : *got) {
+      ++frames;
+      EXPECT_GE(r.ts_ns, 3'000'000'000'000'000'000ull);
+      EXPECT_LT(r.ts_ns, 3'000'000'001'000'000'000ull);
+    }
+  }
+  EXPECT_GT(frames, 0u);
+  ExpectOneLineError({"--config " + kConfigs + "leaf.ini --offline --in 0=" + dir +
+                          "last.pcap --out-dir " + dir + "never",
+                      "past the last time a pcap file can hold"},
+                     dir + "never");
 }
 
 }  // namespace

@@ -82,12 +82,32 @@ TEST(SwemuGenTest, BadOptionsGiveOneLineAndStatus2) {
                                     " --dst-ip 10.0.0.2 --dst-ip 10.0.0.3"
                                     " --dst-mac 00:00:00:00:00:01 --dst-mac 00:00:00:00:00:02 "
                                     "--dst-mac 00:00:00:00:00:03",
-                                std::string("-o /nonexistent/dir/x.pcap")}) {
+                                std::string("-o /nonexistent/dir/x.pcap"),
+                                "-o " + out + " stray-word", "-o " + out + " 5"}) {
     std::string err;
     EXPECT_EQ(RunGen(args, &err), 2) << args;
     EXPECT_EQ(err.rfind("swemu-gen: ", 0), 0u) << err;
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_FALSE(std::filesystem::exists(out)) << args;
+  }
+}
+
+// pcap cannot hold a time past 2^32 s: swemu-gen once wrote such times wrapped. It refuses
+// them, naming what to change, and leaves an earlier file of the same name as it was.
+TEST(SwemuGenTest, TimesPastWhatPcapHoldsAreRefusedAndTheOldFileKept) {
+  const std::string out = Dir() + "late.pcap";
+  std::string err;
+  ASSERT_EQ(RunGen("-o " + out + " -n 3", &err), 0) << err;
+  std::ifstream old_in(out, std::ios::binary);
+  const std::string old((std::istreambuf_iterator<char>(old_in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(RunGen("-o " + out + " -n 10 --start 4294967295s --rate 1K", &err), 2);
+  EXPECT_NE(err.find("past the last time a pcap file can hold"), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  std::ifstream now_in(out, std::ios::binary);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(now_in)), std::istreambuf_iterator<char>()),
+            old);
+  for (const auto& entry : std::filesystem::directory_iterator(Dir())) {
+    EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
   }
 }
 

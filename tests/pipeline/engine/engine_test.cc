@@ -114,6 +114,57 @@ TEST(EngineTest, ConservationHoldsInTheMiddleOfARun) {
   EXPECT_EQ(engine.pool().InUse(), 0u);
 }
 
+// Run(until) moves the clock to `until` even when the next event lies beyond it: a caller that
+// steps in slices (swemu-atp sim) once saw no time pass and looped for ever.
+TEST(EngineTest, RunUntilMovesTheClockWhenTheNextEventIsLater) {
+  const std::string in = TempPath("far_in.pcap");
+  WritePcap(in, {{5'000'000'000, Frame()}});
+  Engine engine(1, 64);
+  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("sw", k1G), "").ok());
+  ASSERT_TRUE(engine.AddHostPort({"sw", 0, in, "", 0, 0}).ok());
+  ASSERT_TRUE(engine.AddHostPort({"sw", 1, "", "", 0, 0}).ok());
+  TimeNs t = 0;
+  for (int slice = 0; slice < 3; ++slice) {
+    t += 10'000'000;
+    ASSERT_TRUE(engine.Run(t).ok());
+    EXPECT_EQ(engine.Now(), t);
+    EXPECT_FALSE(engine.idle());
+  }
+  ASSERT_TRUE(engine.Run().ok());
+  EXPECT_EQ(engine.counters().delivered, 1u);
+  EXPECT_GE(engine.Now(), 5'000'000'000u);
+}
+
+// A run past its limits stops with an error naming the limit; every frame is still accounted.
+TEST(EngineTest, LimitsOnEventsAndVirtualTimeStopARunWithAnError) {
+  const std::string in = TempPath("limit_in.pcap");
+  Records records;
+  for (int i = 0; i < 20; ++i)
+    records.push_back({1000 + 1000 * TimeNs(i), Frame(0, 0, 1000, uint16_t(i))});
+  WritePcap(in, records);
+  for (const bool by_events : {true, false}) {
+    Engine engine(1, 256);
+    ASSERT_TRUE(engine.AddSwitch(PatchSwitch("sw", k1G), "").ok());
+    ASSERT_TRUE(engine.AddHostPort({"sw", 0, in, "", 0, 0}).ok());
+    ASSERT_TRUE(engine.AddHostPort({"sw", 1, "", "", 0, 0}).ok());
+    EngineLimits limits;
+    if (by_events) {
+      limits.max_events = 10;
+    } else {
+      limits.max_virtual_ns = 5000;
+    }
+    engine.SetLimits(limits);
+    Status ran = engine.Run();
+    ASSERT_FALSE(ran.ok()) << by_events;
+    EXPECT_NE(ran.message().find(by_events ? "stopped after 10 events, the run's limit"
+                                           : "of virtual time, the run's limit"),
+              std::string::npos)
+        << ran.message();
+    EXPECT_LE(engine.events_processed(), by_events ? 10u : 100u);
+    EXPECT_TRUE(engine.CheckConservation().ok()) << engine.CheckConservation().message();
+  }
+}
+
 TEST(EngineTest, CountersJsonAndSummaryNameEverything) {
   const std::string in = TempPath("json_in.pcap");
   WritePcap(in, {{100, Frame()}, {200, Frame(kToPort2)}});

@@ -185,5 +185,40 @@ TEST(PcapIoTest, WriterToAMissingDirectoryIsAnError) {
   EXPECT_NE(writer.message().find("/nonexistent/dir/out.pcap"), std::string::npos);
 }
 
+// pcap's seconds are an unsigned 32-bit field; libpcap hands times from 2^31 s on back as
+// negative seconds, which once wrapped the virtual clock (3000000000 s read as 4266874889 s).
+// The whole range reads back as written, to the last nanosecond pcap can hold.
+TEST(PcapIoTest, TimestampsFromTwoToThe31SecondsOnReadBackExactly) {
+  const std::string path = TempPath("late.pcap");
+  const std::vector<TimeNs> times = {2'147'483'648'000'000'000ull, 3'000'000'000'000'000'001ull,
+                                     PcapWriter::kPcapLastNs};
+  {
+    Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+    ASSERT_TRUE(writer.ok()) << writer.message();
+    const std::vector<uint8_t> frame = Bytes(60, 9);
+    for (TimeNs t : times) (*writer)->Write(t, frame.data(), 60);
+    ASSERT_TRUE((*writer)->Close().ok());
+  }
+  Result<std::vector<PcapRecord>> read = ReadPcapFile(path);
+  ASSERT_TRUE(read.ok()) << read.message();
+  ASSERT_EQ(read->size(), times.size());
+  for (std::size_t i = 0; i < times.size(); ++i) EXPECT_EQ((*read)[i].ts_ns, times[i]) << i;
+}
+
+TEST(PcapIoTest, WriterRefusesATimePastWhatPcapHoldsInsteadOfWrappingIt) {
+  const std::string path = TempPath("too_late.pcap");
+  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(path);
+  ASSERT_TRUE(writer.ok()) << writer.message();
+  const std::vector<uint8_t> frame = Bytes(60, 9);
+  (*writer)->Write(1'000'000'000, frame.data(), 60);
+  (*writer)->Write(PcapWriter::kPcapLastNs + 1, frame.data(), 60);
+  EXPECT_EQ((*writer)->records_written(), 1u);
+  Status closed = (*writer)->Close();
+  ASSERT_FALSE(closed.ok());
+  EXPECT_NE(closed.message().find("past the last time a pcap file can hold"), std::string::npos)
+      << closed.message();
+  EXPECT_NE(closed.message().find("4294967296 s"), std::string::npos) << closed.message();
+}
+
 }  // namespace
 }  // namespace swemu
