@@ -26,6 +26,7 @@ AtpWorker::AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* 
   for (Lane& lane : lanes_) {
     lane.window = uint64_t{options_.initial_window_packets} * tmpl_.frame_len();
     lane.rto = options_.rto_ns;
+    lane.min_rto = options_.min_rto_ns;
   }
 }
 
@@ -64,10 +65,12 @@ void AtpWorker::StartCall(TimeNs now) {
   pos_of_.assign(p, 0);
   sent_ns_.assign(p, 0);
   resent_.assign(p, 0);
+  answers_.assign(p, 0);
   acked_count_ = 0;
   for (Lane& lane : lanes_) {
     lane.order.clear();
     lane.una = lane.next = lane.halve_guard = lane.ooo = lane.high = lane.timeouts_in_row = 0;
+    lane.undo = {};
     lane.outstanding = 0;
     lane.fast_sent = false;
     lane.deadline = kNever;
@@ -124,7 +127,7 @@ void AtpWorker::SendPacket(uint32_t k, bool resend, TimeNs now) noexcept {
   stats_.bytes_sent += tx_.size();
   if (resend) {
     ++stats_.retransmissions;
-    resent_[k] = 1;
+    if (resent_[k] < 255) ++resent_[k];
   } else {
     sent_ns_[k] = now;
   }
@@ -147,6 +150,7 @@ void AtpWorker::Pump(TimeNs now) noexcept {
 // RFC 6298: srtt and rttvar from each timed parameter packet, RTO = srtt + 4 rttvar (floored).
 void AtpWorker::SampleRtt(Lane& lane, TimeNs rtt) noexcept {
   ++stats_.rtt_samples;
+  lane.min_rtt = std::min(lane.min_rtt, rtt);
   if (lane.srtt == 0) {
     lane.srtt = std::max<TimeNs>(rtt, 1);
     lane.rttvar = rtt / 2;
@@ -159,7 +163,38 @@ void AtpWorker::SampleRtt(Lane& lane, TimeNs rtt) noexcept {
 
 TimeNs AtpWorker::BaseRto(const Lane& lane) const noexcept {
   if (lane.srtt == 0) return options_.rto_ns;
-  return std::clamp(lane.srtt + 4 * lane.rttvar, options_.min_rto_ns, options_.max_rto_ns);
+  return std::clamp(lane.srtt + 4 * lane.rttvar, std::min(lane.min_rto, options_.max_rto_ns),
+                    options_.max_rto_ns);
+}
+
+void AtpWorker::RememberUndo(Lane& lane, uint32_t k, bool timeout, TimeNs now) noexcept {
+  // A timeout in a row keeps the state from before the first one: that is what an undo restores.
+  if (lane.undo.valid && lane.undo.timeout && timeout && lane.undo.k == k) return;
+  lane.undo.valid = true;
+  lane.undo.timeout = timeout;
+  lane.undo.k = k;
+  lane.undo.at = now;
+  lane.undo.answer_at = 0;
+  lane.undo.window = lane.window;
+  lane.undo.ssthresh = lane.ssthresh;
+}
+
+void AtpWorker::UndoSpurious(Lane& lane, uint32_t k) noexcept {
+  if (!lane.undo.valid || lane.undo.k != k) return;
+  lane.window = std::max(lane.window, lane.undo.window);
+  lane.ssthresh = lane.undo.ssthresh;
+  lane.ca_bytes = 0;
+  if (lane.undo.timeout) {
+    ++stats_.spurious_timeouts;
+    // The packet took this long to be answered; wait twice that before the next timeout.
+    const TimeNs delay = lane.undo.answer_at > sent_ns_[k] ? lane.undo.answer_at - sent_ns_[k] : 0;
+    lane.min_rto = std::clamp(2 * delay, lane.min_rto,
+                              std::max(options_.max_adaptive_min_rto_ns, options_.min_rto_ns));
+    lane.rto = BaseRto(lane);
+  } else {
+    ++stats_.spurious_fast;
+  }
+  lane.undo.valid = false;
 }
 
 void AtpWorker::Halve(Lane& lane, bool ecn, bool timeout) noexcept {
@@ -202,6 +237,12 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   }
   if (acked_[k]) {
     ++stats_.duplicate_params;
+    if (answers_[k] < 255) ++answers_[k];
+    // DSACK-style: two answers for a packet sent twice; the original was not lost.
+    Lane& lane = lanes_[lane_of_[k]];
+    if (lane.undo.valid && lane.undo.k == k && resent_[k] == 1 && answers_[k] == 2) {
+      UndoSpurious(lane, k);
+    }
     return;
   }
   const uint16_t e = job_.spec.elements;
@@ -217,10 +258,19 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     }
   }
   acked_[k] = 1;
+  answers_[k] = 1;
   ++acked_count_;
   stats_.elements_completed += count;
 
   Lane& lane = lanes_[lane_of_[k]];
+  if (lane.undo.valid && lane.undo.k == k) {
+    lane.undo.answer_at = now;
+    // Eifel by timing: answered sooner after the retransmission than any round trip has
+    // taken, so this answers the original.
+    if (resent_[k] == 1 && lane.min_rtt != kNever && now - lane.undo.at < lane.min_rtt * 3 / 4) {
+      UndoSpurious(lane, k);
+    }
+  }
   lane.outstanding -= tmpl_.frame_len();
   if (!resent_[k] && now >= sent_ns_[k]) SampleRtt(lane, now - sent_ns_[k]);
   lane.high = std::max(lane.high, pos_of_[k] + 1);
@@ -241,6 +291,7 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     lane.ooo = 0;
     lane.fast_sent = true;
     ++stats_.fast_retransmits;
+    RememberUndo(lane, lane.order[lane.una], false, now);
     SendPacket(lane.order[lane.una], true, now);
     Halve(lane, false);
   }
@@ -268,6 +319,7 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
       continue;
     }
     ++stats_.timeouts;
+    RememberUndo(lane, lane.order[lane.una], true, now);
     Halve(lane, false, true);
     // First timeout: resend UNA and the holes below the highest acknowledged position (those
     // are lost, since later packets got through); a timeout that may only be a delay spike

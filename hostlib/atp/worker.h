@@ -14,8 +14,16 @@
 // unacknowledged packets so a lost tail is recovered. Retransmissions carry kAtpFlagResend and
 // otherwise the original header (own bit, edge 0).
 //
-// Calls of one job run one after the other; seqs run on across calls. Chunks of a tensor go to
-// the lane with the fewest bytes assigned and not yet acknowledged.
+// Spurious retransmissions (a packet that was only late, e.g. delayed by a busy machine) are
+// detected as TCP does (Eifel, RFC 3522; DSACK undo, RFC 3708): the retransmitted packet's
+// parameter arrives sooner after the retransmission than the lane's minimum RTT, so it answers
+// the original; or a second parameter packet arrives for a packet sent only twice. Then the
+// loss cut is undone (window and ssthresh restored). After a spurious timeout the lane's RTO
+// floor also rises to twice the delay the late packet showed (at most
+// max_adaptive_min_rto_ns), so scheduling delay alone does not time packets out again and again.
+// The out-of-order threshold stays at three: a split aggregation (some workers' packets
+// aggregated in a switch, others at the PS) is a loss ATP must recover quickly (section 3.1),
+// and a higher threshold measured slower.
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -40,6 +48,10 @@ struct AtpWorkerOptions {
   TimeNs min_rto_ns = 1'000'000;  // floor of the estimated RTO (srtt + 4 rttvar): 1 ms, the
                                   // timeout ATP 7.2.3 gives SwitchML
   TimeNs max_rto_ns = 64'000'000;
+  // How far spurious timeouts may raise a lane's RTO floor: scheduling delays on a busy machine
+  // (a few ms of CFS slices) are covered; a late answer that waited on another worker's
+  // recovery does not make every later recovery slow.
+  TimeNs max_adaptive_min_rto_ns = 8'000'000;
   uint8_t tos = 0b10;  // ECT(0): switches mark CE instead of dropping
 };
 
@@ -49,6 +61,8 @@ struct AtpWorkerStats {
   uint64_t retransmissions = 0;
   uint64_t fast_retransmits = 0;  // after ooo_threshold out-of-order parameter packets
   uint64_t timeouts = 0;
+  uint64_t spurious_fast = 0;      // fast retransmits found spurious (cut undone)
+  uint64_t spurious_timeouts = 0;  // timeouts found spurious (cut undone)
   uint64_t ecn_halvings = 0;
   uint64_t loss_halvings = 0;
   uint64_t float_packets = 0;  // sent on the overflow path
@@ -130,7 +144,19 @@ class AtpWorker {
     TimeNs rto = 0;            // current, backed off after a timeout
     TimeNs srtt = 0;           // 0: no sample yet
     TimeNs rttvar = 0;
+    TimeNs min_rtt = kNever;
     TimeNs deadline = kNever;
+    TimeNs min_rto = 0;  // adaptive floor: raised after a spurious timeout
+    // The last loss cut, to undo when it proves spurious.
+    struct Undo {
+      bool valid = false;
+      bool timeout = false;
+      uint32_t k = 0;        // the packet whose retransmission made the cut
+      TimeNs at = 0;         // when it was retransmitted
+      TimeNs answer_at = 0;  // when its first parameter packet came (0: not yet)
+      uint64_t window = 0;
+      uint64_t ssthresh = 0;
+    } undo;
   };
 
   void StartCall(TimeNs now);
@@ -138,6 +164,9 @@ class AtpWorker {
   void SampleRtt(Lane& lane, TimeNs rtt) noexcept;
   TimeNs BaseRto(const Lane& lane) const noexcept;
   void Halve(Lane& lane, bool ecn, bool timeout = false) noexcept;
+  // Before a loss cut triggered by retransmitting packet k: what an undo restores.
+  void RememberUndo(Lane& lane, uint32_t k, bool timeout, TimeNs now) noexcept;
+  void UndoSpurious(Lane& lane, uint32_t k) noexcept;
   void Grow(Lane& lane) noexcept;
   uint32_t WindowPackets(const Lane& lane) const noexcept;
 
@@ -153,8 +182,9 @@ class AtpWorker {
   std::vector<uint8_t> acked_;
   std::vector<uint8_t> lane_of_;
   std::vector<uint32_t> pos_of_;
-  std::vector<TimeNs> sent_ns_;  // first transmission
-  std::vector<uint8_t> resent_;  // Karn: no RTT sample from a retransmitted seq
+  std::vector<TimeNs> sent_ns_;   // first transmission
+  std::vector<uint8_t> resent_;   // retransmissions (saturating); Karn: no RTT sample then
+  std::vector<uint8_t> answers_;  // parameter packets received (saturating)
   uint32_t acked_count_ = 0;
   std::vector<uint8_t> tx_;       // one frame being built
   std::vector<int32_t> scratch_;  // quantized elements

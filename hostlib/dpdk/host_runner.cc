@@ -1,6 +1,7 @@
 #include "hostlib/dpdk/host_runner.h"
 
 #include <rte_pause.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +13,14 @@ namespace {
 
 // Frames that left count as work; refused ones do not, so a dry pool cannot keep us spinning.
 uint64_t TxActivity(const DpdkPortCounters& c) { return c.tx_frames; }
+
+TimeNs ThreadCpuNs() noexcept {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<TimeNs>(ts.tv_sec) * 1'000'000'000ull + static_cast<TimeNs>(ts.tv_nsec);
+}
+
+constexpr TimeNs kCheckIntervalNs = 1'000'000;
 
 }  // namespace
 
@@ -34,10 +43,16 @@ bool HostRunner::Round(TimeNs now) noexcept {
         options_.rx_budget);
     stats_.frames += frames;
     events += frames;
-    // Once per round: an endpoint that stays due cannot starve the others.
+    // Once per round: an endpoint that stays due cannot starve the others. And only once its
+    // receive ring is empty: a frame still waiting there may be the very answer the timer is
+    // about to give up on (after the loop lost the CPU, say), so that timeout would be spurious.
     if (endpoint.NextTimer() <= now) {
-      endpoint.OnTimer(now);
-      ++stats_.timers;
+      if (frames < options_.rx_budget && now >= timers_held_until_) {
+        endpoint.OnTimer(now);
+        ++stats_.timers;
+      } else {
+        ++stats_.timers_held;
+      }
       ++events;
     }
     endpoint.Pump(now);
@@ -64,11 +79,39 @@ void HostRunner::Idle(TimeNs now, TimeNs deadline) noexcept {
   const TimeNs sleep = std::min(sleep_ns_, wake > now ? wake - now : 0);
   if (sleep == 0) return;
   ++stats_.idle_sleeps;
+  const TimeNs before = NowNs();
   std::this_thread::sleep_for(std::chrono::nanoseconds(sleep));
+  stats_.slept_ns += NowNs() - before;
+}
+
+void HostRunner::CheckContention(TimeNs now) noexcept {
+  if (now - check_wall_ < kCheckIntervalNs) return;
+  const TimeNs cpu = ThreadCpuNs();
+  const TimeNs busy = (now - check_wall_) - (stats_.slept_ns - check_slept_);
+  const TimeNs ran = cpu - check_cpu_;
+  const TimeNs lost = busy > ran ? busy - ran : 0;
+  stats_.lost_ns += lost;
+  if (lost > options_.stall_ns) {
+    ++stats_.stalls;
+    timers_held_until_ =
+        std::max(timers_held_until_, now + std::min(lost, options_.max_timer_hold_ns));
+  }
+  check_wall_ = now;
+  check_cpu_ = cpu;
+  check_slept_ = stats_.slept_ns;
 }
 
 bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
   TimeNs now = NowNs();
+  const TimeNs start = now;
+  check_wall_ = now;
+  check_cpu_ = ThreadCpuNs();
+  check_slept_ = stats_.slept_ns;
+  struct WallTime {  // counted however the run ends
+    HostRunner* runner;
+    TimeNs start;
+    ~WallTime() { runner->stats_.wall_ns += runner->NowNs() - start; }
+  } wall{this, start};
   for (const Pair& pair : pairs_) pair.endpoint->Pump(now);
   while (true) {
     if (Round(now)) {
@@ -79,6 +122,7 @@ bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
     }
     if (done && done()) return true;
     now = NowNs();
+    CheckContention(now);
     if (now >= deadline) return false;
   }
 }

@@ -4,6 +4,13 @@
 // until the caller's predicate holds or a deadline passes. When a round finds nothing to do the
 // loop pauses a few rounds, then sleeps 10 us doubling to 200 us (never past the next timer), so
 // hosts share a small machine; busy_poll keeps it spinning for latency measurements.
+//
+// Timers and scheduling delay. An endpoint's timer fires only once its port's receive ring is
+// empty, so a timeout never gives up on an answer that is already here. Every millisecond the
+// loop compares wall time with its thread's CPU time (less its own sleeps): the difference is
+// time it was runnable but off the CPU (a busy machine). After such a stall (> 1 ms), timers are
+// held for as long as the stall lasted, since the switch and the links were likely starved too
+// and the answers are on their way: scheduling delay alone does not time packets out.
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,13 +28,20 @@ struct HostRunnerOptions {
   TimeNs min_sleep_ns = 10'000;
   TimeNs max_sleep_ns = 200'000;
   uint32_t rx_budget = DpdkPortTransport::kBurst;  // frames per port per round
+  TimeNs stall_ns = 1'000'000;            // lost CPU time in one check interval that is a stall
+  TimeNs max_timer_hold_ns = 64'000'000;  // timers are held at most this long after a stall
 };
 
 struct HostRunnerStats {
   uint64_t rounds = 0;
   uint64_t idle_sleeps = 0;
-  uint64_t frames = 0;  // delivered to endpoints
-  uint64_t timers = 0;  // OnTimer calls
+  uint64_t frames = 0;       // delivered to endpoints
+  uint64_t timers = 0;       // OnTimer calls
+  uint64_t timers_held = 0;  // due timers deferred: frames still waiting, or after a stall
+  uint64_t stalls = 0;       // check intervals that lost more than stall_ns of CPU
+  TimeNs lost_ns = 0;        // wall time off the CPU while not sleeping (contention)
+  TimeNs slept_ns = 0;       // idle back-off sleeps
+  TimeNs wall_ns = 0;        // time inside RunUntil/RunFor
 };
 
 class HostRunner {
@@ -60,6 +74,8 @@ class HostRunner {
   // Backs off after an idle round, but never past the earliest timer or the deadline.
   void Idle(TimeNs now, TimeNs deadline) noexcept;
   bool RunRounds(const std::function<bool()>& done, TimeNs deadline);
+  // Every millisecond: CPU time lost to other processes since the last check.
+  void CheckContention(TimeNs now) noexcept;
 
   HostRunnerOptions options_;
   TscClock clock_;
@@ -67,6 +83,10 @@ class HostRunner {
   HostRunnerStats stats_;
   uint32_t idle_rounds_ = 0;
   TimeNs sleep_ns_ = 0;
+  TimeNs timers_held_until_ = 0;
+  TimeNs check_wall_ = 0;  // at the last contention check: wall, thread CPU and slept time
+  TimeNs check_cpu_ = 0;
+  TimeNs check_slept_ = 0;
 };
 
 }  // namespace swemu

@@ -136,6 +136,15 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   *bad_input = false;
   WorkloadDriver driver;
   driver.now_ns = [&runner] { return runner.NowNs(); };
+  // Contention: the hosts' lost CPU time; swemu's CPU time only where it busy-polls one core.
+  const bool switch_polls = options.busy_poll && layout.racks() == 1;
+  driver.load = [&runner, &switches, switch_polls] {
+    LoadSample sample;
+    sample.wall_ns = runner.NowNs();
+    sample.host_lost_ns = runner.stats().lost_ns;
+    if (switch_polls) sample.switch_cpu_ns = switches.front()->CpuNs();
+    return sample;
+  };
   driver.run_until = [&runner, &options](const std::function<bool()>& done) {
     return runner.RunUntil(done, static_cast<TimeNs>(options.timeout_s * 1e9),
                            [] { return std::string("all-reduce calls still running"); });
@@ -162,7 +171,8 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
       if (i < options.workers) {
         const AtpWorkerStats& w = *contexts[i]->worker_stats(1);
         out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "
-            << w.fast_retransmits << " timeouts " << w.timeouts << " loss_halvings "
+            << w.fast_retransmits << " timeouts " << w.timeouts << " spurious_to "
+            << w.spurious_timeouts << " spurious_fast " << w.spurious_fast << " loss_halvings "
             << w.loss_halvings << " dup_params " << w.duplicate_params << " stale "
             << w.stale_params << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000
             << " samples " << w.rtt_samples;

@@ -68,6 +68,7 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
   std::vector<AtpWorkerStats> worker_before;
   for (Context* w : workers_) worker_before.push_back(*w->worker_stats(job));
 
+  const LoadSample load_before = driver.load ? driver.load() : LoadSample{};
   const uint64_t start = driver.now_ns();
   std::vector<AllReduceJob*> calls;
   for (uint32_t w = 0; w < workers_.size(); ++w) {
@@ -91,11 +92,31 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
   auto all_done = [&calls] {
     return std::all_of(calls.begin(), calls.end(), [](const AllReduceJob* c) { return c->done(); });
   };
-  SWEMU_RETURN_IF_ERROR(driver.run_until(all_done));
+  const std::string mode = job == aggregate_job_ ? "in-network" : "at-PS";
+  if (Status ran = driver.run_until(all_done); !ran.ok()) {
+    // Say what could not finish: how far the calls got and what the hosts saw.
+    const std::size_t done =
+        std::count_if(calls.begin(), calls.end(), [](const AllReduceJob* c) { return c->done(); });
+    uint64_t sent = 0, params = 0, stale = 0;
+    for (uint32_t w = 0; w < workers_.size(); ++w) {
+      const AtpWorkerStats& s = *workers_[w]->worker_stats(job);
+      sent += s.packets_sent - worker_before[w].packets_sent;
+      params += s.params_received - worker_before[w].params_received;
+      stale += s.stale_params - worker_before[w].stale_params;
+    }
+    return Status::Error(mode + " pass, iteration " + std::to_string(iteration) + ": " +
+                         ran.message() + " (" + std::to_string(done) + " of " +
+                         std::to_string(calls.size()) +
+                         " all-reduce calls done; the workers "
+                         "sent " +
+                         std::to_string(sent) + " packets and received " + std::to_string(params) +
+                         " parameter packets, " + std::to_string(stale) + " of them unusable)");
+  }
   const uint64_t finish = driver.now_ns();
+  const LoadSample load_after = driver.load ? driver.load() : LoadSample{};
 
   PassResult pass;
-  pass.mode = job == aggregate_job_ ? "in-network" : "at-PS";
+  pass.mode = mode;
   pass.iteration = iteration;
   pass.seconds = static_cast<double>(finish - start) * 1e-9;
   const double bytes = 4.0 * static_cast<double>(options_.model.TotalParams());
@@ -111,8 +132,24 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
     pass.retransmissions += s.retransmissions - worker_before[w].retransmissions;
     pass.timeouts += s.timeouts - worker_before[w].timeouts;
     pass.ecn_halvings += s.ecn_halvings - worker_before[w].ecn_halvings;
+    pass.spurious += s.spurious_timeouts - worker_before[w].spurious_timeouts + s.spurious_fast -
+                     worker_before[w].spurious_fast;
+  }
+  if (driver.load && load_after.wall_ns > load_before.wall_ns) {
+    const double wall = static_cast<double>(load_after.wall_ns - load_before.wall_ns);
+    pass.host_lost = static_cast<double>(load_after.host_lost_ns - load_before.host_lost_ns) / wall;
+    if (load_before.switch_cpu_ns >= 0 && load_after.switch_cpu_ns >= 0) {
+      pass.switch_cpu =
+          static_cast<double>(load_after.switch_cpu_ns - load_before.switch_cpu_ns) / wall;
+    }
   }
   return pass;
+}
+
+double PassResult::CpuLost() const {
+  double lost = std::max(host_lost, 0.0);
+  if (switch_cpu >= 0) lost = std::max(lost, 1.0 - std::min(switch_cpu, 1.0));
+  return lost;
 }
 
 Result<std::vector<PassResult>> AtpWorkload::Run(const WorkloadDriver& driver, std::ostream& out) {
@@ -132,21 +169,46 @@ Result<std::vector<PassResult>> AtpWorkload::Run(const WorkloadDriver& driver, s
       passes.push_back(*pass);
     }
   }
+  PrintContention(passes, out);
   return passes;
+}
+
+// One line when the host was busy with other work, so that nobody mistakes a starved run for
+// the protocol's speed.
+void AtpWorkload::PrintContention(const std::vector<PassResult>& passes, std::ostream& out) {
+  uint32_t contended = 0;
+  double worst = 0;
+  for (const PassResult& p : passes) {
+    if (p.host_lost < 0) return;  // virtual time: nothing to say
+    worst = std::max(worst, p.CpuLost());
+    contended += p.CpuLost() > kContendedShare ? 1 : 0;
+  }
+  if (contended == 0) return;
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "host contended: in %u of %zu passes the hosts or swemu lost more than %.0f%% of "
+                "their CPU time to other processes (worst %.0f%%); those times measure the "
+                "machine, not ATP\n",
+                contended, passes.size(), kContendedShare * 100, worst * 100);
+  out << line;
 }
 
 void AtpWorkload::PrintHeader(std::ostream& out) {
   out << "mode        iter   time_ms  goodput_Gbps  in_switch  max_error  bound      "
-         "retx  timeouts  ecn\n";
+         "retx  timeouts  spurious  ecn  cpu_lost\n";
 }
 
 void AtpWorkload::PrintPass(const PassResult& p, std::ostream& out) {
-  char line[200];
+  char lost[16] = "       -";
+  if (p.host_lost >= 0) std::snprintf(lost, sizeof(lost), "%7.1f%%", p.CpuLost() * 100);
+  char line[240];
   std::snprintf(
-      line, sizeof(line), "%-10s  %4u  %8.1f  %12.3f  %8.1f%%  %9.2e  %9.2e  %5llu  %8llu  %3llu\n",
+      line, sizeof(line),
+      "%-10s  %4u  %8.1f  %12.3f  %8.1f%%  %9.2e  %9.2e  %5llu  %8llu  %8llu  %5llu  %s\n",
       p.mode.c_str(), p.iteration, p.seconds * 1e3, p.goodput_gbps, p.in_switch * 100, p.max_error,
       p.error_bound, static_cast<unsigned long long>(p.retransmissions),
-      static_cast<unsigned long long>(p.timeouts), static_cast<unsigned long long>(p.ecn_halvings));
+      static_cast<unsigned long long>(p.timeouts), static_cast<unsigned long long>(p.spurious),
+      static_cast<unsigned long long>(p.ecn_halvings), lost);
   out << line;
 }
 

@@ -34,14 +34,32 @@ struct PassResult {
   uint64_t retransmissions = 0;
   uint64_t timeouts = 0;
   uint64_t ecn_halvings = 0;
+  uint64_t spurious = 0;  // timeouts and fast retransmits found spurious (their cut undone)
+  // Contention, in real time: the share of the pass the hosts' loop was runnable but off its
+  // CPU, and the share of one core swemu got (busy polling wants all of it); < 0: not measured.
+  double host_lost = -1;
+  double switch_cpu = -1;
+  // The larger of what the hosts lost and what swemu missed of its core.
+  double CpuLost() const;
 };
+
+// What a real-time driver can say about the machine at one instant (see PassResult).
+struct LoadSample {
+  uint64_t wall_ns = 0;
+  uint64_t host_lost_ns = 0;
+  int64_t switch_cpu_ns = -1;  // < 0: not measured
+};
+
+// A pass that lost more than this share of its CPU time ran on a contended host.
+inline constexpr double kContendedShare = 0.05;
 
 // How a pass runs its hosts until `done`; returns an error after a timeout. `now_ns` is the
 // clock the pass is timed with (virtual time offline, the host clock in real time).
 struct WorkloadDriver {
   std::function<Status(const std::function<bool()>& done)> run_until;
   std::function<uint64_t()> now_ns;
-  std::function<void()> wake;  // after submitting work (the engine needs a nudge)
+  std::function<void()> wake;        // after submitting work (the engine needs a nudge)
+  std::function<LoadSample()> load;  // real time only
 };
 
 // Each layer is all-reduced in partitions of at most this many floats (4 MB, as BytePS).
@@ -62,6 +80,7 @@ class AtpWorkload {
 
   static void PrintHeader(std::ostream& out);
   static void PrintPass(const PassResult& pass, std::ostream& out);
+  static void PrintContention(const std::vector<PassResult>& passes, std::ostream& out);
 
  private:
   Result<PassResult> RunPass(const WorkloadDriver& driver, uint16_t job, uint32_t iteration);

@@ -30,6 +30,9 @@ class SwemuProcess {
   // SIGINT, then waits up to `timeout` (SIGKILL after); the exit status (0 = clean shutdown).
   Result<int> Stop(std::chrono::milliseconds timeout);
 
+  // CPU time the child has used (user + system, every thread; clock-tick resolution), from
+  // /proc/<pid>/stat; -1 when it cannot be read.
+  int64_t CpuNs() const;
   pid_t pid() const { return pid_; }
   const std::string& log_path() const { return log_path_; }
 

@@ -283,6 +283,56 @@ TEST_F(WorkerTest, UnaIsFastRetransmittedOncePerUna) {
   EXPECT_EQ(worker_->stats().fast_retransmits, 2u);
 }
 
+// Eifel (RFC 3522) by timing: UNA's parameter packet comes sooner after the fast retransmit
+// than any round trip took, so it answers the original: the cut is undone.
+TEST_F(WorkerTest, ASpuriousFastRetransmitIsUndoneByTiming) {
+  Make(100);
+  worker_->Pump(0);
+  Param(40'000, 1);  // RTT 40 us: the lane's minimum
+  Param(40'100, 2);
+  Param(40'200, 3);
+  Param(40'300, 4);  // third out of order: UNA (seq 0) resent, window halved
+  ASSERT_EQ(worker_->stats().fast_retransmits, 1u);
+  const uint64_t halved = worker_->window_bytes(0);
+  Param(45'000, 0);  // 4.7 us after the resend: the original's answer
+  EXPECT_EQ(worker_->stats().spurious_fast, 1u);
+  EXPECT_GT(worker_->window_bytes(0), halved);
+}
+
+// DSACK-style (RFC 3708): a second parameter packet for a packet sent twice means the original
+// got through: the timeout's cut is undone and the lane's RTO floor rises to twice the delay
+// the packet showed, so the same delay does not time out again.
+TEST_F(WorkerTest, ASpuriousTimeoutIsUndoneAndRaisesTheRtoFloor) {
+  AtpWorkerOptions options = OneLane();
+  options.min_rto_ns = 1'000'000;
+  Make(6, options);
+  worker_->Pump(0);
+  const uint64_t w0 = worker_->window_bytes(0);
+  worker_->OnTimer(1'000'000);  // seq 0 resent; window halved
+  ASSERT_EQ(worker_->stats().timeouts, 1u);
+  EXPECT_EQ(worker_->window_bytes(0), w0 / 2);
+  Param(1'500'000, 0);  // the first answer: 1.5 ms after the original (no RTT sample yet)
+  EXPECT_EQ(worker_->stats().spurious_timeouts, 0u);
+  Param(1'600'000, 0);  // the second: the original was only late
+  EXPECT_EQ(worker_->stats().spurious_timeouts, 1u);
+  EXPECT_GE(worker_->window_bytes(0), w0);
+  // Seq 1 is UNA now; its timer runs for at least the new floor, 2 x 1.5 ms.
+  Param(1'700'000, 1);
+  EXPECT_GE(worker_->NextTimer(), 1'700'000u + 3'000'000u);
+}
+
+// A retransmission that was needed (its answer came a full round trip after it, and once) is
+// not undone: the cut stands.
+TEST_F(WorkerTest, ANeededRetransmissionKeepsItsCut) {
+  Make(100);
+  worker_->Pump(0);
+  for (uint32_t seq = 1; seq <= 3; ++seq) Param(40'000 + seq, seq);
+  const uint64_t halved = worker_->window_bytes(0);
+  Param(200'000, 0);  // 160 us after the resend: the resend's answer
+  EXPECT_EQ(worker_->stats().spurious_fast, 0u);
+  EXPECT_LE(worker_->window_bytes(0), halved + 1500);
+}
+
 TEST_F(WorkerTest, EveryTimeoutHalvesTheWindow) {
   AtpWorkerOptions options = OneLane();
   options.min_rto_ns = 1'000'000;

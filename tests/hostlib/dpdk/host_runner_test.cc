@@ -74,6 +74,51 @@ TEST_F(HostRunnerTest, DeliversFramesAndFiresTimersNoEarlierThanAsked) {
   EXPECT_EQ(host_->port(0).counters().rx_frames, 200u);
 }
 
+// Sends a burst on its first timer, then wants its timer again at once; records how many of
+// the burst had come back each time the timer fired.
+class BurstThenTimer final : public Endpoint {
+ public:
+  BurstThenTimer(Transport& port, Frames burst) : port_(port), burst_(std::move(burst)) {}
+  void OnFrame(TimeNs, std::span<const uint8_t>) noexcept override { ++received_; }
+  void OnTimer(TimeNs now) noexcept override {
+    seen_at_timer_.push_back(received_);
+    if (seen_at_timer_.size() == 1) {
+      for (const auto& frame : burst_) (void)port_.Send(frame);
+    }
+    next_ = seen_at_timer_.size() < 3 ? now + 1 : kNever;
+  }
+  TimeNs NextTimer() const noexcept override { return next_; }
+  void Pump(TimeNs) noexcept override {}
+  const std::vector<uint64_t>& seen_at_timer() const { return seen_at_timer_; }
+  uint64_t received() const { return received_; }
+
+ private:
+  Transport& port_;
+  Frames burst_;
+  TimeNs next_ = 0;
+  uint64_t received_ = 0;
+  std::vector<uint64_t> seen_at_timer_;
+};
+
+// A timer never gives up on an answer already in the receive ring: with 8 frames per round and
+// 200 waiting, the due timer is held until the ring is empty (a timeout fired then would be
+// spurious: the answers were here).
+TEST_F(HostRunnerTest, ADueTimerWaitsUntilTheReceiveRingIsEmpty) {
+  BurstThenTimer endpoint(host_->port(0), MakeFrames(200));
+  HostRunnerOptions options;
+  options.rx_budget = 8;
+  options.busy_poll = true;
+  HostRunner runner(options);
+  runner.Add(endpoint, host_->port(0));
+  Status run = runner.RunUntil([&] { return endpoint.seen_at_timer().size() == 3; }, 5'000'000'000,
+                               [] { return std::string("timers"); });
+  ASSERT_TRUE(run.ok()) << run.message();
+  ASSERT_EQ(endpoint.seen_at_timer().size(), 3u);
+  EXPECT_EQ(endpoint.seen_at_timer()[1], 200u);  // every frame was in before the timer fired
+  EXPECT_GT(runner.stats().timers_held, 0u);
+  EXPECT_GE(runner.stats().wall_ns, 1u);
+}
+
 TEST_F(HostRunnerTest, TimeoutNamesWhatIsUnfinishedAndIdleRoundsSleep) {
   Pinger pinger(host_->port(0), {}, 1, 1000);  // sends nothing, waits forever
   HostRunner runner;
