@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <string>
 #include <vector>
@@ -92,12 +93,44 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
        {std::string("nonsense"), sim, sim + "--job " + dir + "missing.job",
         sim + "--job " + dir + "bad.job", sim + "--job " + dir + "elsewhere.job",
         sim + "--job " + kConfigs + "atp_two_rack.job --model gpt9",
-        sim + "--job " + kConfigs + "atp_two_rack.job --loss 2", std::string("demo --workers 0"),
-        std::string("demo --racks 3")}) {
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss 2",
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss -1",
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss nan", sim + "--job " + kConfigs,
+        sim + "--job /dev/zero", std::string("demo --workers 0"), std::string("demo --racks 3"),
+        std::string("demo --timeout -5"), std::string("demo --timeout 0")}) {
     const RunResult run = RunAtp(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
     EXPECT_EQ(run.err.rfind("swemu-atp: ", 0), 0u) << run.err;
+  }
+}
+
+// Each of these once ran for ever printing nothing: the engine did not move its clock to the
+// end of a slice when the next event lay beyond it, so the 60 s virtual-time limit never came.
+// Every run must end, naming what could not finish.
+TEST(AtpToolTest, RunsThatCannotCompleteEndWithAnErrorNamingWhatWasLeft) {
+  const std::string dir = TestDirFor("atp-tool-");
+  std::filesystem::create_directories(dir);
+  // A job whose packets the switches refuse (they aggregate 64 elements).
+  std::ifstream job_in(kConfigs + "atp_two_rack.job");
+  std::string job((std::istreambuf_iterator<char>(job_in)), std::istreambuf_iterator<char>());
+  job.replace(job.find("elements = 64"), 13, "elements = 65");
+  std::ofstream(dir + "e65.job") << job;
+  // A topology whose racks are not linked: rack_b's workers never reach the PS.
+  std::ofstream(dir + "unlinked.topo")
+      << "[topology]\nswitch = rack_a " << kConfigs << "atp_two_rack/rack_a.ini\n"
+      << "switch = rack_b " << kConfigs << "atp_two_rack/rack_b.ini\n"
+      << "host = rack_a:0\nhost = rack_a:1\nhost = rack_a:2\nhost = rack_b:0\nhost = rack_b:1\n";
+  const std::string job2 = " --job " + kConfigs + "atp_two_rack.job";
+  const std::string topo = "sim --topology " + kConfigs + "atp_two_rack.topo";
+  for (const std::string& args :
+       {topo + job2 + " --layers 1 --loss 1", topo + " --job " + dir + "e65.job --layers 1",
+        "sim --topology " + dir + "unlinked.topo" + job2 + " --layers 1"}) {
+    const RunResult run = RunAtp(args);
+    EXPECT_EQ(run.status, 1) << args << "\n" << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
+    EXPECT_NE(run.err.find("in-network pass, iteration 1: "), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("all-reduce calls done"), std::string::npos) << run.err;
   }
 }
 

@@ -105,8 +105,8 @@ int Main(int argc, char** argv) {
     desc.add_options()
         ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
         ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
-        ("loss", po::value(&sim.host_loss)->default_value(-1),
-         "loss probability on every host link (default: the topology's)")
+        ("loss", po::value(&sim.host_loss),
+         "loss probability in [0, 1] on every host link (default: the topology's)")
         ("out-dir", po::value(&sim.out_dir), "write counters.json here");
     // clang-format on
   }
@@ -127,8 +127,13 @@ int Main(int argc, char** argv) {
     std::cerr << "swemu-atp: " << workload.status().message() << '\n';
     return 2;
   }
-  if (mode == "sim" && (sim.host_loss > 1 || (sim.host_loss < 0 && sim.host_loss != -1))) {
+  // Written so that NaN fails too.
+  if (vm.count("loss") && !(sim.host_loss >= 0 && sim.host_loss <= 1)) {
     std::cerr << "swemu-atp: --loss must be in [0, 1]\n";
+    return 2;
+  }
+  if (mode == "demo" && !(demo.timeout_s > 0 && demo.timeout_s <= 86400)) {
+    std::cerr << "swemu-atp: --timeout must be in (0, 86400] seconds\n";
     return 2;
   }
   if (vm.count("backoff")) demo.busy_poll = false;
