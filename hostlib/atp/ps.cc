@@ -87,7 +87,12 @@ void AtpPs::OnGradient(const AtpHeader& header, bool ce) noexcept {
     ++stats_.duplicates;
     return;
   }
-  if (common != 0) {
+  if (common != 0 && common == slot.bitmap) {
+    // A superset: start the seq again from this packet alone.
+    ++stats_.replaced;
+    slot = Slot{seq, 0, 0, slot.ecn, false};
+    std::memset(&sums_[std::size_t{index} * elements_], 0, elements_ * sizeof(int64_t));
+  } else if (common != 0) {
     ++stats_.partial_overlaps;
     return;
   }

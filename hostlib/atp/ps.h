@@ -7,6 +7,10 @@
 //   - ignored when it carries kAtpFlagOverflow (a switch sum overflowed: the values are
 //     invalid; the workers' retransmitted originals complete the seq);
 //   - a duplicate when its bitmap is a subset of the seq's bitmap (ignored);
+//   - a replacement when its bitmap holds every worker the seq holds and more (section 5.4: "if
+//     the incoming gradient packet is completely aggregated, ATP replaces the value"; swemu
+//     does this for any superset, e.g. a switch's aggregate after a retransmitted original
+//     reached the PS on its own): the seq's sums become the packet's;
 //   - a partial overlap when it shares some but not all workers (ignored: retransmitted
 //     originals bring the missing ones);
 //   - otherwise added, bitmap |= its bitmap.
@@ -41,6 +45,7 @@ struct AtpPsStats {
   uint64_t float_packets = 0;
   uint64_t duplicates = 0;
   uint64_t partial_overlaps = 0;
+  uint64_t replaced = 0;  // a superset aggregate took the place of what the seq held
   uint64_t overflow_ignored = 0;
   uint64_t bad_packets = 0;          // wrong element count or bitmap outside the job's workers
   uint64_t slot_busy = 0;            // dropped: the seq's slot holds another in-progress seq

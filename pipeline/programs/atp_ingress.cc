@@ -236,7 +236,12 @@ uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
       pkt.hdr.dirty |= kDirtyL4;
     } else if (resend) {
       ++(op == kOpNone ? counters_.resend_forwarded : counters_.resend_dealloc);
-      if (op == kOpResendFirst) pkt.meta.user[kWordOp] |= kFlipEdge;
+      // A retransmission that finds no aggregator here goes on as a collision does (Fig. 4
+      // (1)): marked past this level, so the next switch applies rule 7 and forwards it.
+      if (op == kOpNone && first_level) {
+        h->FlipEdge();
+        pkt.hdr.dirty |= kDirtyL4;
+      }
     }
     SetOp(pkt, op);
     if (op != kOpNone) pkts[live++] = &pkt;
@@ -269,6 +274,8 @@ uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
           result = static_cast<uint32_t>(cell[0] | bits);
           op = (cell[0] & bits) == 0 ? kOpPartial : kOpClear;
           cell[0] = 0;
+          // (9) sends a result on past this level; (8) forwards the packet as-is.
+          if (op == kOpPartial) pkt.meta.user[kWordOp] |= kFlipEdge;
           break;
         default:
           cell[0] = 0;
@@ -349,17 +356,20 @@ void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
   }
 }
 
-// atp_overflow: sticky per aggregator; a result written from it is flagged invalid.
+// atp_overflow: sticky per aggregator, from a lane that left int32 here or from a packet that
+// already carries the flag (a result that overflowed at the level below); a result written
+// from the aggregator is flagged invalid. Freed with the aggregator.
 void AtpProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     const uint32_t op = OpOf(pkt);
     const uint32_t flags = pkt.meta.user[kWordOp];
-    const uint64_t lane = (flags & kLaneOverflow) != 0 ? 1 : 0;
+    const uint64_t incoming =
+        ((flags & kLaneOverflow) != 0 || Atp(pkt)->Has(kAtpFlagOverflow)) ? 1 : 0;
     uint64_t out = 0;
     overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      out = op == kOpClaim ? 0 : cell[0] | lane;
-      cell[0] = op == kOpAdd ? out : 0;  // a claim starts clean; read and clear free it
+      out = (op == kOpClaim ? 0 : cell[0]) | incoming;
+      cell[0] = op == kOpClaim || op == kOpAdd ? out : 0;  // read and clear free it
     });
     if ((flags & kWriteOut) != 0 && out != 0) {
       Atp(pkt)->Set(kAtpFlagOverflow);

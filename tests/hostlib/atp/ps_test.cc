@@ -90,6 +90,25 @@ TEST_F(PsTest, DuplicatesAndPartialOverlapsAreIgnored) {
   EXPECT_EQ(ParamValue(0), 7.0f);
 }
 
+// Section 5.4: "if the incoming gradient packet is completely aggregated, ATP replaces the
+// value". A worker's retransmitted original reached the PS on its own, then the switch's
+// complete aggregate came: it completes the seq at once (it was once ignored as an overlap,
+// and the seq waited for every worker to time out).
+TEST_F(PsTest, ASupersetAggregateReplacesWhatTheSeqHeld) {
+  Gradient(4, 0b001, 1 * kScale);  // worker 0's original alone
+  Gradient(4, 0b111, 6 * kScale);  // the switch's aggregate of all three
+  EXPECT_EQ(ps_.stats().replaced, 1u);
+  EXPECT_EQ(ps_.stats().partial_overlaps, 0u);
+  ASSERT_EQ(tx_.frames.size(), 1u);
+  EXPECT_EQ(ParamValue(0), 6.0f);  // not 7: worker 0 is counted once
+  // A partial superset replaces too, and the rest is added to it.
+  Gradient(5, 0b001, 1 * kScale);
+  Gradient(5, 0b011, 3 * kScale);
+  Gradient(5, 0b100, 4 * kScale);
+  ASSERT_EQ(tx_.frames.size(), 2u);
+  EXPECT_EQ(ParamValue(1), 7.0f);
+}
+
 TEST_F(PsTest, OverflowFlaggedPacketsAreIgnoredAndOriginalsComplete) {
   Gradient(3, 0b111, 12345, kAtpFlagOverflow);
   Gradient(3, 0b011, 12345, kAtpFlagOverflow);

@@ -169,7 +169,8 @@ TEST_F(AtpCaseTest, ResendWithItsBitSetIsForwardedAsIsAndDeallocates) {
   AtpOut r = Decode(out[0]);
   EXPECT_EQ(r.values, Fill(kN, 1));
   EXPECT_EQ(r.f.bitmap, 0x1u);
-  EXPECT_TRUE(r.f.Has(kAtpFlagEdge));
+  EXPECT_FALSE(r.f.Has(kAtpFlagEdge));  // Fig. 4 (8): as-is, the edge bit untouched
+  EXPECT_TRUE(r.f.Has(kAtpFlagResend));
   EXPECT_TRUE(AggregatorEmpty(h_, Index(6), kN));
 }
 
@@ -192,14 +193,46 @@ TEST_F(AtpCaseTest, SecondLevelResendIsForwardedDirectlyAndDeallocates) {
   EXPECT_EQ(Atp(h_).counters().resend_dealloc, 1u);
 }
 
-TEST_F(AtpCaseTest, ResendToAnEmptyAggregatorIsForwardedUnchangedWithoutClaiming) {
+// A first-level retransmission that finds no aggregator goes on as a collision does: marked
+// past this level (edge 1), so the PS's switch forwards it by rule 7 instead of applying the
+// first-level rules 8/9 to its own aggregator.
+TEST_F(AtpCaseTest, ResendToAnEmptyAggregatorIsForwardedPastThisLevelWithoutClaiming) {
   const AtpPacket p = Gradient(kJob, 11, 1, 4, 0, Fill(kN, 2), kAtpFlagResend);
   Send(p, 1);
   std::vector<SentFrame> out = h_.Drain();
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0].bytes, p.Build());
+  AtpPacket expected = p;
+  expected.f.flags |= kAtpFlagEdge;
+  EXPECT_EQ(out[0].bytes, expected.Build());
   EXPECT_TRUE(AggregatorEmpty(h_, Index(11), kN));
   EXPECT_EQ(Atp(h_).counters().resend_forwarded, 1u);
+}
+
+// The overflow flag a result brings from the level below is remembered by the aggregator it
+// claims or joins: the result that leaves carries it, whichever packet completes.
+TEST_F(AtpCaseTest, IncomingOverflowFlagIsStickyInTheAggregator) {
+  for (const bool flagged_first : {true, false}) {
+    const uint32_t seq = flagged_first ? 20 : 21;
+    AtpPacket a = Gradient(kJob, seq, 0, 2, 0, Fill(kN, 1));
+    AtpPacket b = Gradient(kJob, seq, 1, 2, 0, Fill(kN, 2));
+    (flagged_first ? a : b).f.flags |= kAtpFlagOverflow;
+    Send(a);
+    Send(b, 1);
+    std::vector<SentFrame> out = h_.Drain();
+    ASSERT_EQ(out.size(), 1u) << flagged_first;
+    AtpOut r = Decode(out[0]);
+    EXPECT_TRUE(r.f.Has(kAtpFlagOverflow)) << flagged_first;
+    EXPECT_EQ(r.f.bitmap, 0x3u);
+    Send(Param(kJob, seq, kN, 0x3), kPsPort);
+    h_.Drain();
+    EXPECT_TRUE(AggregatorEmpty(h_, Index(seq), kN)) << flagged_first;
+  }
+  // Freed with the aggregator: the next seq on the same cell starts clean.
+  Send(Gradient(kJob, 20, 0, 2, 0, Fill(kN, 1)));
+  Send(Gradient(kJob, 20, 1, 2, 0, Fill(kN, 1)), 1);
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FALSE(Decode(out[0]).f.Has(kAtpFlagOverflow));
 }
 
 TEST_F(AtpCaseTest, OverflowIsFlaggedOnTheResultAndClearedWithTheAggregator) {
