@@ -355,6 +355,12 @@ uint64_t Switch::TotalDrops() const {
 }
 
 void Switch::ResetCounters() {
+  for (std::size_t i = 0; i < kDropReasonCount; ++i) {
+    retired_.drops[i] += Drops(static_cast<DropReason>(i));
+  }
+  retired_.consumed += counters_.program.consumed;
+  retired_.copies += MulticastCopies();
+  ++retired_.resets;
   std::size_t ports = counters_.ports.size();
   counters_ = SwitchCounters();
   counters_.ports.resize(ports);

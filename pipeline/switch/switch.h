@@ -2,6 +2,7 @@
 // One emulated switch: parser, ingress program, traffic manager, egress program, deparser, the
 // control commands and the counters. Offline, the engine drives it on a virtual clock; in real
 // time, swemu's lcores drive it on a TSC clock. No DPDK here.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -127,7 +128,16 @@ class Switch {
   // All drops by reason: pipeline and TM together.
   uint64_t Drops(DropReason reason) const;
   uint64_t TotalDrops() const;
+  // Zeroes every counter (counter_reset). What was counted before is kept aside, so that a
+  // report of the whole run (the real-time shutdown summary, beside device counters nobody
+  // resets) still adds up: the *SinceStart totals below.
   void ResetCounters();
+  uint64_t DropsSinceStart(DropReason reason) const {
+    return Drops(reason) + retired_.drops[static_cast<std::size_t>(reason)];
+  }
+  uint64_t ConsumedSinceStart() const { return counters_.program.consumed + retired_.consumed; }
+  uint64_t MulticastCopiesSinceStart() const { return MulticastCopies() + retired_.copies; }
+  uint64_t counter_resets() const { return retired_.resets; }
   // Every counter as a JSON object (ports, queues, drops, program, tables).
   std::string CountersJson() const;
   // Frees everything still queued (shutdown); the freed packets count as drops of nothing.
@@ -171,6 +181,12 @@ class Switch {
   ResourceReport report_;
   CommandTable commands_;
   SwitchCounters counters_;
+  struct Retired {  // what counter_reset cleared, summed
+    std::array<uint64_t, kDropReasonCount> drops = {};
+    uint64_t consumed = 0;
+    uint64_t copies = 0;
+    uint64_t resets = 0;
+  } retired_;
   bool parse_ = true;
   uint32_t user_words_ = kUserMetadataWords;  // Program::UserMetadataWords
   bool has_registers_ = true;  // the program has register arrays (which read access masks)

@@ -470,4 +470,11 @@ std::array<uint64_t, kDropReasonCount> Datapath::AllDrops() const {
   return drops;
 }
 
+std::array<uint64_t, kDropReasonCount> Datapath::AllDropsSinceStart() const {
+  std::array<uint64_t, kDropReasonCount> drops = drops_;
+  for (std::size_t i = 0; i < kDropReasonCount; ++i)
+    drops[i] += sw_.DropsSinceStart(static_cast<DropReason>(i));
+  return drops;
+}
+
 }  // namespace swemu

@@ -128,6 +128,8 @@ class Datapath final : public CutThroughSink {
 
   // Drops by reason: the switch's and the datapath's own (tx_queue_full, ...).
   std::array<uint64_t, kDropReasonCount> AllDrops() const;
+  // The same whatever counter_reset cleared (the shutdown summary, beside the wire counters).
+  std::array<uint64_t, kDropReasonCount> AllDropsSinceStart() const;
   const WirePortCounters& port_counters(PortId p) const { return wire_[p]; }
   // Per-port table and drops, in the offline mode's style.
   std::string Summary() const { return Summary({this}); }
