@@ -64,12 +64,16 @@ std::string Engine::CountersJson() const {
   json.EndObject();
   json.BeginArray("hosts");
   for (const auto& host : hosts_) {
+    // Loss both ways: on the host's way to the switch, and on the switch port's way to it.
+    const uint64_t lost_to_host = switches_[host->sw_].ports[host->port_].lost;
     json.BeginObject()
         .String("switch", switches_[host->sw_].sw->name())
         .Uint("port", host->port_)
         .Uint("sent", host->sent_)
         .Uint("received", host->received_)
-        .Uint("lost", host->lost_)
+        .Uint("lost", host->lost_ + lost_to_host)
+        .Uint("lost_sent", host->lost_)
+        .Uint("lost_to_host", lost_to_host)
         .EndObject();
   }
   json.EndArray();

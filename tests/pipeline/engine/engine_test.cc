@@ -165,6 +165,30 @@ TEST(EngineTest, LimitsOnEventsAndVirtualTimeStopARunWithAnError) {
   }
 }
 
+// A host's "lost" counts both directions: frames it sent that the link lost, and frames the
+// switch sent it that the link lost (once only the first).
+TEST(EngineTest, PerHostLossCountsBothDirections) {
+  const std::string in = TempPath("lossy_in.pcap");
+  Records records;
+  for (int i = 0; i < 400; ++i)
+    records.push_back({1000 + 1000 * TimeNs(i), Frame(0, 0, 100, uint16_t(i))});
+  WritePcap(in, records);
+  Engine engine(7, 1024);
+  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("sw", k1G), "").ok());
+  ASSERT_TRUE(engine.AddHostPort({"sw", 0, in, "", 0, 0}).ok());
+  ASSERT_TRUE(engine.AddHostPort({"sw", 1, "", "", 0, 0.25}).ok());  // receives only
+  ASSERT_TRUE(engine.Run().ok());
+  const uint64_t delivered = engine.counters().delivered;
+  EXPECT_LT(delivered, 400u);
+  const std::string json = engine.CountersJson();
+  const std::string lost = std::to_string(400 - delivered);
+  const std::string receiver =
+      "\"port\": 1,\n        \"sent\": 0,\n        \"received\": " + std::to_string(delivered) +
+      ",\n        \"lost\": " + lost +
+      ",\n        \"lost_sent\": 0,\n        \"lost_to_host\": " + lost;
+  EXPECT_NE(json.find(receiver), std::string::npos) << json;
+}
+
 TEST(EngineTest, CountersJsonAndSummaryNameEverything) {
   const std::string in = TempPath("json_in.pcap");
   WritePcap(in, {{100, Frame()}, {200, Frame(kToPort2)}});
