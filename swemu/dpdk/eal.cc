@@ -2,8 +2,11 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -20,6 +23,71 @@ bool HasArg(const std::vector<std::string>& args, const std::string& name) {
   return std::any_of(args.begin(), args.end(), [&](const std::string& arg) {
     return arg == name || arg.rfind(name + "=", 0) == 0;
   });
+}
+
+// Holds one of this process's standard streams in a memory file while EAL initialises, so that
+// a bad argument gives one line instead of EAL's whole usage text; on success what EAL printed
+// is passed on as it would have been.
+class CapturedFd {
+ public:
+  explicit CapturedFd(int fd) : fd_(fd) {
+    std::fflush(nullptr);
+    memfd_ = memfd_create("swemu-eal", MFD_CLOEXEC);
+    saved_ = memfd_ < 0 ? -1 : dup(fd_);
+    if (saved_ >= 0 && dup2(memfd_, fd_) < 0) {
+      close(saved_);
+      saved_ = -1;
+    }
+  }
+  ~CapturedFd() { Restore(); }
+  CapturedFd(const CapturedFd&) = delete;
+  CapturedFd& operator=(const CapturedFd&) = delete;
+
+  // Puts the stream back and returns what was written to it meanwhile.
+  std::string Restore() {
+    std::string text;
+    if (saved_ < 0) return text;
+    std::fflush(nullptr);
+    dup2(saved_, fd_);
+    close(saved_);
+    saved_ = -1;
+    char buffer[4096];
+    for (off_t at = 0;;) {
+      const ssize_t n = pread(memfd_, buffer, sizeof buffer, at);
+      if (n <= 0) break;
+      text.append(buffer, static_cast<std::size_t>(n));
+      at += n;
+    }
+    close(memfd_);
+    return text;
+  }
+
+ private:
+  int fd_;
+  int memfd_ = -1;
+  int saved_ = -1;
+};
+
+void WriteAll(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// The line of EAL's output that names what was wrong with the arguments: getopt's complaint
+// or EAL's own "invalid ..." line; empty if there is none.
+std::string ArgumentComplaint(const std::string& text) {
+  std::istringstream lines(text);
+  std::string line;
+  while (std::getline(lines, line)) {
+    for (const char* mark : {"unrecognized option", "invalid option", "requires an argument",
+                             "doesn't allow an argument", "nvalid", "cannot ", "Cannot "}) {
+      if (line.find(mark) != std::string::npos) return line;
+    }
+  }
+  return "";
 }
 
 }  // namespace
@@ -68,7 +136,6 @@ bool HostHugepagesUsable() {
 }
 
 Status InitEal(const EalArgs& eal, std::ostream& err) {
-  if (eal.added_no_huge) err << "swemu: no free hugepages; running with --no-huge\n" << std::flush;
   // EAL may keep pointers into argv for the life of the process.
   static std::vector<std::string> storage;
   static std::vector<char*> argv;
@@ -78,9 +145,24 @@ Status InitEal(const EalArgs& eal, std::ostream& err) {
   argv.clear();
   for (std::string& arg : storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
-  if (rte_eal_init(static_cast<int>(storage.size()), argv.data()) < 0) {
-    return Status::Error(std::string("EAL: ") + rte_strerror(rte_errno));
+  CapturedFd out(STDOUT_FILENO);
+  CapturedFd errs(STDERR_FILENO);
+  const int rc = rte_eal_init(static_cast<int>(storage.size()), argv.data());
+  const int error = rte_errno;
+  const std::string printed_err = errs.Restore();
+  const std::string printed_out = out.Restore();
+  if (rc < 0) {
+    std::string complaint = ArgumentComplaint(printed_err + printed_out);
+    if (complaint.rfind("swemu: ", 0) == 0) complaint.erase(0, 7);
+    if (complaint.rfind("EAL: ", 0) == 0) complaint.erase(0, 5);
+    return Status::Error("EAL: " + (complaint.empty() ? std::string(rte_strerror(error))
+                                                      : complaint + " (" + rte_strerror(error) +
+                                                            "; EAL's options: dpdk-testpmd -h)"));
   }
+  WriteAll(STDOUT_FILENO, printed_out);
+  WriteAll(STDERR_FILENO, printed_err);
+  // Said once EAL is up, so that a failure stays one line.
+  if (eal.added_no_huge) err << "swemu: no free hugepages; running with --no-huge\n" << std::flush;
   return Status::Ok();
 }
 

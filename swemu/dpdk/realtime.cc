@@ -215,6 +215,10 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
     }
   }
   SWEMU_RETURN_IF_ERROR(StartControl(cmd, rt));  // a socket in use stops us before any traffic
+  // The port the kernel chose for --control-tcp 0 (or ADDR:0) is known only now: say it.
+  if (rt.control && !rt.control->tcp_endpoint().empty()) {
+    out << "control: listening on tcp " << rt.control->tcp_endpoint() << "\n" << std::flush;
+  }
   SWEMU_RETURN_IF_ERROR(StartRecorder(cmd, loaded, rt));
   return rt.ports.Open(rt.sw().num_ports(), loaded.port_devargs, rt.pool->mempool());
 }

@@ -160,7 +160,10 @@ TEST_F(RealtimeTest, BadDevargsExitTwoWithOneLine) {
 TEST_F(RealtimeTest, BadEalArgumentExitsTwo) {
   RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) + EalArgs() + " --bogus");
   EXPECT_EQ(run.status, 2);
-  EXPECT_NE(run.err.find("swemu: EAL: "), std::string::npos) << run.err;
+  // One line naming the argument, not EAL's usage text.
+  EXPECT_EQ(run.err.rfind("swemu: EAL: unrecognized option '--bogus'", 0), 0u) << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_EQ(run.out, "") << run.out;
 }
 
 TEST_F(RealtimeTest, BusyPollAndStatsIntervalAreAccepted) {
@@ -217,6 +220,18 @@ TEST_F(RealtimeTest, ControlSocketChangesTablesLive) {
   EXPECT_FALSE(std::filesystem::exists(sock));  // removed at shutdown
   std::error_code ignored;
   std::filesystem::remove_all("/var/run/dpdk/" + FilePrefix(), ignored);
+}
+
+// --control-tcp 0 lets the kernel choose the port: swemu says which, or nobody could connect.
+TEST_F(RealtimeTest, ControlTcpPortZeroSaysWhichPortItBound) {
+  RunResult run = RunSwemu("--config " + WriteConfig(PcapPort1()) +
+                           " --control-tcp 0 --run-for 1s" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string prefix = "control: listening on tcp 127.0.0.1:";
+  const std::size_t at = run.out.find(prefix);
+  ASSERT_NE(at, std::string::npos) << run.out;
+  const int port = std::atoi(run.out.c_str() + at + prefix.size());
+  EXPECT_GT(port, 0) << run.out;
 }
 
 TEST_F(RealtimeTest, RunForMustBeADuration) {
