@@ -97,7 +97,15 @@ std::string Usage() {
          "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
          "       swemu (--config FILE | --topology FILE) --show-resources\n\n"
-      << Options();
+      << Options()
+      << "\nexamples:\n"
+         "  swemu --config configs/leaf.ini --offline --in 0=configs/pcap/h0_to_all.pcap "
+         "--out-dir out/leaf\n"
+         "  swemu --topology configs/leaf_spine.topo --offline "
+         "--in leaf1:0=configs/pcap/h0_to_all.pcap --out-dir out/fabric\n"
+         "  swemu --config configs/ring.ini --run-for 2s --stats-interval 1 -- -l 0\n"
+         "  swemu --config configs/atp_rack.ini --show-resources\n"
+         "every option: docs/cli.md\n";
   return out.str();
 }
 

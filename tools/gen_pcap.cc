@@ -229,7 +229,12 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << "usage: swemu-gen --out FILE [options]\n\n" << Options();
+    std::cout << "usage: swemu-gen --out FILE [options]\n\n"
+              << Options()
+              << "\nexamples:\n"
+                 "  swemu-gen -o h0.pcap -n 1000 --dst-ip 10.0.1.2 --dst-mac 00:00:00:00:01:02 "
+                 "--rate 1G\n"
+                 "  swemu-gen -o mix.pcap -n 10000 --size 64-1500 --flows 8 --poisson --seed 3\n";
     return 0;
   }
   GenSpec spec;

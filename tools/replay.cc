@@ -343,7 +343,12 @@ int Main(int argc, char** argv) {
   if (vm.count("help")) {
     std::cout << "usage: swemu-replay --port DEVARGS [--in FILE] [--out FILE] [--pps N | --mbps N"
                  " | --timing] [--loop N] [--wait D] [--expect N] -- EAL ARGS...\n\n"
-              << Options();
+              << Options()
+              << "\nexample (a host on port 0 of configs/ci_vhost.ini, swemu running):\n"
+                 "  swemu-replay --port net_virtio_user0,path=/tmp/swemu-vhost0.sock,"
+                 "queue_size=256 --in to_b.pcap --topspeed -- -l 1 --no-pci --no-huge -m 128 "
+                 "--file-prefix peer-a\n"
+                 "every option: docs/cli.md\n";
     return 0;
   }
   Status status = ParseSpec(vm, spec);

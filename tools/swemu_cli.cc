@@ -95,7 +95,12 @@ int Main(int argc, char** argv) {
     std::cout << "usage: swemu-cli [--socket PATH | --tcp ADDR:PORT] [COMMAND WORDS...]\n"
                  "  with COMMAND WORDS: run that command and print its output;\n"
                  "  without: read commands from stdin, one per line.\n\n"
-              << Options();
+              << Options()
+              << "\nexamples:\n"
+                 "  swemu-cli show stats\n"
+                 "  swemu-cli table_add dmac forward 00:00:00:00:00:0b '=>' 1\n"
+                 "  swemu-cli --tcp 127.0.0.1:9090 counter_read drop\n"
+                 "  swemu-cli help            (every command of the running switch)\n";
     return 0;
   }
   if (vm.count("version")) {

@@ -72,6 +72,21 @@ TEST_F(SwemuBinaryTest, VersionAndHelp) {
   }
 }
 
+// Every tool's --help ends with examples a user can run.
+TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
+  const std::string tools = SWEMU_BINARY_DIR "/tools/";
+  for (const std::string& command :
+       {kSwemu + " --help", tools + "swemu-gen --help", tools + "swemu-cli --help",
+        tools + "swemu-replay --help", tools + "swemu-atp demo --help",
+        tools + "swemu-atp sim --help"}) {
+    const std::string dir = TestDir() + "help/";
+    std::filesystem::create_directories(dir);
+    RunResult run = RunCommandIn(dir, command);
+    EXPECT_EQ(run.status, 0) << command << run.err;
+    EXPECT_NE(run.out.find("example"), std::string::npos) << command << "\n" << run.out;
+  }
+}
+
 TEST_F(SwemuBinaryTest, WithoutOfflineRealTimeNeedsDpdkPorts) {
   RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini");
   EXPECT_EQ(run.status, 2);

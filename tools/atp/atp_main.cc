@@ -114,7 +114,17 @@ int Main(int argc, char** argv) {
   try {
     po::store(po::command_line_parser(argc - 1, argv + 1).options(desc).run(), vm);
     if (vm.count("help")) {
-      std::cout << desc;
+      std::cout << desc
+                << (mode == "demo"
+                        ? "\nexamples:\n"
+                          "  swemu-atp demo                          the README's main job\n"
+                          "  swemu-atp demo --workers 4 --racks 2    two swemu processes\n"
+                          "  swemu-atp demo --model VGG16 --iterations 1 --backoff\n"
+                        : "\nexamples:\n"
+                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job\n"
+                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job --loss 0.01 --layers 4\n");
       return 0;
     }
     po::notify(vm);
