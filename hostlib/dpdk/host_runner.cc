@@ -117,7 +117,9 @@ bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
     if (Round(now)) {
       idle_rounds_ = 0;
       sleep_ns_ = 0;
+      stats_.busy_ns += NowNs() - now;
     } else {
+      ++stats_.idle_rounds;
       Idle(now, deadline);
     }
     if (done && done()) return true;

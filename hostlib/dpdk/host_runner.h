@@ -35,6 +35,8 @@ struct HostRunnerOptions {
 struct HostRunnerStats {
   uint64_t rounds = 0;
   uint64_t idle_sleeps = 0;
+  uint64_t idle_rounds = 0;  // rounds that found nothing to do
+  TimeNs busy_ns = 0;        // wall time in rounds that did something
   uint64_t frames = 0;       // delivered to endpoints
   uint64_t timers = 0;       // OnTimer calls
   uint64_t timers_held = 0;  // due timers deferred: frames still waiting, or after a stall

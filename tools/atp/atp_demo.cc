@@ -166,6 +166,11 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
         << '\n';
   }
   if (getenv("SWEMU_ATP_DEBUG") != nullptr) {
+    const HostRunnerStats& r = runner.stats();
+    out << "host runner: rounds " << r.rounds << " idle " << r.idle_rounds << " frames " << r.frames
+        << " timers " << r.timers << " held " << r.timers_held << " stalls " << r.stalls
+        << " lost_ms " << r.lost_ns / 1'000'000 << " busy_ms " << r.busy_ns / 1'000'000
+        << " wall_ms " << r.wall_ns / 1'000'000 << "\n";
     for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
       out << layout.hosts()[i].name << ": " << (*dpdk)->port(i).counters().ToString();
       if (i < options.workers) {

@@ -89,8 +89,12 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
     }
   }
   if (driver.wake) driver.wake();
-  auto all_done = [&calls] {
-    return std::all_of(calls.begin(), calls.end(), [](const AllReduceJob* c) { return c->done(); });
+  // Asked after every round of the host loop: it moves over the calls once in the whole pass
+  // (a call, once done, stays done), not over all of them every time.
+  std::size_t first_pending = 0;
+  auto all_done = [&calls, &first_pending] {
+    while (first_pending < calls.size() && calls[first_pending]->done()) ++first_pending;
+    return first_pending == calls.size();
   };
   const std::string mode = job == aggregate_job_ ? "in-network" : "at-PS";
   if (Status ran = driver.run_until(all_done); !ran.ok()) {
