@@ -133,6 +133,7 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
   CheckResults(&pass);
   for (uint32_t w = 0; w < workers_.size(); ++w) {
     const AtpWorkerStats& s = *workers_[w]->worker_stats(job);
+    pass.packets += s.packets_sent - worker_before[w].packets_sent;
     pass.retransmissions += s.retransmissions - worker_before[w].retransmissions;
     pass.timeouts += s.timeouts - worker_before[w].timeouts;
     pass.ecn_halvings += s.ecn_halvings - worker_before[w].ecn_halvings;
@@ -173,13 +174,27 @@ Result<std::vector<PassResult>> AtpWorkload::Run(const WorkloadDriver& driver, s
       passes.push_back(*pass);
     }
   }
-  PrintContention(passes, out);
+  PrintSummary(passes, out);
   return passes;
 }
 
-// One line when the host was busy with other work, so that nobody mistakes a starved run for
-// the protocol's speed.
-void AtpWorkload::PrintContention(const std::vector<PassResult>& passes, std::ostream& out) {
+void AtpWorkload::PrintSummary(const std::vector<PassResult>& passes, std::ostream& out) {
+  for (const char* mode : {"in-network", "at-PS"}) {
+    uint64_t packets = 0, retx = 0;
+    for (const PassResult& p : passes) {
+      if (p.mode != mode) continue;
+      packets += p.packets;
+      retx += p.retransmissions;
+    }
+    char line[160];
+    std::snprintf(
+        line, sizeof(line), "retransmitted %s: %llu of %llu packets (%.4f%%)\n", mode,
+        static_cast<unsigned long long>(retx), static_cast<unsigned long long>(packets),
+        packets > 0 ? 100.0 * static_cast<double>(retx) / static_cast<double>(packets) : 0.0);
+    out << line;
+  }
+  // One line when the host was busy with other work, so that nobody mistakes a starved run for
+  // the protocol's speed.
   uint32_t contended = 0;
   double worst = 0;
   for (const PassResult& p : passes) {

@@ -31,6 +31,7 @@ struct PassResult {
   double in_switch = 0;     // fraction of elements the PS got fully aggregated by a switch
   double max_error = 0;     // max |result - exact float sum| over workers and elements
   double error_bound = 0;   // W * 0.5 / scale (int32 rounding), plus float rounding
+  uint64_t packets = 0;     // the workers' gradient packets, retransmissions included
   uint64_t retransmissions = 0;
   uint64_t timeouts = 0;
   uint64_t ecn_halvings = 0;
@@ -80,7 +81,9 @@ class AtpWorkload {
 
   static void PrintHeader(std::ostream& out);
   static void PrintPass(const PassResult& pass, std::ostream& out);
-  static void PrintContention(const std::vector<PassResult>& passes, std::ostream& out);
+  // After the passes: the share of packets retransmitted per mode, and a line when the host
+  // was contended.
+  static void PrintSummary(const std::vector<PassResult>& passes, std::ostream& out);
 
  private:
   Result<PassResult> RunPass(const WorkloadDriver& driver, uint16_t job, uint32_t iteration);
