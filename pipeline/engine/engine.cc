@@ -163,7 +163,9 @@ void Engine::Push(Event event) {
   events_.Push(event);
 }
 
-Status Engine::Run(TimeNs until) {
+Status Engine::Run(TimeNs until) { return Run(until, nullptr); }
+
+Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   if (!started_) {
     started_ = true;
     for (auto& host : hosts_) {
@@ -196,6 +198,7 @@ Status Engine::Run(TimeNs until) {
     ++events_processed_;
     clock_.Set(event.time);
     Dispatch(event);
+    if (stop && stop()) return failure_;  // the clock stays at the event that did it
   }
   if (!failure_.ok()) return failure_;
   if (until != kNever && until > clock_.NowNs()) clock_.Set(until);

@@ -10,6 +10,7 @@
 // link's or host link's delay. Loss is drawn per direction from the seed.
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -89,6 +90,9 @@ class Engine {
   // further away than a slice. When no event remains, hosts are finished (output files
   // closed). May be called again to continue. Fails once a limit is passed.
   Status Run(TimeNs until = kNever);
+  // The same, but returns as soon as stop() holds after an event (checked after each one), the
+  // clock left at that event's time: a caller timing what it waits for gets the exact time.
+  Status Run(TimeNs until, const std::function<bool()>& stop);
   void SetLimits(const EngineLimits& limits) { limits_ = limits; }
   uint64_t events_processed() const { return events_processed_; }
 

@@ -84,7 +84,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
     constexpr TimeNs kBudget = 60'000'000'000;  // 60 s of virtual time per pass
     const TimeNs start = engine.Now();
     for (;;) {
-      SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + kSlice));
+      SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + kSlice, done));
       if (done()) return Status::Ok();
       if (engine.idle()) {
         return Status::Error("the engine ran out of events before the job completed");
