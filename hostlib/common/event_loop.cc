@@ -31,6 +31,7 @@ void EventLoop::Add(FrameSource* source, Endpoint* endpoint) {
 bool EventLoop::Round() {
   bool busy = false;
   for (const Entry& e : entries_) {
+    bool drained = true;
     if (e.source != nullptr) {
       Endpoint* endpoint = e.endpoint;
       const TimeNs now = Now();
@@ -40,11 +41,18 @@ bool EventLoop::Round() {
       const uint32_t n = e.source->Poll(deliver, options_.burst);
       counters_.frames += n;
       busy |= n > 0;
+      drained = n < options_.burst;
     }
     const TimeNs now = Now();
+    // A timer fires only once the source is drained: a frame still waiting may be the answer
+    // it would give up on (HostRunner does the same).
     if (e.endpoint->NextTimer() <= now) {
-      e.endpoint->OnTimer(now);
-      ++counters_.timers;
+      if (drained) {
+        e.endpoint->OnTimer(now);
+        ++counters_.timers;
+      } else {
+        ++counters_.timers_held;
+      }
       busy = true;
     }
     e.endpoint->Pump(now);

@@ -2,7 +2,8 @@
 // The real-time driver of endpoints: polls each endpoint's FrameSource, fires its timers on a
 // monotonic clock, pumps it after every event, and backs off when idle (pause, then sleeps of
 // 10..200 us) so that it shares a small machine with swemu and other hosts. Several endpoints
-// (e.g. a worker and a PS in one process) can share one loop.
+// (e.g. a worker and a PS in one process) can share one loop. A due timer fires only once its
+// source is drained (a frame still waiting may be the answer it would give up on).
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -25,6 +26,7 @@ struct EventLoopCounters {
   uint64_t rounds = 0;
   uint64_t frames = 0;
   uint64_t timers = 0;
+  uint64_t timers_held = 0;  // due while frames were still waiting in the source
   uint64_t sleeps = 0;
 };
 

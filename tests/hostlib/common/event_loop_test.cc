@@ -59,6 +59,29 @@ TEST(EventLoopTest, DeliversFramesInBurstsAndFiresTimersInOrder) {
   EXPECT_GT(e.pumps, 3);
 }
 
+// A due timer waits until the source is drained: 40 frames at 16 per poll arrive before the
+// timer that was already due fires.
+TEST(EventLoopTest, ADueTimerWaitsForTheFramesAlreadyWaiting) {
+  FakeSource source;
+  for (std::size_t i = 0; i < 40; ++i) source.frames.emplace_back(i + 1, 0);
+  CountingEndpoint e;
+  EventLoopOptions options;
+  options.burst = 16;
+  EventLoop loop(options);
+  loop.Add(&source, &e);
+  e.next = 0;  // due at once
+  std::size_t seen_at_first_timer = 0;
+  ASSERT_TRUE(loop.RunUntil(
+      [&] {
+        if (e.fired_at.size() == 1 && seen_at_first_timer == 0)
+          seen_at_first_timer = e.sizes.size();
+        return !e.fired_at.empty();
+      },
+      10'000'000'000ull));
+  EXPECT_EQ(seen_at_first_timer, 40u);
+  EXPECT_GE(loop.counters().timers_held, 2u);
+}
+
 TEST(EventLoopTest, StopsAtTheDeadlineWhenThePredicateNeverHoldsAndSleepsWhenIdle) {
   CountingEndpoint e;
   EventLoop loop;
