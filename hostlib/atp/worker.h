@@ -41,17 +41,20 @@ struct AtpWorkerOptions {
   uint32_t lanes = 2;
   uint32_t initial_window_packets = 50;
   uint32_t max_window_packets = 1024;
-  uint32_t mtu_bytes = 1500;      // the window's growth step
-  uint32_t chunk_packets = 64;    // the scheduler's unit
-  uint32_t ooo_threshold = 3;     // out-of-order parameter packets that mean UNA was lost
-  TimeNs rto_ns = 1'000'000;      // before the first RTT sample
-  TimeNs min_rto_ns = 1'000'000;  // floor of the estimated RTO (srtt + 4 rttvar): 1 ms, the
-                                  // timeout ATP 7.2.3 gives SwitchML
+  uint32_t mtu_bytes = 1500;    // the window's growth step
+  uint32_t chunk_packets = 64;  // the scheduler's unit
+  uint32_t ooo_threshold = 3;   // out-of-order parameter packets that mean UNA was lost
+  TimeNs rto_ns = 4'000'000;    // before the first RTT sample
+  // Floor of the estimated RTO (srtt + 4 rttvar). 4 ms, not the 1 ms ATP 7.2.3 gives SwitchML:
+  // in slow start the queues grow faster than srtt follows, and at 1 ms the demo's first pass
+  // timed out 24-32 times with no loss, each second timeout in a row resending a whole
+  // window. Real losses are rare and mostly recovered by fast retransmit; a lost tail waits 4 ms.
+  TimeNs min_rto_ns = 4'000'000;
   TimeNs max_rto_ns = 64'000'000;
   // How far spurious timeouts may raise a lane's RTO floor: scheduling delays on a busy machine
   // (a few ms of CFS slices) are covered; a late answer that waited on another worker's
   // recovery does not make every later recovery slow.
-  TimeNs max_adaptive_min_rto_ns = 8'000'000;
+  TimeNs max_adaptive_min_rto_ns = 16'000'000;
   uint8_t tos = 0b10;  // ECT(0): switches mark CE instead of dropping
 };
 

@@ -28,9 +28,12 @@ class WorkerTest : public ::testing::Test {
     out_.assign(in_.size(), -1.0f);
     worker_->Submit(&call_, in_.data(), out_.data(), in_.size());
   }
+  // The timer tests are written against a 1 ms initial RTO and floor.
   static AtpWorkerOptions OneLane() {
     AtpWorkerOptions o;
     o.lanes = 1;
+    o.rto_ns = 1'000'000;
+    o.min_rto_ns = 1'000'000;
     return o;
   }
   // The PS's answer for seq: every element = 2 * (seq + 1), optionally with the ECN flag.
@@ -331,6 +334,18 @@ TEST_F(WorkerTest, ANeededRetransmissionKeepsItsCut) {
   Param(200'000, 0);  // 160 us after the resend: the resend's answer
   EXPECT_EQ(worker_->stats().spurious_fast, 0u);
   EXPECT_LE(worker_->window_bytes(0), halved + 1500);
+}
+
+// The defaults: no timeout before 4 ms, with or without an RTT sample (at 1 ms the demo's
+// first pass timed out without a loss while slow start grew the queues).
+TEST_F(WorkerTest, TheDefaultRtoFloorIsFourMilliseconds) {
+  AtpWorkerOptions options;
+  options.lanes = 1;
+  Make(6, options);
+  worker_->Pump(0);
+  EXPECT_EQ(worker_->NextTimer(), 4'000'000u);
+  Param(50'000, 0);  // RTT 50 us: srtt + 4 rttvar is far below the floor
+  EXPECT_EQ(worker_->NextTimer(), 50'000u + 4'000'000u);
 }
 
 TEST_F(WorkerTest, EveryTimeoutHalvesTheWindow) {
