@@ -138,19 +138,22 @@ struct AtpFields {
 // The aggregator a <job, seq> pair maps to: the same on every switch (a "globally consistent
 // hash", section 5.3), so hosts and tests can predict collisions. num_aggregators >= 1.
 //
-// The hash rotates the array per job and per epoch of num_aggregators seqs: within an epoch a
-// job's seqs take consecutive aggregators from a hashed offset. A job's packets in flight, a
-// run of consecutive seqs far shorter than the array, then never collide with each other
-// (except across an epoch boundary, where two offsets meet), where a hash of <job, seq> makes a
-// job alone on a switch collide with its own packets at the array's occupancy (3.5% in the
-// demo, each a retransmission). Jobs sharing the array collide where their runs overlap, and
-// with offsets drawn anew every epoch no job keeps an advantage (section 7.3's fairness).
+// With N aggregators, a job's seqs go in epochs of N: within an epoch they take consecutive
+// aggregators from the epoch's start, and each epoch starts a job-specific step J further,
+// 1 <= J <= N/2, from where the one before started: start(e) = H(job) + e * J (mod N). So two
+// seqs of one job fewer than N/2 apart never share an aggregator, within an epoch or across a
+// boundary (their indexes differ by d or by J + d - N, never 0 mod N). A hash of both fields
+// made a job alone on a switch collide with its own packets in flight at the array's
+// occupancy: 3.5% of the demo's seqs, each a split aggregate and a retransmission. Jobs
+// sharing an array collide where their runs overlap; their offsets drift apart by
+// (J_a - J_b) every epoch, so no job keeps an advantage (section 7.3's fairness).
 constexpr uint32_t AtpAggregatorIndex(uint16_t job_id, uint32_t seq,
                                       uint32_t num_aggregators) noexcept {
-  const uint32_t epoch = seq / num_aggregators;
-  const uint64_t offset = HashPair(job_id, epoch, /*seed=*/0x41545021);  // "ATP!"
-  return static_cast<uint32_t>((uint64_t{seq % num_aggregators} + offset % num_aggregators) %
-                               num_aggregators);
+  const uint64_t n = num_aggregators;
+  const uint64_t base = HashPair(job_id, 0, /*seed=*/0x41545021) % n;  // "ATP!"
+  const uint64_t step = 1 + HashPair(job_id, 1, /*seed=*/0x41545021) % (n / 2 == 0 ? 1 : n / 2);
+  const uint64_t epoch = seq / n;
+  return static_cast<uint32_t>((base + (epoch % n) * step + seq % n) % n);
 }
 
 // The identifier an aggregator stores: 0 means empty, so job 0 is never valid.

@@ -34,17 +34,35 @@ TEST(AtpIndexTest, ConsecutiveSeqsTakeConsecutiveAggregators) {
   }
 }
 
-// Offsets differ between jobs and between a job's epochs, so no job keeps a place that
-// another job's packets always hit first.
-TEST(AtpIndexTest, OffsetsDifferBetweenJobsAndEpochs) {
-  const uint32_t n = 128;
-  std::set<uint32_t> offsets;
-  for (uint16_t job = 1; job <= 4; ++job) {
-    for (uint32_t epoch = 0; epoch < 8; ++epoch) {
-      offsets.insert(AtpAggregatorIndex(job, epoch * n, n));
+// Across an epoch boundary too: any two seqs of one job fewer than N/2 apart take different
+// aggregators, so a job's packets in flight never collide with each other.
+TEST(AtpIndexTest, SeqsOfOneJobLessThanHalfTheArrayApartNeverCollide) {
+  for (const uint32_t n : {128u, 1000u, 16384u}) {
+    for (const uint16_t job : {uint16_t{1}, uint16_t{2}, uint16_t{777}}) {
+      for (uint32_t boundary : {n, 2 * n, 5 * n}) {
+        for (uint32_t a = boundary - n / 2 + 1; a < boundary; ++a) {
+          for (uint32_t b = boundary; b < a + n / 2; ++b) {
+            ASSERT_NE(AtpAggregatorIndex(job, a, n), AtpAggregatorIndex(job, b, n))
+                << "n " << n << " job " << job << " seqs " << a << " " << b;
+          }
+          if (n > 1000) a += 97;  // sample the large array
+        }
+      }
     }
   }
-  EXPECT_GT(offsets.size(), 20u);  // 32 draws from 128
+}
+
+// Offsets drift apart between jobs from epoch to epoch, so no job keeps a place that another
+// job's packets always hit first.
+TEST(AtpIndexTest, OffsetsBetweenJobsChangeFromEpochToEpoch) {
+  const uint32_t n = 128;
+  std::set<uint32_t> gaps;
+  for (uint32_t epoch = 0; epoch < 16; ++epoch) {
+    const uint32_t a = AtpAggregatorIndex(1, epoch * n, n);
+    const uint32_t b = AtpAggregatorIndex(2, epoch * n, n);
+    gaps.insert((b + n - a) % n);
+  }
+  EXPECT_GT(gaps.size(), 8u);
 }
 
 }  // namespace
