@@ -147,13 +147,21 @@ struct AtpFields {
 // occupancy: 3.5% of the demo's seqs, each a split aggregate and a retransmission. Jobs
 // sharing an array collide where their runs overlap; their offsets drift apart by
 // (J_a - J_b) every epoch, so no job keeps an advantage (section 7.3's fairness).
+// B and J come from one hash of the job (its low and high halves). On the fast path the
+// usual power-of-two array takes masks and a shift, no division.
 constexpr uint32_t AtpAggregatorIndex(uint16_t job_id, uint32_t seq,
                                       uint32_t num_aggregators) noexcept {
+  const uint64_t h = HashPair(job_id, 0, /*seed=*/0x41545021);  // "ATP!"
   const uint64_t n = num_aggregators;
-  const uint64_t base = HashPair(job_id, 0, /*seed=*/0x41545021) % n;  // "ATP!"
-  const uint64_t step = 1 + HashPair(job_id, 1, /*seed=*/0x41545021) % (n / 2 == 0 ? 1 : n / 2);
-  const uint64_t epoch = seq / n;
-  return static_cast<uint32_t>((base + (epoch % n) * step + seq % n) % n);
+  const uint64_t half = n / 2 == 0 ? 1 : n / 2;
+  if ((n & (n - 1)) == 0) {
+    const uint64_t mask = n - 1;
+    const uint64_t step = 1 + ((h >> 32) & (half - 1));
+    const uint64_t epoch = uint64_t{seq} >> std::countr_zero(n);
+    return static_cast<uint32_t>(((h & mask) + (epoch & mask) * step + (seq & mask)) & mask);
+  }
+  const uint64_t step = 1 + (h >> 32) % half;
+  return static_cast<uint32_t>((h % n + (seq / n % n) * step + seq % n) % n);
 }
 
 // The identifier an aggregator stores: 0 means empty, so job 0 is never valid.
