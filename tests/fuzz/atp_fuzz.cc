@@ -173,21 +173,13 @@ struct Rack {
     Check(created.ok());
     sw = std::move(*created);
     atp = static_cast<AtpProgram*>(&sw->program());
-    std::vector<std::string> setup;
-    for (uint32_t w = 0; w < 4; ++w) {
-      setup.push_back("table_add dmac forward 02:00:00:00:00:0" + std::to_string(w) + " => " +
-                      std::to_string(w));
+    // The rack's own startup script, then what the fuzzer adds: job 2 plain, job 3 dropped.
+    Check(sw->commands().RunScript(SWEMU_SOURCE_DIR "/configs/atp_rack.cli").ok());
+    for (const char* line :
+         {"table_add dmac multicast 01:00:5e:01:00:02 => 1",
+          "table_add atp_job forward_only 2 => 1", "table_add atp_job drop 3 =>"}) {
+      Check(sw->commands().Execute(line).ok());
     }
-    setup.push_back("table_add dmac forward 02:00:00:00:00:10 => 4");
-    setup.push_back("mc_mgrp_create 1");
-    setup.push_back("mc_node_create 0 0 1 2 3");
-    setup.push_back("mc_node_associate 1 0");
-    setup.push_back("table_add dmac multicast 01:00:5e:01:00:01 => 1");
-    setup.push_back("table_add dmac multicast 01:00:5e:01:00:02 => 1");
-    setup.push_back("table_add atp_job aggregate 1 => 1");
-    setup.push_back("table_add atp_job forward_only 2 => 1");
-    setup.push_back("table_add atp_job drop 3 =>");
-    for (const std::string& line : setup) Check(sw->commands().Execute(line).ok());
     PipelineResources& res = sw->resources();
     reg_id = res.FindRegister("atp_id");
     reg_bitmap = res.FindRegister("atp_bitmap");
