@@ -280,12 +280,11 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   engine.SetLimits(limits);
   Status ran = engine.Run();
   if (!ran.ok()) {
-    const bool limit = engine.events_processed() >= limits.max_events ||
-                       ran.message().rfind("stopped at ", 0) == 0;
     return Status::Error(ran.message() +
-                         (limit ? "; no output was written (raise --max-events or "
-                                  "--max-virtual-time if the run is meant to be this long)"
-                                : ""));
+                         (engine.limit_reached()
+                              ? "; no output was written (raise --max-events or "
+                                "--max-virtual-time if the run is meant to be this long)"
+                              : ""));
   }
   SWEMU_RETURN_IF_ERROR(WriteFile(counters, engine.CountersJson()));
   Status conserved = engine.CheckConservation();

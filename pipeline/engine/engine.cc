@@ -184,6 +184,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
                                "stops sending?)");
       // The event goes back so that conservation still holds for its packet.
       events_.Push(event);
+      limit_reached_ = true;
       break;
     }
     if (events_processed_ >= limits_.max_events) {
@@ -193,6 +194,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
                                " of virtual time (a forwarding loop, or a host that never "
                                "stops sending?)");
       events_.Push(event);
+      limit_reached_ = true;
       break;
     }
     ++events_processed_;

@@ -95,6 +95,7 @@ class Engine {
   Status Run(TimeNs until, const std::function<bool()>& stop);
   void SetLimits(const EngineLimits& limits) { limits_ = limits; }
   uint64_t events_processed() const { return events_processed_; }
+  bool limit_reached() const { return limit_reached_; }
 
   Switch* FindSwitch(std::string_view name);
   const Switch* FindSwitch(std::string_view name) const;
@@ -157,6 +158,7 @@ class Engine {
   Status failure_;
   EngineLimits limits_;
   uint64_t events_processed_ = 0;
+  bool limit_reached_ = false;
   TimeNs first_event_ns_ = kNever;
   bool started_ = false;
   bool finished_ = false;
