@@ -19,19 +19,19 @@ std::string WithPath(const std::string& path, const std::string& message) {
 
 }  // namespace
 
-Result<std::unique_ptr<PcapReader>> PcapReader::Open(const std::string& path) {
+Result<std::unique_ptr<PcapReader>> PcapReader::Open(const std::string& path, PcapLinks links) {
   char errbuf[PCAP_ERRBUF_SIZE] = {};
   pcap* handle =
       pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
   if (handle == nullptr) return Status::Error(WithPath(path, errbuf));
   int link_type = pcap_datalink(handle);
-  if (link_type != DLT_EN10MB) {
+  if (links == PcapLinks::kEthernetOnly && link_type != DLT_EN10MB) {
     const char* name = pcap_datalink_val_to_name(link_type);
     pcap_close(handle);
     return Status::Error(path + ": link type " + (name ? name : std::to_string(link_type)) +
                          " is not Ethernet (EN10MB)");
   }
-  return std::unique_ptr<PcapReader>(new PcapReader(path, handle));
+  return std::unique_ptr<PcapReader>(new PcapReader(path, handle, link_type));
 }
 
 PcapReader::~PcapReader() { pcap_close(handle_); }

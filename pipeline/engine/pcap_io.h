@@ -21,9 +21,14 @@ struct PcapRecord {
   std::vector<uint8_t> bytes;  // reused between records: no allocation once warmed up
 };
 
+// Link types a reader accepts: the switch takes Ethernet only; the analyzer takes any and
+// decodes what it knows (raw IPv4, Linux cooked capture).
+enum class PcapLinks { kEthernetOnly, kAny };
+
 class PcapReader {
  public:
-  static Result<std::unique_ptr<PcapReader>> Open(const std::string& path);
+  static Result<std::unique_ptr<PcapReader>> Open(const std::string& path,
+                                                  PcapLinks links = PcapLinks::kEthernetOnly);
   ~PcapReader();
   PcapReader(const PcapReader&) = delete;
   PcapReader& operator=(const PcapReader&) = delete;
@@ -33,11 +38,14 @@ class PcapReader {
   const Status& status() const { return status_; }
   const std::string& path() const { return path_; }
   uint64_t records_read() const { return records_read_; }
+  int link_type() const { return link_type_; }  // libpcap's DLT_* value
 
  private:
-  PcapReader(std::string path, pcap* handle) : path_(std::move(path)), handle_(handle) {}
+  PcapReader(std::string path, pcap* handle, int link_type)
+      : path_(std::move(path)), handle_(handle), link_type_(link_type) {}
   std::string path_;
   pcap* handle_;
+  int link_type_;
   Status status_;
   uint64_t records_read_ = 0;
 };

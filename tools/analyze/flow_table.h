@@ -1,0 +1,73 @@
+#pragma once
+// Per-flow summary of a run: one flow per IPv4 5-tuple (non-IPv4 frames per ethertype), with
+// packets, bytes, rate, ECN, the gaps between packets and reordering.
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "pipeline/core/json_writer.h"
+#include "pipeline/core/status.h"
+#include "tools/analyze/decoded_frame.h"
+
+namespace swemu {
+
+struct FlowKey {
+  Ipv4Addr src = 0, dst = 0;
+  uint8_t proto = 0;
+  uint16_t sport = 0, dport = 0;
+  uint16_t ether_type = 0;  // for non-IPv4 frames (then the rest is 0)
+  auto Tie() const { return std::tie(src, dst, proto, sport, dport, ether_type); }
+  bool operator<(const FlowKey& o) const { return Tie() < o.Tie(); }
+  std::string ToString() const;
+};
+
+// Gaps between a flow's packets in a log2 histogram: 64 buckets of powers of two ns.
+class GapHistogram {
+ public:
+  void Add(TimeNs gap);
+  TimeNs Percentile(double p) const;  // upper bound of the bucket holding the p-quantile
+  uint64_t count() const { return count_; }
+
+ private:
+  uint64_t buckets_[64] = {};
+  uint64_t count_ = 0;
+};
+
+struct FlowStats {
+  uint64_t packets = 0;
+  uint64_t bytes = 0;  // on the wire (frame length without FCS)
+  TimeNs first_ns = 0, last_ns = 0;
+  uint64_t ect = 0;  // ECT(0) or ECT(1)
+  uint64_t ce = 0;
+  uint64_t malformed = 0;
+  TimeNs max_gap_ns = 0;
+  GapHistogram gaps;
+  // TCP: segments starting below the highest sequence already seen (a retransmission or
+  // reordering); UDP: IPv4 identification going backwards (reordering, for senders that count
+  // it up per packet).
+  uint64_t reordered = 0;
+  bool have_order = false;
+  uint32_t highest = 0;  // TCP: next expected seq; UDP: last IPv4 id
+
+  double RateBps() const;
+};
+
+class FlowTable {
+ public:
+  void Add(const DecodedFrame& frame);
+  const std::map<FlowKey, FlowStats>& flows() const { return flows_; }
+
+  // Text: the `limit` flows with the most bytes.
+  void WriteText(std::ostream& out, std::size_t limit) const;
+  void WriteJson(JsonWriter& json) const;
+  Status WriteCsv(std::ostream& out, std::string_view run, bool header) const;
+
+ private:
+  std::map<FlowKey, FlowStats> flows_;
+};
+
+}  // namespace swemu

@@ -1,0 +1,54 @@
+#pragma once
+// The plug-in point of swemu-analyze: one ProtocolAnalyzer per swemu program header (ATP now;
+// PCN, DLCP, GOAT and PLink add theirs). A protocol decodes its header with the definitions in
+// pipeline/wire/, names its fields for the per-packet table (the same names as the Wireshark
+// dissector, tools/wireshark/swemu.lua, and docs/wire.md), and keeps its own per-object summary.
+// protocols.cc is the one place protocols are registered.
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pipeline/core/json_writer.h"
+#include "pipeline/core/status.h"
+#include "tools/analyze/decoded_frame.h"
+
+namespace swemu {
+
+class ProtocolAnalyzer {
+ public:
+  virtual ~ProtocolAnalyzer() = default;
+
+  // Decodes frame.app (the UDP payload) and accounts the packet. Returns "" or the reason the
+  // header is malformed (a frame cut by the snap length is not). Remembers the fields for
+  // WriteFields().
+  virtual std::string_view Consume(const DecodedFrame& frame) = 0;
+  // The last consumed frame's fields, one CSV cell each (no leading comma), in the order of
+  // the entry's `fields`; an empty cell for a field that was not captured.
+  virtual void WriteFields(std::ostream& out) const = 0;
+
+  // After the last frame: the per-object summary as text, JSON and CSV files in `dir` (named
+  // <protocol>_*.csv, with a `run` column holding `run`).
+  virtual void WriteText(std::ostream& out) const = 0;
+  virtual void WriteJson(JsonWriter& json) const = 0;
+  virtual Status WriteCsv(const std::string& dir, std::string_view run, bool header) const = 0;
+};
+
+struct ProtocolEntry {
+  std::string_view name;  // "atp": the option prefix and the field prefix
+  uint16_t default_udp_port;
+  std::vector<std::string> (*fields)();  // per-packet field names, "atp.seq", ...
+  // The protocol's own options (e.g. --atp-aggregators); may add none.
+  void (*add_options)(boost::program_options::options_description& options);
+  Result<std::unique_ptr<ProtocolAnalyzer>> (*make)(
+      const boost::program_options::variables_map& vm);
+};
+
+// Every protocol swemu-analyze knows, in the order of the per-packet table's columns.
+std::span<const ProtocolEntry> Protocols();
+
+}  // namespace swemu

@@ -1,0 +1,20 @@
+// The one place swemu-analyze's protocols are registered. A new swemu program header adds a
+// file beside atp_analyzer.cc and one line here.
+#include "tools/analyze/protocol_analyzer.h"
+#include "pipeline/wire/atp.h"
+
+namespace swemu {
+
+std::vector<std::string> AtpFieldNames();
+void AddAtpOptions(boost::program_options::options_description& options);
+Result<std::unique_ptr<ProtocolAnalyzer>> MakeAtpAnalyzer(
+    const boost::program_options::variables_map& vm);
+
+std::span<const ProtocolEntry> Protocols() {
+  static const ProtocolEntry kProtocols[] = {
+      {"atp", kAtpDefaultUdpPort, AtpFieldNames, AddAtpOptions, MakeAtpAnalyzer},
+  };
+  return kProtocols;
+}
+
+}  // namespace swemu
