@@ -65,6 +65,8 @@ def main(argv):
     for col, run in enumerate(runs):
         ax = axes[0][col]
         for port, (t, y) in sorted(series[run].items()):
+            if max(y, default=0) == 0:
+                continue  # a port that sent nothing only clutters the legend
             ax.step([v * scale for v in t], y, where="post", label=port, linewidth=1.2)
         ax.set_title(os.path.basename(run.rstrip("/")) or run)
         ax.set_ylabel("throughput (Mbit/s)")

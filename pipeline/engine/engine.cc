@@ -198,6 +198,13 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
       break;
     }
     ++events_processed_;
+    if (sampler_) {
+      if (next_sample_ns_ == kNever) next_sample_ns_ = event.time / sample_period_ns_ * sample_period_ns_;
+      for (; next_sample_ns_ <= event.time; next_sample_ns_ += sample_period_ns_) {
+        clock_.Set(next_sample_ns_);
+        sampler_(next_sample_ns_);
+      }
+    }
     clock_.Set(event.time);
     Dispatch(event);
     if (stop && stop()) return failure_;  // the clock stays at the event that did it
@@ -206,6 +213,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   if (until != kNever && until > clock_.NowNs()) clock_.Set(until);
   if (events_.empty() && !finished_) {
     finished_ = true;
+    if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
     for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
   }
   return Status::Ok();

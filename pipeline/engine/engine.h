@@ -94,6 +94,13 @@ class Engine {
   // clock left at that event's time: a caller timing what it waits for gets the exact time.
   Status Run(TimeNs until, const std::function<bool()>& stop);
   void SetLimits(const EngineLimits& limits) { limits_ = limits; }
+  // Calls sample(t) at every multiple t of period_ns from the first event's time on, with the
+  // switches as they are at t (before the events due at t), and once after the last event: an
+  // exact record in virtual time that adds no event of its own (--telemetry).
+  void SetSampler(TimeNs period_ns, std::function<void(TimeNs)> sample) {
+    sample_period_ns_ = period_ns;
+    sampler_ = std::move(sample);
+  }
   uint64_t events_processed() const { return events_processed_; }
   bool limit_reached() const { return limit_reached_; }
 
@@ -158,6 +165,9 @@ class Engine {
   Status failure_;
   EngineLimits limits_;
   uint64_t events_processed_ = 0;
+  TimeNs sample_period_ns_ = 0;
+  TimeNs next_sample_ns_ = kNever;
+  std::function<void(TimeNs)> sampler_;
   bool limit_reached_ = false;
   TimeNs first_event_ns_ = kNever;
   bool started_ = false;

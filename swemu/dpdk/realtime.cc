@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/engine/telemetry.h"
 #include "swemu/control_mailbox.h"
 #include "swemu/control_server.h"
 #include "swemu/control_socket.h"
@@ -350,6 +351,67 @@ class StatsPrinter {
   std::thread thread_;
 };
 
+constexpr uint64_t kRealtimeTelemetryPeriodNs = 1'000'000;  // 1 ms
+
+// --telemetry in real time: every period a thread asks each lcore, through its mailbox, for a
+// snapshot of its replica's queues (taken between bursts: the fast path pays nothing when no
+// one asks), adds the replicas up and writes one row per active queue, stamped with the wall
+// clock like --pcap-dir's recordings.
+class TelemetrySampler {
+ public:
+  TelemetrySampler(Realtime& rt, std::string name, TelemetryWriter* writer, uint64_t period_ns)
+      : rt_(rt), name_(std::move(name)), writer_(writer) {
+    if (writer_ != nullptr) thread_ = std::thread([this, period_ns] { Loop(period_ns); });
+  }
+  ~TelemetrySampler() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  bool Take() {
+    merged_.clear();
+    for (auto& replica : rt_.replicas) {
+      part_.clear();
+      const Switch& sw = *replica->sw;
+      if (!replica->mailbox.Call([&] { SnapshotQueues(sw.tm(), part_); })) return false;
+      MergeSnapshots(merged_, part_);
+    }
+    const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
+        std::chrono::system_clock::now().time_since_epoch());
+    writer_->Write(static_cast<TimeNs>(wall.count()), name_, merged_);
+    return true;
+  }
+
+  void Loop(uint64_t period_ns) {
+    auto next = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_until(lock, next, [this] { return stop_; })) {
+      lock.unlock();
+      const bool alive = Take();
+      lock.lock();
+      if (!alive) break;
+      next += std::chrono::nanoseconds(period_ns);
+      // A sample that came late (a busy machine) is not made up for: the next one is a period on.
+      const auto now = std::chrono::steady_clock::now();
+      if (next < now) next = now;
+    }
+  }
+
+  Realtime& rt_;
+  std::string name_;
+  TelemetryWriter* writer_;
+  std::vector<QueueSnapshot> part_, merged_;
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
 // Replica 0 on the main lcore, replica i on the i-th worker lcore; returns when all stopped.
 void RunLcores(Realtime& rt, const DatapathOptions& options, std::ostream& out) {
   if (rt.replicas.size() == 1) {
@@ -384,7 +446,13 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
   int status = 0;
   {
     Realtime rt;
+    std::unique_ptr<TelemetryWriter> telemetry;
     Status ready = CheckWorkers(*loaded);
+    if (ready.ok() && !cmd.telemetry.empty()) {
+      Result<std::unique_ptr<TelemetryWriter>> opened = TelemetryWriter::Open(cmd.telemetry);
+      ready = opened.status();
+      if (opened.ok()) telemetry = std::move(*opened);
+    }
     if (ready.ok()) ready = SetUp(cmd, *loaded, out, rt);
     if (!ready.ok()) {
       status = Fail(err, ready);
@@ -396,8 +464,17 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.run_for_ns = cmd.run_for_ns;
       options.stats_interval_ns = cmd.stats_interval_ns;
       options.cut_through = loaded->cut_through;
-      RunLcores(rt, options, out);
+      {
+        TelemetrySampler sampler(rt, loaded->config.name, telemetry.get(),
+                                 cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns
+                                                              : kRealtimeTelemetryPeriodNs);
+        RunLcores(rt, options, out);
+      }
       status = ShutDown(rt, cmd.quiet, out, err);
+      if (telemetry != nullptr) {
+        Status closed = telemetry->Close();
+        if (!closed.ok() && status == 0) status = Fail(err, closed);
+      }
     }
   }
   CleanupEal();

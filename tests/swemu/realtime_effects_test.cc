@@ -12,6 +12,8 @@
 #include <fstream>
 #include <iterator>
 #include <regex>
+#include <sstream>
+#include <chrono>
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/frame_builder.h"
@@ -194,6 +196,49 @@ TEST_F(RealtimeEffectsTest, ADeviceThatRefusesFramesBuildsTheTmQueue) {
   ASSERT_NE(cut, UINT64_MAX) << run.out;
   EXPECT_GT(cut, 0u) << run.out;  // before the ring filled
   EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
+}
+
+// --telemetry in real time: the queue that a refusing device builds shows in the samples, taken
+// off the fast path about every period, stamped with the wall clock.
+TEST_F(RealtimeEffectsTest, TelemetrySamplesTheQueueADeviceBuilds) {
+  const std::string dir = TestDir();
+  std::ofstream(dir + "loop.cli") << "table_add dmac forward 00:00:00:00:00:00 => 1\n";
+  std::ofstream(dir + "loop.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = loop.cli\n"
+                                     "[tm]\nport_rate = 0\nqueue_depth = 256\n"
+                                     "[dpdk]\nmbufs = 8191\n"
+                                     "[port.0]\ndevargs = net_null0\n"
+                                     "[port.1]\ndevargs = net_ring0\n";
+  const auto before = std::chrono::system_clock::now().time_since_epoch();
+  RunResult run = RunSwemu("--config " + dir + "loop.ini --run-for 1s --telemetry " + dir +
+                           "t.csv --telemetry-period 10ms" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::istringstream lines(ReadText(dir + "t.csv"));
+  std::string line;
+  std::getline(lines, line);
+  ASSERT_EQ(line, "time_ns,switch,port,queue,depth_packets,depth_bytes,marked_total,dropped_total");
+  uint64_t rows = 0, full = 0, first_ts = 0, last_ts = 0, dropped = 0;
+  const uint64_t start_ns =
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(before).count());
+  while (std::getline(lines, line)) {
+    uint64_t ts = 0, port = 0, queue = 0, depth = 0, bytes = 0, marked = 0;
+    char sw[32] = {};
+    ASSERT_EQ(std::sscanf(line.c_str(), "%lu,%31[^,],%lu,%lu,%lu,%lu,%lu,%lu", &ts, sw, &port,
+                          &queue, &depth, &bytes, &marked, &dropped), 8) << line;
+    EXPECT_GE(ts, start_ns);
+    EXPECT_GE(ts, last_ts);
+    if (rows == 0) first_ts = ts;
+    last_ts = ts;
+    EXPECT_EQ(port, 1u) << line;
+    full += depth >= 192;  // whole bursts are refused near the 256-packet limit
+    ++rows;
+  }
+  // One sample about every 10 ms (a busy 2-core machine makes some late, never early).
+  ASSERT_GE(rows, 30u);
+  const double mean_gap_ms = static_cast<double>(last_ts - first_ts) / 1e6 / static_cast<double>(rows - 1);
+  EXPECT_GE(mean_gap_ms, 9.0);
+  EXPECT_LE(mean_gap_ms, 25.0);
+  EXPECT_GT(full, 0u) << "the ring stops taking frames, so the queue fills to its depth";
+  EXPECT_GT(dropped, 0u);
 }
 
 TEST_F(RealtimeEffectsTest, PcapDirRecordsChosenPortsSnapped) {

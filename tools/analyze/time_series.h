@@ -11,6 +11,7 @@
 
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
+#include "pipeline/engine/telemetry.h"
 
 namespace swemu {
 
@@ -28,7 +29,7 @@ class ThroughputSeries {
   std::vector<uint64_t> frames_, bytes_;
 };
 
-// One sample of swemu's telemetry CSV (docs/cli.md, --telemetry).
+// One row of swemu's telemetry record (pipeline/engine/telemetry.h, kTelemetryHeader).
 struct QueueSample {
   TimeNs ts_ns = 0;
   std::string sw;
@@ -37,9 +38,6 @@ struct QueueSample {
   uint64_t depth_packets = 0, depth_bytes = 0;
   uint64_t marked = 0, dropped = 0;  // cumulative since the record began
 };
-
-inline constexpr std::string_view kTelemetryHeader =
-    "time_ns,switch,port,queue,depth_packets,depth_bytes,marked_total,dropped_total";
 
 // Parses a telemetry file; errors name the path and line.
 Result<std::vector<QueueSample>> ReadTelemetry(const std::string& path);
