@@ -1,0 +1,363 @@
+-- Wireshark/tshark dissector for swemu's program headers (docs/wire.md, pipeline/wire/).
+--
+--   tshark -X lua_script:tools/wireshark/swemu.lua -r FILE -T fields -e atp.seq
+--   wireshark -X lua_script:tools/wireshark/swemu.lua FILE
+--   (or copy this file into ~/.local/lib/wireshark/plugins/)
+--
+-- ATP: protocol "swemu_atp" (Wireshark's AppleTalk ATP owns "atp"), fields atp.*, on datagrams
+-- to UDP port 9000; -o swemu_atp.udp_port:N moves it. Fields are listed in docs/wire.md.
+--
+-- Layout: part 1 is a small framework (a protocol on a UDP-port preference, a cursor that reads
+-- fixed big-endian fields and reports truncation, flag helpers); each header is then one section
+-- that declares its fields and a dissect function and calls swemu.udp_protocol{...}. A new header
+-- (PCN, DLCP, GOAT, PLink) is one more such section at the end of the file.
+--
+-- Written for the Lua API of Wireshark 3.6/4.0 (Lua 5.2); it uses no bit library, so it also
+-- loads under Lua 5.4 (Wireshark 4.2 and later).
+
+------------------------------------------------------------------------------------------------
+-- Part 1: the framework
+------------------------------------------------------------------------------------------------
+
+local swemu = { protocols = {} }
+
+-- Bits of an unsigned integer without a bit library (works on Lua 5.2 and 5.4 numbers).
+local function has_bit(value, mask)
+  return math.floor(value / mask) % 2 == 1
+end
+swemu.has_bit = has_bit
+
+-- Names of the set flags of `value`, in the order of `flags` ({ {mask, name}, ... }).
+function swemu.flag_names(value, flags, skip)
+  local names = {}
+  for _, flag in ipairs(flags) do
+    if has_bit(value, flag[1]) and not (skip and skip[flag[2]]) then
+      names[#names + 1] = flag[2]
+    end
+  end
+  return names
+end
+
+-- A cursor over a tvb: reads fixed-size big-endian fields one after the other, adding each to a
+-- tree, and remembers why bytes ran out. Two lengths matter, as in Wireshark: `reported`, the
+-- datagram's length on the wire (from the UDP length), and `captured`, what the capture kept
+-- (less when the snap length cut the frame). A field past `reported` makes the cursor `short`
+-- (the packet is malformed); one past `captured` only makes it `snapped`. Every read checks the
+-- captured length first, so no input raises a Lua error.
+local Cursor = {}
+Cursor.__index = Cursor
+
+function swemu.cursor(tvb, tree)
+  return setmetatable({ tvb = tvb, tree = tree, offset = 0, captured = tvb:len(),
+                        reported = tvb:reported_len(), short = false, snapped = false }, Cursor)
+end
+
+-- Captured bytes from the offset on.
+function Cursor:remaining()
+  return math.max(0, self.captured - self.offset)
+end
+
+-- Wire bytes from the offset on.
+function Cursor:reported_remaining()
+  return math.max(0, self.reported - self.offset)
+end
+
+-- Takes the next `size` bytes: returns them as a TvbRange, or nil (marking the cursor short or
+-- snapped) when they were not captured. Advances either way, so the fields after a missing one
+-- are looked for at their own offsets.
+function Cursor:take(size)
+  local finish = self.offset + size
+  local range = nil
+  if finish <= self.captured then
+    range = self.tvb:range(self.offset, size)
+  elseif finish > self.reported then
+    self.short = true
+  else
+    self.snapped = true
+  end
+  self.offset = finish
+  return range
+end
+
+-- Adds `fields` (one ProtoField or a list sharing the same bytes, e.g. bit fields of one byte)
+-- over the next `size` bytes (1..4) to `tree` (default: the cursor's) and returns the bytes'
+-- unsigned value and the last item added; nil when the bytes were not captured (then nothing
+-- is added).
+function Cursor:field(fields, size, tree)
+  local range = self:take(size)
+  if range == nil then return nil end
+  tree = tree or self.tree
+  if type(fields) ~= "table" then fields = { fields } end
+  local item
+  for _, f in ipairs(fields) do item = tree:add(f, range) end
+  return range:uint(), item
+end
+
+-- Registers a protocol carried in UDP datagrams to one destination port, chosen by a
+-- preference (or by Decode As... on udp.port).
+--
+--   spec.name          field name prefix, e.g. "atp" (fields are "<name>.<field>")
+--   spec.proto_name    the protocol's own filter name, which also names its preferences
+--                      (default: spec.name; it must differ from every protocol Wireshark has)
+--   spec.description   long name shown in the tree
+--   spec.column        Protocol column text (default: upper-case name)
+--   spec.default_port  default UDP port (the preference "<proto_name>.udp_port"; 0: none)
+--   spec.header_len    bytes of the fixed header (for the message on an empty datagram)
+--   spec.fields        table of ProtoFields (any keys)
+--   spec.experts       table of extra ProtoExperts (any keys)
+--   spec.dissect(ctx)  decodes one datagram; ctx has tvb, pinfo, tree (the protocol's subtree),
+--                      cursor (swemu.cursor over the tvb), proto, and truncated(message) and
+--                      snapped(message), which add the standard experts below.
+--
+-- Every protocol gets three standard experts: "<name>.expert.truncated" (the datagram ends
+-- inside the header or its payload: group Malformed, Warning), "<name>.expert.snapped" (the
+-- capture's snap length cut it, the packet itself is whole: group Undecoded, Note) and
+-- "<name>.expert.error" (a Lua error inside dissect, caught: the dissector never fails).
+-- An empty datagram to the port is flagged truncated too (by the postdissector below).
+-- Returns the Proto.
+function swemu.udp_protocol(spec)
+  local proto = Proto(spec.proto_name or spec.name, spec.description)
+  local column = spec.column or string.upper(spec.name)
+
+  local field_list = {}
+  for _, f in pairs(spec.fields or {}) do field_list[#field_list + 1] = f end
+  proto.fields = field_list
+
+  local truncated_expert = ProtoExpert.new(spec.name .. ".expert.truncated", "truncated",
+                                           expert.group.MALFORMED, expert.severity.WARN)
+  local snapped_expert = ProtoExpert.new(spec.name .. ".expert.snapped", "cut by the capture",
+                                         expert.group.UNDECODED, expert.severity.NOTE)
+  local error_expert = ProtoExpert.new(spec.name .. ".expert.error", "dissector error",
+                                       expert.group.MALFORMED, expert.severity.ERROR)
+  local expert_list = { truncated_expert, snapped_expert, error_expert }
+  for _, e in pairs(spec.experts or {}) do expert_list[#expert_list + 1] = e end
+  proto.experts = expert_list
+
+  proto.prefs.udp_port = Pref.uint("UDP port", spec.default_port,
+                                   "UDP port of " .. column .. " datagrams (0: none)")
+
+  local udp_table = DissectorTable.get("udp.port")
+  local registered_port = nil
+  local function register_port()
+    local port = proto.prefs.udp_port
+    if registered_port == port then return end
+    if registered_port ~= nil and registered_port ~= 0 then
+      udp_table:remove(registered_port, proto)
+    end
+    if port ~= 0 then udp_table:add(port, proto) end
+    registered_port = port
+  end
+  proto.prefs_changed = register_port
+
+  function proto.dissector(tvb, pinfo, tree)
+    -- Only datagrams *to* the port, as swemu's parser picks a program header (Wireshark's UDP
+    -- tries both ports; a reply from the port goes on to whatever owns its destination).
+    if pinfo.match_uint ~= pinfo.dst_port then return 0 end
+    pinfo.cols.protocol:set(column)
+    local subtree
+    if tvb:len() > 0 then
+      subtree = tree:add(proto, tvb:range(0, tvb:len()))
+    else
+      subtree = tree:add(proto)
+    end
+    local ctx = { tvb = tvb, pinfo = pinfo, tree = subtree, proto = proto,
+                  cursor = swemu.cursor(tvb, subtree) }
+    function ctx.truncated(message)
+      subtree:add_proto_expert_info(truncated_expert, message)
+    end
+    function ctx.snapped(message)
+      subtree:add_proto_expert_info(snapped_expert, message)
+    end
+    local ok, err = pcall(spec.dissect, ctx)
+    if not ok then
+      subtree:add_proto_expert_info(error_expert, "dissector error: " .. tostring(err))
+    end
+    return tvb:len()
+  end
+
+  register_port()
+  udp_table:add_for_decode_as(proto)
+  swemu.protocols[#swemu.protocols + 1] = {
+    proto = proto, column = column, header_len = spec.header_len or 1,
+    truncated_expert = truncated_expert, port = function() return registered_port end,
+  }
+  return proto
+end
+
+-- Wireshark's UDP never hands an empty payload to a port's dissector, but for swemu's parser a
+-- datagram to a program's port without the header is a truncated header. This postdissector
+-- (protocol "swemu", which adds nothing to other frames) flags such datagrams.
+local udp_length = Field.new("udp.length")
+local udp_dstport = Field.new("udp.dstport")
+local empty_datagrams = Proto("swemu", "swemu program headers")
+
+local function flag_empty_datagrams(pinfo, tree)
+  local lengths, ports = { udp_length() }, { udp_dstport() }
+  for i = 1, math.min(#lengths, #ports) do
+    if lengths[i].value == 8 then
+      for _, p in ipairs(swemu.protocols) do
+        if p.port() ~= 0 and p.port() == ports[i].value then
+          local message = string.format("%s header needs %d bytes, 0 present", p.column,
+                                        p.header_len)
+          tree:add(p.proto, lengths[i].range)
+              :add_proto_expert_info(p.truncated_expert, "truncated: " .. message)
+          pinfo.cols.protocol:set(p.column)
+          pinfo.cols.info:set(string.format("%s (truncated header, 0 of %d bytes)", p.column,
+                                            p.header_len))
+        end
+      end
+    end
+  end
+end
+
+function empty_datagrams.dissector(tvb, pinfo, tree)
+  pcall(flag_empty_datagrams, pinfo, tree)
+end
+register_postdissector(empty_datagrams)
+
+------------------------------------------------------------------------------------------------
+-- Part 2: ATP (pipeline/wire/atp.h; docs/wire.md, "ATP")
+------------------------------------------------------------------------------------------------
+
+do
+  local HEADER_LEN = 16
+  local VERSION = 1
+
+  -- ver_flags bits 5..0, most significant first.
+  local FLAGS = {
+    { 0x20, "param" }, { 0x10, "resend" }, { 0x08, "edge" },
+    { 0x04, "ecn" }, { 0x02, "overflow" }, { 0x01, "float" },
+  }
+
+  local f = {
+    version = ProtoField.uint8("atp.version", "Version", base.DEC, nil, 0xC0),
+    flags = ProtoField.uint8("atp.flags", "Flags", base.HEX, nil, 0x3F),
+    worker_id = ProtoField.uint8("atp.worker_id", "Worker id", base.DEC),
+    fan_in0 = ProtoField.uint8("atp.fan_in0", "Fan-in at the first edge switch", base.DEC),
+    fan_in1 = ProtoField.uint8("atp.fan_in1", "Fan-in at the second edge switch", base.DEC),
+    job_id = ProtoField.uint16("atp.job_id", "Job id", base.DEC),
+    num_elements = ProtoField.uint16("atp.num_elements", "Number of elements", base.DEC),
+    seq = ProtoField.uint32("atp.seq", "Sequence number", base.DEC),
+    bitmap = ProtoField.uint32("atp.bitmap", "Worker bitmap", base.HEX),
+    element = ProtoField.int32("atp.element", "Element", base.DEC),
+    element_float = ProtoField.float("atp.element_float", "Element (float32)"),
+  }
+  local flag_fields = {}
+  for _, flag in ipairs(FLAGS) do
+    local mask, name = flag[1], flag[2]
+    local pf = ProtoField.bool("atp.flags." .. name, name:sub(1, 1):upper() .. name:sub(2), 8,
+                               nil, mask)
+    f["flag_" .. name] = pf
+    flag_fields[#flag_fields + 1] = pf
+  end
+
+  local e = {
+    bad_version = ProtoExpert.new("atp.expert.bad_version", "unsupported ATP version",
+                                  expert.group.MALFORMED, expert.severity.WARN),
+    trailing = ProtoExpert.new("atp.expert.trailing", "bytes after the elements",
+                               expert.group.PROTOCOL, expert.severity.NOTE),
+  }
+
+  local function dissect(ctx)
+    local c, tree, info = ctx.cursor, ctx.tree, ctx.pinfo.cols.info
+
+    local ver_flags, flags_item = c:field({ f.version, f.flags }, 1)
+    if ver_flags ~= nil then  -- each flag bit under the Flags item
+      for _, pf in ipairs(flag_fields) do flags_item:add(pf, c.tvb:range(0, 1)) end
+    end
+    local worker = c:field(f.worker_id, 1)
+    c:field(f.fan_in0, 1)
+    c:field(f.fan_in1, 1)
+    local job = c:field(f.job_id, 2)
+    local n = c:field(f.num_elements, 2)
+    local seq = c:field(f.seq, 4)
+    local bitmap = c:field(f.bitmap, 4)
+
+    if c.short or c.snapped then
+      local label
+      if c.short then
+        ctx.truncated(string.format("truncated: ATP header needs %d bytes, %d present",
+                                    HEADER_LEN, c.reported))
+        label = string.format("truncated header, %d of %d bytes", c.reported, HEADER_LEN)
+      else
+        ctx.snapped(string.format("snapped: the capture kept %d of the ATP header's %d bytes",
+                                  c.captured, HEADER_LEN))
+        label = string.format("header cut by the capture, %d of %d bytes", c.captured,
+                              HEADER_LEN)
+      end
+      tree:append_text(" (" .. label .. ")")
+      info:set("ATP (" .. label .. ")")
+      return
+    end
+
+    local version = math.floor(ver_flags / 64)
+    local flags = ver_flags % 64
+    local is_param = has_bit(flags, 0x20)
+    local is_float = has_bit(flags, 0x01)
+    if version ~= VERSION then
+      tree:add_proto_expert_info(e.bad_version, string.format(
+        "unsupported ATP version %d (this layout is version %d)", version, VERSION))
+    end
+
+    -- Elements: as many whole ones as were captured, then a warning if the datagram ends before
+    -- the last (a note if only the capture does).
+    local whole = math.min(n, math.floor(c:remaining() / 4))
+    local wire_bytes = c:reported_remaining()
+    if whole > 0 then
+      local elements_tree = tree:add(c.tvb:range(c.offset, whole * 4),
+                                     string.format("Elements (%d of %d, %s)", whole, n,
+                                                   is_float and "float32" or "int32"))
+      local pf = is_float and f.element_float or f.element
+      for _ = 1, whole do c:field(pf, 4, elements_tree) end
+    end
+    local elements_short = wire_bytes < 4 * n
+    local elements_snapped = not elements_short and whole < n
+    if elements_short then
+      ctx.truncated(string.format("truncated: %d elements need %d bytes, %d present",
+                                  n, 4 * n, wire_bytes))
+    elseif elements_snapped then
+      ctx.snapped(string.format("snapped: the capture kept %d of the %d elements", whole, n))
+    end
+    if wire_bytes > 4 * n then
+      tree:add_proto_expert_info(e.trailing, string.format("%d bytes after the %d elements",
+                                                           wire_bytes - 4 * n, n))
+    end
+
+    -- Info column: "ATP grad job 1 seq 64 w2 bitmap 0x5 [resend]".
+    local text = "ATP"
+    if version ~= VERSION then text = text .. " v" .. version end
+    if is_param then
+      text = string.format("%s param job %d seq %d bitmap 0x%x", text, job, seq, bitmap)
+    else
+      text = string.format("%s grad job %d seq %d w%d bitmap 0x%x", text, job, seq, worker,
+                           bitmap)
+    end
+    local names = swemu.flag_names(flags, FLAGS, { param = true })
+    if #names > 0 then text = text .. " [" .. table.concat(names, ",") .. "]" end
+    if elements_short then text = text .. " [truncated]" end
+    if elements_snapped then text = text .. " [snapped]" end
+    info:set(text)
+
+    tree:append_text(string.format(", %s, Job %d, Seq %d, Bitmap 0x%08x",
+                                   is_param and "Parameter" or "Gradient", job, seq, bitmap))
+  end
+
+  swemu.udp_protocol {
+    name = "atp",
+    -- Wireshark's AppleTalk Transaction Protocol owns the protocol name "atp" (and the field
+    -- atp.bitmap, an 8-bit one: the two coexist). The fields keep the atp. prefix; the protocol
+    -- (display filter "swemu_atp") and its preference (swemu_atp.udp_port) take this name.
+    proto_name = "swemu_atp",
+    description = "swemu ATP (in-network aggregation)",
+    default_port = 9000,
+    header_len = HEADER_LEN,
+    fields = f,
+    experts = e,
+    dissect = dissect,
+  }
+end
+
+------------------------------------------------------------------------------------------------
+-- Next headers (PCN, DLCP, GOAT, PLink): one `do ... swemu.udp_protocol{...} end` section each,
+-- as ATP above.
+------------------------------------------------------------------------------------------------
