@@ -1,0 +1,113 @@
+#pragma once
+// What every swemu-gen workload shares: option checks, the serialization clock of one link,
+// pcap time limits, and outputs written aside then renamed into place.
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/status.h"
+
+namespace swemu::gen {
+
+namespace po = boost::program_options;
+
+inline constexpr uint32_t kWireOverheadBytes = 24;  // preamble + SFD + IFG + FCS, as the TM counts
+
+// "--option: <what the parser said>" on error, else *out = the value.
+template <typename T>
+Status Check(const std::string& option, Result<T> result, T* out) {
+  if (!result.ok()) return Status::Error("--" + option + ": " + result.message());
+  *out = *result;
+  return Status::Ok();
+}
+
+// The option's text (its default when not given).
+inline std::string Text(const po::variables_map& vm, const char* name) {
+  return vm[name].as<std::string>();
+}
+
+// An integer option within [min, max].
+Status CheckUint(const po::variables_map& vm, const char* name, uint64_t min, uint64_t max,
+                 uint64_t* out);
+
+// True when the user gave the option (not only its default).
+inline bool Given(const po::variables_map& vm, const std::string& name) {
+  return vm.count(name) != 0 && !vm[name].defaulted();
+}
+
+// Bits a frame of `len` bytes takes on the wire.
+constexpr uint64_t WireBits(std::size_t len) { return (uint64_t{len} + kWireOverheadBytes) * 8; }
+
+// Constant gaps at a rate, carrying the remainder so long runs do not drift.
+class Pacer {
+ public:
+  explicit Pacer(uint64_t rate_bps) : rate_(rate_bps) {}
+  // The gap after a frame of `len` bytes (frame + wire overhead at the rate), in ns.
+  TimeNs Gap(std::size_t len) {
+    const uint64_t total = remainder_ + WireBits(len) * 1'000'000'000ull;
+    remainder_ = total % rate_;
+    return total / rate_;
+  }
+
+ private:
+  uint64_t rate_;
+  uint64_t remainder_ = 0;  // in 1/rate ns
+};
+
+// One link serializing one frame at a time: a frame due at `due` starts at max(due, the end of
+// the previous frame); times are exact in 1/rate ns and reported rounded down.
+class LinkClock {
+ public:
+  explicit LinkClock(uint64_t rate_bps) : rate_(rate_bps) {}
+  TimeNs Start(TimeNs due) {
+    if (due > free_ns_ || (due == free_ns_ && free_rem_ == 0)) {
+      free_ns_ = due;
+      free_rem_ = 0;
+    }
+    return free_ns_;
+  }
+  // The frame started by the last Start() occupies the link for its wire bits.
+  void Occupy(std::size_t len) {
+    const uint64_t total = free_rem_ + WireBits(len) * 1'000'000'000ull;
+    free_ns_ += total / rate_;
+    free_rem_ = total % rate_;
+  }
+
+ private:
+  uint64_t rate_;
+  TimeNs free_ns_ = 0;
+  uint64_t free_rem_ = 0;
+};
+
+// An error naming the frame when `ts` is past the last time a pcap file can hold.
+Status CheckPcapTime(TimeNs ts, const std::string& frame, const std::string& advice);
+
+// Files written beside their final names (FILE.tmp-<pid>) and renamed into place only once all
+// are complete, so a failed run leaves earlier outputs as they were. Scratch files are removed
+// at the end either way.
+class AsideFiles {
+ public:
+  AsideFiles() = default;
+  AsideFiles(const AsideFiles&) = delete;
+  AsideFiles& operator=(const AsideFiles&) = delete;
+  ~AsideFiles();
+
+  // The temporary path to write for `final_path`.
+  std::string Aside(const std::string& final_path);
+  // A temporary file beside `near`, never renamed (`tag` tells several apart).
+  std::string Scratch(const std::string& near, const std::string& tag);
+  // Renames every Aside file to its final name, in order.
+  Status Commit();
+
+ private:
+  struct Entry {
+    std::string temp;
+    std::string final_path;  // empty: scratch
+    bool renamed = false;
+  };
+  std::vector<Entry> entries_;
+};
+
+}  // namespace swemu::gen
