@@ -126,6 +126,68 @@ TEST(AnalyzeTool, PlotsSeveralRunsSideBySide) {
   EXPECT_EQ(png.substr(1, 3), "PNG");
 }
 
+// README's "Look at a run": its three commands, as printed there, in a test directory.
+TEST(AnalyzeTool, TheReadmeLookAtARunCommandsWork) {
+  const std::string dir = Fresh();
+  const std::string readme = ReadText(SWEMU_SOURCE_DIR "/README.md");
+  const std::size_t section = readme.find("### Look at a run");
+  ASSERT_NE(section, std::string::npos);
+  const std::size_t start = readme.find("```\n", section) + 4;
+  const std::size_t end = readme.find("```", start);
+  std::istringstream lines(readme.substr(start, end - start));
+  std::string line;
+  int commands = 0;
+  while (std::getline(lines, line)) {
+    auto replace_all = [&](const std::string& from, const std::string& to) {
+      for (std::size_t at = 0; (at = line.find(from, at)) != std::string::npos; at += to.size()) {
+        line.replace(at, from.size(), to);
+      }
+    };
+    replace_all("build/", SWEMU_BINARY_DIR "/");
+    replace_all("configs/", kConfigs);
+    replace_all("out/", dir + "out/");
+    RunResult run = RunCommandIn(dir, line);
+    ASSERT_EQ(run.status, 0) << line << "\n" << run.err;
+    ++commands;
+  }
+  EXPECT_EQ(commands, 3);
+  EXPECT_GT(ReadText(dir + "out/look/run.png").size(), 10'000u);
+  const std::string jobs = ReadText(dir + "out/look/csv/atp_jobs.csv");
+  EXPECT_NE(jobs.find(",1,15,"), std::string::npos) << jobs;  // job 1, workers 0xf
+  EXPECT_NE(ReadText(dir + "out/look/csv/queue.csv").find("atp_rack,4,0,"), std::string::npos);
+}
+
+// gen -> swemu --offline -> analyze: the generated job's gradients, four per seq into the
+// switch, one complete aggregate per seq out to the PS.
+TEST(AnalyzeTool, ShowsTheSwitchAggregatingAGeneratedJob) {
+  const std::string dir = Fresh();
+  ASSERT_EQ(RunCommandIn(dir, kTools + "swemu-gen --workload atp --layers 2 --out " + dir +
+                                  "in/w{w}.pcap").status, 0);
+  RunResult in = RunCommandIn(dir, kTools + "swemu-analyze " + dir + "in --json -");
+  ASSERT_EQ(in.status, 0) << in.err;
+  const std::size_t seqs_at = in.out.find("\"seqs\": ");
+  ASSERT_NE(seqs_at, std::string::npos) << in.out;
+  const uint64_t seqs = std::stoull(in.out.substr(seqs_at + 8));
+  ASSERT_GT(seqs, 100u);
+  // Into the switch: four gradients per seq, every seq complete by its bitmaps.
+  EXPECT_NE(in.out.find("\"complete\": " + std::to_string(seqs) + ","), std::string::npos);
+  EXPECT_NE(in.out.find("\"gradient_packets\": " + std::to_string(4 * seqs) + ","),
+            std::string::npos) << in.out;
+  std::string ins;
+  for (int w = 0; w < 4; ++w) ins += " --in " + std::to_string(w) + "=" + dir + "in/w" + std::to_string(w) + ".pcap";
+  ASSERT_EQ(RunSwemuIn(dir, "--offline --config " + kConfigs + "atp_rack.ini" + ins +
+                               " --out-dir " + dir + "run").status, 0);
+  RunResult out = RunCommandIn(dir, kTools + "swemu-analyze " + dir + "run --json -");
+  ASSERT_EQ(out.status, 0) << out.err;
+  // Out of it, to the PS: one gradient per seq with all four workers' bits, none missing.
+  EXPECT_NE(out.out.find("\"workers_bitmap\": 15,"), std::string::npos) << out.out;
+  EXPECT_NE(out.out.find("\"seqs\": " + std::to_string(seqs) + ","), std::string::npos);
+  EXPECT_NE(out.out.find("\"complete\": " + std::to_string(seqs) + ","), std::string::npos);
+  EXPECT_NE(out.out.find("\"missing\": 0,"), std::string::npos);
+  EXPECT_NE(out.out.find("\"gradient_packets\": " + std::to_string(seqs) + ","), std::string::npos);
+  EXPECT_NE(out.out.find("\"collisions\": 0,"), std::string::npos);
+}
+
 TEST(AnalyzeTool, ReadsAsFarAsATruncatedFileGoesAndSaysSo) {
   const std::string dir = Fresh();
   ASSERT_EQ(RunCommandIn(dir, kTools + "swemu-gen -o " + dir + "a.pcap -n 100").status, 0);

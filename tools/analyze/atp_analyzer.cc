@@ -157,6 +157,9 @@ void AtpAnalyzer::WriteFields(std::ostream& out) const {
 
 struct JobTotals {
   uint64_t seqs = 0, complete = 0, collided = 0, split = 0;
+  // Seqs between the lowest and the highest seen that never appeared: a job's seqs are
+  // consecutive, so these were lost before the capture point (or all aggregated elsewhere).
+  uint64_t missing = 0;
 };
 
 JobTotals Totals(const JobStats& job) {
@@ -166,6 +169,9 @@ JobTotals Totals(const JobStats& job) {
     t.complete += s.complete;
     t.collided += s.collided;
     t.split += s.bitmaps_seen > 1 && s.gradients > 1;
+  }
+  if (!job.seqs.empty()) {
+    t.missing = uint64_t{job.seqs.rbegin()->first} - job.seqs.begin()->first + 1 - t.seqs;
   }
   return t;
 }
@@ -180,7 +186,8 @@ void AtpAnalyzer::WriteText(std::ostream& out) const {
     const JobTotals t = Totals(job);
     out << "    job " << id << ": workers 0x" << std::hex << job.workers << std::dec << " ("
         << std::popcount(job.workers) << "), seqs " << t.seqs << ", complete " << t.complete
-        << ", incomplete " << t.seqs - t.complete << "; gradient packets " << job.gradients
+        << ", incomplete " << t.seqs - t.complete << ", missing " << t.missing
+        << "; gradient packets " << job.gradients
         << ", parameter packets " << job.params << ", resends " << job.resends
         << ", collisions " << job.collisions << ", ecn " << job.ecn;
     if (job.overflow > 0) out << ", overflow " << job.overflow;
@@ -197,6 +204,7 @@ void AtpAnalyzer::WriteJson(JsonWriter& json) const {
     json.BeginObject();
     json.Uint("job", id).Uint("workers_bitmap", job.workers);
     json.Uint("seqs", t.seqs).Uint("complete", t.complete).Uint("incomplete", t.seqs - t.complete);
+    json.Uint("missing", t.missing);
     json.Uint("gradient_packets", job.gradients).Uint("parameter_packets", job.params);
     json.Uint("resends", job.resends).Uint("collisions", job.collisions);
     json.Uint("ecn", job.ecn).Uint("overflow", job.overflow).Uint("float", job.floats);
@@ -212,7 +220,7 @@ Status AtpAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool 
   std::ofstream jobs(jobs_path, header ? std::ios::trunc : std::ios::app);
   std::ofstream seqs(seqs_path, header ? std::ios::trunc : std::ios::app);
   if (header) {
-    jobs << "run,job,workers_bitmap,seqs,complete,incomplete,gradient_packets,parameter_packets,"
+    jobs << "run,job,workers_bitmap,seqs,complete,incomplete,missing,gradient_packets,parameter_packets,"
             "resends,collisions,ecn_packets,overflow_packets\n";
     seqs << "run,job,seq,gradient_packets,parameter_packets,resends,ecn_packets,bitmaps_seen,"
             "union_bitmap,fan_in,complete,collided,first_s,completion_us\n";
@@ -220,7 +228,7 @@ Status AtpAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool 
   for (const auto& [id, job] : jobs_) {
     const JobTotals t = Totals(job);
     jobs << run << ',' << id << ',' << job.workers << ',' << t.seqs << ',' << t.complete << ','
-         << t.seqs - t.complete << ',' << job.gradients << ',' << job.params << ',' << job.resends
+         << t.seqs - t.complete << ',' << t.missing << ',' << job.gradients << ',' << job.params << ',' << job.resends
          << ',' << job.collisions << ',' << job.ecn << ',' << job.overflow << '\n';
     for (const auto& [seq, s] : job.seqs) {
       char times[64] = ",";

@@ -81,6 +81,7 @@ void FlowTable::Add(const DecodedFrame& frame) {
     if (f.have_order && static_cast<int32_t>(frame.tcp_seq - f.highest) < 0 && end != frame.tcp_seq) {
       ++f.reordered;
     }
+    if (f.have_order && static_cast<int32_t>(frame.tcp_seq - f.highest) > 0) ++f.holes;
     if (!f.have_order || static_cast<int32_t>(end - f.highest) > 0) f.highest = end;
     f.have_order = true;
   } else if (frame.has_ipv4 && frame.ip_proto == kIpProtoUdp) {
@@ -113,17 +114,18 @@ void FlowTable::WriteText(std::ostream& out, std::size_t limit) const {
   if (flows_.size() > limit) out << " (the " << limit << " with the most bytes; all in --csv/--json)";
   out << "\n";
   char line[256];
-  std::snprintf(line, sizeof(line), "    %-44s %10s %12s %10s %7s %10s %9s\n", "flow", "packets",
-                "bytes", "Mbit/s", "CE %", "max gap us", "reorder");
+  std::snprintf(line, sizeof(line), "    %-44s %10s %12s %10s %7s %10s %9s %7s\n", "flow",
+                "packets", "bytes", "Mbit/s", "CE %", "max gap us", "reorder", "holes");
   out << line;
   std::size_t shown = 0;
   for (const auto& [key, f] : ByBytes(flows_)) {
     if (shown++ == limit) break;
-    std::snprintf(line, sizeof(line), "    %-44s %10llu %12llu %10.3f %7.2f %10.1f %9llu\n",
+    std::snprintf(line, sizeof(line), "    %-44s %10llu %12llu %10.3f %7.2f %10.1f %9llu %7llu\n",
                   key->ToString().c_str(), static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->bytes), f->RateBps() / 1e6,
                   100.0 * Share(f->ce, f->packets), static_cast<double>(f->max_gap_ns) / 1e3,
-                  static_cast<unsigned long long>(f->reordered));
+                  static_cast<unsigned long long>(f->reordered),
+                  static_cast<unsigned long long>(f->holes));
     out << line;
   }
 }
@@ -138,7 +140,8 @@ void FlowTable::WriteJson(JsonWriter& json) const {
     json.Double("rate_bps", f->RateBps());
     json.Uint("ect", f->ect).Uint("ce", f->ce).Double("ce_share", Share(f->ce, f->packets));
     json.Uint("max_gap_ns", f->max_gap_ns).Uint("p99_gap_ns", f->gaps.Percentile(0.99));
-    json.Uint("reordered", f->reordered).Uint("malformed", f->malformed);
+    json.Uint("reordered", f->reordered).Uint("tcp_holes", f->holes);
+    json.Uint("malformed", f->malformed);
     json.EndObject();
   }
   json.EndArray();
@@ -147,11 +150,11 @@ void FlowTable::WriteJson(JsonWriter& json) const {
 Status FlowTable::WriteCsv(std::ostream& out, std::string_view run, bool header) const {
   if (header) {
     out << "run,flow,packets,bytes,first_s,last_s,rate_Mbps,ect_packets,ce_packets,ce_share,"
-           "max_gap_us,p99_gap_us,reordered_packets,malformed_packets\n";
+           "max_gap_us,p99_gap_us,reordered_packets,tcp_holes,malformed_packets\n";
   }
   for (const auto& [key, f] : ByBytes(flows_)) {
     char line[512];
-    std::snprintf(line, sizeof(line), ",%llu,%llu,%.9f,%.9f,%.6f,%llu,%llu,%.6f,%.3f,%.3f,%llu,%llu\n",
+    std::snprintf(line, sizeof(line), ",%llu,%llu,%.9f,%.9f,%.6f,%llu,%llu,%.6f,%.3f,%.3f,%llu,%llu,%llu\n",
                   static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->bytes),
                   static_cast<double>(f->first_ns) / 1e9, static_cast<double>(f->last_ns) / 1e9,
@@ -160,6 +163,7 @@ Status FlowTable::WriteCsv(std::ostream& out, std::string_view run, bool header)
                   static_cast<double>(f->max_gap_ns) / 1e3,
                   static_cast<double>(f->gaps.Percentile(0.99)) / 1e3,
                   static_cast<unsigned long long>(f->reordered),
+                  static_cast<unsigned long long>(f->holes),
                   static_cast<unsigned long long>(f->malformed));
     out << run << ",\"" << key->ToString() << "\"" << line;
   }

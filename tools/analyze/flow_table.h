@@ -50,6 +50,9 @@ struct FlowStats {
   // reordering); UDP: IPv4 identification going backwards (reordering, for senders that count
   // it up per packet).
   uint64_t reordered = 0;
+  // TCP: segments starting above the next expected sequence number, a hole where bytes were
+  // lost before the capture point (or arrive later, reordered).
+  uint64_t holes = 0;
   bool have_order = false;
   uint32_t highest = 0;  // TCP: next expected seq; UDP: last IPv4 id
 

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 #include "pipeline/control/units.h"
 #include "pipeline/engine/pcap_io.h"
@@ -29,6 +30,10 @@ AsideFiles::~AsideFiles() {
 }
 
 std::string AsideFiles::Aside(const std::string& final_path) {
+  // A missing directory is made, as swemu --out-dir does (a failure shows when the file opens).
+  const std::filesystem::path parent = std::filesystem::path(final_path).parent_path();
+  std::error_code ignored;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
   entries_.push_back({final_path + ".tmp-" + std::to_string(getpid()), final_path});
   return entries_.back().temp;
 }
