@@ -59,19 +59,34 @@ TEST(AnalyzeTool, ReportsExactlyWhatTheGeneratorWrote) {
                       "10.0.0.2,0,3,17,10000,5000,"),
             std::string::npos);
   const std::string throughput = ReadText(dir + "csv/throughput.csv");
-  EXPECT_EQ(throughput.rfind("run,port,time_s,frames,bytes,throughput_Mbps\n", 0), 0u);
+  EXPECT_EQ(throughput.rfind("run,port,time_s,frames,bytes,throughput_Mbps,ce_frames\n", 0), 0u);
   // The bins hold every frame.
   std::istringstream lines(throughput);
   std::string line;
   std::getline(lines, line);
-  uint64_t frames = 0;
+  uint64_t frames = 0, ce = 0;
   while (std::getline(lines, line)) {
     std::istringstream cells(line);
     std::string cell;
     for (int i = 0; i < 4; ++i) std::getline(cells, cell, ',');
     frames += std::stoull(cell);
+    for (int i = 0; i < 3; ++i) std::getline(cells, cell, ',');
+    ce += std::stoull(cell);
   }
   EXPECT_EQ(frames, 999u);
+  EXPECT_EQ(ce, 999u);  // TOS 3: every frame CE
+  // The flows' series hold every frame too.
+  std::istringstream flow_lines(ReadText(dir + "csv/flow_throughput.csv"));
+  std::getline(flow_lines, line);
+  uint64_t flow_frames = 0;
+  while (std::getline(flow_lines, line)) {
+    const std::size_t quote = line.rfind('"');
+    std::istringstream cells(line.substr(quote + 2));
+    std::string cell;
+    for (int i = 0; i < 2; ++i) std::getline(cells, cell, ',');
+    flow_frames += std::stoull(cell);
+  }
+  EXPECT_EQ(flow_frames, 999u);
 }
 
 TEST(AnalyzeTool, TelemetryRecordsTheQueueExactlyInVirtualTime) {

@@ -197,7 +197,7 @@ Status Analyze(const Settings& s, const po::variables_map& vm) {
     packets << PacketsCsvHeader() << "\n";
   }
   for (auto& run : runs) {
-    SWEMU_RETURN_IF_ERROR(run->Analyze(bin, s.packets.empty() ? nullptr : &packets));
+    SWEMU_RETURN_IF_ERROR(run->Analyze(bin, s.top, s.packets.empty() ? nullptr : &packets));
   }
   if (!s.packets.empty()) {
     packets.close();

@@ -45,7 +45,7 @@ double FlowStats::RateBps() const {
   return span == 0 ? 0.0 : static_cast<double>(bytes) * 8e9 / static_cast<double>(span);
 }
 
-void FlowTable::Add(const DecodedFrame& frame) {
+void FlowTable::Add(const DecodedFrame& frame, uint64_t bin) {
   FlowKey key;
   if (frame.has_ipv4) {
     key.src = frame.ip_src;
@@ -69,6 +69,9 @@ void FlowTable::Add(const DecodedFrame& frame) {
   f.last_ns = std::max(f.last_ns, frame.ts_ns);
   ++f.packets;
   f.bytes += frame.len;
+  if (f.series.empty() || f.series.back().bin != bin) f.series.push_back({bin, 0, 0});
+  ++f.series.back().frames;
+  f.series.back().bytes += frame.len;
   if (!frame.malformed.empty()) ++f.malformed;
   if (frame.has_ipv4) {
     const uint8_t ecn = TosEcn(frame.tos);
@@ -145,6 +148,32 @@ void FlowTable::WriteJson(JsonWriter& json) const {
     json.EndObject();
   }
   json.EndArray();
+}
+
+void FlowTable::WriteSeriesCsv(std::ostream& out, std::string_view run, TimeNs bin_ns,
+                               std::size_t limit) const {
+  std::size_t shown = 0;
+  char line[128];
+  for (const auto& [key, f] : ByBytes(flows_)) {
+    if (shown++ == limit) break;
+    std::map<uint64_t, std::pair<uint64_t, uint64_t>> bins;  // one flow may be in several files
+    for (const FlowStats::Bin& b : f->series) {
+      bins[b.bin].first += b.frames;
+      bins[b.bin].second += b.bytes;
+    }
+    const std::string name = "\"" + key->ToString() + "\"";
+    const uint64_t last = bins.empty() ? 0 : bins.rbegin()->first;
+    for (uint64_t i = 0; i <= last; ++i) {
+      const auto it = bins.find(i);
+      const uint64_t frames = it == bins.end() ? 0 : it->second.first;
+      const uint64_t bytes = it == bins.end() ? 0 : it->second.second;
+      std::snprintf(line, sizeof(line), ",%.9f,%llu,%llu,%.6f\n",
+                    static_cast<double>(i * bin_ns) / 1e9, static_cast<unsigned long long>(frames),
+                    static_cast<unsigned long long>(bytes),
+                    static_cast<double>(bytes) * 8e3 / static_cast<double>(bin_ns));
+      out << run << ',' << name << line;
+    }
+  }
 }
 
 Status FlowTable::WriteCsv(std::ostream& out, std::string_view run, bool header) const {

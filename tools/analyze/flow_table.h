@@ -55,19 +55,29 @@ struct FlowStats {
   uint64_t holes = 0;
   bool have_order = false;
   uint32_t highest = 0;  // TCP: next expected seq; UDP: last IPv4 id
+  // Rate over time: (bin, frames, bytes) runs in arrival order, one entry per bin touched.
+  struct Bin {
+    uint64_t bin, frames, bytes;
+  };
+  std::vector<Bin> series;
 
   double RateBps() const;
 };
 
 class FlowTable {
  public:
-  void Add(const DecodedFrame& frame);
+  // `bin`: the frame's time-series bin in the run.
+  void Add(const DecodedFrame& frame, uint64_t bin);
   const std::map<FlowKey, FlowStats>& flows() const { return flows_; }
 
   // Text: the `limit` flows with the most bytes.
   void WriteText(std::ostream& out, std::size_t limit) const;
   void WriteJson(JsonWriter& json) const;
   Status WriteCsv(std::ostream& out, std::string_view run, bool header) const;
+  // run,flow,time_s,frames,bytes,throughput_Mbps for the `limit` flows with the most bytes,
+  // every bin from the run's start to the flow's last (zeros included).
+  void WriteSeriesCsv(std::ostream& out, std::string_view run, TimeNs bin_ns,
+                      std::size_t limit) const;
 
  private:
   std::map<FlowKey, FlowStats> flows_;

@@ -130,8 +130,9 @@ void WritePacketRow(std::ostream& out, const DecodedFrame& f,
 
 }  // namespace
 
-Status RunAnalysis::Analyze(TimeNs bin_ns, std::ostream* packets) {
+Status RunAnalysis::Analyze(TimeNs bin_ns, std::size_t top_flows, std::ostream* packets) {
   bin_ns_ = bin_ns;
+  top_flows_ = top_flows;
   const std::size_t bins =
       input_.last_ns >= input_.first_ns ? (input_.last_ns - input_.first_ns) / bin_ns + 1 : 1;
   for (const PcapSpan& span : input_.pcaps) {
@@ -154,8 +155,8 @@ Status RunAnalysis::Analyze(TimeNs bin_ns, std::ostream* packets) {
       bytes_ += frame.len;
       snapped_ += frame.snapped();
       if (!frame.malformed.empty()) ++malformed_[std::string(frame.malformed)];
-      flows_.Add(frame);
-      series.Add(frame.ts_ns, frame.len);
+      flows_.Add(frame, (frame.ts_ns - input_.first_ns) / bin_ns);
+      series.Add(frame.ts_ns, frame.len, frame.has_ipv4 && TosEcn(frame.tos) == kEcnCe);
       if (packets != nullptr) WritePacketRow(*packets, frame, protocols_);
     }
   }
@@ -220,7 +221,7 @@ Status RunAnalysis::WriteCsv(const std::string& dir, bool header) const {
   const auto mode = header ? std::ios::trunc : std::ios::app;
   {
     std::ofstream out(dir + "/throughput.csv", mode);
-    if (header) out << "run,port,time_s,frames,bytes,throughput_Mbps\n";
+    if (header) out << "run,port,time_s,frames,bytes,throughput_Mbps,ce_frames\n";
     for (std::size_t i = 0; i < input_.pcaps.size(); ++i) {
       throughput_[i].WriteCsv(out, input_.name, input_.pcaps[i].port);
     }
@@ -239,6 +240,12 @@ Status RunAnalysis::WriteCsv(const std::string& dir, bool header) const {
     std::ofstream out(dir + "/flows.csv", mode);
     SWEMU_RETURN_IF_ERROR(flows_.WriteCsv(out, input_.name, header));
     if (!out) return Status::Error(dir + "/flows.csv: cannot write");
+  }
+  {
+    std::ofstream out(dir + "/flow_throughput.csv", mode);
+    if (header) out << "run,flow,time_s,frames,bytes,throughput_Mbps\n";
+    flows_.WriteSeriesCsv(out, input_.name, bin_ns_, top_flows_);
+    if (!out) return Status::Error(dir + "/flow_throughput.csv: cannot write");
   }
   for (const auto& protocol : protocols_) {
     SWEMU_RETURN_IF_ERROR(protocol->WriteCsv(dir, input_.name, header));

@@ -51,7 +51,8 @@ class RunAnalysis {
       RunInput input, const PortMap& ports, const boost::program_options::variables_map& vm);
 
   // Decodes every frame; writes one row per frame to `packets` when it is not null.
-  Status Analyze(TimeNs bin_ns, std::ostream* packets);
+  // top_flows: how many flows (by bytes) get a throughput series in the CSV.
+  Status Analyze(TimeNs bin_ns, std::size_t top_flows, std::ostream* packets);
 
   void WriteText(std::ostream& out, std::size_t top_flows) const;
   void WriteJson(JsonWriter& json) const;
@@ -67,6 +68,7 @@ class RunAnalysis {
   FlowTable flows_;
   std::vector<ThroughputSeries> throughput_;  // per pcap
   TimeNs bin_ns_ = 0;
+  std::size_t top_flows_ = 0;
   uint64_t frames_ = 0, bytes_ = 0, snapped_ = 0;
   std::map<std::string, uint64_t> malformed_;  // by reason
 };

@@ -8,11 +8,12 @@
 
 namespace swemu {
 
-void ThroughputSeries::Add(TimeNs ts, uint32_t len) {
+void ThroughputSeries::Add(TimeNs ts, uint32_t len, bool ce) {
   if (ts < t0_ || frames_.empty()) return;
   const std::size_t bin = std::min<std::size_t>((ts - t0_) / bin_ns_, frames_.size() - 1);
   ++frames_[bin];
   bytes_[bin] += len;
+  ce_[bin] += ce;
 }
 
 double ThroughputSeries::PeakMbps() const {
@@ -25,11 +26,12 @@ void ThroughputSeries::WriteCsv(std::ostream& out, std::string_view run,
                                 std::string_view port) const {
   char line[160];
   for (std::size_t i = 0; i < frames_.size(); ++i) {
-    std::snprintf(line, sizeof(line), ",%.9f,%llu,%llu,%.6f\n",
+    std::snprintf(line, sizeof(line), ",%.9f,%llu,%llu,%.6f,%llu\n",
                   static_cast<double>(i * bin_ns_) / 1e9,
                   static_cast<unsigned long long>(frames_[i]),
                   static_cast<unsigned long long>(bytes_[i]),
-                  static_cast<double>(bytes_[i]) * 8e3 / static_cast<double>(bin_ns_));
+                  static_cast<double>(bytes_[i]) * 8e3 / static_cast<double>(bin_ns_),
+                  static_cast<unsigned long long>(ce_[i]));
     out << run << ',' << port << line;
   }
 }
