@@ -2,11 +2,13 @@
 
 #include <rte_lcore.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -297,14 +299,15 @@ int RunLcore(void* arg) {
   return 0;
 }
 
-// Several lcores: --stats-interval lines for the whole switch from a thread that takes every
-// lcore's counters through its mailbox (each lcore copies its own between bursts).
-class StatsPrinter {
+// A thread that calls tick() at once and then every period (a tick that comes late on a busy
+// machine is not made up for), until tick() returns false or the object is destroyed.
+class PeriodicThread {
  public:
-  StatsPrinter(Realtime& rt, uint64_t interval_ns, std::ostream& out) : rt_(rt), out_(out) {
-    if (interval_ns != 0) thread_ = std::thread([this, interval_ns] { Loop(interval_ns); });
+  PeriodicThread(uint64_t period_ns, std::function<bool()> tick) {
+    if (period_ns == 0) return;
+    thread_ = std::thread([this, period_ns, tick = std::move(tick)] { Loop(period_ns, tick); });
   }
-  ~StatsPrinter() {
+  ~PeriodicThread() {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       stop_ = true;
@@ -312,6 +315,34 @@ class StatsPrinter {
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
   }
+  PeriodicThread(const PeriodicThread&) = delete;
+  PeriodicThread& operator=(const PeriodicThread&) = delete;
+
+ private:
+  void Loop(uint64_t period_ns, const std::function<bool()>& tick) {
+    auto next = std::chrono::steady_clock::now();
+    std::unique_lock<std::mutex> lock(mutex_);
+    while (!wake_.wait_until(lock, next, [this] { return stop_; })) {
+      lock.unlock();
+      const bool go_on = tick();
+      lock.lock();
+      if (!go_on) break;
+      next = std::max(next + std::chrono::nanoseconds(period_ns), std::chrono::steady_clock::now());
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+// Several lcores: --stats-interval lines for the whole switch from a thread that takes every
+// lcore's counters through its mailbox (each lcore copies its own between bursts).
+class StatsPrinter {
+ public:
+  StatsPrinter(Realtime& rt, uint64_t interval_ns, std::ostream& out)
+      : rt_(rt), out_(out), thread_(interval_ns, [this] { return Tick(); }) {}
 
  private:
   // Every lcore's sample, or nothing once an lcore has stopped.
@@ -325,30 +356,25 @@ class StatsPrinter {
     return Datapath::MergeSamples(samples);
   }
 
-  void Loop(uint64_t interval_ns) {
-    using Clock = std::chrono::steady_clock;
-    std::optional<StatsSample> last = Take();
-    Clock::time_point last_at = Clock::now();
-    Clock::time_point next = last_at + std::chrono::nanoseconds(interval_ns);
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (last && !wake_.wait_until(lock, next, [this] { return stop_; })) {
-      std::optional<StatsSample> now = Take();
-      const Clock::time_point at = Clock::now();
-      if (!now) break;
-      const double seconds = std::chrono::duration<double>(at - last_at).count();
-      out_ << Datapath::StatsLine(rt_.ports, *now, *last, seconds) << std::flush;
-      last = std::move(now);
-      last_at = at;
-      next += std::chrono::nanoseconds(interval_ns);
+  // The first tick takes the baseline; each later one prints the rates since the one before.
+  bool Tick() {
+    std::optional<StatsSample> now = Take();
+    const auto at = std::chrono::steady_clock::now();
+    if (!now) return false;
+    if (last_) {
+      const double seconds = std::chrono::duration<double>(at - last_at_).count();
+      out_ << Datapath::StatsLine(rt_.ports, *now, *last_, seconds) << std::flush;
     }
+    last_ = std::move(now);
+    last_at_ = at;
+    return true;
   }
 
   Realtime& rt_;
   std::ostream& out_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  std::optional<StatsSample> last_;
+  std::chrono::steady_clock::time_point last_at_;
+  PeriodicThread thread_;  // last: it stops before the members it reads go
 };
 
 constexpr uint64_t kRealtimeTelemetryPeriodNs = 1'000'000;  // 1 ms
@@ -360,17 +386,10 @@ constexpr uint64_t kRealtimeTelemetryPeriodNs = 1'000'000;  // 1 ms
 class TelemetrySampler {
  public:
   TelemetrySampler(Realtime& rt, std::string name, TelemetryWriter* writer, uint64_t period_ns)
-      : rt_(rt), name_(std::move(name)), writer_(writer) {
-    if (writer_ != nullptr) thread_ = std::thread([this, period_ns] { Loop(period_ns); });
-  }
-  ~TelemetrySampler() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable()) thread_.join();
-  }
+      : rt_(rt),
+        name_(std::move(name)),
+        writer_(writer),
+        thread_(writer == nullptr ? 0 : period_ns, [this] { return Take(); }) {}
 
  private:
   bool Take() {
@@ -387,29 +406,11 @@ class TelemetrySampler {
     return true;
   }
 
-  void Loop(uint64_t period_ns) {
-    auto next = std::chrono::steady_clock::now();
-    std::unique_lock<std::mutex> lock(mutex_);
-    while (!wake_.wait_until(lock, next, [this] { return stop_; })) {
-      lock.unlock();
-      const bool alive = Take();
-      lock.lock();
-      if (!alive) break;
-      next += std::chrono::nanoseconds(period_ns);
-      // A sample that came late (a busy machine) is not made up for: the next one is a period on.
-      const auto now = std::chrono::steady_clock::now();
-      if (next < now) next = now;
-    }
-  }
-
   Realtime& rt_;
   std::string name_;
   TelemetryWriter* writer_;
   std::vector<QueueSnapshot> part_, merged_;
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_ = false;
-  std::thread thread_;
+  PeriodicThread thread_;  // last: it stops before the members it uses go
 };
 
 // Replica 0 on the main lcore, replica i on the i-th worker lcore; returns when all stopped.

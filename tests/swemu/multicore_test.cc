@@ -236,6 +236,19 @@ TEST_F(MulticoreTest, StatsLinesShowEveryLcoresPorts) {
   EXPECT_NE(run.out.find("drops table_miss 4\n"), std::string::npos) << run.out;
 }
 
+// --telemetry with two lcores: each lcore snapshots its own queues through its mailbox; the rows
+// are the whole switch's (both ports' queues, whichever lcore owns them).
+TEST_F(MulticoreTest, TelemetryHasTheQueuesOfEveryLcore) {
+  RunResult run = RunSwemu("--config " + WriteConfig("2") + " --run-for 1s --telemetry " +
+                           TestDir() + "t.csv --telemetry-period 100ms" + EalArgs("0,1"));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string telemetry = testing::ReadText(TestDir() + "t.csv");
+  // Both ports enqueued frames (200 to port 1, 100 to port 0), so both appear, from the
+  // samples after the traffic passed on.
+  EXPECT_NE(telemetry.find(",0,0,0,0,0,0\n"), std::string::npos) << telemetry;
+  EXPECT_NE(telemetry.find(",1,0,0,0,0,0\n"), std::string::npos) << telemetry;
+}
+
 // A group of both ports: each copy leaves through its port's owner.
 TEST_F(MulticoreTest, MulticastReachesPortsOfBothLcores) {
   const MacAddr group = MacAddr::FromU64(0x77);

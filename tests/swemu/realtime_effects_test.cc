@@ -46,6 +46,17 @@ uint64_t Field(const std::string& text, const std::string& pattern) {
   return std::stoull(match[1]);
 }
 
+// net_null0 floods port 0; everything goes to port 1, a net_ring that nobody drains, so it soon
+// refuses frames and the TM queue of port 1 (256 packets) fills: dir/loop.ini.
+void WriteRefusingRingConfig(const std::string& dir) {
+  std::ofstream(dir + "loop.cli") << "table_add dmac forward 00:00:00:00:00:00 => 1\n";
+  std::ofstream(dir + "loop.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = loop.cli\n"
+                                     "[tm]\nport_rate = 0\nqueue_depth = 256\n"
+                                     "[dpdk]\nmbufs = 8191\n"
+                                     "[port.0]\ndevargs = net_null0\n"
+                                     "[port.1]\ndevargs = net_ring0\n";
+}
+
 class RealtimeEffectsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -180,12 +191,7 @@ TEST_F(RealtimeEffectsTest, DelayedFramesAllArriveInOrderAndLate) {
 // (tm_queue_full); the device never drops one (tx_queue_full), and no mbuf leaks.
 TEST_F(RealtimeEffectsTest, ADeviceThatRefusesFramesBuildsTheTmQueue) {
   const std::string dir = TestDir();
-  std::ofstream(dir + "loop.cli") << "table_add dmac forward 00:00:00:00:00:00 => 1\n";
-  std::ofstream(dir + "loop.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = loop.cli\n"
-                                     "[tm]\nport_rate = 0\nqueue_depth = 256\n"
-                                     "[dpdk]\nmbufs = 8191\n"
-                                     "[port.0]\ndevargs = net_null0\n"
-                                     "[port.1]\ndevargs = net_ring0\n";
+  WriteRefusingRingConfig(dir);
   RunResult run = RunSwemu("--config " + dir + "loop.ini --run-for 1s" + EalArgs());
   ASSERT_EQ(run.status, 0) << run.err;
   const uint64_t queue_full = Field(run.out, R"(tm_queue_full (\d+))");
@@ -202,12 +208,7 @@ TEST_F(RealtimeEffectsTest, ADeviceThatRefusesFramesBuildsTheTmQueue) {
 // off the fast path about every period, stamped with the wall clock.
 TEST_F(RealtimeEffectsTest, TelemetrySamplesTheQueueADeviceBuilds) {
   const std::string dir = TestDir();
-  std::ofstream(dir + "loop.cli") << "table_add dmac forward 00:00:00:00:00:00 => 1\n";
-  std::ofstream(dir + "loop.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = loop.cli\n"
-                                     "[tm]\nport_rate = 0\nqueue_depth = 256\n"
-                                     "[dpdk]\nmbufs = 8191\n"
-                                     "[port.0]\ndevargs = net_null0\n"
-                                     "[port.1]\ndevargs = net_ring0\n";
+  WriteRefusingRingConfig(dir);
   const auto before = std::chrono::system_clock::now().time_since_epoch();
   RunResult run = RunSwemu("--config " + dir + "loop.ini --run-for 1s --telemetry " + dir +
                            "t.csv --telemetry-period 10ms" + EalArgs());
