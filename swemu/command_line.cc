@@ -34,6 +34,16 @@ po::options_description Options() {
        "(default: the inputs' span + 1h)")
       ("max-events", po::value<std::string>()->value_name("N"),
        "offline: stop with an error after N events (default: 10M + 1000 per input frame)")
+      ("fixlen", po::value<std::string>()->value_name("MODE"),
+       "offline: input frames cut short by the capture's snap length: pad (zeros to the wire "
+       "length), trunc (rewrite IPv4/UDP lengths and checksums to the captured bytes) or none "
+       "(send as captured; the default)")
+      ("telemetry", po::value<std::string>()->value_name("FILE"),
+       "sample every active queue's depth, CE marks and drops into FILE (CSV) each "
+       "--telemetry-period: exact in virtual time offline, sampled off the fast path in real "
+       "time (swemu-analyze reads DIR/telemetry.csv)")
+      ("telemetry-period", po::value<std::string>()->value_name("DURATION"),
+       "the telemetry sampling period (default 100us offline, 1ms in real time)")
       ("show-resources", "print the loaded program's resource report and exit")
       ("quiet,q", "do not print the per-port summary")
       ("busy-poll", "real time: never back off when idle (benchmarks)")
@@ -95,12 +105,15 @@ std::string Usage() {
   std::ostringstream out;
   out << "usage: swemu --config FILE [--busy-poll] [--run-for D] [--stats-interval S] [-- EAL...]\n"
          "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
+         "             [--fixlen pad|trunc|none]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
          "       swemu (--config FILE | --topology FILE) --show-resources\n\n"
       << Options()
       << "\nexamples:\n"
          "  swemu --config configs/leaf.ini --offline --in 0=configs/pcap/h0_to_all.pcap "
          "--out-dir out/leaf\n"
+         "  swemu --config configs/leaf.ini --offline --in 0=snapped.pcap --fixlen pad "
+         "--out-dir out/snapped\n"
          "  swemu --topology configs/leaf_spine.topo --offline "
          "--in leaf1:0=configs/pcap/h0_to_all.pcap --out-dir out/fabric\n"
          "  swemu --config configs/ring.ini --run-for 2s --stats-interval 1 -- -l 0\n"
@@ -166,9 +179,29 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     if (!events.ok()) return Status::Error("--max-events: " + events.message());
     cmd.max_events = *events;
   }
+  if (vm.count("fixlen")) {
+    Result<Fixlen> fixlen = ParseFixlen(vm["fixlen"].as<std::string>());
+    if (!fixlen.ok()) return Status::Error("--fixlen: " + fixlen.message());
+    if (!cmd.offline) return Status::Error("--fixlen: only with --offline");
+    cmd.fixlen = *fixlen;
+  }
   if (!cmd.offline && (cmd.max_virtual_ns || cmd.max_events)) {
     return Status::Error(std::string(cmd.max_events ? "--max-events" : "--max-virtual-time") +
                          ": only with --offline");
+  }
+  if (vm.count("telemetry")) {
+    cmd.telemetry = vm["telemetry"].as<std::string>();
+    if (cmd.telemetry.empty()) return Status::Error("--telemetry: must not be empty");
+  }
+  if (vm.count("telemetry-period")) {
+    if (cmd.telemetry.empty()) return Status::Error("--telemetry-period: only with --telemetry");
+    Result<uint64_t> ns = ParseDuration(vm["telemetry-period"].as<std::string>());
+    if (!ns.ok()) return Status::Error("--telemetry-period: " + ns.message());
+    if (*ns < 1000) return Status::Error("--telemetry-period: at least 1us");
+    if (!cmd.offline && *ns < 100'000) {
+      return Status::Error("--telemetry-period: at least 100us in real time");
+    }
+    cmd.telemetry_period_ns = *ns;
   }
   cmd.busy_poll = vm.count("busy-poll") != 0;
   if (vm.count("run-for")) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/core/status.h"
+#include "pipeline/engine/pcap_fixlen.h"
 
 namespace swemu {
 
@@ -33,6 +34,10 @@ struct CommandLine {
   // RunOffline (the inputs' time span + 1 h; 10 M events + 1000 per input frame).
   std::optional<uint64_t> max_virtual_ns;
   std::optional<uint64_t> max_events;
+  // Offline: what to do with input records cut short by their capture's snap length.
+  Fixlen fixlen = Fixlen::kNone;
+  std::string telemetry;            // empty: no telemetry record
+  uint64_t telemetry_period_ns = 0;  // 0: the mode's default
   // Real time (without --offline).
   bool busy_poll = false;
   uint64_t run_for_ns = 0;            // 0: until SIGINT/SIGTERM

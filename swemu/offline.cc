@@ -7,7 +7,10 @@
 #include <fstream>
 #include <map>
 
+#include "pipeline/engine/pcap_fixlen.h"
+#include "pipeline/engine/pcap_host.h"
 #include "pipeline/engine/pcap_io.h"
+#include "pipeline/engine/telemetry.h"
 #include "swemu/dpdk/realtime.h"
 #include "swemu/topology_config.h"
 #include "swemu/version.h"
@@ -100,6 +103,7 @@ constexpr uint64_t kDefaultEventsPerFrame = 1000;  // multicast copies over seve
 
 struct InputSpan {
   uint64_t frames = 0;
+  uint64_t cut_short = 0;  // records with fewer bytes than their wire length (--fixlen)
   TimeNs first_ns = kNever;
   TimeNs last_ns = 0;
 };
@@ -110,6 +114,7 @@ Status ScanInput(const std::string& path, InputSpan* span) {
   PcapRecord record;
   while ((*reader)->Next(&record)) {
     ++span->frames;
+    if (record.bytes.size() < record.orig_len) ++span->cut_short;
     span->first_ns = std::min(span->first_ns, record.ts_ns);
     span->last_ns = std::max(span->last_ns, record.ts_ns);
   }
@@ -216,7 +221,12 @@ Result<RunPlan> MakeRunPlan(const CommandLine& cmd) {
   return plan;
 }
 
-Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan) {
+namespace {
+
+// BuildEngine, with the host ports' inputs fixed as --fixlen says; *pcap_hosts receives the
+// hosts (owned by the engine) so their counts can be read after the run.
+Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixlen fixlen,
+                                                      std::vector<const PcapHost*>* pcap_hosts) {
   auto engine = std::make_unique<Engine>(plan.seed);
   for (const LoadedSwitchConfig& sw : plan.switches) {
     SWEMU_RETURN_IF_ERROR(engine->AddSwitch(sw.config, sw.startup_script, sw.port_rates));
@@ -230,10 +240,31 @@ Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan) {
     if (!added.ok()) return in_topology(added);
   }
   for (const HostPortSpec& host : plan.hosts) {
-    Status added = engine->AddHostPort(host);  // opens inputs; outputs only when the run starts
+    Status added;
+    if (fixlen == Fixlen::kNone) {
+      added = engine->AddHostPort(host);  // opens inputs; outputs only when the run starts
+    } else {
+      // AddHostPort's PcapHost, with the fix: the input opens now, the output at the start.
+      std::unique_ptr<PcapReader> input;
+      if (!host.in_pcap.empty()) {
+        Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(host.in_pcap);
+        if (!reader.ok()) return in_topology(reader.status());
+        input = std::move(*reader);
+      }
+      auto pcap_host = std::make_unique<PcapHost>(std::move(input), host.out_pcap, fixlen);
+      if (pcap_hosts != nullptr) pcap_hosts->push_back(pcap_host.get());
+      added =
+          engine->AttachHost(host.sw, host.port, host.delay_ns, host.loss, std::move(pcap_host));
+    }
     if (!added.ok()) return in_topology(added);
   }
   return engine;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan) {
+  return BuildEngineWithFixlen(plan, Fixlen::kNone, nullptr);
 }
 
 Status ShowResources(const CommandLine& cmd, std::ostream& out) {
@@ -267,7 +298,10 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
     if (!host.out_pcap.empty()) host.out_pcap = staged.Stage(host.out_pcap);
   }
   const std::string counters = staged.Stage(OutPath(cmd.out_dir, "counters.json"));
-  Result<std::unique_ptr<Engine>> built = BuildEngine(*plan);
+  // The telemetry record is staged like the pcaps, wherever it goes.
+  const std::string telemetry_path = cmd.telemetry.empty() ? "" : staged.Stage(cmd.telemetry);
+  std::vector<const PcapHost*> pcap_hosts;
+  Result<std::unique_ptr<Engine>> built = BuildEngineWithFixlen(*plan, cmd.fixlen, &pcap_hosts);
   if (!built.ok()) return built.status();
   Engine& engine = **built;
   SWEMU_RETURN_IF_ERROR(staged.Create());
@@ -278,6 +312,22 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   limits.max_events =
       cmd.max_events.value_or(kDefaultBaseEvents + kDefaultEventsPerFrame * span.frames);
   engine.SetLimits(limits);
+  std::unique_ptr<TelemetryWriter> telemetry;
+  if (!cmd.telemetry.empty()) {
+    Result<std::unique_ptr<TelemetryWriter>> opened = TelemetryWriter::Open(telemetry_path);
+    if (!opened.ok()) return opened.status();
+    telemetry = std::move(*opened);
+    std::vector<QueueSnapshot> queues;
+    engine.SetSampler(cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns
+                                                   : kDefaultTelemetryPeriodNs,
+                      [&engine, &telemetry, queues](TimeNs now) mutable {
+                        for (std::size_t i = 0; i < engine.num_switches(); ++i) {
+                          queues.clear();
+                          SnapshotQueues(engine.switch_at(i).tm(), queues);
+                          telemetry->Write(now, engine.switch_at(i).name(), queues);
+                        }
+                      });
+  }
   Status ran = engine.Run();
   if (!ran.ok()) {
     return Status::Error(ran.message() +
@@ -287,10 +337,19 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                               : ""));
   }
   SWEMU_RETURN_IF_ERROR(WriteFile(counters, engine.CountersJson()));
+  if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(telemetry->Close());
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());
   SWEMU_RETURN_IF_ERROR(staged.Commit());
   if (!cmd.quiet) out << engine.PortSummary();
+  FixlenCounts fixlen;
+  if (cmd.fixlen == Fixlen::kNone) {
+    fixlen.frames = span.frames;
+    fixlen.cut_short = fixlen.left_short = span.cut_short;
+  }
+  for (const PcapHost* host : pcap_hosts) fixlen.Add(host->fixlen_counts());
+  const std::string fixlen_line = FixlenSummary(cmd.fixlen, fixlen);
+  if (!cmd.quiet && !fixlen_line.empty()) out << fixlen_line << "\n";
   return Status::Ok();
 }
 

@@ -23,6 +23,7 @@ void PcapHost::ReadAhead() {
 }
 
 void PcapHost::OnTimer(TimeNs /*now*/, uint64_t /*cookie*/) {
+  FixFrameLength(fixlen_, &record_, &fixlen_counts_);
   ctx_->SendFrame(record_.bytes.data(), static_cast<uint32_t>(record_.bytes.size()));
   ReadAhead();
 }

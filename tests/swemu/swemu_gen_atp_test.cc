@@ -202,10 +202,12 @@ TEST(SwemuGenAtpTest, SameSeedSameFilesAndTheSplitHoldsTheMergedFrames) {
   ASSERT_EQ(RunGen(args + "-o " + dir + "a.pcap").status, 0);
   ASSERT_EQ(RunGen(args + "-o " + dir + "b.pcap").status, 0);
   EXPECT_EQ(FileText(dir + "a.pcap"), FileText(dir + "b.pcap"));
+  std::ofstream(dir + "w1") << "a file where worker 1's directory would go";
   RunResult split = RunGen(args + "-o " + dir + "w{w}/split_{w}.pcap");
-  EXPECT_NE(split.status, 0);  // no such directories yet
+  EXPECT_NE(split.status, 0);  // w1 cannot be a directory
   EXPECT_EQ(std::count(split.err.begin(), split.err.end(), '\n'), 1) << split.err;
-  for (int w = 0; w < 3; ++w) std::filesystem::create_directories(dir + "w" + std::to_string(w));
+  std::filesystem::remove(dir + "w1");
+  // Missing directories are made.
   ASSERT_EQ(RunGen(args + "-o " + dir + "w{w}/split_{w}.pcap").status, 0);
   const auto merged = ByWorker(Read(dir + "a.pcap"));
   ASSERT_EQ(merged.size(), 3u);
@@ -396,7 +398,7 @@ TEST(SwemuGenAtpTest, BadOptionsGiveOneLineAndStatus2) {
   }
 }
 
-// A run that fails part-way (worker 2's directory is missing; a time past what pcap holds)
+// A run that fails part-way (worker 2's directory cannot be made; a time past what pcap holds)
 // renames nothing: the earlier outputs stay as they were, and no temporary file is left.
 TEST(SwemuGenAtpTest, AFailedRunLeavesEveryEarlierOutputAsItWas) {
   const std::string dir = FreshDir();
@@ -405,10 +407,12 @@ TEST(SwemuGenAtpTest, AFailedRunLeavesEveryEarlierOutputAsItWas) {
   ASSERT_EQ(RunGen("--workload atp --layers 1 --workers 3" + out).status, 0);
   const std::string before = FileText(dir + "d0/x.pcap");
   std::filesystem::remove_all(dir + "d2");
+  std::ofstream(dir + "d2") << "a file where worker 2's directory would go";
   RunResult missing = RunGen("--workload atp --layers 1 --workers 3 --seed 9" + out);
   EXPECT_EQ(missing.status, 2);
   EXPECT_NE(missing.err.find("d2/x.pcap"), std::string::npos) << missing.err;
   EXPECT_EQ(FileText(dir + "d0/x.pcap"), before);
+  std::filesystem::remove(dir + "d2");
   std::filesystem::create_directories(dir + "d2");
   RunResult late =
       RunGen("--workload atp --layers 1 --workers 3 --seed 9 --start 4294967295999900000" + out);

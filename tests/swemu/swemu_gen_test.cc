@@ -82,7 +82,7 @@ TEST(SwemuGenTest, BadOptionsGiveOneLineAndStatus2) {
                                     " --dst-ip 10.0.0.2 --dst-ip 10.0.0.3"
                                     " --dst-mac 00:00:00:00:00:01 --dst-mac 00:00:00:00:00:02 "
                                     "--dst-mac 00:00:00:00:00:03",
-                                std::string("-o /nonexistent/dir/x.pcap"),
+                                std::string("-o /dev/null/x.pcap"),
                                 "-o " + out + " stray-word", "-o " + out + " 5"}) {
     std::string err;
     EXPECT_EQ(RunGen(args, &err), 2) << args;
