@@ -203,6 +203,41 @@ TEST(AnalyzeTool, ShowsTheSwitchAggregatingAGeneratedJob) {
   EXPECT_NE(out.out.find("\"collisions\": 0,"), std::string::npos);
 }
 
+// The same frames as a pcapng (converted by tshark's editcap), as raw IP and as Linux cooked
+// capture (written here with their link types): the same flows and bytes of IP.
+TEST(AnalyzeTool, ReadsPcapngRawIpAndLinuxCookedCaptures) {
+  const std::string dir = Fresh();
+  ASSERT_EQ(RunCommandIn(dir, kTools + "swemu-gen -o " + dir + "a.pcap -n 50 --size 100 --proto tcp")
+                .status, 0);
+  ASSERT_EQ(RunCommandIn(dir, "editcap -F pcapng " + dir + "a.pcap " + dir + "a.pcapng").status, 0)
+      << "editcap (package tshark) is needed";
+  // Rewrite the Ethernet records as raw IP (link type 101) and SLL (113, a 16-byte header).
+  const std::string script =
+      "import struct,sys\n"
+      "d=open(sys.argv[1],'rb').read(); h=bytearray(d[:24]); o=[bytearray(),bytearray()]\n"
+      "for k,lt in enumerate((101,113)):\n"
+      "  hh=bytearray(h); struct.pack_into('<I',hh,20,lt); o[k]+=hh\n"
+      "i=24\n"
+      "while i<len(d):\n"
+      "  s,f,c,l=struct.unpack_from('<IIII',d,i); p=d[i+16:i+16+c]; i+=16+c\n"
+      "  o[0]+=struct.pack('<IIII',s,f,c-14,l-14)+p[14:]\n"
+      "  sll=struct.pack('>HHH8sH',0,1,6,p[6:12]+b'\\0\\0',0x0800)\n"
+      "  o[1]+=struct.pack('<IIII',s,f,c+2,l+2)+sll+p[14:]\n"
+      "open(sys.argv[2],'wb').write(o[0]); open(sys.argv[3],'wb').write(o[1])\n";
+  std::ofstream(dir + "relink.py") << script;
+  ASSERT_EQ(RunCommandIn(dir, "/usr/bin/python3 " + dir + "relink.py " + dir + "a.pcap " + dir +
+                                  "raw.pcap " + dir + "sll.pcap").status, 0);
+  for (const std::string file : {"a.pcapng", "raw.pcap", "sll.pcap"}) {
+    RunResult run = RunCommandIn(dir, kTools + "swemu-analyze " + dir + file + " --json -");
+    ASSERT_EQ(run.status, 0) << file << ": " << run.err;
+    EXPECT_NE(run.out.find("\"frames\": 50,"), std::string::npos) << file;
+    EXPECT_NE(run.out.find("\"flow\": \"tcp 10.0.0.1:10000 > 10.0.0.2:5000\""), std::string::npos)
+        << file << run.out;
+    EXPECT_NE(run.out.find("\"reordered\": 0,"), std::string::npos) << file;
+    EXPECT_NE(run.out.find("\"malformed\": {}"), std::string::npos) << file << run.out;
+  }
+}
+
 TEST(AnalyzeTool, ReadsAsFarAsATruncatedFileGoesAndSaysSo) {
   const std::string dir = Fresh();
   ASSERT_EQ(RunCommandIn(dir, kTools + "swemu-gen -o " + dir + "a.pcap -n 100").status, 0);
