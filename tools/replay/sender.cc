@@ -114,8 +114,8 @@ void Sender::SendDue() {
   WaitUntil(start_ + pending_.front().due);
   if (stop_) return;
   const TimeNs now = MonotonicNs();
-  std::size_t n = 1;  // the first frame, and every other one already due
-  while (n < pending_.size() && start_ + pending_[n].due <= now) ++n;
+  std::size_t n = 1;  // the first frame, and at top speed every other one already due
+  while (!one_per_call_ && n < pending_.size() && start_ + pending_[n].due <= now) ++n;
   std::size_t done = 0;
   TimeNs stalled_since = now;
   while (done < n && !stop_) {

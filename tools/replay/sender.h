@@ -51,7 +51,12 @@ class Sender {
   // `source` may be null (nothing to send, only receive).
   Sender(const SenderOptions& options, const PaceSpec& pace, FrameSource* source,
          ReplayOutput& output, const std::atomic<bool>& stop)
-      : options_(options), pacer_(pace), source_(source), output_(output), stop_(stop) {}
+      : options_(options),
+        pacer_(pace),
+        one_per_call_(pace.pace != Pace::kTopSpeed),
+        source_(source),
+        output_(output),
+        stop_(stop) {}
 
   // Sends, then receives until quiet. An error is the source's (a corrupt record while
   // streaming); the report holds what was sent until then.
@@ -77,6 +82,10 @@ class Sender {
 
   SenderOptions options_;
   Pacer pacer_;
+  // Paced (not --topspeed): one frame per call even when several are due (the sender fell
+  // behind), so the copy of the next frame falls between two sends instead of a batch's copy
+  // between two batches: gaps stay even, as the schedule asks, at the cost of some rate.
+  bool one_per_call_;
   FrameSource* source_;
   ReplayOutput& output_;
   const std::atomic<bool>& stop_;
