@@ -225,11 +225,11 @@ void PrintReport(const ReplaySpec& spec, const replay::SendReport& report,
                 : rates(report.packets, report.bytes_before_last, report.last_due))
         << "; achieved " << rates(report.packets, report.bytes_before_last, report.last_sent)
         << "\n";
-    const replay::GapHistogram& gaps = report.gap_error;
+    const NsHistogram<6>& gaps = report.gap_error;
     err << "gap error (|sent gap - intended gap|" << (top ? ", intended 0 at top speed" : "")
         << ") over " << gaps.count() << " gaps: p50 " << Micros(gaps.Percentile(0.5)) << ", p99 "
         << Micros(gaps.Percentile(0.99)) << ", max " << Micros(gaps.max()) << "\n";
-    const replay::GapHistogram& late = report.lateness;
+    const NsHistogram<6>& late = report.lateness;
     if (!top) {  // at top speed every deadline is the start
       err << "late (sent - deadline): p50 " << Micros(late.Percentile(0.5)) << ", p99 "
           << Micros(late.Percentile(0.99)) << ", max " << Micros(late.max()) << "\n";

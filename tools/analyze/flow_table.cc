@@ -1,7 +1,6 @@
 #include "tools/analyze/flow_table.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstdio>
 
 #include "pipeline/wire/ipv4.h"
@@ -22,22 +21,6 @@ std::string FlowKey::ToString() const {
   text += " > " + FormatIpv4(dst);
   if (sport != 0 || dport != 0) text += ":" + std::to_string(dport);
   return text;
-}
-
-void GapHistogram::Add(TimeNs gap) {
-  ++buckets_[gap == 0 ? 0 : 64 - std::countl_zero(static_cast<uint64_t>(gap)) - 1];
-  ++count_;
-}
-
-TimeNs GapHistogram::Percentile(double p) const {
-  if (count_ == 0) return 0;
-  const auto rank = static_cast<uint64_t>(p * static_cast<double>(count_ - 1));
-  uint64_t seen = 0;
-  for (int b = 0; b < 64; ++b) {
-    seen += buckets_[b];
-    if (seen > rank) return b >= 63 ? kNever : (TimeNs{2} << b) - 1;
-  }
-  return kNever;
 }
 
 double FlowStats::RateBps() const {
@@ -62,9 +45,7 @@ void FlowTable::Add(const DecodedFrame& frame, uint64_t bin) {
   if (f.packets == 0) {
     f.first_ns = frame.ts_ns;
   } else if (frame.ts_ns >= f.last_ns) {
-    const TimeNs gap = frame.ts_ns - f.last_ns;
-    f.max_gap_ns = std::max(f.max_gap_ns, gap);
-    f.gaps.Add(gap);
+    f.gaps.Record(frame.ts_ns - f.last_ns);
   }
   f.last_ns = std::max(f.last_ns, frame.ts_ns);
   ++f.packets;
@@ -126,7 +107,7 @@ void FlowTable::WriteText(std::ostream& out, std::size_t limit) const {
     std::snprintf(line, sizeof(line), "    %-44s %10llu %12llu %10.3f %7.2f %10.1f %9llu %7llu\n",
                   key->ToString().c_str(), static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->bytes), f->RateBps() / 1e6,
-                  100.0 * Share(f->ce, f->packets), static_cast<double>(f->max_gap_ns) / 1e3,
+                  100.0 * Share(f->ce, f->packets), static_cast<double>(f->gaps.max()) / 1e3,
                   static_cast<unsigned long long>(f->reordered),
                   static_cast<unsigned long long>(f->holes));
     out << line;
@@ -142,7 +123,7 @@ void FlowTable::WriteJson(JsonWriter& json) const {
     json.Uint("first_ns", f->first_ns).Uint("last_ns", f->last_ns);
     json.Double("rate_bps", f->RateBps());
     json.Uint("ect", f->ect).Uint("ce", f->ce).Double("ce_share", Share(f->ce, f->packets));
-    json.Uint("max_gap_ns", f->max_gap_ns).Uint("p99_gap_ns", f->gaps.Percentile(0.99));
+    json.Uint("max_gap_ns", f->gaps.max()).Uint("p99_gap_ns", f->gaps.Percentile(0.99));
     json.Uint("reordered", f->reordered).Uint("tcp_holes", f->holes);
     json.Uint("malformed", f->malformed);
     json.EndObject();
@@ -189,7 +170,7 @@ Status FlowTable::WriteCsv(std::ostream& out, std::string_view run, bool header)
                   static_cast<double>(f->first_ns) / 1e9, static_cast<double>(f->last_ns) / 1e9,
                   f->RateBps() / 1e6, static_cast<unsigned long long>(f->ect),
                   static_cast<unsigned long long>(f->ce), Share(f->ce, f->packets),
-                  static_cast<double>(f->max_gap_ns) / 1e3,
+                  static_cast<double>(f->gaps.max()) / 1e3,
                   static_cast<double>(f->gaps.Percentile(0.99)) / 1e3,
                   static_cast<unsigned long long>(f->reordered),
                   static_cast<unsigned long long>(f->holes),

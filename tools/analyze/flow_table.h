@@ -12,6 +12,7 @@
 #include "pipeline/core/json_writer.h"
 #include "pipeline/core/status.h"
 #include "tools/analyze/decoded_frame.h"
+#include "tools/common/ns_histogram.h"
 
 namespace swemu {
 
@@ -25,18 +26,6 @@ struct FlowKey {
   std::string ToString() const;
 };
 
-// Gaps between a flow's packets in a log2 histogram: 64 buckets of powers of two ns.
-class GapHistogram {
- public:
-  void Add(TimeNs gap);
-  TimeNs Percentile(double p) const;  // upper bound of the bucket holding the p-quantile
-  uint64_t count() const { return count_; }
-
- private:
-  uint64_t buckets_[64] = {};
-  uint64_t count_ = 0;
-};
-
 struct FlowStats {
   uint64_t packets = 0;
   uint64_t bytes = 0;  // on the wire (frame length without FCS)
@@ -44,8 +33,7 @@ struct FlowStats {
   uint64_t ect = 0;  // ECT(0) or ECT(1)
   uint64_t ce = 0;
   uint64_t malformed = 0;
-  TimeNs max_gap_ns = 0;
-  GapHistogram gaps;
+  NsHistogram<0> gaps;  // between consecutive packets, ns (one bucket per power of two)
   // TCP: segments starting below the highest sequence already seen (a retransmission or
   // reordering); UDP: IPv4 identification going backwards (reordering, for senders that count
   // it up per packet).

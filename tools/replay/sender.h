@@ -12,7 +12,7 @@
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
 #include "tools/replay/frame_source.h"
-#include "tools/replay/gap_histogram.h"
+#include "tools/common/ns_histogram.h"
 #include "tools/replay/output.h"
 #include "tools/replay/pacer.h"
 
@@ -36,8 +36,8 @@ struct SendReport {
   uint64_t bytes_before_last = 0;  // rates count the frames before the last one over the span
   TimeNs last_sent = 0;            // the span: first to last hand-over
   TimeNs last_due = 0;             // the scheduled span
-  GapHistogram gap_error;          // |actual gap - intended gap| between consecutive frames
-  GapHistogram lateness;           // hand-over time - deadline
+  NsHistogram<6> gap_error;          // |actual gap - intended gap| between consecutive frames
+  NsHistogram<6> lateness;           // hand-over time - deadline
   uint64_t unsent = 0;             // the device took nothing for StallNs(): dropped
   uint64_t failed = 0;             // the device refused them (error)
   std::string failure;             // why, for the last refused one
