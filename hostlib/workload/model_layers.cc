@@ -1,5 +1,7 @@
 #include "hostlib/workload/model_layers.h"
 
+#include <algorithm>
+
 #include <cctype>
 #include <charconv>
 
@@ -99,6 +101,17 @@ Result<ModelLayers> BundledModel(std::string_view name) {
     names += (names.empty() ? "" : ", ") + model.model;
   }
   return Status::Error("unknown model '" + std::string(name) + "' (bundled: " + names + ")");
+}
+
+std::vector<LayerPartition> PartitionLayers(const ModelLayers& model) {
+  std::vector<LayerPartition> partitions;
+  for (uint32_t l = 0; l < model.layers.size(); ++l) {
+    const uint64_t params = model.layers[l].params;
+    for (uint64_t done = 0; done < params; done += kPartitionFloats) {
+      partitions.push_back({l, done, std::min<uint64_t>(kPartitionFloats, params - done)});
+    }
+  }
+  return partitions;
 }
 
 }  // namespace swemu

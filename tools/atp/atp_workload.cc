@@ -71,21 +71,22 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
   const LoadSample load_before = driver.load ? driver.load() : LoadSample{};
   const uint64_t start = driver.now_ns();
   std::vector<AllReduceJob*> calls;
+  // Where each layer starts in a worker's gradient vector.
+  std::vector<std::size_t> layer_start(options_.model.layers.size(), 0);
+  for (std::size_t l = 1; l < layer_start.size(); ++l) {
+    layer_start[l] = layer_start[l - 1] + options_.model.layers[l - 1].params;
+  }
+  const std::vector<LayerPartition> partitions = PartitionLayers(options_.model);
   for (uint32_t w = 0; w < workers_.size(); ++w) {
-    std::size_t offset = 0;
-    for (const LayerSize& layer : options_.model.layers) {
-      // BytePS pushes each tensor in partitions of at most 4 MB (the paper's setup, 7.1).
-      for (std::size_t done = 0; done < layer.params; done += kPartitionFloats) {
-        const std::size_t n = std::min<std::size_t>(kPartitionFloats, layer.params - done);
-        AllReduceJob* call = workers_[w]->AllReduce(job, in_[w].data() + offset + done,
-                                                    out_[w].data() + offset + done, n);
-        if (call == nullptr) {
-          return Status::Error("worker " + std::to_string(w) + " is not in job " +
-                               std::to_string(job));
-        }
-        calls.push_back(call);
+    for (const LayerPartition& p : partitions) {
+      const std::size_t at = layer_start[p.layer] + p.offset;
+      AllReduceJob* call =
+          workers_[w]->AllReduce(job, in_[w].data() + at, out_[w].data() + at, p.count);
+      if (call == nullptr) {
+        return Status::Error("worker " + std::to_string(w) + " is not in job " +
+                             std::to_string(job));
       }
-      offset += layer.params;
+      calls.push_back(call);
     }
   }
   if (driver.wake) driver.wake();

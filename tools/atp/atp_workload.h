@@ -63,9 +63,6 @@ struct WorkloadDriver {
   std::function<LoadSample()> load;  // real time only
 };
 
-// Each layer is all-reduced in partitions of at most this many floats (4 MB, as BytePS).
-inline constexpr std::size_t kPartitionFloats = std::size_t{1} << 20;
-
 // The PS's history (parameter packets kept for late retransmissions) must hold the current and
 // the previous call: two of the model's largest layers, rounded up to a power of two.
 uint32_t PsHistoryFor(const ModelLayers& model, uint16_t elements);

@@ -5,18 +5,13 @@
 #include <span>
 
 #include "hostlib/atp/quantize.h"
-#include "tools/atp/atp_workload.h"  // kPartitionFloats: how swemu-atp partitions a layer
 
 namespace swemu::gen {
 
 std::vector<AtpCall> AtpCallsOfIteration(const ModelLayers& model, uint16_t elements) {
   std::vector<AtpCall> calls;
-  for (uint32_t l = 0; l < model.layers.size(); ++l) {
-    const uint64_t params = model.layers[l].params;
-    for (uint64_t done = 0; done < params; done += kPartitionFloats) {
-      const uint64_t n = std::min<uint64_t>(kPartitionFloats, params - done);
-      calls.push_back({l, done, n, (n + elements - 1) / elements});
-    }
+  for (const LayerPartition& p : PartitionLayers(model)) {
+    calls.push_back({p.layer, p.offset, p.count, (p.count + elements - 1) / elements});
   }
   return calls;
 }

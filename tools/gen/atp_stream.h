@@ -21,8 +21,7 @@ struct AtpCall {
   uint64_t packets = 0;
 };
 
-// The calls of one iteration, in submission order, as swemu-atp's workload submits them: one
-// per layer, a layer larger than kPartitionFloats in partitions of that size.
+// The calls of one iteration, in submission order (PartitionLayers), with their packets.
 std::vector<AtpCall> AtpCallsOfIteration(const ModelLayers& model, uint16_t elements);
 uint64_t AtpPacketsOf(const std::vector<AtpCall>& calls);
 

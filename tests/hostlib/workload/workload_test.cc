@@ -59,3 +59,31 @@ TEST(SyntheticGradientsTest, DeterministicPerWorkerAndNormallyDistributed) {
 
 }  // namespace
 }  // namespace swemu
+
+namespace swemu {
+namespace {
+
+// Every layer in partitions of at most kPartitionFloats, covering it exactly, in order.
+TEST(PartitionLayersTest, SplitsOnlyLayersLargerThanAPartitionAndCoversEveryParameter) {
+  const Result<ModelLayers> vgg = BundledModel("vgg16");
+  ASSERT_TRUE(vgg.ok());
+  const std::vector<LayerPartition> parts = PartitionLayers(*vgg);
+  uint64_t total = 0;
+  std::vector<uint64_t> per_layer(vgg->layers.size(), 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    EXPECT_LE(parts[i].count, kPartitionFloats);
+    EXPECT_GT(parts[i].count, 0u);
+    EXPECT_EQ(parts[i].offset, per_layer[parts[i].layer]);  // contiguous within the layer
+    if (i > 0) {
+      EXPECT_GE(parts[i].layer, parts[i - 1].layer);
+    }
+    per_layer[parts[i].layer] += parts[i].count;
+    total += parts[i].count;
+  }
+  for (std::size_t l = 0; l < per_layer.size(); ++l) EXPECT_EQ(per_layer[l], vgg->layers[l].params);
+  EXPECT_EQ(total, vgg->TotalParams());
+  EXPECT_GT(parts.size(), vgg->layers.size());  // VGG16's fc6 (102.8 M) is split
+}
+
+}  // namespace
+}  // namespace swemu
