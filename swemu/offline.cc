@@ -131,6 +131,9 @@ class StagedOutputs {
   ~StagedOutputs() {
     std::error_code ignored;
     if (created_) std::filesystem::remove_all(staging_, ignored);
+    if (!committed_) {
+      for (const std::string& aside : beside_) std::filesystem::remove(aside, ignored);
+    }
     // A run that failed leaves no directory it made (remove() keeps a non-empty one).
     if (made_dir_ && !committed_) std::filesystem::remove(dir_, ignored);
   }
@@ -153,6 +156,14 @@ class StagedOutputs {
     }
     created_ = true;
     return Status::Ok();
+  }
+  // A file that may go anywhere (another file system, a name a pcap has): written beside its
+  // final path, moved into place with the rest, removed when the run fails.
+  std::string StageBeside(const std::string& final_path) {
+    const std::string aside = final_path + ".tmp-" + std::to_string(getpid());
+    moves_.emplace_back(aside, final_path);
+    beside_.push_back(aside);
+    return aside;
   }
   // Where the file meant for `final_path` is written during the run.
   std::string Stage(const std::string& final_path) {
@@ -179,6 +190,7 @@ class StagedOutputs {
   bool made_dir_ = false;
   bool committed_ = false;
   std::vector<std::pair<std::string, std::string>> moves_;
+  std::vector<std::string> beside_;
 };
 
 Status WriteFile(const std::string& path, const std::string& text) {
@@ -298,8 +310,8 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
     if (!host.out_pcap.empty()) host.out_pcap = staged.Stage(host.out_pcap);
   }
   const std::string counters = staged.Stage(OutPath(cmd.out_dir, "counters.json"));
-  // The telemetry record is staged like the pcaps, wherever it goes.
-  const std::string telemetry_path = cmd.telemetry.empty() ? "" : staged.Stage(cmd.telemetry);
+  const std::string telemetry_path =
+      cmd.telemetry.empty() ? "" : staged.StageBeside(cmd.telemetry);
   std::vector<const PcapHost*> pcap_hosts;
   Result<std::unique_ptr<Engine>> built = BuildEngineWithFixlen(*plan, cmd.fixlen, &pcap_hosts);
   if (!built.ok()) return built.status();

@@ -274,6 +274,23 @@ TEST(AnalyzeTool, BadInputEndsWithOneLineAndExit2BeforeAnyOutput) {
   }
 }
 
+// The telemetry record may go anywhere, also under a name an output pcap has; a run that fails
+// leaves none of it behind.
+TEST(AnalyzeTool, TelemetryGoesWhereverItIsToldAndNowhereOnFailure) {
+  const std::string dir = Fresh();
+  std::filesystem::create_directories(dir + "elsewhere");
+  RunResult run = CongestedRun(dir, "--telemetry " + dir + "elsewhere/port2.pcap");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(ReadText(dir + "elsewhere/port2.pcap").rfind("time_ns,switch,port,queue,", 0), 0u);
+  EXPECT_EQ(ReadText(dir + "run/port2.pcap").substr(0, 4), std::string("\x4d\x3c\xb2\xa1", 4));
+  RunResult failed = CongestedRun(dir, "--telemetry " + dir + "t2.csv --max-events 10");
+  EXPECT_EQ(failed.status, 2);
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(entry.path().filename().string().rfind("t2.csv", 0), std::string::npos)
+        << entry.path();
+  }
+}
+
 TEST(AnalyzeTool, TelemetryOptionsAreChecked) {
   const std::string dir = Fresh();
   for (const std::string& args : {std::string("--telemetry-period 1ms"),
