@@ -80,8 +80,7 @@ bool TruncateFrameHeaders(uint8_t* frame, uint32_t len) {
   iph->SetTotalLength(total);
   iph->SetHeaderChecksum(Ipv4HeaderChecksum(ip, header_len));
   // A fragment's L4 header (in the first piece) covers the whole datagram: leave it alone.
-  const uint16_t frag = iph->FlagsFragmentOffset();
-  if ((frag & (kIpv4FlagMf | kIpv4FragmentOffsetMask)) == 0) {
+  if (!iph->IsFragment()) {
     RewriteL4(ip, iph->protocol, ip + header_len, total - header_len);
   }
   return true;

@@ -62,7 +62,7 @@ void FrameDecoder::DecodeEthernet(std::span<const uint8_t> bytes, DecodedFrame& 
   frame.eth_dst = eth->DstAddr();
   uint16_t type = eth->EtherType();
   std::size_t at = kEthernetHeaderLen;
-  while (type == kEtherTypeVlan || type == kEtherTypeQinQ) {
+  while (IsVlanTpid(type)) {
     if (bytes.size() < at + kVlanTagLen) {
       if (!frame.snapped()) frame.malformed = "truncated_vlan";
       return;

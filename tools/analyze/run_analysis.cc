@@ -136,7 +136,7 @@ Status RunAnalysis::Analyze(TimeNs bin_ns, std::size_t top_flows, std::ostream* 
   const std::size_t bins =
       input_.last_ns >= input_.first_ns ? (input_.last_ns - input_.first_ns) / bin_ns + 1 : 1;
   for (const PcapSpan& span : input_.pcaps) {
-    ThroughputSeries& series = throughput_.emplace_back(input_.first_ns, bin_ns, bins);
+    ThroughputSeries& series = throughput_.emplace_back(bin_ns, bins);
     Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(span.path, PcapLinks::kAny);
     if (!reader.ok()) return reader.status();
     PcapRecord record;
@@ -155,8 +155,9 @@ Status RunAnalysis::Analyze(TimeNs bin_ns, std::size_t top_flows, std::ostream* 
       bytes_ += frame.len;
       snapped_ += frame.snapped();
       if (!frame.malformed.empty()) ++malformed_[std::string(frame.malformed)];
-      flows_.Add(frame, (frame.ts_ns - input_.first_ns) / bin_ns);
-      series.Add(frame.ts_ns, frame.len, frame.has_ipv4 && TosEcn(frame.tos) == kEcnCe);
+      const uint64_t bin = (frame.ts_ns - input_.first_ns) / bin_ns;  // first_ns: the earliest
+      flows_.Add(frame, bin);
+      series.Add(bin, frame.len, frame.has_ipv4 && TosEcn(frame.tos) == kEcnCe);
       if (packets != nullptr) WritePacketRow(*packets, frame, protocols_);
     }
   }

@@ -8,9 +8,9 @@
 
 namespace swemu {
 
-void ThroughputSeries::Add(TimeNs ts, uint32_t len, bool ce) {
-  if (ts < t0_ || frames_.empty()) return;
-  const std::size_t bin = std::min<std::size_t>((ts - t0_) / bin_ns_, frames_.size() - 1);
+void ThroughputSeries::Add(uint64_t bin, uint32_t len, bool ce) {
+  if (frames_.empty()) return;
+  bin = std::min<uint64_t>(bin, frames_.size() - 1);
   ++frames_[bin];
   bytes_[bin] += len;
   ce_[bin] += ce;

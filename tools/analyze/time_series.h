@@ -17,15 +17,16 @@ namespace swemu {
 
 class ThroughputSeries {
  public:
-  ThroughputSeries(TimeNs t0, TimeNs bin_ns, std::size_t bins)
-      : t0_(t0), bin_ns_(bin_ns), frames_(bins), bytes_(bins), ce_(bins) {}
-  void Add(TimeNs ts, uint32_t len, bool ce);
+  ThroughputSeries(TimeNs bin_ns, std::size_t bins)
+      : bin_ns_(bin_ns), frames_(bins), bytes_(bins), ce_(bins) {}
+  // `bin`: (the frame's time - the run's start) / bin_ns; the last bin takes anything later.
+  void Add(uint64_t bin, uint32_t len, bool ce);
   // run,port,time_s,frames,bytes,throughput_Mbps,ce_frames; time from the run's start.
   void WriteCsv(std::ostream& out, std::string_view run, std::string_view port) const;
   double PeakMbps() const;
 
  private:
-  TimeNs t0_, bin_ns_;
+  TimeNs bin_ns_;
   std::vector<uint64_t> frames_, bytes_, ce_;
 };
 
