@@ -28,12 +28,15 @@ struct QueueConfig {
   uint64_t rate_pps = 0;              // per-queue rate in packets/s (BMv2 set_queue_rate); 0 = off
 };
 
+// Bytes a frame takes on the wire beyond its own: preamble+SFD (8) + IFG (12) + FCS (4).
+inline constexpr uint32_t kEthernetWireOverheadBytes = 24;
+
 struct TmConfig {
   uint16_t num_ports = 4;
   uint64_t shared_buffer_bytes = 16 << 20;  // whole switch
   uint64_t port_buffer_bytes = 0;           // per egress port limit; 0 = none
   uint64_t port_rate_bps = 0;               // default shaping rate per port; 0 = unshaped
-  uint32_t wire_overhead_bytes = 24;        // preamble+SFD (8) + IFG (12) + FCS (4) per frame
+  uint32_t wire_overhead_bytes = kEthernetWireOverheadBytes;  // per frame
   uint32_t quantum_bytes = 1536;
   SchedulerKind scheduler = SchedulerKind::kStrict;
   QueueConfig queue;  // default for every queue

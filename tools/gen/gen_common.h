@@ -8,12 +8,14 @@
 
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu::gen {
 
 namespace po = boost::program_options;
 
-inline constexpr uint32_t kWireOverheadBytes = 24;  // preamble + SFD + IFG + FCS, as the TM counts
+// Preamble + SFD + IFG + FCS, as the TM counts them.
+inline constexpr uint32_t kWireOverheadBytes = kEthernetWireOverheadBytes;
 
 // "--option: <what the parser said>" on error, else *out = the value.
 template <typename T>
@@ -50,6 +52,7 @@ class Pacer {
     remainder_ = total % rate_;
     return total / rate_;
   }
+  uint64_t remainder() const { return remainder_; }  // in 1/rate ns
 
  private:
   uint64_t rate_;
@@ -57,28 +60,25 @@ class Pacer {
 };
 
 // One link serializing one frame at a time: a frame due at `due` starts at max(due, the end of
-// the previous frame); times are exact in 1/rate ns and reported rounded down.
+// the previous frame); times are exact in 1/rate ns (the Pacer's remainder) and reported
+// rounded down.
 class LinkClock {
  public:
-  explicit LinkClock(uint64_t rate_bps) : rate_(rate_bps) {}
+  explicit LinkClock(uint64_t rate_bps) : rate_(rate_bps), pacer_(rate_bps) {}
   TimeNs Start(TimeNs due) {
-    if (due > free_ns_ || (due == free_ns_ && free_rem_ == 0)) {
+    if (due > free_ns_ || (due == free_ns_ && pacer_.remainder() == 0)) {
       free_ns_ = due;
-      free_rem_ = 0;
+      pacer_ = Pacer(rate_);
     }
     return free_ns_;
   }
   // The frame started by the last Start() occupies the link for its wire bits.
-  void Occupy(std::size_t len) {
-    const uint64_t total = free_rem_ + WireBits(len) * 1'000'000'000ull;
-    free_ns_ += total / rate_;
-    free_rem_ = total % rate_;
-  }
+  void Occupy(std::size_t len) { free_ns_ += pacer_.Gap(len); }
 
  private:
   uint64_t rate_;
+  Pacer pacer_;
   TimeNs free_ns_ = 0;
-  uint64_t free_rem_ = 0;
 };
 
 // An error naming the frame when `ts` is past the last time a pcap file can hold.
