@@ -291,8 +291,26 @@ Status ShowResources(const CommandLine& cmd, std::ostream& out) {
   return Status::Ok();
 }
 
+// --telemetry FILE offline: refused before the run when it cannot be written in the end (a
+// directory, or a directory that neither exists nor is --out-dir, which the run creates).
+Status CheckTelemetryPath(const CommandLine& cmd) {
+  if (cmd.telemetry.empty()) return Status::Ok();
+  namespace fs = std::filesystem;
+  std::error_code ignored;
+  if (fs::is_directory(cmd.telemetry, ignored)) {
+    return Status::Error("--telemetry " + cmd.telemetry + ": is a directory");
+  }
+  const fs::path parent = fs::path(cmd.telemetry).parent_path();
+  if (!parent.empty() && !fs::is_directory(parent, ignored) &&
+      fs::weakly_canonical(parent, ignored) != fs::weakly_canonical(cmd.out_dir, ignored)) {
+    return Status::Error("--telemetry " + cmd.telemetry + ": no directory " + parent.string());
+  }
+  return Status::Ok();
+}
+
 Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
+  SWEMU_RETURN_IF_ERROR(CheckTelemetryPath(cmd));
   Result<RunPlan> plan = MakeRunPlan(cmd);
   if (!plan.ok()) return plan.status();
   // Read every input once, so a corrupt file is refused before any output exists; the frames

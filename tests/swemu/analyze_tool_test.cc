@@ -293,13 +293,17 @@ TEST(AnalyzeTool, TelemetryGoesWhereverItIsToldAndNowhereOnFailure) {
 
 TEST(AnalyzeTool, TelemetryOptionsAreChecked) {
   const std::string dir = Fresh();
+  std::filesystem::create_directories(dir + "a_dir");
   for (const std::string& args : {std::string("--telemetry-period 1ms"),
+                                  "--telemetry " + dir + "a_dir",
+                                  "--telemetry " + dir + "missing/t.csv",
                                   "--telemetry " + dir + "t.csv --telemetry-period 10ns",
                                   "--telemetry " + dir + "t.csv --telemetry-period soon"}) {
     RunResult run = RunSwemuIn(dir, "--offline --config " + kConfigs + "leaf.ini --out-dir " +
                                         dir + "o " + args);
     EXPECT_EQ(run.status, 2) << args;
     EXPECT_EQ(CountLines(run.err), 1u) << run.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "o")) << args << ": output touched";
   }
 }
 
