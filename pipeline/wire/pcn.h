@@ -23,6 +23,9 @@ inline constexpr uint8_t kPcnThresholdShift = 2;
 inline constexpr uint8_t kPcnThresholdMask = 0x3C;  // bits 5..2
 inline constexpr uint32_t kPcnThresholdStep = 5;    // packets per unit of the 4-bit field
 inline constexpr uint32_t kPcnMaxThreshold = 75;    // 15 units
+// The UDP port of swemu's START and ACK datagrams (hostlib/pcn): the paper names none. A switch
+// reads a START only in a UDP datagram to this port addressed to a configured PS.
+inline constexpr uint16_t kPcnDefaultUdpPort = 9700;
 
 // A threshold the 4-bit field can carry: a multiple of 5 from 0 to 75 packets.
 constexpr bool PcnThresholdEncodable(uint32_t packets) noexcept {
