@@ -1,0 +1,56 @@
+#pragma once
+// A host of model TCP flows (hostlib/common/ecn_tcp.h) as one Endpoint: flows it sends, each
+// from a start time for a number of bytes or until a stop time, and ports it receives on. The
+// background hosts of the PCN and DLCP experiments are this; protocol endpoints (a PCN worker)
+// embed one and add flows as their protocol decides.
+#include <cstdint>
+#include <deque>
+#include <memory>
+
+#include "hostlib/common/ecn_tcp.h"
+#include "hostlib/common/endpoint.h"
+
+namespace swemu {
+
+struct TcpFlowPlan {
+  TcpEnd remote;
+  uint16_t local_port = 0;
+  TimeNs start_ns = 0;
+  TimeNs stop_ns = kNever;  // a long-lived flow stops sending here
+  uint64_t bytes = 0;       // 0: without end
+};
+
+class TcpHost final : public Endpoint {
+ public:
+  TcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip, const EcnTcpOptions& options)
+      : transport_(transport), mac_(mac), ip_(ip), options_(options) {}
+
+  // A flow; it starts at plan.start_ns (at once if that is past). The reference stays valid.
+  EcnTcpSender& AddFlow(const TcpFlowPlan& plan);
+  EcnTcpSink& Listen(uint16_t port);
+  const EcnTcpSink* sink(uint16_t port) const;
+
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept override;
+  void OnTimer(TimeNs now) noexcept override;
+  TimeNs NextTimer() const noexcept override;
+  void Pump(TimeNs now) noexcept override;
+
+  uint64_t frames_ignored() const { return ignored_; }
+
+ private:
+  struct Flow {
+    TcpFlowPlan plan;
+    std::unique_ptr<EcnTcpSender> sender;
+    bool started = false;
+    bool stopped = false;
+  };
+  Transport& transport_;
+  MacAddr mac_;
+  Ipv4Addr ip_;
+  EcnTcpOptions options_;
+  std::deque<Flow> flows_;
+  std::deque<EcnTcpSink> sinks_;
+  uint64_t ignored_ = 0;
+};
+
+}  // namespace swemu
