@@ -7,8 +7,12 @@ namespace swemu {
 EcnTcpSender& TcpHost::AddFlow(const TcpFlowPlan& plan) {
   Flow& flow = flows_.emplace_back();
   flow.plan = plan;
+  EcnTcpOptions options = options_;
+  if (plan.rate_bps != 0 && (options.link_bps == 0 || plan.rate_bps < options.link_bps)) {
+    options.link_bps = plan.rate_bps;
+  }
   flow.sender = std::make_unique<EcnTcpSender>(transport_, TcpEnd{mac_, ip_, plan.local_port},
-                                               plan.remote, options_);
+                                               plan.remote, options);
   return *flow.sender;
 }
 

@@ -18,6 +18,7 @@ struct TcpFlowPlan {
   TimeNs start_ns = 0;
   TimeNs stop_ns = kNever;  // a long-lived flow stops sending here
   uint64_t bytes = 0;       // 0: without end
+  uint64_t rate_bps = 0;    // an application rate limit below the NIC's (iperf3 -b); 0: none
 };
 
 class TcpHost final : public Endpoint {

@@ -35,6 +35,9 @@ void DdlWorker::OnTimer(TimeNs now) noexcept {
 TimeNs DdlWorker::NextTimer() const noexcept {
   TimeNs next = std::min(announcer_.NextTimer(), tcp_.NextTimer());
   if (state_ == State::kIdle) next = std::min(next, next_ns_);
+  if (state_ == State::kAnnouncing && announcer_.ready()) {
+    next = std::min(next, bursts_.back().announced_ns + opt_.min_lead_ns);
+  }
   return next;
 }
 
@@ -47,7 +50,7 @@ void DdlWorker::StartBurst(TimeNs now) {
   DdlBurst& burst = bursts_.back();
   const auto port = static_cast<uint16_t>(opt_.first_local_port + burst.index);
   sender_ = &tcp_.AddFlow({TcpEnd{opt_.ps.mac, opt_.ps.ip, opt_.ps_data_port}, port, now, kNever,
-                           opt_.burst_bytes});
+                           opt_.burst_bytes, opt_.burst_rate_bps});
   state_ = State::kBursting;
 }
 
@@ -69,7 +72,7 @@ void DdlWorker::Advance(TimeNs now) {
         break;
       }
       case State::kAnnouncing:
-        if (!announcer_.ready()) return;
+        if (!announcer_.ready() || now < bursts_.back().announced_ns + opt_.min_lead_ns) return;
         bursts_.back().ack_ns = announcer_.ack_ns();
         StartBurst(now);
         break;

@@ -16,6 +16,7 @@ namespace swemu {
 
 struct DdlWorkerOptions {
   uint64_t burst_bytes = 1'000'000;
+  uint64_t burst_rate_bps = 0;  // the burst's sending rate limit (iperf3 -b); 0: the NIC's
   uint32_t iterations = 6;
   TimeNs first_ns = 0;              // the first burst's START (or data, without PCN)
   TimeNs idle_ns = 700'000'000;     // from a burst's last ACK to the next START
@@ -25,6 +26,10 @@ struct DdlWorkerOptions {
   uint16_t first_local_port = 50000;  // burst i comes from this port + i
   bool pcn = true;
   PcnAnnouncerOptions announce;
+  // The burst starts no earlier than this after its START, ACK or not (0: as the ACK comes).
+  // Kernel TCP and iperf3 spend round trips on handshakes before data flows; model flows have
+  // none, so an experiment that compares with the paper gives them this lead instead.
+  TimeNs min_lead_ns = 0;
 
   Status Validate() const;
 };

@@ -16,8 +16,10 @@ Status PcnProgram::Load(ProgramContext& ctx) {
   Result<uint64_t> timeout = opt.GetUint("timeout_ms", 1000, 1, pcn::kMaxTimeoutMs);
   Result<uint64_t> pending = opt.GetUint("pending_slots", 4096, 1, 1 << 20);
   Result<uint64_t> min_payload = opt.GetUint("burst_min_payload", 512, 1, 65535);
+  // 8 = leave STARTs and ACKs where the qos table puts them.
+  Result<uint64_t> control_queue = opt.GetUint("control_queue", 7, 0, kQueuesPerPort);
   for (const Status& s : {initial.status(), port.status(), jobs.status(), timeout.status(),
-                          pending.status(), min_payload.status()}) {
+                          pending.status(), min_payload.status(), control_queue.status()}) {
     SWEMU_RETURN_IF_ERROR(s);
   }
   tm_ = &ctx.tm;
@@ -26,6 +28,7 @@ Status PcnProgram::Load(ProgramContext& ctx) {
   jobs_ = static_cast<uint32_t>(*jobs);
   timeout_ms_ = static_cast<uint32_t>(*timeout);
   burst_min_payload_ = static_cast<uint32_t>(*min_payload);
+  control_queue_ = *control_queue == kQueuesPerPort ? -1 : static_cast<int>(*control_queue);
   SWEMU_RETURN_IF_ERROR(l2l3_.Load(ctx));
   SWEMU_RETURN_IF_ERROR(DeclareResources(ctx, static_cast<uint32_t>(*pending)));
   return AddCommands(ctx.commands);

@@ -6,7 +6,12 @@
 // arrives; then the port's initial threshold returns. The rules swemu adds where the paper is
 // silent (scope, burst arrival, several jobs, timeout) are in docs/papers.md ("PCN").
 //
-// Everything runs in egress, where the port toward the PS and the queue depth are known, as a
+// Ingress is l2l3's, and then STARTs and ACKs (UDP datagrams on the PCN port with bit 7 or 6 of
+// the TOS byte set) are put in the control queue (7, the highest strict priority, as DLCP's
+// control signals): a START waits behind no queued packet, so each switch applies it about
+// one propagation delay after it was sent, as section 3.1's timing assumes.
+//
+// Everything else runs in egress, where the port toward the PS and the queue depth are known, as a
 // Tofino egress program would (state indexed by the egress port, never the ingress port):
 //   stage 0  pcn_job: exact match on the IPv4 destination; a hit names the PS's job (the scope:
 //            only traffic to a configured PS is read as PCN)
@@ -46,8 +51,8 @@ class PcnProgram final : public Program {
 
   std::string_view name() const noexcept override { return "pcn"; }
   Status Load(ProgramContext& ctx) override;
-  void Ingress(Packet& pkt) noexcept override { l2l3_.Ingress(pkt); }
-  void IngressBurst(Packet** pkts, uint32_t n) noexcept override { l2l3_.IngressBurst(pkts, n); }
+  void Ingress(Packet& pkt) noexcept override;
+  void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
   uint32_t UserMetadataWords() const noexcept override { return 0; }
@@ -83,6 +88,7 @@ class PcnProgram final : public Program {
   uint32_t timeout_ms_ = 1000;
   uint32_t burst_min_payload_ = 512;
   uint16_t udp_port_ = 0;
+  int control_queue_ = 7;  // STARTs and ACKs go here (-1: where qos puts them)
   uint32_t last_ms_ = 0;  // the time of the last packet egress saw (for `show pcn`)
   PcnCounters counters_;
 };

@@ -36,6 +36,25 @@ uint32_t L4Payload(const Packet& pkt, const Ipv4Header& ip) noexcept {
 
 }  // namespace
 
+void PcnProgram::Ingress(Packet& pkt) noexcept {
+  Packet* one = &pkt;
+  IngressBurst(&one, 1);
+}
+
+// l2l3, then the control queue for PCN datagrams (a stateless match on the parsed headers).
+void PcnProgram::IngressBurst(Packet** pkts, uint32_t n) noexcept {
+  l2l3_.IngressBurst(pkts, n);
+  if (control_queue_ < 0) return;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (!pkt.hdr.has_udp() || (pkt.data[pkt.hdr.ipv4 + 1] & (kPcnStart | kPcnAck)) == 0) continue;
+    const auto* udp = HeaderAt<UdpHeader>(pkt.data + pkt.hdr.udp);
+    if (udp->DstPort() == udp_port_ || udp->SrcPort() == udp_port_) {
+      pkt.meta.queue_id = static_cast<uint8_t>(control_queue_);
+    }
+  }
+}
+
 void PcnProgram::Egress(Packet& pkt) noexcept {
   Packet* one = &pkt;
   EgressBurst(&one, 1);

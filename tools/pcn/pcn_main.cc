@@ -1,4 +1,4 @@
-// swemu-pcn: PCN's host-side tools. `threshold` computes the initial and the PCN ECN thresholds
+// swemu-pcn: PCN's host-side tools (subcommands in tools/pcn/pcn_commands.h). `threshold` computes the initial and the PCN ECN thresholds
 // from a link (the paper's Eq. 1 and 2, hostlib/pcn/threshold.h) and the TOS byte of the
 // PCN-START that announces the lower one (pipeline/wire/pcn.h).
 #include <boost/program_options.hpp>
@@ -9,6 +9,7 @@
 #include "hostlib/pcn/threshold.h"
 #include "pipeline/control/units.h"
 #include "pipeline/wire/pcn.h"
+#include "tools/pcn/pcn_commands.h"
 #include "tools/tool_main.h"
 
 namespace swemu {
@@ -77,23 +78,12 @@ Status RunThreshold(const po::variables_map& vm, std::ostream& out) {
   return Status::Ok();
 }
 
-int Main(int argc, char** argv) {
-  const std::string usage =
-      "usage: swemu-pcn threshold --rtt DURATION --rate BPS [--flows N] [--mtu BYTES] [--k K]\n";
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << usage << "\n" << ThresholdOptions()
-              << "\nexample (the paper's bound 37 on 100 Mbit/s: RTT * C = 96.1 kB):\n"
-                 "  swemu-pcn threshold --rtt 7690us --rate 100M --flows 3 --mtu 1500 --k 0.25\n"
-                 "every option: docs/cli.md\n";
-    return argc < 2 ? 2 : 0;
-  }
-  if (std::string(argv[1]) != "threshold") {
-    std::cerr << "swemu-pcn: unknown command " << argv[1] << " (expected threshold)\n";
-    return 2;
-  }
+}  // namespace
+
+int RunThresholdCommand(int argc, char** argv) {
   po::variables_map vm;
   try {
-    po::store(po::command_line_parser(argc - 1, argv + 1)
+    po::store(po::command_line_parser(argc, argv)
                   .options(ThresholdOptions())
                   .positional(po::positional_options_description())
                   .run(),
@@ -103,7 +93,8 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << usage << "\n" << ThresholdOptions();
+    std::cout << "usage: swemu-pcn threshold --rtt DURATION --rate BPS [options]\n\n"
+              << ThresholdOptions();
     return 0;
   }
   Status status = RunThreshold(vm, std::cout);
@@ -112,6 +103,28 @@ int Main(int argc, char** argv) {
     return 2;
   }
   return 0;
+}
+
+namespace {
+
+int Main(int argc, char** argv) {
+  const std::string usage =
+      "usage: swemu-pcn COMMAND [options]   (COMMAND --help lists its options)\n"
+      "  threshold  the initial and PCN ECN thresholds of a link (Eq. 1 and 2)\n"
+      "  sim        the paper's experiment in virtual time, without and with PCN\n";
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << usage
+              << "\nexamples:\n"
+                 "  swemu-pcn threshold --rtt 7690us --rate 100M --flows 3 --mtu 1500 --k 0.25\n"
+                 "  swemu-pcn sim --out /tmp/pcn-sim\n"
+                 "every option: docs/cli.md\n";
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string command = argv[1];
+  if (command == "threshold") return RunThresholdCommand(argc - 1, argv + 1);
+  if (command == "sim") return RunSimCommand(argc - 1, argv + 1);
+  std::cerr << "swemu-pcn: unknown command " << command << " (expected threshold or sim)\n";
+  return 2;
 }
 
 }  // namespace

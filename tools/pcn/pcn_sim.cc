@@ -1,0 +1,165 @@
+// `swemu-pcn sim`: the paper's experiment in virtual time (hostlib/pcn/experiment.h), run twice
+// from the same seed, without and with PCN, printed side by side with the paper's figures.
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "hostlib/pcn/experiment.h"
+#include "pipeline/control/units.h"
+#include "tools/gen/gen_common.h"
+#include "tools/pcn/pcn_commands.h"
+
+namespace swemu {
+namespace {
+namespace po = boost::program_options;
+using gen::Check;
+using gen::CheckUint;
+using gen::Text;
+
+po::options_description SimOptions() {
+  po::options_description options("swemu-pcn sim options", 100);
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("out", po::value<std::string>()->value_name("DIR"), "write without/ and with/ (telemetry.csv each), summary.json and comparison.txt here (made if missing)")
+      ("cc", po::value<std::string>()->default_value("reno"), "senders' congestion control: reno or dctcp")
+      ("rate", po::value<std::string>()->default_value("100M"), "bottleneck toward the PS, bits/s")
+      ("edge-rate", po::value<std::string>()->default_value("1G"), "leaf uplinks and host NICs, bits/s")
+      ("rtt", po::value<std::string>()->default_value("7690us"), "propagation round trip host - PS")
+      ("queue", po::value<std::string>()->default_value("60"), "the bottleneck queue's capacity, packets")
+      ("initial", po::value<std::string>()->default_value("40"), "initial ECN threshold, packets")
+      ("threshold", po::value<std::string>()->default_value("10"), "the threshold STARTs announce (multiple of 5)")
+      ("background", po::value<std::string>()->default_value("3"), "background hosts per leaf")
+      ("workers", po::value<std::string>()->default_value("2"), "DDL workers, spread over the leaves")
+      ("duration", po::value<std::string>()->default_value("100s"), "length of the run (background flows)")
+      ("ddl-start", po::value<std::string>()->default_value("20s"), "when the first burst is announced")
+      ("idle", po::value<std::string>()->default_value("7s"), "network-idle period after each burst")
+      ("iterations", po::value<std::string>()->default_value("6"), "bursts per worker")
+      ("burst", po::value<std::string>()->default_value("500KB"), "bytes per worker and burst")
+      ("burst-rate", po::value<std::string>()->default_value("30M"), "each worker's burst rate limit, bits/s (iperf3 -b); 0: the NIC's")
+      ("lead", po::value<std::string>()->default_value("40ms"), "least time from a START to its burst, ACK or not (0: on the ACK)")
+      ("min-rto", po::value<std::string>()->default_value("200ms"), "senders' minimum retransmission timeout")
+      ("seed", po::value<std::string>()->default_value("1"), "seed of the run");
+  // clang-format on
+  return options;
+}
+
+Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
+  if (!ParseCongestionControl(Text(vm, "cc"), &o->cc)) {
+    return Status::Error("--cc " + Text(vm, "cc") + ": expected reno or dctcp");
+  }
+  auto positive = [&](const char* name, Result<uint64_t> r, uint64_t* out) -> Status {
+    SWEMU_RETURN_IF_ERROR(Check(name, r, out));
+    if (*out == 0) return Status::Error(std::string("--") + name + ": must be > 0");
+    return Status::Ok();
+  };
+  uint64_t v = 0;
+  SWEMU_RETURN_IF_ERROR(positive("rate", ParseRate(Text(vm, "rate")), &o->bottleneck_bps));
+  SWEMU_RETURN_IF_ERROR(positive("edge-rate", ParseRate(Text(vm, "edge-rate")), &o->edge_bps));
+  SWEMU_RETURN_IF_ERROR(positive("rtt", ParseDuration(Text(vm, "rtt")), &v));
+  o->rtt_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "queue", 1, 1 << 20, &v));
+  o->queue_pkts = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "initial", 1, 1 << 20, &v));
+  o->initial_threshold = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "threshold", 0, 75, &v));
+  o->pcn_threshold = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "background", 0, 64, &v));
+  o->background_per_leaf = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 1, 64, &v));
+  o->workers = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(positive("duration", ParseDuration(Text(vm, "duration")), &v));
+  o->duration_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(Check("ddl-start", ParseDuration(Text(vm, "ddl-start")), &v));
+  o->ddl_start_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(Check("idle", ParseDuration(Text(vm, "idle")), &v));
+  o->idle_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "iterations", 1, 10'000, &v));
+  o->iterations = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(positive("burst", ParseBytes(Text(vm, "burst")), &o->burst_bytes));
+  SWEMU_RETURN_IF_ERROR(Check("burst-rate", ParseRate(Text(vm, "burst-rate")), &o->burst_rate_bps));
+  SWEMU_RETURN_IF_ERROR(Check("lead", ParseDuration(Text(vm, "lead")), &v));
+  o->lead_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(positive("min-rto", ParseDuration(Text(vm, "min-rto")), &v));
+  o->min_rto_ns = static_cast<TimeNs>(v);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &o->seed));
+  return o->Validate();
+}
+
+// The output directory: made if missing; refused when it is something else.
+Status PrepareOut(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (const std::string& d : {dir, dir + "/without", dir + "/with"}) {
+    if (fs::exists(d, ec) && !fs::is_directory(d, ec)) {
+      return Status::Error("--out: " + d + " exists and is not a directory");
+    }
+    fs::create_directories(d, ec);
+    if (ec) return Status::Error("--out: cannot make " + d + ": " + ec.message());
+  }
+  return Status::Ok();
+}
+
+Status WriteText(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::Error("cannot write " + path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+int RunSimCommand(int argc, char** argv) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(SimOptions()).run(), vm);
+  } catch (const po::error& e) {
+    std::cerr << "swemu-pcn sim: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: swemu-pcn sim [--out DIR] [options]\n\n" << SimOptions();
+    return 0;
+  }
+  PcnExperimentOptions o;
+  Status status = ParseSim(vm, &o);
+  std::string out;
+  if (status.ok() && vm.count("out")) {
+    out = vm["out"].as<std::string>();
+    status = PrepareOut(out);
+  }
+  if (!status.ok()) {
+    std::cerr << "swemu-pcn sim: " << status.message() << "\n";
+    return 2;
+  }
+  PcnRunResult runs[2];
+  for (int pcn = 0; pcn < 2; ++pcn) {
+    o.telemetry_path = out.empty() ? "" : out + (pcn ? "/with" : "/without") + "/telemetry.csv";
+    Result<PcnRunResult> r = RunPcnExperiment(o, pcn == 1);
+    if (!r.ok()) {
+      std::cerr << "swemu-pcn sim: " << (pcn ? "with" : "without") << " PCN: " << r.message()
+                << "\n";
+      return 1;
+    }
+    runs[pcn] = *r;
+  }
+  const std::string table = FormatPcnComparison(o, runs[0], runs[1]);
+  std::cout << table;
+  if (!out.empty()) {
+    status = WriteText(out + "/comparison.txt", table);
+    if (status.ok()) {
+      status = WriteText(out + "/summary.json", "{\"without\": " + PcnRunJson(runs[0]) +
+                                                    ", \"with\": " + PcnRunJson(runs[1]) + "}\n");
+    }
+    if (!status.ok()) {
+      std::cerr << "swemu-pcn sim: " << status.message() << "\n";
+      return 1;
+    }
+    std::cout << "wrote " << out << "/{without,with}/telemetry.csv, summary.json, comparison.txt\n";
+  }
+  return 0;
+}
+
+}  // namespace swemu
