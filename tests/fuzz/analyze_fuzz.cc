@@ -1,6 +1,6 @@
 // libFuzzer target for swemu-analyze's decoders: the frame decoder (Ethernet, VLAN, IPv4, UDP,
-// TCP; raw IP; Linux SLL) and every registered protocol (ATP). Input byte 0 picks the link type
-// and whether the frame counts as cut by a snap length; the rest is the captured frame.
+// TCP; raw IP; Linux SLL) and every registered protocol (ATP, PCN). Input byte 0 picks the link
+// type and whether the frame counts as cut by a snap length; the rest is the captured frame.
 // Invariants trap (abort) when broken; ASan watches every read.
 #include <boost/program_options.hpp>
 #include <cstddef>
@@ -32,7 +32,12 @@ struct Decoders {
     po::store(po::parse_command_line(2, argv, options), vm);
     for (const ProtocolEntry& entry : Protocols()) {
       protocols.push_back(std::move(*entry.make(vm)));
-      decoder.Register(entry.default_udp_port, protocols.back().get());
+      if (entry.default_udp_port != 0) {
+        decoder.Register(entry.default_udp_port, protocols.back().get());
+      }
+      if (const uint16_t port = protocols.back()->BothWaysUdpPort(); port != 0) {
+        decoder.RegisterBothWays(port, protocols.back().get());
+      }
     }
   }
 };
@@ -64,10 +69,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     frame.malformed = frame.protocol->Consume(frame);
     std::ostringstream row;
     frame.protocol->WriteFields(row);
-    // One cell per field: as many commas as fields - 1.
+    // One cell per field of its protocol: as many commas as fields - 1.
+    std::size_t index = 0;
+    while (decoders->protocols[index].get() != frame.protocol) ++index;
     const std::string cells = row.str();
     Check(static_cast<std::size_t>(std::count(cells.begin(), cells.end(), ',')) + 1 ==
-          Protocols()[0].fields().size());
+          Protocols()[index].fields().size());
   }
   if ((data[0] & 0xF8) == 0xF8) {  // now and then, the summaries over everything so far
     std::ostringstream text;

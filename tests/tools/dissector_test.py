@@ -70,7 +70,8 @@ def checksum(data, total=0):
     return ~ones_complement_sum(data, total) & 0xFFFF
 
 
-def ipv4_udp_frame(payload, sport, dport, vlan=None, src_ip=(10, 0, 0, 1), dst_ip=(10, 0, 0, 2)):
+def ipv4_udp_frame(payload, sport, dport, vlan=None, src_ip=(10, 0, 0, 1), dst_ip=(10, 0, 0, 2),
+                   tos=0x02):
     """Ethernet | [802.1Q] | IPv4 | UDP | payload, lengths and checksums right, padded to 60."""
     src, dst = bytes(src_ip), bytes(dst_ip)
     udp_len = 8 + len(payload)
@@ -78,7 +79,7 @@ def ipv4_udp_frame(payload, sport, dport, vlan=None, src_ip=(10, 0, 0, 1), dst_i
     udp = struct.pack("!HHHH", sport, dport, udp_len, 0) + payload
     udp_csum = checksum(udp, ones_complement_sum(pseudo)) or 0xFFFF
     udp = udp[:6] + struct.pack("!H", udp_csum) + udp[8:]
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0x02, 20 + udp_len, 0x1234, 0x4000, 64, 17, 0,
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + udp_len, 0x1234, 0x4000, 64, 17, 0,
                      src, dst)
     ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
     eth = bytes.fromhex("02000000000b") + bytes.fromhex("02000000000a")
@@ -88,7 +89,7 @@ def ipv4_udp_frame(payload, sport, dport, vlan=None, src_ip=(10, 0, 0, 1), dst_i
     return frame + bytes(max(0, 60 - len(frame)))
 
 
-def udp_as_tcp(frame):
+def udp_as_tcp(frame, tos=0):
     """The same frame with a 20-byte TCP header (SYN, no options) instead of the UDP one."""
     ip_at, payload = 14, frame[14 + 20 + 8:]
     src, dst = frame[ip_at + 12:ip_at + 16], frame[ip_at + 16:ip_at + 20]
@@ -96,7 +97,7 @@ def udp_as_tcp(frame):
     tcp = struct.pack("!HHIIBBHHH", sport, dport, 1, 0, 5 << 4, 0x02, 65535, 0, 0) + payload
     pseudo = src + dst + struct.pack("!BBH", 0, 6, len(tcp))
     tcp = tcp[:16] + struct.pack("!H", checksum(tcp, ones_complement_sum(pseudo))) + tcp[18:]
-    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp), 1, 0x4000, 64, 6, 0, src, dst)
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, tos, 20 + len(tcp), 1, 0x4000, 64, 6, 0, src, dst)
     ip = ip[:10] + struct.pack("!H", checksum(ip)) + ip[12:]
     return frame[:14] + ip + tcp
 

@@ -18,16 +18,19 @@ How each analyzer column is compared:
   ip.*                      ip.src, ip.dst, ip.dsfield.dscp, ip.dsfield.ecn, ip.proto (outer)
   l4.sport, l4.dport        udp.srcport/dstport, else tcp.srcport/dstport
   atp.*                     the dissector's atp.* fields (atp.flags: the 6 flag bits)
+  pcn.*                     the dissector's pcn.* fields (pcn.start and pcn.ack as 0/1)
   malformed                 as a yes/no: the analyzer names a reason, or tshark flags the frame
-                            (_ws.malformed, which the dissector's truncated and bad-version
-                            experts set, or an IPv4/UDP/TCP checksum error); an atp_* reason
-                            must also be among the dissector's expert messages (ATP_REASONS)
+                            (_ws.malformed, which the dissector's truncated, bad-version and
+                            START+ACK experts set, or an IPv4/UDP/TCP checksum error); an atp_*
+                            or pcn_* reason must also be among the dissector's expert messages
+                            (REASONS)
 Numbers are compared as integers (tshark's "0x..." parsed as hex). An empty cell means the
 header (or, in a header cut short, the field) is absent; the other side must be empty too. Both
 tools decode a cut header as far as its bytes go, and neither calls a frame cut only by the
 capture's snap length malformed.
 
-Exit status: 0 when every cell agrees and at least one ATP frame was compared; 1 on
+Exit status: 0 when every cell agrees and at least one frame with a program header (ATP or
+PCN) was compared; 1 on
 differences (the first --max-diffs are printed: frame, column, both values); 2 when a tool is
 missing or fails.
 """
@@ -43,7 +46,7 @@ ANALYZER_COLUMNS = [
     "frame", "time_ns", "caplen", "len", "eth.src", "eth.dst", "vlan.id", "ip.src", "ip.dst",
     "ip.dscp", "ip.ecn", "ip.proto", "l4.sport", "l4.dport", "atp.version", "atp.flags",
     "atp.worker_id", "atp.fan_in0", "atp.fan_in1", "atp.job_id", "atp.num_elements", "atp.seq",
-    "atp.bitmap", "malformed",
+    "atp.bitmap", "pcn.start", "pcn.ack", "pcn.threshold", "pcn.ecn", "malformed",
 ]
 
 # Analyzer column -> (tshark fields tried in order, the first non-empty one counts; kind).
@@ -65,7 +68,7 @@ COLUMN_SOURCES = {
     "l4.dport": (["udp.dstport", "tcp.dstport"], "int"),
 }
 for _name in ANALYZER_COLUMNS:
-    if _name.startswith("atp."):
+    if _name.startswith(("atp.", "pcn.")):
         COLUMN_SOURCES[_name] = ([_name], "int")
 
 # tshark fields read to decide "malformed".
@@ -74,11 +77,12 @@ EXPERT_FIELDS = ["_ws.malformed", "_ws.expert.group", "_ws.expert.severity",
 PI_CHECKSUM = 0x01000000  # epan/proto.h expert groups and severities
 PI_ERROR = 0x00800000
 
-# The analyzer's ATP reasons and the words of the dissector's expert message for each.
-ATP_REASONS = {
+# The analyzer's protocol reasons and the words of the dissector's expert message for each.
+REASONS = {
     "atp_truncated_header": "truncated: ATP header",
     "atp_truncated_elements": "elements need",
     "atp_bad_version": "unsupported ATP version",
+    "pcn_start_and_ack": "START and ACK both set",
 }
 
 AGGREGATOR = "|"  # between repeated values of one field (messages may contain commas)
@@ -194,6 +198,8 @@ def normalize(text, kind):
     if text == "":
         return None
     if kind == "int":
+        if text in ("True", "False"):  # booleans in newer tsharks
+            return int(text == "True")
         return int(text, 0) if text.lower().startswith(("0x", "-0x")) else int(text)
     if kind == "time":
         return seconds_to_ns(text) if "." in text else int(text) * 10**9
@@ -226,7 +232,7 @@ def tshark_malformed(row):
 def compare(analyzer, tshark):
     """Returns (differences as (frame, column, analyzer value, tshark value), statistics)."""
     diffs = []
-    stats = {"frames": 0, "atp_frames": 0}
+    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0}
     for frame in sorted(set(analyzer) | set(tshark)):
         if frame not in tshark:
             diffs.append((frame, "(row)", "present", "missing"))
@@ -255,12 +261,14 @@ def compare(analyzer, tshark):
         if bool(a_malformed) != bool(t_malformed):
             diffs.append((frame, "malformed", a_malformed or "(empty)",
                           t_malformed or "(empty)"))
-        elif a_malformed in ATP_REASONS and not any(
-                ATP_REASONS[a_malformed] in m for m in t_row["_ws.expert.message"]):
+        elif a_malformed in REASONS and not any(
+                REASONS[a_malformed] in m for m in t_row["_ws.expert.message"]):
             diffs.append((frame, "malformed", a_malformed,
                           "; ".join(t_row["_ws.expert.message"]) or "(no expert message)"))
         if a_row["atp.version"] and tshark_cell(t_row, ["atp.version"]):
             stats["atp_frames"] += 1
+        if a_row["pcn.start"] and tshark_cell(t_row, ["pcn.start"]):
+            stats["pcn_frames"] += 1
     return diffs, stats
 
 
@@ -306,8 +314,9 @@ def main():
         return 2
 
     diffs, stats = compare(analyzer, dissector)
-    summary = ("%d frames compared (%d with an ATP header), %d analyzer CSV rows, %d tshark rows"
-               % (stats["frames"], stats["atp_frames"], len(analyzer), len(dissector)))
+    summary = ("%d frames compared (%d with an ATP header, %d with PCN bits), %d analyzer CSV "
+               "rows, %d tshark rows" % (stats["frames"], stats["atp_frames"],
+                                         stats["pcn_frames"], len(analyzer), len(dissector)))
     if diffs:
         by_column = {}
         for _, column, _, _ in diffs:
@@ -325,9 +334,9 @@ def main():
         print("  " + summary, file=sys.stderr)
         print("  inputs and outputs in %s (pcap %s)" % (args.tmp, pcap), file=sys.stderr)
         return 1
-    if stats["atp_frames"] == 0:
-        print("FAIL: no frame with an ATP header on both sides; nothing was compared (%s)"
-              % summary, file=sys.stderr)
+    if stats["atp_frames"] + stats["pcn_frames"] == 0:
+        print("FAIL: no frame with an ATP header or PCN bits on both sides; nothing was "
+              "compared (%s)" % summary, file=sys.stderr)
         return 1
     print("PASS: " + summary)
     return 0

@@ -76,17 +76,27 @@ Status ParseSettings(const po::variables_map& vm, Settings& s) {
   if (!top.ok()) return Status::Error("--top: " + top.message());
   s.top = *top;
   for (const ProtocolEntry& entry : Protocols()) {
+    if (entry.default_udp_port == 0) continue;  // it sets its port with its own option
     s.ports.emplace_back(entry.default_udp_port, std::string(entry.name));
   }
   if (vm.count("udp-port")) {
     for (const std::string& text : vm["udp-port"].as<std::vector<std::string>>()) {
       const std::size_t eq = text.find('=');
       const std::string name = text.substr(0, eq);
-      bool known = false;
-      for (const ProtocolEntry& entry : Protocols()) known |= entry.name == name;
+      const ProtocolEntry* known = nullptr;
+      for (const ProtocolEntry& entry : Protocols()) {
+        if (entry.name == name) known = &entry;
+      }
       Result<uint64_t> port = eq == std::string::npos ? Status::Error("expected PROTO=PORT")
                                                       : ParseUint(text.substr(eq + 1), 1, 65535);
-      if (!known) return Status::Error("--udp-port " + text + ": unknown protocol " + name);
+      if (known == nullptr) {
+        return Status::Error("--udp-port " + text + ": unknown protocol " + name);
+      }
+      if (known->default_udp_port == 0) {
+        return Status::Error("--udp-port " + text + ": " + name +
+                             " is read both ways on the port of its own option (--" + name +
+                             "-port)");
+      }
       if (!port.ok()) return Status::Error("--udp-port " + text + ": " + port.message());
       // The given port replaces the protocol's default one.
       std::erase_if(s.ports, [&](const auto& p) { return p.second == name; });

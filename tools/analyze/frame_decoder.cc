@@ -23,7 +23,21 @@ bool IsDecodableLinkType(int link_type) {
 }
 
 void FrameDecoder::Register(uint16_t udp_port, ProtocolAnalyzer* protocol) {
-  ports_.emplace_back(udp_port, protocol);
+  ports_.push_back({udp_port, protocol, false});
+}
+
+void FrameDecoder::RegisterBothWays(uint16_t udp_port, ProtocolAnalyzer* protocol) {
+  ports_.push_back({udp_port, protocol, true});
+}
+
+ProtocolAnalyzer* FrameDecoder::Lookup(uint16_t sport, uint16_t dport) const {
+  for (const PortEntry& entry : ports_) {
+    if (entry.port == dport) return entry.protocol;
+  }
+  for (const PortEntry& entry : ports_) {
+    if (entry.both_ways && entry.port == sport) return entry.protocol;
+  }
+  return nullptr;
 }
 
 void FrameDecoder::Decode(int link_type, std::span<const uint8_t> bytes,
@@ -148,12 +162,7 @@ void FrameDecoder::DecodeIpv4(std::span<const uint8_t> bytes, DecodedFrame& fram
     frame.app = l4.data() + kUdpHeaderLen;
     frame.app_len = std::min<std::size_t>(l4.size() - kUdpHeaderLen, frame.l4_payload_len);
     if (frame.ip_fragment) return;  // a program header is read from whole datagrams only
-    for (const auto& [port, protocol] : ports_) {
-      if (port == frame.dport) {
-        frame.protocol = protocol;
-        break;
-      }
-    }
+    frame.protocol = Lookup(frame.sport, frame.dport);
   } else if (frame.ip_proto == kIpProtoTcp) {
     if (l4.size() < kTcpMinHeaderLen) {
       if (!frame.snapped()) frame.malformed = "truncated_tcp";

@@ -9,10 +9,16 @@ std::vector<std::string> AtpFieldNames();
 void AddAtpOptions(boost::program_options::options_description& options);
 Result<std::unique_ptr<ProtocolAnalyzer>> MakeAtpAnalyzer(
     const boost::program_options::variables_map& vm);
+std::vector<std::string> PcnFieldNames();
+void AddPcnOptions(boost::program_options::options_description& options);
+Result<std::unique_ptr<ProtocolAnalyzer>> MakePcnAnalyzer(
+    const boost::program_options::variables_map& vm);
 
 std::span<const ProtocolEntry> Protocols() {
   static const ProtocolEntry kProtocols[] = {
       {"atp", kAtpDefaultUdpPort, AtpFieldNames, AddAtpOptions, MakeAtpAnalyzer},
+      // PCN is read on datagrams to and from --pcn-port (BothWaysUdpPort), not on --udp-port.
+      {"pcn", 0, PcnFieldNames, AddPcnOptions, MakePcnAnalyzer},
   };
   return kProtocols;
 }

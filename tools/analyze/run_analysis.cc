@@ -92,6 +92,9 @@ Result<std::unique_ptr<RunAnalysis>> RunAnalysis::Make(
     for (const auto& [port, name] : ports) {
       if (name == entry.name) run->decoder_.Register(port, protocol->get());
     }
+    if (const uint16_t port = (*protocol)->BothWaysUdpPort(); port != 0) {
+      run->decoder_.RegisterBothWays(port, protocol->get());
+    }
     run->protocols_.push_back(std::move(*protocol));
   }
   return run;

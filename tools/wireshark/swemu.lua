@@ -6,11 +6,14 @@
 --
 -- ATP: protocol "swemu_atp" (Wireshark's AppleTalk ATP owns "atp"), fields atp.*, on datagrams
 -- to UDP port 9000; -o swemu_atp.udp_port:N moves it. Fields are listed in docs/wire.md.
+-- PCN: protocol "swemu_pcn", fields pcn.start, pcn.ack, pcn.threshold (packets), pcn.ecn, read
+-- from the IPv4 TOS byte of datagrams to or from UDP port 9700 only (elsewhere the same bits are
+-- ordinary DSCP); -o swemu_pcn.udp_port:N moves it.
 --
 -- Layout: part 1 is a small framework (a protocol on a UDP-port preference, a cursor that reads
 -- fixed big-endian fields and reports truncation, flag helpers); each header is then one section
 -- that declares its fields and a dissect function and calls swemu.udp_protocol{...}. A new header
--- (PCN, DLCP, GOAT, PLink) is one more such section at the end of the file.
+-- (DLCP, GOAT, PLink) is one more such section at the end of the file.
 --
 -- Written for the Lua API of Wireshark 3.6/4.0 (Lua 5.2); it uses no bit library, so it also
 -- loads under Lua 5.4 (Wireshark 4.2 and later).
@@ -93,8 +96,8 @@ function Cursor:field(fields, size, tree)
   return range:uint(), item
 end
 
--- Registers a protocol carried in UDP datagrams to one destination port, chosen by a
--- preference (or by Decode As... on udp.port).
+-- Registers a protocol carried in UDP datagrams to one destination port (or, with from_port, to
+-- or from it), chosen by a preference (or by Decode As... on udp.port).
 --
 --   spec.name          field name prefix, e.g. "atp" (fields are "<name>.<field>")
 --   spec.proto_name    the protocol's own filter name, which also names its preferences
@@ -102,19 +105,23 @@ end
 --   spec.description   long name shown in the tree
 --   spec.column        Protocol column text (default: upper-case name)
 --   spec.default_port  default UDP port (the preference "<proto_name>.udp_port"; 0: none)
---   spec.header_len    bytes of the fixed header (for the message on an empty datagram)
+--   spec.header_len    bytes of the fixed header (for the message on an empty datagram); 0: the
+--                      protocol has no header (PCN), an empty datagram is dissected too
+--   spec.from_port     datagrams *from* the port are the protocol's too (PCN's ACK)
 --   spec.fields        table of ProtoFields (any keys)
 --   spec.experts       table of extra ProtoExperts (any keys)
 --   spec.dissect(ctx)  decodes one datagram; ctx has tvb, pinfo, tree (the protocol's subtree),
---                      cursor (swemu.cursor over the tvb), proto, and truncated(message) and
---                      snapped(message), which add the standard experts below.
+--                      cursor (swemu.cursor over the tvb), proto, to_port and from_port (the
+--                      datagram goes to / comes from the protocol's port), and truncated(message)
+--                      and snapped(message), which add the standard experts below. tvb and
+--                      cursor are nil for an empty datagram of a protocol without a header.
 --
 -- Every protocol gets three standard experts: "<name>.expert.truncated" (the datagram ends
 -- inside the header or its payload: group Malformed, Warning), "<name>.expert.snapped" (the
 -- capture's snap length cut it, the packet itself is whole: group Undecoded, Note) and
 -- "<name>.expert.error" (a Lua error inside dissect, caught: the dissector never fails).
--- An empty datagram to the port is flagged truncated too (by the postdissector below).
--- Returns the Proto.
+-- An empty datagram to the port is flagged truncated too (by the postdissector below), or, for a
+-- protocol without a header, dissected there. Returns the Proto.
 function swemu.udp_protocol(spec)
   local proto = Proto(spec.proto_name or spec.name, spec.description)
   local column = spec.column or string.upper(spec.name)
@@ -149,19 +156,19 @@ function swemu.udp_protocol(spec)
   end
   proto.prefs_changed = register_port
 
-  function proto.dissector(tvb, pinfo, tree)
-    -- Only datagrams *to* the port, as swemu's parser picks a program header (Wireshark's UDP
-    -- tries both ports; a reply from the port goes on to whatever owns its destination).
-    if pinfo.match_uint ~= pinfo.dst_port then return 0 end
+  -- Adds the protocol's subtree and runs spec.dissect on a datagram to or from `port` (tvb nil:
+  -- an empty one).
+  local function dissect_datagram(tvb, pinfo, tree, port)
     pinfo.cols.protocol:set(column)
     local subtree
-    if tvb:len() > 0 then
+    if tvb ~= nil and tvb:len() > 0 then
       subtree = tree:add(proto, tvb:range(0, tvb:len()))
     else
       subtree = tree:add(proto)
     end
     local ctx = { tvb = tvb, pinfo = pinfo, tree = subtree, proto = proto,
-                  cursor = swemu.cursor(tvb, subtree) }
+                  cursor = tvb and swemu.cursor(tvb, subtree),
+                  to_port = pinfo.dst_port == port, from_port = pinfo.src_port == port }
     function ctx.truncated(message)
       subtree:add_proto_expert_info(truncated_expert, message)
     end
@@ -172,6 +179,17 @@ function swemu.udp_protocol(spec)
     if not ok then
       subtree:add_proto_expert_info(error_expert, "dissector error: " .. tostring(err))
     end
+  end
+
+  function proto.dissector(tvb, pinfo, tree)
+    -- Only datagrams *to* the port (and, with from_port, from it), as swemu's parser picks a
+    -- program header (Wireshark's UDP tries both ports; a reply from the port goes on to
+    -- whatever owns its destination).
+    local port = pinfo.match_uint
+    if port ~= pinfo.dst_port and not (spec.from_port and port == pinfo.src_port) then
+      return 0
+    end
+    dissect_datagram(tvb, pinfo, tree, port)
     return tvb:len()
   end
 
@@ -179,33 +197,48 @@ function swemu.udp_protocol(spec)
   udp_table:add_for_decode_as(proto)
   swemu.protocols[#swemu.protocols + 1] = {
     proto = proto, column = column, header_len = spec.header_len or 1,
-    truncated_expert = truncated_expert, port = function() return registered_port end,
+    from_port = spec.from_port or false, truncated_expert = truncated_expert,
+    port = function() return registered_port end,
+    dissect_empty = function(pinfo, tree) dissect_datagram(nil, pinfo, tree, registered_port) end,
   }
   return proto
 end
 
 -- Wireshark's UDP never hands an empty payload to a port's dissector, but for swemu's parser a
 -- datagram to a program's port without the header is a truncated header. This postdissector
--- (protocol "swemu", which adds nothing to other frames) flags such datagrams.
+-- (protocol "swemu", which adds nothing to other frames) flags such datagrams, and dissects
+-- those of a protocol without a header (PCN), which carry its signal all the same.
 local udp_length = Field.new("udp.length")
+local udp_srcport = Field.new("udp.srcport")
 local udp_dstport = Field.new("udp.dstport")
 local empty_datagrams = Proto("swemu", "swemu program headers")
 
+-- The protocol of a datagram from `src` to `dst`: one on its destination port first, then one
+-- read both ways on its source port (as swemu-analyze picks it).
+local function protocol_of(src, dst)
+  for _, p in ipairs(swemu.protocols) do
+    if p.port() ~= 0 and p.port() == dst then return p end
+  end
+  for _, p in ipairs(swemu.protocols) do
+    if p.from_port and p.port() ~= 0 and p.port() == src then return p end
+  end
+  return nil
+end
+
 local function flag_empty_datagrams(pinfo, tree)
-  local lengths, ports = { udp_length() }, { udp_dstport() }
-  for i = 1, math.min(#lengths, #ports) do
-    if lengths[i].value == 8 then
-      for _, p in ipairs(swemu.protocols) do
-        if p.port() ~= 0 and p.port() == ports[i].value then
-          local message = string.format("%s header needs %d bytes, 0 present", p.column,
-                                        p.header_len)
-          tree:add(p.proto, lengths[i].range)
-              :add_proto_expert_info(p.truncated_expert, "truncated: " .. message)
-          pinfo.cols.protocol:set(p.column)
-          pinfo.cols.info:set(string.format("%s (truncated header, 0 of %d bytes)", p.column,
-                                            p.header_len))
-        end
-      end
+  local lengths, sports, dports = { udp_length() }, { udp_srcport() }, { udp_dstport() }
+  for i = 1, math.min(#lengths, #sports, #dports) do
+    local p = lengths[i].value == 8 and protocol_of(sports[i].value, dports[i].value)
+    if p and p.header_len == 0 then
+      p.dissect_empty(pinfo, tree)
+    elseif p then
+      local message = string.format("%s header needs %d bytes, 0 present", p.column,
+                                    p.header_len)
+      tree:add(p.proto, lengths[i].range)
+          :add_proto_expert_info(p.truncated_expert, "truncated: " .. message)
+      pinfo.cols.protocol:set(p.column)
+      pinfo.cols.info:set(string.format("%s (truncated header, 0 of %d bytes)", p.column,
+                                        p.header_len))
     end
   end
 end
@@ -358,6 +391,82 @@ do
 end
 
 ------------------------------------------------------------------------------------------------
--- Next headers (PCN, DLCP, GOAT, PLink): one `do ... swemu.udp_protocol{...} end` section each,
--- as ATP above.
+-- Part 3: PCN (pipeline/wire/pcn.h; docs/wire.md, "PCN")
+------------------------------------------------------------------------------------------------
+
+-- PCN has no header: the worker's START and the PS's ACK are bits of the IPv4 TOS byte. They are
+-- read only on datagrams to or from the PCN port (the same bits elsewhere are ordinary DSCP: EF,
+-- 0xB8, would read as a START), and shown over the TOS byte. A START is a datagram to the port
+-- with bit 7 set, an ACK one from the port with bit 6 set (as swemu-analyze counts them); the
+-- fields name the bits whatever the direction.
+do
+  local START, ACK = 0x80, 0x40
+  local THRESHOLD_STEP = 5  -- packets per unit of bits 5..2
+  local ECN_NAMES = { [0] = "Not-ECT", [1] = "ECT(1)", [2] = "ECT(0)", [3] = "CE" }
+
+  local f = {
+    start = ProtoField.bool("pcn.start", "START", 8, nil, START,
+                            "lower the ECN threshold toward the PS to the one carried here"),
+    ack = ProtoField.bool("pcn.ack", "ACK", 8, nil, ACK, "the PS's answer to a START"),
+    threshold = ProtoField.uint8("pcn.threshold", "Threshold (packets)", base.DEC, nil, nil,
+                                 "TOS bits 5..2 times 5: 0..75 packets"),
+    ecn = ProtoField.uint8("pcn.ecn", "ECN", base.DEC, ECN_NAMES, 0x03),
+  }
+
+  local e = {
+    start_and_ack = ProtoExpert.new("pcn.expert.start_and_ack", "START and ACK both set",
+                                    expert.group.MALFORMED, expert.severity.WARN),
+  }
+
+  local ip_dsfield = Field.new("ip.dsfield")
+
+  local function dissect(ctx)
+    local tos_fields = { ip_dsfield() }
+    local tos_field = tos_fields[#tos_fields]  -- the IPv4 header around this datagram
+    if tos_field == nil then return end  -- not over IPv4: no TOS byte
+    local tos, range, tree = tos_field.value, tos_field.range, ctx.tree
+    local units = math.floor(tos / 4) % 16
+    local threshold, ecn = units * THRESHOLD_STEP, tos % 4
+    local is_start, is_ack = has_bit(tos, START), has_bit(tos, ACK)
+
+    tree:add(f.start, range)
+    tree:add(f.ack, range)
+    tree:add(f.threshold, range, threshold)
+        :append_text(string.format(" (bits 5..2: %d x %d)", units, THRESHOLD_STEP))
+    tree:add(f.ecn, range)
+
+    -- Info column: "PCN START threshold 10 ECT(0)".
+    local kind
+    if is_start and is_ack then
+      tree:add_proto_expert_info(e.start_and_ack, string.format(
+        "START and ACK both set (TOS 0x%02x): not a PCN signal", tos))
+      kind = "START+ACK"
+    elseif is_start and ctx.to_port then
+      kind = "START"
+    elseif is_ack and ctx.from_port then
+      kind = "ACK"
+    else
+      kind = "no signal"
+    end
+    ctx.pinfo.cols.info:set(string.format("PCN %s threshold %d %s", kind, threshold,
+                                          ECN_NAMES[ecn]))
+    tree:append_text(string.format(", %s, Threshold %d, %s", kind, threshold, ECN_NAMES[ecn]))
+  end
+
+  swemu.udp_protocol {
+    name = "pcn",
+    proto_name = "swemu_pcn",
+    description = "swemu PCN (signal in the IPv4 TOS byte)",
+    default_port = 9700,
+    header_len = 0,    -- no header of its own
+    from_port = true,  -- the PS answers from the port
+    fields = f,
+    experts = e,
+    dissect = dissect,
+  }
+end
+
+------------------------------------------------------------------------------------------------
+-- Next headers (DLCP, GOAT, PLink): one `do ... swemu.udp_protocol{...} end` section each, as
+-- ATP and PCN above.
 ------------------------------------------------------------------------------------------------
