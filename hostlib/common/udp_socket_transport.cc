@@ -99,6 +99,13 @@ bool UdpSocketTransport::SendTo(Ipv4Addr ip, uint16_t port, const uint8_t* data,
   return true;
 }
 
+void UdpSocketTransport::UseTos(uint8_t tos) noexcept {
+  if (tos == tos_) return;
+  const int value = tos;
+  // A refusal leaves the old TOS; the datagram still goes (counted as it is sent).
+  if (setsockopt(fd_, IPPROTO_IP, IP_TOS, &value, sizeof(value)) == 0) tos_ = tos;
+}
+
 bool UdpSocketTransport::Send(std::span<const uint8_t> frame) noexcept {
   if (frame.size() < kHeadersLen ||
       HeaderAt<EthernetHeader>(frame.data())->EtherType() != kEtherTypeIpv4) {
@@ -121,6 +128,7 @@ bool UdpSocketTransport::Send(std::span<const uint8_t> frame) noexcept {
   const uint8_t* payload = frame.data() + payload_at;
   const std::size_t len = udp->Length() - kUdpHeaderLen;
   const Ipv4Addr dst = ip->DstAddr();
+  UseTos(ip->tos);
   bool replicated = false, ok = true;
   for (const Member& m : members_) {
     if (m.group != dst) continue;

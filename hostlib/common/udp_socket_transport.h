@@ -7,7 +7,9 @@
 // Synthesised frames: destination MAC = the configured local MAC, or 01:00:5e + the low 23 bits
 // of a multicast destination; source MAC = 02:00 + the sender's IPv4 address (the kernel does
 // not tell the real one); IPv4 TOS as received (ECN included), TTL 64, real source and
-// destination addresses and ports; UDP checksum 0. Non-blocking throughout.
+// destination addresses and ports; UDP checksum 0. On send, the frame's TOS byte (DSCP and
+// ECN: PCN's signals ride in it) becomes the datagram's, through IP_TOS when it changes.
+// Non-blocking throughout.
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -62,8 +64,11 @@ class UdpSocketTransport final : public Transport, public FrameSource {
   };
   UdpSocketTransport(int fd, const UdpSocketConfig& config, uint16_t port);
   bool SendTo(Ipv4Addr ip, uint16_t port, const uint8_t* data, std::size_t len) noexcept;
+  // IP_TOS for the next datagrams, when it differs from the last one set.
+  void UseTos(uint8_t tos) noexcept;
 
   int fd_;
+  int tos_ = 0;  // the socket's IP_TOS
   UdpSocketConfig config_;
   uint16_t local_port_;
   std::vector<Member> members_;

@@ -18,7 +18,6 @@ Status DdlWorkerOptions::Validate() const {
 DdlWorker::DdlWorker(Transport& transport, const MacAddr& mac, Ipv4Addr ip,
                      const DdlWorkerOptions& options, const EcnTcpOptions& tcp)
     : opt_(options),
-      ip_(ip),
       tcp_(transport, mac, ip, tcp),
       announcer_(transport, TcpEnd{mac, ip, options.local_pcn_port}, options.ps, options.announce),
       next_ns_(options.first_ns) {}

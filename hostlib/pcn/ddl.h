@@ -65,7 +65,6 @@ class DdlWorker final : public Endpoint {
   void StartBurst(TimeNs now);
 
   DdlWorkerOptions opt_;
-  Ipv4Addr ip_;
   TcpHost tcp_;
   PcnAnnouncer announcer_;
   State state_ = State::kIdle;

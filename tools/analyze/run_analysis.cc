@@ -51,9 +51,13 @@ Result<RunInput> ScanRunInput(const std::string& path) {
     }
     if (ec) return Status::Error(path + ": " + ec.message());
     std::sort(pcaps.begin(), pcaps.end());
-    if (pcaps.empty()) return Status::Error(path + ": a directory without .pcap files");
     const fs::path telemetry = fs::path(path) / kTelemetryFileName;
     if (fs::exists(telemetry, ec)) run.telemetry = telemetry.string();
+    // A run recorded without captures (swemu-pcn sim) still has its queues over time.
+    if (pcaps.empty() && run.telemetry.empty()) {
+      return Status::Error(path + ": a directory without .pcap files or " +
+                           std::string(kTelemetryFileName));
+    }
   } else if (fs::is_regular_file(status)) {
     pcaps.push_back(path);
   } else {
@@ -68,6 +72,12 @@ Result<RunInput> ScanRunInput(const std::string& path) {
     Result<std::vector<QueueSample>> samples = ReadTelemetry(run.telemetry);
     if (!samples.ok()) return samples.status();
     run.queue_samples = std::move(*samples);
+    if (pcaps.empty()) {  // the run's span is the telemetry's
+      for (const QueueSample& q : run.queue_samples) {
+        run.first_ns = std::min(run.first_ns, q.ts_ns);
+        run.last_ns = std::max(run.last_ns, q.ts_ns);
+      }
+    }
   }
   if (run.first_ns == kNever) run.first_ns = run.last_ns = 0;  // no frames at all
   return run;

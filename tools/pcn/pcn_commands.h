@@ -5,5 +5,7 @@ namespace swemu {
 
 int RunThresholdCommand(int argc, char** argv);
 int RunSimCommand(int argc, char** argv);
+int RunDdlCommand(int argc, char** argv);
+int RunPsCommand(int argc, char** argv);
 
 }  // namespace swemu

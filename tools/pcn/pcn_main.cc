@@ -111,7 +111,9 @@ int Main(int argc, char** argv) {
   const std::string usage =
       "usage: swemu-pcn COMMAND [options]   (COMMAND --help lists its options)\n"
       "  threshold  the initial and PCN ECN thresholds of a link (Eq. 1 and 2)\n"
-      "  sim        the paper's experiment in virtual time, without and with PCN\n";
+      "  sim        the paper's experiment in virtual time, without and with PCN\n"
+      "  ddl        a DDL worker in real time: announced bursts over kernel TCP\n"
+      "  ps         the PS in real time: answers STARTs, receives bursts\n";
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << usage
               << "\nexamples:\n"
@@ -123,7 +125,10 @@ int Main(int argc, char** argv) {
   const std::string command = argv[1];
   if (command == "threshold") return RunThresholdCommand(argc - 1, argv + 1);
   if (command == "sim") return RunSimCommand(argc - 1, argv + 1);
-  std::cerr << "swemu-pcn: unknown command " << command << " (expected threshold or sim)\n";
+  if (command == "ddl") return RunDdlCommand(argc - 1, argv + 1);
+  if (command == "ps") return RunPsCommand(argc - 1, argv + 1);
+  std::cerr << "swemu-pcn: unknown command " << command
+            << " (expected threshold, sim, ddl or ps)\n";
   return 2;
 }
 

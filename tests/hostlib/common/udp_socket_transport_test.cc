@@ -62,6 +62,25 @@ TEST(UdpSocketTransportTest, SendsThePayloadAndSynthesisesTheFrameOnReceive) {
   EXPECT_EQ(b->counters().datagrams_received, 1u);
 }
 
+TEST(UdpSocketTransportTest, TheFramesTosByteIsTheDatagrams) {
+  auto a = Open(kIpA), b = Open(kIpB);
+  ASSERT_TRUE(a && b);
+  // A PCN-START (0x8A), an ACK (0x48 with Not-ECT), then no TOS again.
+  for (uint8_t tos : {uint8_t{0x8A}, uint8_t{0x48}, uint8_t{0x00}}) {
+    const std::vector<uint8_t> frame = FrameBuilder()
+                                           .Eth(kMacB, MacAddr::FromU64(1))
+                                           .Ipv4(kIpA, kIpB)
+                                           .Tos(tos)
+                                           .Udp(a->local_port(), b->local_port())
+                                           .Payload(8)
+                                           .Build();
+    ASSERT_TRUE(a->Send(frame));
+    std::vector<std::vector<uint8_t>> got = Receive(*b, 1);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(HeaderAt<Ipv4Header>(got[0].data() + 14)->tos, tos);
+  }
+}
+
 TEST(UdpSocketTransportTest, GroupFramesAreReplicatedToTheAddedMembers) {
   auto a = Open(kIpA), b = Open(kIpB), c = Open(MakeIpv4Addr(127, 0, 0, 3));
   ASSERT_TRUE(a && b && c);
