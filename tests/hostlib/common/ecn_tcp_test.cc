@@ -17,7 +17,6 @@ const MacAddr kMacA = MacAddr::FromU64(0x020000000001ull);
 const MacAddr kMacB = MacAddr::FromU64(0x020000000002ull);
 constexpr Ipv4Addr kIpA = 0x0A000001, kIpB = 0x0A000002;
 constexpr uint16_t kSinkPort = 5001;
-constexpr uint64_t kBottleneckBps = 100'000'000;
 
 struct FlowRun {
   uint64_t bytes_received = 0;
