@@ -268,6 +268,9 @@ Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, bool pcn) {
       PcnBurstMetrics m;
       m.worker = w;
       m.iteration = b.index;
+      m.start_ns = b.start_ns;
+      m.done_ns = b.done_ns;
+      m.bytes = b.bytes;
       m.arrival_ns = b.start_ns + to_root;
       m.bct_ns = b.done_ns - b.start_ns;
       m.ddl_mbps = static_cast<double>(b.bytes) * 8 / 1e6 / (static_cast<double>(m.bct_ns) / 1e9);
@@ -354,15 +357,18 @@ std::string FormatPcnComparison(const PcnExperimentOptions& o, const PcnRunResul
 
 std::string PcnRunJson(const PcnRunResult& run) {
   std::string out = "{\"pcn\": " + std::string(run.pcn ? "true" : "false") + ", \"bursts\": [";
-  char buf[320];
+  char buf[512];
   for (std::size_t i = 0; i < run.bursts.size(); ++i) {
     const PcnBurstMetrics& b = run.bursts[i];
     std::snprintf(buf, sizeof(buf),
-                  "%s{\"worker\": %u, \"iteration\": %u, \"arrival_ns\": %lld, "
+                  "%s{\"worker\": %u, \"iteration\": %u, \"start_ns\": %lld, "
+                  "\"done_ns\": %lld, \"bytes\": %llu, \"arrival_ns\": %lld, "
                   "\"start_queue\": %u, \"max_queue\": %u, \"queue_delay_ms\": %.4f, "
                   "\"bct_ms\": %.3f, \"ddl_mbps\": %.3f, \"retransmits\": %llu, "
                   "\"acked\": %s}",
-                  i ? ", " : "", b.worker, b.iteration, static_cast<long long>(b.arrival_ns),
+                  i ? ", " : "", b.worker, b.iteration, static_cast<long long>(b.start_ns),
+                  static_cast<long long>(b.done_ns), static_cast<unsigned long long>(b.bytes),
+                  static_cast<long long>(b.arrival_ns),
                   b.start_queue, b.max_queue, b.mean_queue_delay_ms, b.bct_ns / 1e6, b.ddl_mbps,
                   static_cast<unsigned long long>(b.retransmits), b.acked ? "true" : "false");
     out += buf;

@@ -49,6 +49,9 @@ struct PcnExperimentOptions {
 struct PcnBurstMetrics {
   uint32_t worker = 0;
   uint32_t iteration = 0;
+  TimeNs start_ns = 0;         // its first data segment is sent
+  TimeNs done_ns = 0;          // its last byte is acknowledged
+  uint64_t bytes = 0;
   TimeNs arrival_ns = 0;       // the burst's first frame reaches the root's PS port
   uint32_t start_queue = 0;    // packets queued there when it is enqueued
   uint32_t max_queue = 0;      // highest depth until the burst's last byte is acknowledged

@@ -22,7 +22,7 @@ po::options_description SimOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
-      ("out", po::value<std::string>()->value_name("DIR"), "write without/ and with/ (telemetry.csv each), summary.json and comparison.txt here (made if missing)")
+      ("out", po::value<std::string>()->value_name("DIR"), "write without/ and with/ (telemetry.csv and summary.json each) and comparison.txt here (made if missing)")
       ("cc", po::value<std::string>()->default_value("reno"), "senders' congestion control: reno or dctcp")
       ("rate", po::value<std::string>()->default_value("100M"), "bottleneck toward the PS, bits/s")
       ("edge-rate", po::value<std::string>()->default_value("1G"), "leaf uplinks and host NICs, bits/s")
@@ -149,15 +149,16 @@ int RunSimCommand(int argc, char** argv) {
   std::cout << table;
   if (!out.empty()) {
     status = WriteText(out + "/comparison.txt", table);
-    if (status.ok()) {
-      status = WriteText(out + "/summary.json", "{\"without\": " + PcnRunJson(runs[0]) +
-                                                    ", \"with\": " + PcnRunJson(runs[1]) + "}\n");
+    for (int pcn = 0; pcn < 2 && status.ok(); ++pcn) {
+      status = WriteText(out + (pcn ? "/with" : "/without") + "/summary.json",
+                         PcnRunJson(runs[pcn]) + "\n");
     }
     if (!status.ok()) {
       std::cerr << "swemu-pcn sim: " << status.message() << "\n";
       return 1;
     }
-    std::cout << "wrote " << out << "/{without,with}/telemetry.csv, summary.json, comparison.txt\n";
+    std::cout << "wrote " << out << "/{without,with}/{telemetry.csv,summary.json}, "
+              << out << "/comparison.txt\n";
   }
   return 0;
 }

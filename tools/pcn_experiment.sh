@@ -1,0 +1,158 @@
+#!/bin/bash
+# PCN's experiment (paper section 4) in real time with real kernel TCP, without and with PCN:
+# one network namespace per host, each attached to a real-time swemu running the pcn program
+# (configs/pcn.ini: net_af_packet ports on veths), iperf3 background flows toward the PS that
+# share its 100 Mbit/s port, then DDL workers (swemu-pcn ddl) sending announced, paced bursts
+# over kernel TCP with network-idle periods between them. Prints the paper's metrics side by
+# side (tools/pcn/pcn_report.py) and writes OUT/queue.png. Cleans up every namespace, link and
+# process it made, also when interrupted. Needs root, iperf3 and ethtool.
+#
+#   tools/pcn_experiment.sh [--out DIR] [--build DIR] [--paper] [--duration S] [--ddl-start S]
+#       [--idle S] [--iterations N] [--burst BYTES] [--burst-rate BPS] [--lead DURATION]
+#       [--cc cubic|reno|dctcp]
+# Defaults are the paper's setting scaled to 40 s (background 40 s, DDL from 5 s, 6 bursts of
+# 500 KB per worker with 3 s idle); --paper runs its 100 s, DDL from 20 s, 7 s idle.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build
+out=/tmp/pcn-experiment
+duration=40 ddl_start=5 idle=3 iterations=6 burst=500KB burst_rate=30M lead=40ms cc=cubic
+
+die() { echo "pcn_experiment: $*" >&2; exit 2; }
+need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1: needs a value"; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --out) need_value "$@"; out=$2; shift 2 ;;
+    --build) need_value "$@"; build=$2; shift 2 ;;
+    --paper) duration=100 ddl_start=20 idle=7; shift ;;
+    --duration) need_value "$@"; duration=$2; shift 2 ;;
+    --ddl-start) need_value "$@"; ddl_start=$2; shift 2 ;;
+    --idle) need_value "$@"; idle=$2; shift 2 ;;
+    --iterations) need_value "$@"; iterations=$2; shift 2 ;;
+    --burst) need_value "$@"; burst=$2; shift 2 ;;
+    --burst-rate) need_value "$@"; burst_rate=$2; shift 2 ;;
+    --lead) need_value "$@"; lead=$2; shift 2 ;;
+    --cc) need_value "$@"; cc=$2; shift 2 ;;
+    -h|--help) sed -n 2,16p "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown option $1 (--help lists them)" ;;
+  esac
+done
+for v in duration ddl_start idle iterations; do
+  [[ ${!v} =~ ^[0-9]+$ ]] || die "--${v//_/-} ${!v}: a whole number of seconds (iterations: a count)"
+done
+(( duration > ddl_start )) || die "--ddl-start $ddl_start must be before the end (--duration $duration)"
+(( iterations >= 1 )) || die "--iterations: at least 1"
+[[ $cc =~ ^(cubic|reno|dctcp)$ ]] || die "--cc $cc: cubic, reno or dctcp"
+[[ $(id -u) == 0 ]] || die "needs root (network namespaces)"
+for b in swemu/swemu tools/swemu-pcn; do
+  [[ -x $build/$b ]] || die "$build/$b is missing: build first (cmake --build $build)"
+done
+for t in iperf3 ethtool ip; do command -v $t >/dev/null || die "$t is not installed"; done
+[[ ! -e $out || -d $out ]] || die "--out $out exists and is not a directory"
+if [[ $cc == dctcp ]]; then modprobe tcp_dctcp 2>/dev/null || die "--cc dctcp: no tcp_dctcp module"; fi
+
+swemu=$build/swemu/swemu pcn=$build/tools/swemu-pcn
+ps_ip=10.77.0.100
+names=(pcn-ps pcn-w1 pcn-w2 pcn-bg1 pcn-bg2 pcn-bg3)   # on swemu ports 0..5
+ips=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
+pids=()
+
+cleanup() {
+  trap - EXIT INT TERM
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for p in "${!names[@]}"; do
+    ip netns pids "${names[$p]}" 2>/dev/null | xargs -r kill 2>/dev/null || true
+    ip netns del "${names[$p]}" 2>/dev/null || true
+    ip link del "pcn-sw$p" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+trap 'echo "pcn_experiment: interrupted, cleaning up" >&2; exit 130' INT TERM
+
+setup() {
+  cleanup  # leftovers of an interrupted run
+  trap cleanup EXIT
+  trap 'echo "pcn_experiment: interrupted, cleaning up" >&2; exit 130' INT TERM
+  for p in "${!names[@]}"; do
+    local ns=${names[$p]}
+    ip netns add "$ns"
+    ip link add "pcn-sw$p" type veth peer name eth0 netns "$ns"
+    ip -n "$ns" link set eth0 address "02:77:00:00:00:1$p"
+    ip -n "$ns" addr add "${ips[$p]}/24" dev eth0
+    ip -n "$ns" link set lo up
+    ip -n "$ns" link set eth0 up
+    ip link set "pcn-sw$p" up
+    sysctl -qw "net.ipv6.conf.pcn-sw$p.disable_ipv6=1"
+    # Queued packets must be MTU-sized (no TSO/GSO/GRO), and frames leave with full checksums
+    # (af_packet reads what the veth carries).
+    ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 || true
+    ethtool -K "pcn-sw$p" tx off tso off gso off gro off >/dev/null 2>&1 || true
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv4.tcp_ecn=1 \
+      net.ipv4.tcp_congestion_control="$cc" net.ipv4.tcp_no_metrics_save=1
+    for q in "${!names[@]}"; do
+      [[ $q == "$p" ]] && continue
+      ip -n "$ns" neigh add "${ips[$q]}" lladdr "02:77:00:00:00:1$q" dev eth0 nud permanent
+    done
+  done
+}
+
+run() {  # run LABEL [--no-pcn]
+  local dir=$out/$1 flag=${2:-}
+  rm -rf "$dir"; mkdir -p "$dir"
+  pids=()
+  "$swemu" --config "$root/configs/pcn.ini" --telemetry "$dir/telemetry.csv" \
+    --telemetry-period 200us --run-for "$((duration + 10))s" --quiet \
+    -- -l 0 --no-huge -m 512 >"$dir/swemu.log" 2>&1 &
+  pids+=($!)
+  local up=0
+  for _ in $(seq 50); do
+    if ip netns exec pcn-w1 ping -c1 -W1 -q $ps_ip >/dev/null 2>&1; then up=1; break; fi
+    kill -0 "${pids[0]}" 2>/dev/null || break
+    sleep 0.2
+  done
+  [[ $up == 1 ]] || { cat "$dir/swemu.log" >&2; echo "pcn_experiment: swemu did not come up" >&2; exit 1; }
+  ip netns exec pcn-ps "$pcn" ps --bind $ps_ip --duration "$((duration + 8))s" >"$dir/ps.log" 2>&1 &
+  pids+=($!)
+  for i in 1 2 3; do
+    ip netns exec pcn-ps iperf3 -s -1 -p "520$i" >/dev/null 2>&1 &
+    pids+=($!)
+  done
+  sleep 0.5
+  local t0 start_at
+  t0=$(date +%s%N)
+  start_at=$((t0 + ddl_start * 1000000000))
+  local bg=() workers=()
+  for i in 1 2 3; do
+    ip netns exec "pcn-bg$i" iperf3 -c $ps_ip -p "520$i" -t "$duration" -i 0.5 -J \
+      >"$dir/bg$i.json" 2>"$dir/bg$i.err" &
+    bg+=($!); pids+=($!)
+  done
+  for w in 1 2; do
+    ip netns exec "pcn-w$w" "$pcn" ddl --ps $ps_ip --bind "10.77.0.1$w" --start-at "$start_at" \
+      --iterations "$iterations" --idle "${idle}s" --burst "$burst" --rate "$burst_rate" \
+      --lead "$lead" $flag --json "$dir/worker$w.json" >"$dir/worker$w.log" 2>&1 &
+    workers+=($!); pids+=($!)
+  done
+  local failed=0
+  for pid in "${workers[@]}" "${bg[@]}"; do wait "$pid" || failed=1; done
+  if [[ $failed == 1 ]]; then
+    tail -n 3 "$dir"/worker*.log "$dir"/bg*.err >&2 || true
+    echo "pcn_experiment: a worker or a background flow failed ($dir)" >&2
+    exit 1
+  fi
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  pids=()
+  echo "$1: $(cat "$dir/ps.log")"
+}
+
+mkdir -p "$out"
+echo "PCN in real time: swemu (configs/pcn.ini) on net_af_packet/veth, kernel TCP ($cc, ECN on),"
+echo "  3 background iperf3 flows and 2 DDL workers to the PS behind 100 Mbit/s, 7.5 ms, 60 packets;"
+echo "  ${duration} s of background, DDL from ${ddl_start} s: $iterations bursts of $burst per worker at $burst_rate, ${idle} s idle"
+setup
+run without --no-pcn
+run with
+/usr/bin/python3 "$root/tools/pcn/pcn_report.py" --without "$out/without" --with "$out/with" \
+  --rate 100M --plot "$out/queue.png"
