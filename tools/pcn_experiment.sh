@@ -9,7 +9,7 @@
 #
 #   tools/pcn_experiment.sh [--out DIR] [--build DIR] [--paper] [--duration S] [--ddl-start S]
 #       [--idle S] [--iterations N] [--burst BYTES] [--burst-rate BPS] [--lead DURATION]
-#       [--cc cubic|reno|dctcp]
+#       [--cc reno|cubic|dctcp]
 # Defaults are the paper's setting scaled to 40 s (background 40 s, DDL from 5 s, 6 bursts of
 # 500 KB per worker with 3 s idle); --paper runs its 100 s, DDL from 20 s, 7 s idle.
 set -euo pipefail
@@ -17,7 +17,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build
 out=/tmp/pcn-experiment
-duration=40 ddl_start=5 idle=3 iterations=6 burst=500KB burst_rate=30M lead=40ms cc=cubic
+duration=40 ddl_start=5 idle=3 iterations=6 burst=500KB burst_rate=30M lead=40ms cc=reno
 
 die() { echo "pcn_experiment: $*" >&2; exit 2; }
 need_value() { [[ $# -ge 2 && -n $2 ]] || die "$1: needs a value"; }
@@ -43,16 +43,20 @@ for v in duration ddl_start idle iterations; do
 done
 (( duration > ddl_start )) || die "--ddl-start $ddl_start must be before the end (--duration $duration)"
 (( iterations >= 1 )) || die "--iterations: at least 1"
-[[ $cc =~ ^(cubic|reno|dctcp)$ ]] || die "--cc $cc: cubic, reno or dctcp"
+[[ $cc =~ ^(cubic|reno|dctcp)$ ]] || die "--cc $cc: reno, cubic or dctcp"
 [[ $(id -u) == 0 ]] || die "needs root (network namespaces)"
-for b in swemu/swemu tools/swemu-pcn; do
+for b in swemu/swemu tools/swemu-pcn tools/swemu-cli; do
   [[ -x $build/$b ]] || die "$build/$b is missing: build first (cmake --build $build)"
 done
 for t in iperf3 ethtool ip; do command -v $t >/dev/null || die "$t is not installed"; done
 [[ ! -e $out || -d $out ]] || die "--out $out exists and is not a directory"
 if [[ $cc == dctcp ]]; then modprobe tcp_dctcp 2>/dev/null || die "--cc dctcp: no tcp_dctcp module"; fi
+# A namespace may use only what the host allows (BBR, a common default, ignores ECN).
+allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
+[[ " $allowed " == *" $cc "* ]] ||
+  die "--cc $cc: not in net.ipv4.tcp_allowed_congestion_control ($allowed); add it there or pick one of those"
 
-swemu=$build/swemu/swemu pcn=$build/tools/swemu-pcn
+swemu=$build/swemu/swemu pcn=$build/tools/swemu-pcn cli=$build/tools/swemu-cli
 ps_ip=10.77.0.100
 names=(pcn-ps pcn-w1 pcn-w2 pcn-bg1 pcn-bg2 pcn-bg3)   # on swemu ports 0..5
 ips=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
@@ -80,6 +84,7 @@ setup() {
     ip netns add "$ns"
     ip link add "pcn-sw$p" type veth peer name eth0 netns "$ns"
     ip -n "$ns" link set eth0 address "02:77:00:00:00:1$p"
+    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
     ip -n "$ns" addr add "${ips[$p]}/24" dev eth0
     ip -n "$ns" link set lo up
     ip -n "$ns" link set eth0 up
@@ -90,7 +95,8 @@ setup() {
     ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 || true
     ethtool -K "pcn-sw$p" tx off tso off gso off gro off >/dev/null 2>&1 || true
     ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv4.tcp_ecn=1 \
-      net.ipv4.tcp_congestion_control="$cc" net.ipv4.tcp_no_metrics_save=1
+      net.ipv4.tcp_congestion_control="$cc" net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
+      { echo "pcn_experiment: cannot set TCP $cc with ECN in $ns" >&2; exit 1; }
     for q in "${!names[@]}"; do
       [[ $q == "$p" ]] && continue
       ip -n "$ns" neigh add "${ips[$q]}" lladdr "02:77:00:00:00:1$q" dev eth0 nud permanent
@@ -102,13 +108,14 @@ run() {  # run LABEL [--no-pcn]
   local dir=$out/$1 flag=${2:-}
   rm -rf "$dir"; mkdir -p "$dir"
   pids=()
+  local sock=$out/swemu.sock
   "$swemu" --config "$root/configs/pcn.ini" --telemetry "$dir/telemetry.csv" \
-    --telemetry-period 200us --run-for "$((duration + 10))s" --quiet \
+    --telemetry-period 200us --run-for "$((duration + 15))s" --control-socket "$sock" \
     -- -l 0 --no-huge -m 512 >"$dir/swemu.log" 2>&1 &
   pids+=($!)
   local up=0
-  for _ in $(seq 50); do
-    if ip netns exec pcn-w1 ping -c1 -W1 -q $ps_ip >/dev/null 2>&1; then up=1; break; fi
+  for _ in $(seq 100); do
+    if "$cli" --socket "$sock" show ports >/dev/null 2>&1; then up=1; break; fi
     kill -0 "${pids[0]}" 2>/dev/null || break
     sleep 0.2
   done
@@ -142,9 +149,11 @@ run() {  # run LABEL [--no-pcn]
     echo "pcn_experiment: a worker or a background flow failed ($dir)" >&2
     exit 1
   fi
+  "$cli" --socket "$sock" pcn_stats >"$dir/pcn_stats.json" 2>&1 || true
+  "$cli" --socket "$sock" show queues >"$dir/queues.txt" 2>&1 || true
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
   pids=()
-  echo "$1: $(cat "$dir/ps.log")"
+  echo "$1: $(cat "$dir/ps.log"); switch: $(cat "$dir/pcn_stats.json")"
 }
 
 mkdir -p "$out"
