@@ -281,6 +281,7 @@ MergeRule MergeRuleFor(std::string_view line) {
   if (words[0] == "counter_read") return MergeRule::kCounterRead;
   if (words[0] == "register_read") return MergeRule::kRegisterRead;
   if (words[0] == "atp_stats" && words.size() == 1) return MergeRule::kAtpStats;
+  if (words[0] == "pcn_stats" && words.size() == 1) return MergeRule::kPcnStats;
   if (words[0] != "show" || words.size() < 2) return MergeRule::kNone;
   static const std::map<std::string, MergeRule, std::less<>> kShow = {
       {"stats", MergeRule::kShowStats},     {"ports", MergeRule::kShowPorts},
@@ -330,6 +331,10 @@ std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers
       std::vector<std::string_view> lines(answers.begin(), answers.end());
       return MergeLine(
           lines, [](std::size_t k, std::size_t n) { return k + 2 < n ? Op::kSum : Op::kKeep; });
+    }
+    case MergeRule::kPcnStats: {
+      std::vector<std::string_view> lines(answers.begin(), answers.end());
+      return MergeLine(lines, [](std::size_t, std::size_t) { return Op::kSum; });
     }
   }
   return answers[0];

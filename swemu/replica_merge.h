@@ -25,6 +25,8 @@ enum class MergeRule {
   kRegisterRead,
   kShowAtp,   // the atp program's counters: summed; aggregators in use summed (each has one owner)
   kAtpStats,  // the same as one line of JSON; the configuration (aggregators, elements) kept
+  kPcnStats,  // the pcn program's counters, one line of JSON: all summed (each replica counts
+              // the packets of the egress ports it owns)
 };
 
 // The rule for a command line; kNone for commands that change state or are not merged.

@@ -116,8 +116,9 @@ void PcnProgram::EgressBurst(Packet** pkts, uint32_t n) noexcept {
     // ECN rewrite: ECT packets only (MarkEcnCe leaves Not-ECT alone), once.
     if (pkt.meta.enq_qdepth >= threshold && !pkt.meta.ecn_marked && MarkEcnCe(pkt) &&
         pkt.meta.ecn_marked) {
-      ++(threshold < initial_[pkt.meta.egress_port] ? counters_.marked_pcn
-                                                     : counters_.marked_initial);
+      const PortId port = pkt.meta.egress_port;
+      const bool announced = port < initial_.size() && threshold < initial_[port];
+      ++(announced ? counters_.marked_pcn : counters_.marked_initial);
     }
   }
 }

@@ -168,5 +168,14 @@ TEST(MulticoreMergeRuleTest, AtpCountersAndAggregatorsInUseAreSummed) {
             R"({"claimed": 15, "aggregators_in_use": 7, "aggregators": 1024, "elements": 64})");
 }
 
+TEST(MulticoreMergeRuleTest, PcnCountersAreSummed) {
+  EXPECT_EQ(MergeRuleFor("pcn_stats"), MergeRule::kPcnStats);
+  EXPECT_EQ(MergeRuleFor("pcn_stats reset"), MergeRule::kNone);
+  const std::vector<std::string> stats = {R"({"starts": 2, "bursts_arrived": 1, "marked_pcn": 7})",
+                                          R"({"starts": 1, "bursts_arrived": 2, "marked_pcn": 0})"};
+  EXPECT_EQ(MergeAnswers(MergeRule::kPcnStats, stats),
+            R"({"starts": 3, "bursts_arrived": 3, "marked_pcn": 7})");
+}
+
 }  // namespace
 }  // namespace swemu
