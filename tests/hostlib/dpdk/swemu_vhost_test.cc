@@ -16,6 +16,7 @@
 
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "hostlib/pcn/ddl.h"
 #include "pipeline/wire/frame_builder.h"
 #include "tests/hostlib/dpdk/eal_environment.h"
 #include "tests/hostlib/dpdk/test_endpoints.h"
@@ -58,12 +59,14 @@ class SwemuVhostTest : public ::testing::Test {
     std::filesystem::remove_all(dir_, ignored);
   }
 
-  // swemu in the background on lcore 0, until SIGINT (or 50 s).
-  void StartSwemu() {
+  // swemu in the background on lcore 0, until SIGINT (or 50 s): `program` with
+  // configs/ci_vhost.cli's table entries and then `more_cli`.
+  void StartSwemu(const std::string& program = "l2l3", const std::string& more_cli = "") {
     ASSERT_TRUE(std::filesystem::exists(testing::kSwemuBinary))
         << testing::kSwemuBinary << ": build the swemu target first";
-    std::ofstream(dir_ + "sw.ini") << "[switch]\nports = 2\nprogram = l2l3\ncli = " SWEMU_SOURCE_DIR
-                                      "/configs/ci_vhost.cli\n[tm]\nport_rate = 0\n"
+    std::ofstream(dir_ + "sw.cli") << ReadText(SWEMU_SOURCE_DIR "/configs/ci_vhost.cli") << more_cli;
+    std::ofstream(dir_ + "sw.ini") << "[switch]\nports = 2\nprogram = " << program
+                                   << "\ncli = " << dir_ << "sw.cli\n[tm]\nport_rate = 0\n"
                                       "[dpdk]\nmbufs = 4095\nmbuf_cache = 128\n"
                                       "[port.0]\ndevargs = net_vhost0,iface="
                                    << dir_ << "v0.sock,queues=1\n[port.1]\ndevargs = "
@@ -179,6 +182,63 @@ TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
   const std::string out = ReadText(dir_ + "swemu.out");
   EXPECT_NE(out.find("drops: table_miss 40\n"), std::string::npos) << out;
   EXPECT_EQ(ReadText(dir_ + "swemu.err").find("leak"), std::string::npos);
+}
+
+// PCN's hosts over DPDK ports through swemu's pcn program: a DdlWorker on port 0 (host A)
+// announces each burst to a DdlPs on port 1 (host B), which answers; the bursts (model TCP) follow
+// and the switch sees every START and every burst arrive.
+TEST_F(SwemuVhostTest, PcnWorkerAndPsHandshakeThroughThePcnProgram) {
+  ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
+  const Ipv4Addr worker_ip = MakeIpv4Addr(10, 0, 0, 1), ps_ip = MakeIpv4Addr(10, 0, 0, 2);
+  StartSwemu("pcn", "table_add pcn_job job 10.0.0.2 => 0\n");
+  DpdkHostConfig config;
+  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
+                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
+  config.mbufs = 2047;
+  auto host = OpenHost(config);
+  ASSERT_TRUE(host.ok()) << host.message();
+  HostRunner runner;
+  EcnTcpOptions tcp;
+  tcp.link_bps = 200'000'000;  // keep the virtio rings from overflowing on a small machine
+  DdlPs ps((*host)->port(1), kMacB, ps_ip, kPcnDefaultUdpPort, tcp);
+  ps.Listen(5000);
+  DdlWorkerOptions options;
+  options.ps = TcpEnd{kMacB, ps_ip, kPcnDefaultUdpPort};
+  options.ps_data_port = 5000;
+  options.burst_bytes = 100'000;
+  options.iterations = 2;
+  options.idle_ns = 10'000'000;
+  options.first_ns = runner.NowNs() + 100'000'000;
+  options.announce.ack_wait_ns = 500'000'000;  // a slow first round trip must not look lost
+  DdlWorker worker((*host)->port(0), kMacA, worker_ip, options, tcp);
+  runner.Add(worker, (*host)->port(0));
+  runner.Add(ps, (*host)->port(1));
+  Status run = runner.RunUntil([&] { return worker.finished(); }, 20'000'000'000, [&] {
+    return std::to_string(worker.bursts().size()) + " bursts started, " +
+           std::to_string(ps.responder().stats().starts) + " STARTs answered";
+  });
+  ASSERT_TRUE(run.ok()) << run.message() << "\n" << ReadText(dir_ + "swemu.err");
+  for (const DdlBurst& burst : worker.bursts()) {
+    EXPECT_NE(burst.ack_ns, kNever) << "burst " << burst.index << " went without its ACK";
+    EXPECT_NE(burst.done_ns, kNever);
+  }
+  EXPECT_EQ(ps.responder().stats().starts, 2u);
+  uint64_t bytes = 0;
+  for (const EcnTcpFlowStats& f : ps.sink(5000)->flows()) bytes += f.bytes;
+  EXPECT_EQ(bytes, 200'000u);
+  // The switch's view, over its control socket.
+  FILE* cli = popen((SWEMU_BINARY_DIR "/tools/swemu-cli --socket " + dir_ + "ctl.sock pcn_stats")
+                        .c_str(),
+                    "r");
+  ASSERT_NE(cli, nullptr);
+  char line[1024] = {};
+  const std::string stats = fgets(line, sizeof(line), cli) != nullptr ? line : "";
+  pclose(cli);
+  EXPECT_NE(stats.find("\"starts\": 2,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"bursts_arrived\": 2,"), std::string::npos) << stats;
+  EXPECT_NE(stats.find("\"acks\": 2,"), std::string::npos) << stats;
+  EXPECT_TRUE((*host)->Close().ok());
+  EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
 }
 
 }  // namespace
