@@ -80,23 +80,31 @@ Status RunThreshold(const po::variables_map& vm, std::ostream& out) {
 
 }  // namespace
 
-int RunThresholdCommand(int argc, char** argv) {
-  po::variables_map vm;
+int ParsePcnSubcommand(const char* name, const char* usage,
+                       const po::options_description& options, int argc, char** argv,
+                       po::variables_map* vm) {
   try {
     po::store(po::command_line_parser(argc, argv)
-                  .options(ThresholdOptions())
+                  .options(options)
                   .positional(po::positional_options_description())
                   .run(),
-              vm);
+              *vm);
   } catch (const po::error& e) {
-    std::cerr << "swemu-pcn threshold: " << e.what() << "\n";
+    std::cerr << "swemu-pcn " << name << ": " << e.what() << "\n";
     return 2;
   }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-pcn threshold --rtt DURATION --rate BPS [options]\n\n"
-              << ThresholdOptions();
+  if (vm->count("help")) {
+    std::cout << "usage: swemu-pcn " << name << " " << usage << "\n\n" << options;
     return 0;
   }
+  return -1;
+}
+
+int RunThresholdCommand(int argc, char** argv) {
+  po::variables_map vm;
+  const int exit_now = ParsePcnSubcommand(
+      "threshold", "--rtt DURATION --rate BPS [options]", ThresholdOptions(), argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
   Status status = RunThreshold(vm, std::cout);
   if (!status.ok()) {
     std::cerr << "swemu-pcn threshold: " << status.message() << "\n";

@@ -327,16 +327,8 @@ void ServeBurst(int fd, std::atomic<uint64_t>* bursts, std::atomic<uint64_t>* by
 
 int RunDdlCommand(int argc, char** argv) {
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(DdlOptions()).run(), vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-pcn ddl: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-pcn ddl --ps IP --bind IP [options]\n\n" << DdlOptions();
-    return 0;
-  }
+  const int exit_now = ParsePcnSubcommand("ddl", "--ps IP --bind IP [options]", DdlOptions(), argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
   DdlConfig c;
   Status status = ParseDdl(vm, &c);
   std::unique_ptr<UdpSocketTransport> udp;
@@ -415,16 +407,8 @@ int RunDdlCommand(int argc, char** argv) {
 
 int RunPsCommand(int argc, char** argv) {
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(PsOptions()).run(), vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-pcn ps: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-pcn ps --bind IP [options]\n\n" << PsOptions();
-    return 0;
-  }
+  const int exit_now = ParsePcnSubcommand("ps", "--bind IP [options]", PsOptions(), argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
   Ipv4Addr bind_ip = 0;
   uint64_t pcn_port = 0, data_port = 0, duration = 0;
   Status status = ParseIp(vm, "bind", &bind_ip);

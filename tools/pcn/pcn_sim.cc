@@ -113,16 +113,8 @@ Status WriteText(const std::string& path, const std::string& text) {
 
 int RunSimCommand(int argc, char** argv) {
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(SimOptions()).run(), vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-pcn sim: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-pcn sim [--out DIR] [options]\n\n" << SimOptions();
-    return 0;
-  }
+  const int exit_now = ParsePcnSubcommand("sim", "[--out DIR] [options]", SimOptions(), argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
   PcnExperimentOptions o;
   Status status = ParseSim(vm, &o);
   std::string out;
