@@ -78,7 +78,7 @@ TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
   for (const std::string& command :
        {kSwemu + " --help", tools + "swemu-gen --help", tools + "swemu-cli --help",
         tools + "swemu-replay --help", tools + "swemu-atp demo --help",
-        tools + "swemu-atp sim --help"}) {
+        tools + "swemu-atp sim --help", tools + "swemu-pcn --help"}) {
     const std::string dir = TestDir() + "help/";
     std::filesystem::create_directories(dir);
     RunResult run = RunCommandIn(dir, command);
@@ -104,7 +104,7 @@ TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {
 TEST_F(SwemuBinaryTest, EveryBundledConfigLoads) {
   for (const char* config :
        {"leaf.ini", "tor.ini", "ring.ini", "ring_l2l3.ini", "ci_vhost.ini", "pcap_rt.ini",
-        "leaf_spine/leaf1.ini", "leaf_spine/spine.ini", "atp_rack.ini"}) {
+        "leaf_spine/leaf1.ini", "leaf_spine/spine.ini", "atp_rack.ini", "pcn.ini", "dlcp.ini"}) {
     RunResult run = RunSwemu("--config " + kConfigs + config + " --show-resources");
     EXPECT_EQ(run.status, 0) << config << ": " << run.err;
     EXPECT_NE(run.out.find(": fits"), std::string::npos) << config << ": " << run.out;
