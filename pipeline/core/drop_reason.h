@@ -37,6 +37,7 @@ namespace swemu {
   X(kTmDropThreshold, "tm_drop_threshold")                                      \
   X(kTmPortBufferFull, "tm_port_buffer_full")                                   \
   X(kTmSharedBufferFull, "tm_shared_buffer_full")                               \
+  X(kTmRedNotEct, "tm_red_not_ect")                                            \
   X(kLossInjected, "loss_injected")                                             \
   X(kLinkDown, "link_down")                                                     \
   X(kPoolExhausted, "pool_exhausted")                                          \

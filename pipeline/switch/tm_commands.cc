@@ -80,6 +80,14 @@ Result<std::string> SetThreshold(Switch& sw, CommandArgs args) {
   });
 }
 
+Result<std::string> SetRedThreshold(Switch& sw, CommandArgs args) {
+  Result<Targets> t = PortQueue(sw, args[0], args[1]);
+  if (!t.ok()) return t.status();
+  Result<uint64_t> pkts = ParseUint(args[2], 0, kTmMaxQueueDepthPkts);
+  if (!pkts.ok()) return pkts.status();
+  return ForEachQueue(*t, [&](uint16_t p, int q) { return sw.tm().SetRedThresholdChecked(p, q, *pkts); });
+}
+
 Result<std::string> SetScheduler(Switch& sw, CommandArgs args) {
   Result<std::vector<uint16_t>> ports = ParsePorts(sw, args[0]);
   if (!ports.ok()) return ports.status();
@@ -190,6 +198,9 @@ Status AddTmCommands(Switch& sw, CommandTable& c) {
       {"set_ecn_threshold", "<port|all> <queue|all> <bytes>",
        "mark ECT packets when the queue holds at least this much; 0 = off", 3, 3,
        SetThreshold<true>},
+      {"set_red_threshold", "<port|all> <queue|all> <packets>",
+       "RED with ECN: from this many queued packets, mark ECT and drop Not-ECT; 0 = off", 3, 3,
+       SetRedThreshold},
       {"set_drop_threshold", "<port|all> <queue|all> <bytes>",
        "drop when the queue would exceed this; 0 = off", 3, 3, SetThreshold<false>},
       {"set_scheduler", "<port|all> <strict|weighted>", "queue scheduling of a port", 2, 2,

@@ -8,6 +8,14 @@
 namespace swemu {
 namespace {
 
+// The IPv4 ECN field says ECT(0), ECT(1) or CE; anything not IPv4 is Not-ECT.
+bool IsEct(const Packet& pkt) noexcept {
+  return pkt.hdr.has_ipv4() && (pkt.data[pkt.hdr.ipv4 + 1] & 0x3) != 0;
+}
+
+}  // namespace
+namespace {
+
 uint32_t Saturate32(uint64_t value) {
   return static_cast<uint32_t>(std::min<uint64_t>(value, std::numeric_limits<uint32_t>::max()));
 }
@@ -46,7 +54,9 @@ uint32_t Saturate32(uint64_t value) {
 // Each limit is a bound on a running total, so a run fits when its last packet does.
 inline bool TrafficManager::RunFits(const Port& port, const Queue& queue, uint32_t n,
                                     uint64_t run_bytes) const noexcept {
+  // A RED threshold lets the run through only when all of it stays below (no mark, no drop).
   return queue.ring.size() + n <= queue.limit_pkts &&
+         (queue.red_pkts == 0 || queue.ring.size() + n <= queue.red_pkts) &&
          (queue.drop_threshold == 0 || queue.bytes + run_bytes <= queue.drop_threshold) &&
          (port_buffer_bytes_ == 0 || port.bytes + run_bytes <= port_buffer_bytes_) &&
          shared_used_bytes_ + run_bytes <= shared_buffer_bytes_;
@@ -155,11 +165,14 @@ inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
   } else if (shared_used_bytes_ + len > shared_buffer_bytes_) {
     reason = DropReason::kTmSharedBufferFull;
   }
+  const bool red = queue.red_pkts != 0 && queue.ring.size() >= queue.red_pkts;
+  if (red && reason == DropReason::kNone && !IsEct(*pkt)) reason = DropReason::kTmRedNotEct;
   if (reason != DropReason::kNone) [[unlikely]] {
     Drop(pkt, reason, &queue);
     return false;
   }
   Accept(port, qid, &pkt, 1, len, now);
+  if (red) pkt->meta.congested = true;  // egress marks it CE (l2l3's ECN rewrite)
   return true;
 }
 
@@ -368,6 +381,15 @@ void TrafficManager::SetEcnThreshold(PortId port, int queue, uint64_t bytes) noe
 
 void TrafficManager::SetDropThreshold(PortId port, int queue, uint64_t bytes) noexcept {
   if (Queue* q = FindQueue(port, queue)) q->drop_threshold = bytes;
+}
+
+void TrafficManager::SetRedThreshold(PortId port, int queue, uint32_t pkts) noexcept {
+  if (Queue* q = FindQueue(port, queue)) q->red_pkts = pkts;
+}
+
+uint32_t TrafficManager::RedThreshold(PortId port, int queue) const noexcept {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->red_pkts : 0;
 }
 
 uint64_t TrafficManager::EcnThreshold(PortId port, int queue) const noexcept {

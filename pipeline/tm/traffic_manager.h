@@ -85,8 +85,13 @@ class TrafficManager {
   // Dataplane-settable thresholds (PCN moves them per packet); out-of-range port/queue ignored.
   void SetEcnThreshold(PortId port, int queue, uint64_t bytes) noexcept;
   void SetDropThreshold(PortId port, int queue, uint64_t bytes) noexcept;
+  // RED with ECN, as commodity switches do it (DLCP's selective dropping, 4.2): with this many
+  // packets or more already queued, an arriving ECT packet is marked (meta.congested) and a
+  // Not-ECT one is dropped (tm_red_not_ect). 0 = off.
+  void SetRedThreshold(PortId port, int queue, uint32_t pkts) noexcept;
   uint64_t EcnThreshold(PortId port, int queue) const noexcept;
   uint64_t DropThreshold(PortId port, int queue) const noexcept;
+  uint32_t RedThreshold(PortId port, int queue) const noexcept;
   // Egress calls this when it really marks CE on a packet from (port, queue).
   void CountMarked(PortId port, int queue) noexcept;
 
@@ -102,6 +107,7 @@ class TrafficManager {
   Status SetQueueWeight(PortId port, int queue, uint32_t weight);
   Status SetEcnThresholdChecked(PortId port, int queue, uint64_t bytes);
   Status SetDropThresholdChecked(PortId port, int queue, uint64_t bytes);
+  Status SetRedThresholdChecked(PortId port, int queue, uint64_t pkts);
   Status SetPortBuffer(uint64_t bytes);    // 0 = no per-port limit
   Status SetSharedBuffer(uint64_t bytes);  // > 0
   // Frees every queued packet (shutdown, reset); returns how many, for the caller's accounting.
@@ -155,6 +161,7 @@ class TrafficManager {
     uint32_t limit_pkts = 0;
     uint64_t ecn_threshold = 0;
     uint64_t drop_threshold = 0;
+    uint32_t red_pkts = 0;  // SetRedThreshold; 0 = off
     int64_t deficit = 0;  // DRR
     uint64_t quantum = 0;
     uint32_t weight = 1;

@@ -182,6 +182,16 @@ Status TrafficManager::SetDropThresholdChecked(PortId port, int queue, uint64_t 
   return Status::Ok();
 }
 
+Status TrafficManager::SetRedThresholdChecked(PortId port, int queue, uint64_t pkts) {
+  SWEMU_RETURN_IF_ERROR(CheckPortQueue(port, queue));
+  if (pkts > kTmMaxQueueDepthPkts) {
+    return Status::Error("RED threshold " + std::to_string(pkts) + " packets: at most " +
+                         std::to_string(kTmMaxQueueDepthPkts));
+  }
+  SetRedThreshold(port, queue, static_cast<uint32_t>(pkts));
+  return Status::Ok();
+}
+
 Status TrafficManager::SetPortBuffer(uint64_t bytes) {
   port_buffer_bytes_ = bytes;
   return Status::Ok();
