@@ -65,12 +65,11 @@ Status DlcpThresholds::Validate() const {
     return Status::Error("d " + std::to_string(d) + ": at least 0, with S_7 = T(1 + 6d) within " +
                          std::to_string(kTmMaxQueueDepthPkts) + " packets");
   }
+  // An S_i at or above L_i is allowed: the capacity then drops before the threshold acts.
   for (uint32_t i = 1; i <= kDlcpDataPriorities; ++i) {
-    if (L(i) < S(i) || L(i) > kTmMaxQueueDepthPkts) {
+    if (L(i) > kTmMaxQueueDepthPkts) {
       return Status::Error("L_" + std::to_string(i) + " = " + std::to_string(L(i)) +
-                           " packets is below S_" + std::to_string(i) + " = " +
-                           std::to_string(S(i)) + " (or above " +
-                           std::to_string(kTmMaxQueueDepthPkts) + ")");
+                           " packets: at most " + std::to_string(kTmMaxQueueDepthPkts));
     }
   }
   return Status::Ok();

@@ -26,7 +26,8 @@ struct DlcpThresholds {
   // S_i in packets (i = 1..7), rounded to the nearest packet, at least 1.
   uint32_t S(uint32_t i) const noexcept;
   uint32_t L(uint32_t i) const noexcept;
-  // One line naming the bad value: T and d, and each L_i >= S_i.
+  // One line naming the bad value: T >= 1, d >= 0, every S_i and L_i within the TM's limit.
+  // An S_i at or above its L_i is allowed: the capacity drops before the threshold acts.
   Status Validate() const;
 };
 

@@ -115,11 +115,15 @@ TEST_F(DlcpTest, ThresholdsChangeLiveAndBadOnesChangeNothing) {
   EXPECT_EQ(h_.sw().tm().RedThreshold(0, 0), 28u);
   EXPECT_EQ(h_.sw().tm().QueueDepthLimit(0, 0), 30u);
   for (const char* bad : {"dlcp_thresholds 0 1", "dlcp_thresholds 4 -1", "dlcp_thresholds x 1",
-                          "dlcp_thresholds 4 1 8,10", "dlcp_thresholds 4 1 2,10,12,16,20,24,30"}) {
+                          "dlcp_thresholds 4 1 8,10", "dlcp_thresholds 4 1 0,10,12,16,20,24,30"}) {
     EXPECT_FALSE(h_.Cmd(bad).ok()) << bad;
   }
   EXPECT_EQ(h_.sw().tm().RedThreshold(0, 6), 4u);
   EXPECT_EQ(dlcp().thresholds().t, 4);
+  // A threshold above its capacity is taken: the capacity acts first.
+  h_.MustCmd("dlcp_thresholds 18 0.75 14,18,20,32,38,96,123");
+  EXPECT_EQ(h_.sw().tm().RedThreshold(0, 6), 18u);
+  EXPECT_EQ(h_.sw().tm().QueueDepthLimit(0, 6), 14u);
 }
 
 TEST_F(DlcpTest, PerPacketSprayingIsL2l3s) {

@@ -1,0 +1,144 @@
+// swemu-dlcp: DLCP's host-side tools. `thresholds` solves Appendix B (corrected,
+// hostlib/dlcp/thresholds.h) for a model's layer sizes, a small-gradient share, a load and a
+// port buffer: per-queue S_i and L_i, the fit S_i = T(1 + (i-1)d), and the commands that install
+// them in the dlcp program.
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+
+#include "hostlib/dlcp/thresholds.h"
+#include "hostlib/workload/model_layers.h"
+#include "pipeline/control/units.h"
+#include "tools/tool_main.h"
+
+namespace swemu {
+namespace {
+namespace po = boost::program_options;
+
+po::options_description ThresholdOptions() {
+  po::options_description options("swemu-dlcp thresholds options", 100);
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("model", po::value<std::string>()->default_value("ResNet50"), "a bundled model (VGG16, AlexNet, ResNet50)")
+      ("layers", po::value<std::string>()->value_name("FILE"), "layer sizes in configs/models/model_layers.txt's format (its first model) instead")
+      ("theta", po::value<std::string>()->default_value("0.5"), "share of small (unimportant) gradients, 0 < theta < 1")
+      ("load", po::value<std::string>()->default_value("1.2"), "arrival over service rate at the port (above 1: an incast)")
+      ("buffer", po::value<std::string>()->default_value("512KB"), "the port's buffer (the paper's simulation: 512 KB)")
+      ("mtu", po::value<std::string>()->default_value("1500"), "bytes per packet, to count the buffer in packets")
+      ("tol-front", po::value<std::string>()->default_value("1.1%"), "loss the front layers tolerate (Fig. 5)")
+      ("tol-back", po::value<std::string>()->default_value("0.4%"), "loss the back layers tolerate")
+      ("tol-small", po::value<std::string>()->default_value("1.6%"), "loss small gradients tolerate")
+      ("tol-large", po::value<std::string>()->default_value("0.1%"), "loss large gradients tolerate");
+  // clang-format on
+  return options;
+}
+
+Status Number(const po::variables_map& vm, const char* name, double* out) {
+  const std::string text = vm[name].as<std::string>();
+  if (text.ends_with('%')) {
+    Result<double> p = ParseProbability(text);
+    if (!p.ok()) return Status::Error(std::string("--") + name + ": " + p.message());
+    *out = *p;
+    return Status::Ok();
+  }
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) {
+    return Status::Error(std::string("--") + name + " " + text + ": not a number");
+  }
+  return Status::Ok();
+}
+
+Status Run(const po::variables_map& vm, std::ostream& out) {
+  DlcpModelInput in;
+  ModelLayers model;
+  if (vm.count("layers")) {
+    const std::string path = vm["layers"].as<std::string>();
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return Status::Error("--layers " + path + ": not a regular file");
+    }
+    if (std::filesystem::file_size(path, ec) > (16u << 20)) {
+      return Status::Error("--layers " + path + ": larger than 16 MiB, not a layer table");
+    }
+    std::ifstream file(path);
+    std::stringstream text;
+    text << file.rdbuf();
+    if (!file) return Status::Error("--layers " + path + ": cannot read it");
+    Result<std::vector<ModelLayers>> models = ParseModelLayers(text.str());
+    if (!models.ok()) return Status::Error("--layers " + path + ": " + models.message());
+    if (models->empty()) return Status::Error("--layers " + path + ": no model in it");
+    model = models->front();
+  } else {
+    Result<ModelLayers> bundled = BundledModel(vm["model"].as<std::string>());
+    if (!bundled.ok()) return Status::Error("--model: " + bundled.message());
+    model = *bundled;
+  }
+  for (const LayerSize& l : model.layers) in.layer_sizes.push_back(l.params);
+  SWEMU_RETURN_IF_ERROR(Number(vm, "theta", &in.theta));
+  SWEMU_RETURN_IF_ERROR(Number(vm, "load", &in.load));
+  for (auto [name, field] : {std::pair{"tol-front", &in.tol_front}, {"tol-back", &in.tol_back},
+                             {"tol-small", &in.tol_small}, {"tol-large", &in.tol_large}}) {
+    SWEMU_RETURN_IF_ERROR(Number(vm, name, field));
+  }
+  Result<uint64_t> buffer = ParseBytes(vm["buffer"].as<std::string>());
+  if (!buffer.ok()) return Status::Error("--buffer: " + buffer.message());
+  Result<uint64_t> mtu = ParseUint(vm["mtu"].as<std::string>(), 64, 65535);
+  if (!mtu.ok()) return Status::Error("--mtu: " + mtu.message());
+  in.buffer_pkts = static_cast<uint32_t>(std::min<uint64_t>(*buffer / *mtu, UINT32_MAX));
+  Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
+  if (!plan.ok()) return plan.status();
+  out << model.model << ": ";
+  out << FormatDlcpPlan(in, *plan);
+  return Status::Ok();
+}
+
+int Main(int argc, char** argv) {
+  const std::string usage =
+      "usage: swemu-dlcp thresholds [--model NAME | --layers FILE] [--theta T] [--load R] "
+      "[--buffer BYTES] [options]\n";
+  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
+    std::cout << usage << "\n" << ThresholdOptions()
+              << "\nexample (ResNet-50, the paper's 512 KB per port, an incast at load 1.2):\n"
+                 "  swemu-dlcp thresholds --model ResNet50 --buffer 512KB --load 1.2\n"
+                 "every option: docs/cli.md\n";
+    return argc < 2 ? 2 : 0;
+  }
+  if (std::string(argv[1]) != "thresholds") {
+    std::cerr << "swemu-dlcp: unknown command " << argv[1] << " (expected thresholds)\n";
+    return 2;
+  }
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc - 1, argv + 1)
+                  .options(ThresholdOptions())
+                  .positional(po::positional_options_description())
+                  .run(),
+              vm);
+  } catch (const po::error& e) {
+    std::cerr << "swemu-dlcp thresholds: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << usage << "\n" << ThresholdOptions();
+    return 0;
+  }
+  Status status = Run(vm, std::cout);
+  if (!status.ok()) {
+    std::cerr << "swemu-dlcp thresholds: " << status.message() << "\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace swemu
+
+int main(int argc, char** argv) {
+  return swemu::RunToolMain("swemu-dlcp", [&] { return swemu::Main(argc, argv); });
+}
