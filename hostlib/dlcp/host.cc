@@ -1,0 +1,285 @@
+#include "hostlib/dlcp/host.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "pipeline/wire/byte_order.h"
+#include "pipeline/wire/ipv4.h"
+#include "pipeline/tm/tm_config.h"
+
+namespace swemu {
+namespace {
+
+constexpr std::size_t kMaxRangesPerSignal = 128;
+
+std::vector<uint8_t> U32s(std::initializer_list<uint32_t> values) {
+  std::vector<uint8_t> out(values.size() * 4);
+  std::size_t i = 0;
+  for (uint32_t v : values) StoreBe32(out.data() + 4 * i++, v);
+  return out;
+}
+
+}  // namespace
+
+DlcpHost::DlcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip,
+                   const DlcpHostOptions& options)
+    : transport_(transport),
+      local_{mac, ip, options.port},
+      opt_(options),
+      control_(transport, local_, options.control_dscp) {}
+
+Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<const float> g,
+                      const DlcpPrioFunc& prio, double loss_bound, bool pull) {
+  if (g.empty()) return Status::Error("DLCP send: an empty tensor");
+  if (!(loss_bound >= 0 && loss_bound < 1)) return Status::Error("DLCP send: bound in [0, 1)");
+  const uint64_t key = FlowKey(dst.ip, tensor);
+  if (send_.count(key) != 0 && !send_.at(key).stats->done()) {
+    return Status::Error("DLCP send: tensor " + std::to_string(tensor) + " is already in flight");
+  }
+  Result<std::vector<DlcpSegment>> segs = SegmentTensor(g, opt_.partition_bytes, prio, tensor + 1);
+  if (!segs.ok()) return segs.status();
+  send_stats_.push_back(std::make_unique<DlcpSendFlow>());
+  DlcpSendFlow* st = send_stats_.back().get();
+  st->tensor = tensor;
+  st->dst = dst;
+  st->start_ns = now;
+  send_.erase(key);
+  Sender& s = send_.emplace(key, Sender{st, std::vector<float>(g.begin(), g.end()), std::move(*segs),
+                                        {}, 0, false, DlcpRateControl(opt_.rate), now, 0, 0,
+                                        now + 2 * opt_.rate.period_ns, {}, false})
+                  .first->second;
+  // The rendezvous goes at the next Pump, and the data right behind it (zero-RTT).
+  s.start_signal = DlcpSignal{DlcpType::kStart, static_cast<uint8_t>(pull ? kDlcpFlagPull : 0),
+                              tensor, static_cast<uint32_t>(g.size() * 4),
+                              U32s({static_cast<uint32_t>(std::lround(loss_bound * 1e6)),
+                                    opt_.partition_bytes})};
+  s.start_pending = true;
+  return Status::Ok();
+}
+
+const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
+  auto it = recv_.find(FlowKey(src, tensor));
+  return it == recv_.end() ? nullptr : &it->second;
+}
+
+void DlcpHost::SendData(TimeNs now, Sender& s, uint32_t index, bool resend) {
+  const DlcpSegment& seg = s.segments[index];
+  const auto* bytes = reinterpret_cast<const uint8_t*>(s.g.data()) + seg.offset;
+  const uint8_t tos =
+      MakeTos(static_cast<uint8_t>(opt_.dscp_base + seg.tag), seg.important ? kEcnEct0 : kEcnNotEct);
+  BuildDlcpFrame(frame_, local_, s.stats->dst, tos, DlcpType::kData, 0, s.stats->tensor, s.seq++,
+                 seg.offset, std::span<const uint8_t>(bytes, seg.length), ip_id_++);
+  transport_.Send(frame_);
+  ++s.stats->packets;
+  if (resend) ++s.stats->resent_packets;
+  s.period_bytes += frame_.size();
+  const double bits = static_cast<double>(frame_.size() + kEthernetWireOverheadBytes) * 8;
+  s.next_send_ns = std::max(s.next_send_ns, now) +
+                   static_cast<TimeNs>(bits * 1e9 / std::max(s.rate.rate_bps(), 1.0));
+}
+
+void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes) {
+  const double period_s = static_cast<double>(opt_.rate.period_ns) / 1e9;
+  const double before = s.rate.rate_bps();
+  s.rate.OnReport(static_cast<double>(s.period_bytes) * 8 / period_s,
+                  static_cast<double>(received_bytes) * 8 / period_s);
+  if (s.rate.rate_bps() < before) ++s.stats->halvings;
+  s.period_bytes = 0;
+  s.report_due = now + 2 * opt_.rate.period_ns;
+}
+
+void DlcpHost::Pump(TimeNs now) noexcept {
+  for (auto& [key, s] : send_) {
+    if (s.start_pending) {
+      control_.Send(now, s.stats->dst, std::move(s.start_signal));
+      s.start_pending = false;
+    }
+    if (s.stats->done() || s.stopped) continue;
+    if (now >= s.report_due) OnReport(s, now, 0);  // the receiver's report never came
+    while (now >= s.next_send_ns) {
+      if (!s.resend.empty()) {
+        const uint32_t index = s.resend.back();
+        s.resend.pop_back();
+        SendData(now, s, index, true);
+      } else if (s.next < s.segments.size()) {
+        SendData(now, s, static_cast<uint32_t>(s.next++), false);
+      } else {
+        control_.Send(now, s.stats->dst, {DlcpType::kStop, 0, s.stats->tensor, 0, {}});
+        ++s.stats->stops;
+        s.stopped = true;
+        break;
+      }
+    }
+  }
+}
+
+void DlcpHost::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
+  DlcpFrameView v;
+  if (!ParseDlcpFrame(frame, opt_.port, &v)) {
+    ++stats_.frames_ignored;
+    return;
+  }
+  if (v.header->Type() == DlcpType::kData) {
+    OnData(now, v);
+    return;
+  }
+  DlcpSignal s;
+  if (control_.OnControl(v.from, *v.header, v.payload, &s)) OnSignal(now, v.from, s);
+}
+
+void DlcpHost::OnData(TimeNs now, const DlcpFrameView& v) {
+  auto it = recv_.find(FlowKey(v.from.ip, v.header->Tensor()));
+  if (it == recv_.end()) {
+    ++stats_.discarded_early;  // before the rendezvous: lost to the flow (3.2.1)
+    return;
+  }
+  if (it->second.confirm_ns != kNever) {
+    ++stats_.after_confirm;  // still in flight when the flow ended
+    return;
+  }
+  DlcpRecvFlow& f = it->second;
+  ++f.packets;
+  if ((v.tos & 0x3) == kEcnCe) ++f.ecn_packets;
+  switch (f.buffer->Place(v.header->Offset(), v.payload)) {
+    case DlcpPlace::kPlaced:
+      recv_period_bytes_[it->first] += v.payload.size();
+      break;
+    case DlcpPlace::kDuplicate:
+      ++f.duplicates;
+      break;
+    case DlcpPlace::kOutOfBounds:
+      ++f.out_of_bounds;
+      break;
+    case DlcpPlace::kMisaligned:
+      ++f.misaligned;
+      break;
+  }
+  if (f.bound_met_ns == kNever && f.buffer->BoundMet()) {
+    f.bound_met_ns = now;
+    control_.Send(now, f.src, {DlcpType::kFinish, 0, f.tensor, 0, {}});
+  }
+}
+
+void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
+  const uint64_t key = FlowKey(from.ip, s.tensor);
+  switch (s.type) {
+    case DlcpType::kStart: {
+      if (s.payload.size() < 8) {
+        ++stats_.unknown_signals;
+        return;
+      }
+      auto posted = posted_.find(s.tensor);
+      const double bound = posted != posted_.end() ? posted->second
+                                                   : LoadBe32(s.payload.data()) / 1e6;
+      Result<DlcpReceiveBuffer> b =
+          DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999));
+      if (!b.ok()) {
+        ++stats_.unknown_signals;
+        return;
+      }
+      DlcpRecvFlow& f = recv_[key];
+      f = DlcpRecvFlow{};
+      f.tensor = s.tensor;
+      f.src = from;
+      f.start_ns = now;
+      f.buffer = std::make_unique<DlcpReceiveBuffer>(std::move(*b));
+      if (next_report_ns_ == kNever) next_report_ns_ = now + opt_.rate.period_ns;
+      return;
+    }
+    case DlcpType::kStop: {
+      auto it = recv_.find(key);
+      if (it == recv_.end()) {
+        // A STOP before its START (the START was lost and is on its way again): ask for
+        // everything (no ranges), so the sender neither waits for ever nor stops early.
+        ++stats_.stops_before_start;
+        control_.Send(now, from, {DlcpType::kRetransmit, 0, s.tensor, 0, {}});
+        return;
+      }
+      DlcpRecvFlow& f = it->second;
+      if (f.buffer->BoundMet()) {
+        control_.Send(now, from, {DlcpType::kFinish, 0, s.tensor, 0, {}});
+        return;
+      }
+      std::vector<uint8_t> ranges;
+      for (const auto& [b, e] : f.buffer->Missing(kMaxRangesPerSignal)) {
+        const std::vector<uint8_t> r = U32s({static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
+        ranges.insert(ranges.end(), r.begin(), r.end());
+      }
+      control_.Send(now, from, {DlcpType::kRetransmit, 0, s.tensor, 0, std::move(ranges)});
+      return;
+    }
+    case DlcpType::kConfirm: {
+      auto it = recv_.find(key);
+      if (it != recv_.end() && it->second.confirm_ns == kNever) it->second.confirm_ns = now;
+      return;
+    }
+    case DlcpType::kFinish:
+    case DlcpType::kRetransmit:
+    case DlcpType::kRate: {
+      auto it = send_.find(key);
+      if (it == send_.end() || it->second.stats->done()) {
+        ++stats_.unknown_signals;
+        return;
+      }
+      Sender& snd = it->second;
+      if (s.type == DlcpType::kFinish) {
+        snd.stats->finish_ns = now;
+        snd.resend.clear();
+        control_.Send(now, from, {DlcpType::kConfirm, 0, s.tensor, 0, {}});
+      } else if (s.type == DlcpType::kRetransmit) {
+        ++snd.stats->retransmit_requests;
+        snd.rate.OnRetransmitRequest();
+        snd.resend.clear();
+        if (s.payload.empty()) {  // everything (the receiver had no START yet)
+          for (uint32_t k = 0; k < snd.segments.size(); ++k) snd.resend.push_back(k);
+        }
+        for (std::size_t i = 0; i + 8 <= s.payload.size(); i += 8) {
+          const uint32_t b = LoadBe32(s.payload.data() + i), e = LoadBe32(s.payload.data() + i + 4);
+          for (uint32_t k = 0; k < snd.segments.size(); ++k) {
+            const DlcpSegment& seg = snd.segments[k];
+            if (seg.offset < e && seg.offset + seg.length > b) snd.resend.push_back(k);
+          }
+        }
+        std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
+        snd.stopped = false;
+        snd.next_send_ns = std::max(snd.next_send_ns, now);
+      } else if (s.payload.size() >= 4) {  // a rate report for the last period
+        OnReport(snd, now, LoadBe32(s.payload.data()));
+      }
+      return;
+    }
+    default:
+      ++stats_.unknown_signals;
+  }
+}
+
+void DlcpHost::Report(TimeNs now) {
+  bool active = false;
+  for (auto& [key, f] : recv_) {
+    if (f.confirm_ns != kNever || f.bound_met_ns != kNever) continue;
+    active = true;
+    uint64_t& bytes = recv_period_bytes_[key];
+    control_.SendUnreliable(
+        f.src, {DlcpType::kRate, 0, f.tensor, 0,
+                U32s({static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX))})});
+    bytes = 0;
+  }
+  next_report_ns_ = active ? now + opt_.rate.period_ns : kNever;
+}
+
+void DlcpHost::OnTimer(TimeNs now) noexcept {
+  control_.OnTimer(now);
+  if (now >= next_report_ns_) Report(now);
+}
+
+TimeNs DlcpHost::NextTimer() const noexcept {
+  TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
+  for (const auto& [key, s] : send_) {
+    if (s.start_pending) return 0;  // at once
+    if (!s.stats->done() && !s.stopped) next = std::min({next, s.next_send_ns, s.report_due});
+  }
+  return next;
+}
+
+}  // namespace swemu

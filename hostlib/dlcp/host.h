@@ -1,0 +1,132 @@
+#pragma once
+// A DLCP host (4.1): dlcp_send(tensor, prio_func) and dlcp_recv(tensor, bound) as one Endpoint,
+// over any Transport: the engine, DPDK ports, kernel UDP sockets (which set each datagram's TOS
+// byte from the frame, so DSCP and ECN reach the switch).
+//
+// Sender, per flow: a START (rendezvous: tensor, size, bound, partition) on the control channel
+// and at once the data (zero-RTT), one partition per packet, paced by the rate control; after
+// the last partition a STOP. On a RETRANSMIT (the receiver's missing ranges) it sends those
+// partitions again at line rate and STOPs again; on FINISH it stops at once and CONFIRMs.
+// Receiver, per flow: data before its START is discarded (counted); data is placed by offset;
+// once the bound is met it sends FINISH (and keeps receiving until the CONFIRM); on a STOP with
+// the bound unmet it asks for the missing ranges (for everything when the STOP overtook a lost
+// START). Every 200 us it reports, per flow, the bytes
+// it received. There is no data timeout: the sender's STOP drives retransmission (3.2.1).
+// Data packets: DSCP = dscp_base + the partition's tag, ECT(0) when important, else Not-ECT;
+// the gradients as IEEE 754 float32, little-endian.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "hostlib/common/endpoint.h"
+#include "hostlib/dlcp/control_channel.h"
+#include "hostlib/dlcp/rate_control.h"
+#include "hostlib/dlcp/receive_buffer.h"
+#include "hostlib/dlcp/segments.h"
+
+namespace swemu {
+
+struct DlcpHostOptions {
+  uint16_t port = kDlcpDefaultUdpPort;
+  uint32_t partition_bytes = 1400;  // payload per data packet, a multiple of 4
+  uint8_t dscp_base = kDlcpDefaultDscpBase;
+  uint8_t control_dscp = kDlcpDefaultControlDscp;
+  DlcpRateOptions rate;
+};
+
+struct DlcpSendFlow {
+  uint32_t tensor = 0;
+  TcpEnd dst;
+  TimeNs start_ns = 0;
+  TimeNs finish_ns = kNever;  // FINISH received: the flow is over for the sender
+  uint64_t packets = 0;
+  uint64_t resent_packets = 0;
+  uint64_t retransmit_requests = 0;
+  uint64_t stops = 0;
+  uint32_t halvings = 0;  // rate halved (congestion seen)
+  bool done() const { return finish_ns != kNever; }
+};
+
+struct DlcpRecvFlow {
+  uint32_t tensor = 0;
+  TcpEnd src;
+  TimeNs start_ns = 0;          // START arrived
+  TimeNs bound_met_ns = kNever;
+  TimeNs confirm_ns = kNever;
+  uint64_t duplicates = 0, out_of_bounds = 0, misaligned = 0;
+  uint64_t ecn_packets = 0, packets = 0;
+  std::unique_ptr<DlcpReceiveBuffer> buffer;
+};
+
+struct DlcpHostStats {
+  uint64_t discarded_early = 0;  // data of a flow whose START had not arrived
+  uint64_t after_confirm = 0;    // data of a flow already over
+  uint64_t unknown_signals = 0;  // signals for no flow (late, or another host's)
+  uint64_t stops_before_start = 0;  // answered with a request for everything
+  uint64_t frames_ignored = 0;   // not DLCP
+};
+
+class DlcpHost final : public Endpoint {
+ public:
+  DlcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip, const DlcpHostOptions& options);
+
+  // Starts sending tensor `tensor` (its gradients g) to dst's DLCP port at the next Pump (the
+  // driver's, or the engine's when it starts). Errors for a
+  // tensor already in flight to dst, a bad bound or an empty tensor.
+  Status Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<const float> g,
+              const DlcpPrioFunc& prio, double loss_bound, bool pull = false);
+  // Posts a receive: flows of `tensor` meet `loss_bound` (the START's bound otherwise).
+  void Receive(uint32_t tensor, double loss_bound) { posted_[tensor] = loss_bound; }
+
+  const std::vector<std::unique_ptr<DlcpSendFlow>>& send_flows() const { return send_stats_; }
+  const DlcpRecvFlow* Received(Ipv4Addr src, uint32_t tensor) const;
+  const std::map<uint64_t, DlcpRecvFlow>& recv_flows() const { return recv_; }
+  const DlcpHostStats& stats() const { return stats_; }
+  const DlcpControlChannel& control() const { return control_; }
+
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept override;
+  void OnTimer(TimeNs now) noexcept override;
+  TimeNs NextTimer() const noexcept override;
+  void Pump(TimeNs now) noexcept override;
+
+ private:
+  struct Sender {
+    DlcpSendFlow* stats;
+    std::vector<float> g;
+    std::vector<DlcpSegment> segments;
+    std::vector<uint32_t> resend;  // segment indexes still to resend
+    std::size_t next = 0;          // next segment of the first pass
+    bool stopped = false;          // STOP sent, nothing more to send until a RETRANSMIT
+    DlcpRateControl rate;
+    TimeNs next_send_ns = 0;
+    uint64_t period_bytes = 0;     // sent since the last rate report
+    uint32_t seq = 0;
+    TimeNs report_due = 0;  // no report by then counts as one of nothing received
+    DlcpSignal start_signal;
+    bool start_pending = false;  // the START goes at the next Pump
+  };
+  void OnReport(Sender& s, TimeNs now, uint64_t received_bytes);
+  static uint64_t FlowKey(Ipv4Addr ip, uint32_t tensor) { return (uint64_t{ip} << 32) | tensor; }
+  void OnData(TimeNs now, const DlcpFrameView& v);
+  void OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s);
+  void SendData(TimeNs now, Sender& s, uint32_t index, bool resend);
+  void Report(TimeNs now);
+
+  Transport& transport_;
+  TcpEnd local_;
+  DlcpHostOptions opt_;
+  DlcpControlChannel control_;
+  std::map<uint64_t, Sender> send_;  // by (dst ip, tensor)
+  std::vector<std::unique_ptr<DlcpSendFlow>> send_stats_;
+  std::map<uint64_t, DlcpRecvFlow> recv_;  // by (src ip, tensor)
+  std::map<uint64_t, uint64_t> recv_period_bytes_;
+  std::map<uint32_t, double> posted_;
+  TimeNs next_report_ns_ = kNever;
+  std::vector<uint8_t> frame_;
+  uint16_t ip_id_ = 0;
+  DlcpHostStats stats_;
+};
+
+}  // namespace swemu
