@@ -13,9 +13,6 @@ bool IsEct(const Packet& pkt) noexcept {
   return pkt.hdr.has_ipv4() && (pkt.data[pkt.hdr.ipv4 + 1] & 0x3) != 0;
 }
 
-}  // namespace
-namespace {
-
 uint32_t Saturate32(uint64_t value) {
   return static_cast<uint32_t>(std::min<uint64_t>(value, std::numeric_limits<uint32_t>::max()));
 }

@@ -183,7 +183,8 @@ class TrafficManager {
   TrafficManager(const TmConfig& config, PacketPool& pool);
   bool Admit(Packet* pkt, TimeNs now) noexcept;
   // Whether n more packets, run_bytes in all, fit every limit of `queue` on `port`: its packet
-  // limit and drop threshold, the port buffer and the shared buffer.
+  // limit and drop threshold, the port buffer and the shared buffer; and, with a RED threshold,
+  // whether the whole run stays below it (else it is admitted packet by packet).
   bool RunFits(const Port& port, const Queue& queue, uint32_t n, uint64_t run_bytes) const noexcept;
   // Queues n packets (run_bytes in all) that fit queue qid of the port: their queue metadata,
   // then the accounting, once.

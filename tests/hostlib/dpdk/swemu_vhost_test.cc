@@ -10,12 +10,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <thread>
 
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "hostlib/dlcp/host.h"
 #include "hostlib/pcn/ddl.h"
 #include "pipeline/wire/frame_builder.h"
 #include "tests/hostlib/dpdk/eal_environment.h"
@@ -237,6 +239,50 @@ TEST_F(SwemuVhostTest, PcnWorkerAndPsHandshakeThroughThePcnProgram) {
   EXPECT_NE(stats.find("\"starts\": 2,"), std::string::npos) << stats;
   EXPECT_NE(stats.find("\"bursts_arrived\": 2,"), std::string::npos) << stats;
   EXPECT_NE(stats.find("\"acks\": 2,"), std::string::npos) << stats;
+  EXPECT_TRUE((*host)->Close().ok());
+  EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
+}
+
+// DLCP's hosts over DPDK ports through swemu's dlcp program: A sends a tensor to B with a 10%
+// bound; the flow starts, meets its bound and is confirmed, and what B holds is A's data.
+TEST_F(SwemuVhostTest, DlcpTensorThroughTheDlcpProgram) {
+  ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
+  StartSwemu("dlcp");
+  DpdkHostConfig config;
+  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
+                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
+  config.mbufs = 2047;
+  auto host = OpenHost(config);
+  ASSERT_TRUE(host.ok()) << host.message();
+  HostRunner runner;
+  DlcpHostOptions options;
+  options.rate.link_bps = 500'000'000;  // gentle on the virtio rings of a small machine
+  DlcpHost a((*host)->port(0), kMacA, MakeIpv4Addr(10, 0, 0, 1), options);
+  DlcpHost b((*host)->port(1), kMacB, MakeIpv4Addr(10, 0, 0, 2), options);
+  runner.Add(a, (*host)->port(0));
+  runner.Add(b, (*host)->port(1));
+  std::vector<float> g(50'000);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = static_cast<float>(i % 97) - 48.f;
+  ASSERT_TRUE(a.Send(runner.NowNs(), TcpEnd{kMacB, MakeIpv4Addr(10, 0, 0, 2), kDlcpDefaultUdpPort},
+                     3, g, LayerPriority(10, 54), 0.1)
+                  .ok());
+  Status run = runner.RunUntil(
+      [&] {
+        const DlcpRecvFlow* f = b.Received(MakeIpv4Addr(10, 0, 0, 1), 3);
+        return a.send_flows().at(0)->done() && f != nullptr && f->confirm_ns != kNever;
+      },
+      20'000'000'000, [&] { return std::string("the DLCP flow did not finish"); });
+  ASSERT_TRUE(run.ok()) << run.message() << "\n" << ReadText(dir_ + "swemu.err");
+  const DlcpRecvFlow* f = b.Received(MakeIpv4Addr(10, 0, 0, 1), 3);
+  ASSERT_NE(f, nullptr);
+  EXPECT_GE(f->buffer->received_bytes(), f->buffer->required_bytes());
+  const auto* sent = reinterpret_cast<const uint8_t*>(g.data());
+  for (uint64_t k = 0; k < f->buffer->partitions(); ++k) {
+    if (!f->buffer->Has(k)) continue;
+    const uint64_t at = k * options.partition_bytes;
+    const uint64_t len = std::min<uint64_t>(options.partition_bytes, g.size() * 4 - at);
+    ASSERT_EQ(std::memcmp(f->buffer->data().data() + at, sent + at, len), 0) << "partition " << k;
+  }
   EXPECT_TRUE((*host)->Close().ok());
   EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
 }
