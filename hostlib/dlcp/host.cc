@@ -157,6 +157,7 @@ void DlcpHost::OnData(TimeNs now, const DlcpFrameView& v) {
   }
   if (f.bound_met_ns == kNever && f.buffer->BoundMet()) {
     f.bound_met_ns = now;
+    f.bytes_at_bound = f.buffer->received_bytes();
     control_.Send(now, f.src, {DlcpType::kFinish, 0, f.tensor, 0, {}});
   }
 }
@@ -201,12 +202,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         control_.Send(now, from, {DlcpType::kFinish, 0, s.tensor, 0, {}});
         return;
       }
-      std::vector<uint8_t> ranges;
-      for (const auto& [b, e] : f.buffer->Missing(kMaxRangesPerSignal)) {
-        const std::vector<uint8_t> r = U32s({static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
-        ranges.insert(ranges.end(), r.begin(), r.end());
-      }
-      control_.Send(now, from, {DlcpType::kRetransmit, 0, s.tensor, 0, std::move(ranges)});
+      if (f.retransmit_due == kNever) f.retransmit_due = now + opt_.retransmit_wait_ns;
       return;
     }
     case DlcpType::kConfirm: {
@@ -270,11 +266,23 @@ void DlcpHost::Report(TimeNs now) {
 
 void DlcpHost::OnTimer(TimeNs now) noexcept {
   control_.OnTimer(now);
+  for (auto& [key, f] : recv_) {
+    if (f.retransmit_due == kNever || now < f.retransmit_due) continue;
+    f.retransmit_due = kNever;
+    if (f.buffer->BoundMet() || f.confirm_ns != kNever) continue;  // FINISH already went
+    std::vector<uint8_t> ranges;
+    for (const auto& [b, e] : f.buffer->Missing(kMaxRangesPerSignal)) {
+      const std::vector<uint8_t> r = U32s({static_cast<uint32_t>(b), static_cast<uint32_t>(e)});
+      ranges.insert(ranges.end(), r.begin(), r.end());
+    }
+    control_.Send(now, f.src, {DlcpType::kRetransmit, 0, f.tensor, 0, std::move(ranges)});
+  }
   if (now >= next_report_ns_) Report(now);
 }
 
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
+  for (const auto& [key, f] : recv_) next = std::min(next, f.retransmit_due);
   for (const auto& [key, s] : send_) {
     if (s.start_pending) return 0;  // at once
     if (!s.stats->done() && !s.stopped) next = std::min({next, s.next_send_ns, s.report_due});

@@ -9,8 +9,8 @@
 // partitions again at line rate and STOPs again; on FINISH it stops at once and CONFIRMs.
 // Receiver, per flow: data before its START is discarded (counted); data is placed by offset;
 // once the bound is met it sends FINISH (and keeps receiving until the CONFIRM); on a STOP with
-// the bound unmet it asks for the missing ranges (for everything when the STOP overtook a lost
-// START). Every 200 us it reports, per flow, the bytes
+// the bound unmet it waits `retransmit_wait_ns` (the data the STOP overtook is still arriving),
+// then asks for the ranges still missing (for everything when the STOP overtook a lost START). Every 200 us it reports, per flow, the bytes
 // it received. There is no data timeout: the sender's STOP drives retransmission (3.2.1).
 // Data packets: DSCP = dscp_base + the partition's tag, ECT(0) when important, else Not-ECT;
 // the gradients as IEEE 754 float32, little-endian.
@@ -34,6 +34,9 @@ struct DlcpHostOptions {
   uint8_t dscp_base = kDlcpDefaultDscpBase;
   uint8_t control_dscp = kDlcpDefaultControlDscp;
   DlcpRateOptions rate;
+  // How long a receiver waits after a STOP before it asks for the missing ranges: the STOP rides
+  // in the control queue and overtakes the flow's last data, still queued behind it.
+  TimeNs retransmit_wait_ns = 500'000;
 };
 
 struct DlcpSendFlow {
@@ -54,6 +57,8 @@ struct DlcpRecvFlow {
   TcpEnd src;
   TimeNs start_ns = 0;          // START arrived
   TimeNs bound_met_ns = kNever;
+  uint64_t bytes_at_bound = 0;  // distinct bytes held when the bound was met
+  TimeNs retransmit_due = kNever;  // a STOP came with the bound unmet: ask then
   TimeNs confirm_ns = kNever;
   uint64_t duplicates = 0, out_of_bounds = 0, misaligned = 0;
   uint64_t ecn_packets = 0, packets = 0;

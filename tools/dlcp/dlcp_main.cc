@@ -10,6 +10,7 @@
 #include <sstream>
 #include <string>
 
+#include "hostlib/dlcp/experiment.h"
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
@@ -98,6 +99,59 @@ Status Run(const po::variables_map& vm, std::ostream& out) {
   return Status::Ok();
 }
 
+po::options_description SimOptions() {
+  po::options_description options("swemu-dlcp sim options", 100);
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("tors", po::value<std::string>()->default_value("3"), "ToR switches")
+      ("hosts-per-tor", po::value<std::string>()->default_value("4"), "hosts under each ToR")
+      ("spines", po::value<std::string>()->default_value("2"), "core switches, each linked to every ToR")
+      ("link-rate", po::value<std::string>()->default_value("10G"), "every link's rate")
+      ("model", po::value<std::string>()->default_value("ResNet50"), "the bundled model whose layers are pushed")
+      ("scale", po::value<std::string>()->default_value("64"), "layer sizes divided by this")
+      ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound")
+      ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
+      ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)");
+  // clang-format on
+  return options;
+}
+
+Status RunSim(const po::variables_map& vm, std::ostream& out) {
+  DlcpExperimentOptions o;
+  auto uint = [&](const char* name, uint64_t min, uint64_t max, uint64_t* v) -> Status {
+    Result<uint64_t> r = ParseUint(vm[name].as<std::string>(), min, max);
+    if (!r.ok()) return Status::Error(std::string("--") + name + ": " + r.message());
+    *v = *r;
+    return Status::Ok();
+  };
+  uint64_t v = 0;
+  SWEMU_RETURN_IF_ERROR(uint("tors", 2, 16, &v));
+  o.tors = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(uint("hosts-per-tor", 1, 32, &v));
+  o.hosts_per_tor = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(uint("spines", 1, 8, &v));
+  o.spines = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(uint("scale", 1, 1 << 20, &v));
+  o.scale = static_cast<uint32_t>(v);
+  SWEMU_RETURN_IF_ERROR(uint("seed", 0, UINT64_MAX, &o.seed));
+  Result<uint64_t> rate = ParseRate(vm["link-rate"].as<std::string>());
+  if (!rate.ok() || *rate == 0) return Status::Error("--link-rate: " + (rate.ok() ? std::string("must be > 0") : rate.message()));
+  o.link_bps = *rate;
+  Result<uint64_t> rto = ParseDuration(vm["rto-min"].as<std::string>());
+  if (!rto.ok() || *rto == 0) return Status::Error("--rto-min: " + (rto.ok() ? std::string("must be > 0") : rto.message()));
+  o.min_rto_ns = static_cast<TimeNs>(*rto);
+  SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
+  o.model = vm["model"].as<std::string>();
+  SWEMU_RETURN_IF_ERROR(o.Validate());
+  Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
+  if (!d.ok()) return Status::Error("DLCP run: " + d.message());
+  Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
+  if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
+  out << FormatDlcpComparison(o, *d, *b);
+  return Status::Ok();
+}
+
 int Main(int argc, char** argv) {
   const std::string usage =
       "usage: swemu-dlcp thresholds [--model NAME | --layers FILE] [--theta T] [--load R] "
@@ -109,8 +163,31 @@ int Main(int argc, char** argv) {
                  "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
+  if (std::string(argv[1]) == "sim") {
+    po::variables_map vm;
+    try {
+      po::store(po::command_line_parser(argc - 1, argv + 1)
+                    .options(SimOptions())
+                    .positional(po::positional_options_description())
+                    .run(),
+                vm);
+    } catch (const po::error& e) {
+      std::cerr << "swemu-dlcp sim: " << e.what() << "\n";
+      return 2;
+    }
+    if (vm.count("help")) {
+      std::cout << "usage: swemu-dlcp sim [options]\n\n" << SimOptions();
+      return 0;
+    }
+    Status status = RunSim(vm, std::cout);
+    if (!status.ok()) {
+      std::cerr << "swemu-dlcp sim: " << status.message() << "\n";
+      return status.message().starts_with("--") ? 2 : 1;
+    }
+    return 0;
+  }
   if (std::string(argv[1]) != "thresholds") {
-    std::cerr << "swemu-dlcp: unknown command " << argv[1] << " (expected thresholds)\n";
+    std::cerr << "swemu-dlcp: unknown command " << argv[1] << " (expected thresholds or sim)\n";
     return 2;
   }
   po::variables_map vm;

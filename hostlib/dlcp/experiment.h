@@ -1,0 +1,58 @@
+#pragma once
+// DLCP's simulation (5.2), scaled to what the virtual-time engine runs in seconds: a leaf-spine
+// fabric of `tors` ToRs with `hosts_per_tor` hosts and `spines` cores (every ToR linked to every
+// core), the parameter-server push of one iteration of a real model (every worker sends every
+// layer's gradients to a PS chosen at random per tensor; tensors over 4 MB (scaled) split over
+// all PSs; 4 workers per PS, PSs colocated with workers), once with DLCP (the dlcp program,
+// per-packet spraying, DLCP hosts with a loss bound) and once with a DCTCP baseline (l2l3,
+// per-flow ECMP, ECN at 65 packets, model DCTCP with initial window 10 and a minimum RTO), on
+// the same topology and the same tensors. Reported: the flows' mean and p99 completion times and
+// the loss each layer saw.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/clock.h"
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+struct DlcpExperimentOptions {
+  uint32_t tors = 3;
+  uint32_t hosts_per_tor = 4;
+  uint32_t spines = 2;
+  uint64_t link_bps = 10'000'000'000;  // every link (the paper's 100G, scaled)
+  TimeNs link_delay_ns = 5'000;        // per hop
+  uint32_t buffer_pkts = 349;          // per queue: 512 KB of 1500-byte packets
+  std::string model = "ResNet50";
+  uint32_t scale = 64;                 // layer sizes divided by this
+  double loss_bound = 0.1;             // DLCP's, for every tensor
+  TimeNs min_rto_ns = 10'000'000;      // the baseline's (10 ms headline; 5 and 1 ms in 5.3)
+  uint32_t dlcp_t = 0;                 // 0: the dlcp program's defaults
+  double dlcp_d = 0;
+  uint64_t seed = 1;
+
+  Status Validate() const;
+};
+
+struct DlcpFlowResult {
+  uint32_t layer = 0;
+  uint64_t bytes = 0;
+  TimeNs fct_ns = 0;
+  double loss = 0;  // share of the tensor not delivered when the flow completed
+};
+
+struct DlcpRunResult {
+  std::string transport;  // "dlcp" or "dctcp"
+  std::vector<DlcpFlowResult> flows;
+  std::vector<double> layer_loss;  // mean loss per layer
+  uint64_t red_drops = 0, queue_drops = 0, marks = 0;
+  double MeanFctMs() const;
+  double P99FctMs() const;
+};
+
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bool dlcp);
+std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
+                                 const DlcpRunResult& dctcp);
+
+}  // namespace swemu
