@@ -55,7 +55,9 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("thresholds --buffer 1KB"), std::string("thresholds --model gpt"),
         std::string("thresholds --layers " + dir), std::string("thresholds --layers /dev/zero"),
         std::string("thresholds --layers " + dir + "empty.txt"),
-        std::string("thresholds --tol-small 200%"), std::string("thresholds stray")}) {
+        std::string("thresholds --tol-small 200%"), std::string("thresholds stray"),
+        std::string("sim --tors 1"), std::string("sim --rto-min 0"), std::string("sim --bound x"),
+        std::string("sim --model gpt"), std::string("sim --bogus")}) {
     RunResult run = RunCommandIn(dir, kDlcp + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {

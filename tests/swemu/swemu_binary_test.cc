@@ -78,7 +78,8 @@ TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
   for (const std::string& command :
        {kSwemu + " --help", tools + "swemu-gen --help", tools + "swemu-cli --help",
         tools + "swemu-replay --help", tools + "swemu-atp demo --help",
-        tools + "swemu-atp sim --help", tools + "swemu-pcn --help"}) {
+        tools + "swemu-atp sim --help", tools + "swemu-pcn --help",
+        tools + "swemu-dlcp --help"}) {
     const std::string dir = TestDir() + "help/";
     std::filesystem::create_directories(dir);
     RunResult run = RunCommandIn(dir, command);

@@ -143,7 +143,10 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   o.min_rto_ns = static_cast<TimeNs>(*rto);
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
   o.model = vm["model"].as<std::string>();
-  SWEMU_RETURN_IF_ERROR(o.Validate());
+  if (Result<ModelLayers> m = BundledModel(o.model); !m.ok()) {
+    return Status::Error("--model: " + m.message());
+  }
+  if (Status s = o.Validate(); !s.ok()) return Status::Error("options: " + s.message());
   Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
   Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
@@ -182,7 +185,9 @@ int Main(int argc, char** argv) {
     Status status = RunSim(vm, std::cout);
     if (!status.ok()) {
       std::cerr << "swemu-dlcp sim: " << status.message() << "\n";
-      return status.message().starts_with("--") ? 2 : 1;
+      const bool bad_input =
+          status.message().starts_with("--") || status.message().starts_with("options: ");
+      return bad_input ? 2 : 1;
     }
     return 0;
   }
