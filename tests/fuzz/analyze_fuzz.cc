@@ -1,6 +1,6 @@
 // libFuzzer target for swemu-analyze's decoders: the frame decoder (Ethernet, VLAN, IPv4, UDP,
-// TCP; raw IP; Linux SLL) and every registered protocol (ATP, PCN). Input byte 0 picks the link
-// type and whether the frame counts as cut by a snap length; the rest is the captured frame.
+// TCP; raw IP; Linux SLL) and every registered protocol (ATP, PCN, DLCP). Input byte 0 picks the
+// link type and whether the frame counts as cut by a snap length; the rest is the captured frame.
 // Invariants trap (abort) when broken; ASan watches every read.
 #include <boost/program_options.hpp>
 #include <cstddef>
@@ -37,6 +37,9 @@ struct Decoders {
       }
       if (const uint16_t port = protocols.back()->BothWaysUdpPort(); port != 0) {
         decoder.RegisterBothWays(port, protocols.back().get());
+      }
+      if (const uint16_t port = protocols.back()->OwnUdpPort(); port != 0) {
+        decoder.Register(port, protocols.back().get());
       }
     }
   }

@@ -19,18 +19,20 @@ How each analyzer column is compared:
   l4.sport, l4.dport        udp.srcport/dstport, else tcp.srcport/dstport
   atp.*                     the dissector's atp.* fields (atp.flags: the 6 flag bits)
   pcn.*                     the dissector's pcn.* fields (pcn.start and pcn.ack as 0/1)
+  dlcp.*                    the dissector's dlcp.* fields (dlcp.pull and dlcp.important as 0/1;
+                            dlcp.tag and dlcp.important on data packets only)
   malformed                 as a yes/no: the analyzer names a reason, or tshark flags the frame
-                            (_ws.malformed, which the dissector's truncated, bad-version and
-                            START+ACK experts set, or an IPv4/UDP/TCP checksum error); an atp_*
-                            or pcn_* reason must also be among the dissector's expert messages
-                            (REASONS)
+                            (_ws.malformed, which the dissector's truncated, bad-version,
+                            bad-type and START+ACK experts set, or an IPv4/UDP/TCP checksum
+                            error); an atp_*, pcn_* or dlcp_* reason must also be among the
+                            dissector's expert messages (REASONS)
 Numbers are compared as integers (tshark's "0x..." parsed as hex). An empty cell means the
 header (or, in a header cut short, the field) is absent; the other side must be empty too. Both
 tools decode a cut header as far as its bytes go, and neither calls a frame cut only by the
 capture's snap length malformed.
 
-Exit status: 0 when every cell agrees and at least one frame with a program header (ATP or
-PCN) was compared; 1 on
+Exit status: 0 when every cell agrees and at least one frame with a program header (ATP, PCN
+or DLCP) was compared; 1 on
 differences (the first --max-diffs are printed: frame, column, both values); 2 when a tool is
 missing or fails.
 """
@@ -46,7 +48,9 @@ ANALYZER_COLUMNS = [
     "frame", "time_ns", "caplen", "len", "eth.src", "eth.dst", "vlan.id", "ip.src", "ip.dst",
     "ip.dscp", "ip.ecn", "ip.proto", "l4.sport", "l4.dport", "atp.version", "atp.flags",
     "atp.worker_id", "atp.fan_in0", "atp.fan_in1", "atp.job_id", "atp.num_elements", "atp.seq",
-    "atp.bitmap", "pcn.start", "pcn.ack", "pcn.threshold", "pcn.ecn", "malformed",
+    "atp.bitmap", "pcn.start", "pcn.ack", "pcn.threshold", "pcn.ecn", "dlcp.version",
+    "dlcp.type", "dlcp.pull", "dlcp.length", "dlcp.tensor", "dlcp.seq", "dlcp.offset", "dlcp.tag",
+    "dlcp.important", "malformed",
 ]
 
 # Analyzer column -> (tshark fields tried in order, the first non-empty one counts; kind).
@@ -68,7 +72,7 @@ COLUMN_SOURCES = {
     "l4.dport": (["udp.dstport", "tcp.dstport"], "int"),
 }
 for _name in ANALYZER_COLUMNS:
-    if _name.startswith(("atp.", "pcn.")):
+    if _name.startswith(("atp.", "pcn.", "dlcp.")):
         COLUMN_SOURCES[_name] = ([_name], "int")
 
 # tshark fields read to decide "malformed".
@@ -83,6 +87,10 @@ REASONS = {
     "atp_truncated_elements": "elements need",
     "atp_bad_version": "unsupported ATP version",
     "pcn_start_and_ack": "START and ACK both set",
+    "dlcp_truncated_header": "truncated: DLCP header",
+    "dlcp_truncated_payload": "truncated: DLCP payload length",
+    "dlcp_bad_version": "unsupported DLCP version",
+    "dlcp_bad_type": "unknown DLCP type",
 }
 
 AGGREGATOR = "|"  # between repeated values of one field (messages may contain commas)
@@ -232,7 +240,7 @@ def tshark_malformed(row):
 def compare(analyzer, tshark):
     """Returns (differences as (frame, column, analyzer value, tshark value), statistics)."""
     diffs = []
-    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0}
+    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0, "dlcp_frames": 0}
     for frame in sorted(set(analyzer) | set(tshark)):
         if frame not in tshark:
             diffs.append((frame, "(row)", "present", "missing"))
@@ -269,6 +277,8 @@ def compare(analyzer, tshark):
             stats["atp_frames"] += 1
         if a_row["pcn.start"] and tshark_cell(t_row, ["pcn.start"]):
             stats["pcn_frames"] += 1
+        if a_row["dlcp.version"] and tshark_cell(t_row, ["dlcp.version"]):
+            stats["dlcp_frames"] += 1
     return diffs, stats
 
 
@@ -314,9 +324,10 @@ def main():
         return 2
 
     diffs, stats = compare(analyzer, dissector)
-    summary = ("%d frames compared (%d with an ATP header, %d with PCN bits), %d analyzer CSV "
-               "rows, %d tshark rows" % (stats["frames"], stats["atp_frames"],
-                                         stats["pcn_frames"], len(analyzer), len(dissector)))
+    summary = ("%d frames compared (%d with an ATP header, %d with PCN bits, %d with a DLCP "
+               "header), %d analyzer CSV rows, %d tshark rows" % (
+                   stats["frames"], stats["atp_frames"], stats["pcn_frames"],
+                   stats["dlcp_frames"], len(analyzer), len(dissector)))
     if diffs:
         by_column = {}
         for _, column, _, _ in diffs:
@@ -334,9 +345,9 @@ def main():
         print("  " + summary, file=sys.stderr)
         print("  inputs and outputs in %s (pcap %s)" % (args.tmp, pcap), file=sys.stderr)
         return 1
-    if stats["atp_frames"] + stats["pcn_frames"] == 0:
-        print("FAIL: no frame with an ATP header or PCN bits on both sides; nothing was "
-              "compared (%s)" % summary, file=sys.stderr)
+    if stats["atp_frames"] + stats["pcn_frames"] + stats["dlcp_frames"] == 0:
+        print("FAIL: no frame with an ATP header, PCN bits or a DLCP header on both sides; "
+              "nothing was compared (%s)" % summary, file=sys.stderr)
         return 1
     print("PASS: " + summary)
     return 0

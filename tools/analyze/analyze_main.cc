@@ -94,8 +94,7 @@ Status ParseSettings(const po::variables_map& vm, Settings& s) {
       }
       if (known->default_udp_port == 0) {
         return Status::Error("--udp-port " + text + ": " + name +
-                             " is read both ways on the port of its own option (--" + name +
-                             "-port)");
+                             " is read on the port of its own option (--" + name + "-port)");
       }
       if (!port.ok()) return Status::Error("--udp-port " + text + ": " + port.message());
       // The given port replaces the protocol's default one.

@@ -4,7 +4,6 @@
 // with bit 6 set. Per worker and PS: the STARTs, their thresholds and the round trip to the
 // matching ACK.
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <fstream>
 #include <map>
@@ -15,6 +14,7 @@
 #include "pipeline/control/units.h"
 #include "pipeline/wire/pcn.h"
 #include "tools/analyze/protocol_analyzer.h"
+#include "tools/analyze/time_format.h"
 
 namespace swemu {
 namespace {
@@ -65,17 +65,6 @@ struct Summary {
     return it == round_trip_ns.end() ? std::nullopt : std::optional<TimeNs>(it->second);
   }
 };
-
-// Exact decimals of `ns` in units of `ns_per_unit` (a double would round epoch nanoseconds).
-std::string FormatDecimal(TimeNs ns, TimeNs ns_per_unit, int digits) {
-  char text[48];
-  std::snprintf(text, sizeof(text), "%llu.%0*llu",
-                static_cast<unsigned long long>(ns / ns_per_unit), digits,
-                static_cast<unsigned long long>(ns % ns_per_unit));
-  return text;
-}
-std::string FormatSeconds(TimeNs ns) { return FormatDecimal(ns, 1'000'000'000, 9); }
-std::string FormatMicros(TimeNs ns) { return FormatDecimal(ns, 1'000, 3); }
 
 class PcnAnalyzer final : public ProtocolAnalyzer {
  public:

@@ -1,6 +1,6 @@
 #pragma once
-// The plug-in point of swemu-analyze: one ProtocolAnalyzer per swemu program header (ATP, PCN;
-// DLCP, GOAT and PLink add theirs). A protocol decodes its header with the definitions in
+// The plug-in point of swemu-analyze: one ProtocolAnalyzer per swemu program header (ATP, PCN,
+// DLCP; GOAT and PLink add theirs). A protocol decodes its header with the definitions in
 // pipeline/wire/, names its fields for the per-packet table (the same names as the Wireshark
 // dissector, tools/wireshark/swemu.lua, and docs/wire.md), and keeps its own per-object summary.
 // protocols.cc is the one place protocols are registered.
@@ -41,12 +41,15 @@ class ProtocolAnalyzer {
   // (PCN: the worker's START goes to it, the PS's ACK comes from it): that port. 0, the default:
   // the protocol is read on datagrams to the ports of --udp-port.
   virtual uint16_t BothWaysUdpPort() const { return 0; }
+  // A protocol read on UDP datagrams to one port, which its own option sets (DLCP, --dlcp-port):
+  // that port. 0, the default: as above.
+  virtual uint16_t OwnUdpPort() const { return 0; }
 };
 
 struct ProtocolEntry {
   std::string_view name;  // "atp": the option prefix and the field prefix
   // The UDP destination port of --udp-port's default; 0: none, the protocol sets its port with
-  // its own option --<name>-port (BothWaysUdpPort).
+  // its own option --<name>-port (OwnUdpPort, or BothWaysUdpPort).
   uint16_t default_udp_port;
   std::vector<std::string> (*fields)();  // per-packet field names, "atp.seq", ...
   // The protocol's own options (e.g. --atp-aggregators); may add none.

@@ -13,12 +13,18 @@ std::vector<std::string> PcnFieldNames();
 void AddPcnOptions(boost::program_options::options_description& options);
 Result<std::unique_ptr<ProtocolAnalyzer>> MakePcnAnalyzer(
     const boost::program_options::variables_map& vm);
+std::vector<std::string> DlcpFieldNames();
+void AddDlcpOptions(boost::program_options::options_description& options);
+Result<std::unique_ptr<ProtocolAnalyzer>> MakeDlcpAnalyzer(
+    const boost::program_options::variables_map& vm);
 
 std::span<const ProtocolEntry> Protocols() {
   static const ProtocolEntry kProtocols[] = {
       {"atp", kAtpDefaultUdpPort, AtpFieldNames, AddAtpOptions, MakeAtpAnalyzer},
       // PCN is read on datagrams to and from --pcn-port (BothWaysUdpPort), not on --udp-port.
       {"pcn", 0, PcnFieldNames, AddPcnOptions, MakePcnAnalyzer},
+      // DLCP is read on datagrams to --dlcp-port (OwnUdpPort), not on --udp-port.
+      {"dlcp", 0, DlcpFieldNames, AddDlcpOptions, MakeDlcpAnalyzer},
   };
   return kProtocols;
 }

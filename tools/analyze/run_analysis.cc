@@ -105,6 +105,9 @@ Result<std::unique_ptr<RunAnalysis>> RunAnalysis::Make(
     if (const uint16_t port = (*protocol)->BothWaysUdpPort(); port != 0) {
       run->decoder_.RegisterBothWays(port, protocol->get());
     }
+    if (const uint16_t port = (*protocol)->OwnUdpPort(); port != 0) {
+      run->decoder_.Register(port, protocol->get());
+    }
     run->protocols_.push_back(std::move(*protocol));
   }
   return run;

@@ -42,8 +42,8 @@ struct RunInput {
 // type swemu-analyze cannot decode.
 Result<RunInput> ScanRunInput(const std::string& path);
 
-// UDP destination port -> protocol name, from the registry and --udp-port (a protocol read both
-// ways, PCN, registers its own port).
+// UDP destination port -> protocol name, from the registry and --udp-port (a protocol with a
+// port option of its own, PCN's or DLCP's, registers that port itself).
 using PortMap = std::vector<std::pair<uint16_t, std::string>>;
 
 class RunAnalysis {
