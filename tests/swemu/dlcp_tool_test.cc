@@ -57,13 +57,26 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("thresholds --layers " + dir + "empty.txt"),
         std::string("thresholds --tol-small 200%"), std::string("thresholds stray"),
         std::string("sim --tors 1"), std::string("sim --rto-min 0"), std::string("sim --bound x"),
-        std::string("sim --model gpt"), std::string("sim --bogus")}) {
+        std::string("sim --model gpt"), std::string("sim --bogus"),
+        std::string("realtime --senders 0"), std::string("realtime --bytes x"),
+        std::string("realtime --host-rate 0")}) {
     RunResult run = RunCommandIn(dir, kDlcp + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
       EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
     }
   }
+}
+
+// The real-time smoke run: a swemu child on vhost-user ports, DLCP hosts on virtio_user.
+TEST(DlcpTool, TheRealTimeIncastCompletes) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kDlcp + " realtime --senders 2 --bytes 300KB --out-dir " + dir +
+                                        "rt");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("sender 0 (front layers):"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("sender 1 (back layers):"), std::string::npos) << run.out;
+  EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '%'), 3) << run.out;  // bound + 2 flows
 }
 
 }  // namespace

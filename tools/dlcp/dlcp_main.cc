@@ -11,6 +11,7 @@
 #include <string>
 
 #include "hostlib/dlcp/experiment.h"
+#include "tools/dlcp/dlcp_realtime.h"
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
@@ -155,6 +156,62 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   return Status::Ok();
 }
 
+po::options_description RealtimeOptions() {
+  po::options_description options("swemu-dlcp realtime options", 100);
+  // clang-format off
+  options.add_options()
+      ("help,h", "print this help and exit")
+      ("senders", po::value<std::string>()->default_value("3"), "hosts sending one tensor each (1..8)")
+      ("bytes", po::value<std::string>()->default_value("1MB"), "each sender's tensor")
+      ("receiver-rate", po::value<std::string>()->default_value("1G"), "the receiver's port rate")
+      ("host-rate", po::value<std::string>()->default_value("2G"), "the senders' line rate")
+      ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound")
+      ("out-dir", po::value<std::string>()->default_value("out/dlcp_realtime"), "configs, sockets and logs");
+  // clang-format on
+  return options;
+}
+
+int RunRealtimeCommand(int argc, char** argv) {
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(RealtimeOptions()).positional({}).run(), vm);
+  } catch (const po::error& e) {
+    std::cerr << "swemu-dlcp realtime: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("help")) {
+    std::cout << "usage: swemu-dlcp realtime [options]\n\n" << RealtimeOptions();
+    return 0;
+  }
+  DlcpRealtimeOptions o;
+  Status status = Status::Ok();
+  Result<uint64_t> senders = ParseUint(vm["senders"].as<std::string>(), 1, 8);
+  Result<uint64_t> bytes = ParseBytes(vm["bytes"].as<std::string>());
+  Result<uint64_t> host = ParseRate(vm["host-rate"].as<std::string>());
+  Result<uint64_t> recv = ParseRate(vm["receiver-rate"].as<std::string>());
+  if (!senders.ok()) status = Status::Error("--senders: " + senders.message());
+  else if (!bytes.ok()) status = Status::Error("--bytes: " + bytes.message());
+  else if (!host.ok() || *host == 0) status = Status::Error("--host-rate: must be a rate > 0");
+  else if (!recv.ok() || *recv == 0) status = Status::Error("--receiver-rate: must be a rate > 0");
+  else status = Number(vm, "bound", &o.bound);
+  if (!status.ok()) {
+    std::cerr << "swemu-dlcp realtime: " << status.message() << "\n";
+    return 2;
+  }
+  o.senders = static_cast<uint32_t>(*senders);
+  o.bytes = *bytes / 4 * 4;
+  o.host_bps = *host;
+  o.receiver_rate = vm["receiver-rate"].as<std::string>();
+  o.out_dir = vm["out-dir"].as<std::string>();
+  bool bad_input = false;
+  status = RunDlcpRealtime(o, std::cout, &bad_input);
+  if (!status.ok()) {
+    std::cerr << "swemu-dlcp realtime: " << status.message() << "\n";
+    return bad_input ? 2 : 1;
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   const std::string usage =
       "usage: swemu-dlcp thresholds [--model NAME | --layers FILE] [--theta T] [--load R] "
@@ -166,6 +223,7 @@ int Main(int argc, char** argv) {
                  "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
+  if (std::string(argv[1]) == "realtime") return RunRealtimeCommand(argc - 1, argv + 1);
   if (std::string(argv[1]) == "sim") {
     po::variables_map vm;
     try {
@@ -192,7 +250,8 @@ int Main(int argc, char** argv) {
     return 0;
   }
   if (std::string(argv[1]) != "thresholds") {
-    std::cerr << "swemu-dlcp: unknown command " << argv[1] << " (expected thresholds or sim)\n";
+    std::cerr << "swemu-dlcp: unknown command " << argv[1]
+              << " (expected thresholds, sim or realtime)\n";
     return 2;
   }
   po::variables_map vm;

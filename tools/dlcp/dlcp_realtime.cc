@@ -1,0 +1,151 @@
+// `swemu-dlcp realtime`: the incast of DLCP's tests in real time, as a smoke test of the whole
+// path: a swemu running the dlcp program on vhost-user ports (a child process), and DLCP hosts
+// on virtio_user ports in this process. `senders` hosts each send one tensor to one receiver
+// whose port is shaped; the senders alternate front-layer and back-layer tags. Prints each
+// flow's completion time, what the receiver held when its bound was met, and the switch's drops.
+#include "tools/dlcp/dlcp_realtime.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "hostlib/dlcp/host.h"
+#include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/host_runner.h"
+#include "tools/atp/swemu_process.h"
+
+namespace swemu {
+namespace {
+
+MacAddr Mac(uint32_t i) { return MacAddr::FromU64(0x020000000000ull | (i + 1)); }
+Ipv4Addr Ip(uint32_t i) { return (10u << 24) | (i + 1); }
+
+Status Write(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return Status::Error("cannot write " + path);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* bad_input) {
+  *bad_input = true;
+  if (o.senders < 1 || o.senders > 8) return Status::Error("--senders: 1..8");
+  if (o.bytes < 4 || o.bytes > (64u << 20)) return Status::Error("--bytes: 4 B..64 MiB");
+  if (!(o.bound >= 0 && o.bound < 1)) return Status::Error("--bound: in [0, 1)");
+  std::error_code ec;
+  std::filesystem::create_directories(o.out_dir, ec);
+  if (ec || !std::filesystem::is_directory(o.out_dir)) {
+    return Status::Error("--out-dir " + o.out_dir + ": cannot make it a directory");
+  }
+  const std::string dir = std::filesystem::absolute(o.out_dir).string();
+  const std::string prefix = "swemu-dlcp-" + std::to_string(getpid());
+  const uint32_t ports = o.senders + 1;
+  const uint32_t receiver = o.senders;
+  auto sock = [&](uint32_t p) { return dir + "/p" + std::to_string(p) + ".sock"; };
+  if (sock(9).size() > 107) return Status::Error("--out-dir " + dir + ": too long for sockets");
+  *bad_input = false;
+
+  std::ostringstream cli, ini;
+  for (uint32_t p = 0; p < ports; ++p) {
+    cli << "table_add dmac forward " << FormatMac(Mac(p)) << " => " << p << "\n";
+  }
+  cli << "set_port_rate " << receiver << " " << o.receiver_rate << "\n";
+  ini << "[switch]\nname = dlcp\nports = " << ports << "\nprogram = dlcp\ncli = dlcp.cli\n\n"
+      << "[tm]\nport_rate = 0\n\n[eal]\nargs = --no-pci --file-prefix " << prefix << "-sw\n\n"
+      << "[dpdk]\nmbufs = 16383\nmbuf_cache = 256\n";
+  for (uint32_t p = 0; p < ports; ++p) {
+    std::filesystem::remove(sock(p), ec);
+    ini << "\n[port." << p << "]\ndevargs = net_vhost" << p << ",iface=" << sock(p) << ",queues=1\n";
+  }
+  SWEMU_RETURN_IF_ERROR(Write(dir + "/dlcp.cli", cli.str()));
+  SWEMU_RETURN_IF_ERROR(Write(dir + "/dlcp.ini", ini.str()));
+  const std::string control = dir + "/swemu.sock";
+  std::filesystem::remove(control, ec);
+  SwemuProcess sw;
+  std::vector<std::string> args = {"--config", dir + "/dlcp.ini", "--control-socket", control,
+                                   "--", "-l", "0", "--no-huge", "-m", "256"};
+  SWEMU_RETURN_IF_ERROR(sw.Start(
+      o.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : o.swemu_binary, args,
+      dir + "/swemu.log"));
+  std::vector<std::string> ready = {control};
+  for (uint32_t p = 0; p < ports; ++p) ready.push_back(sock(p));
+  SWEMU_RETURN_IF_ERROR(sw.WaitForPaths(ready, std::chrono::seconds(20)));
+
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
+      {"-l", "1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix", prefix + "-hosts"}, out));
+  DpdkHostConfig config;
+  config.mbufs = 8191;
+  for (uint32_t p = 0; p < ports; ++p) {
+    config.ports.push_back("net_virtio_user" + std::to_string(p) + ",path=" + sock(p) +
+                           ",queues=1,queue_size=1024");
+  }
+  Result<std::unique_ptr<DpdkHost>> dpdk = DpdkHost::Open(config);
+  if (!dpdk.ok()) return dpdk.status();
+  HostRunner runner;
+  DlcpHostOptions options;
+  options.rate.link_bps = o.host_bps;
+  std::vector<std::unique_ptr<DlcpHost>> hosts;
+  for (uint32_t p = 0; p < ports; ++p) {
+    hosts.push_back(std::make_unique<DlcpHost>((*dpdk)->port(p), Mac(p), Ip(p), options));
+    runner.Add(*hosts.back(), (*dpdk)->port(p));
+  }
+  std::vector<std::vector<float>> tensors(o.senders);
+  for (uint32_t s = 0; s < o.senders; ++s) {
+    tensors[s].resize(o.bytes / 4);
+    for (std::size_t i = 0; i < tensors[s].size(); ++i) {
+      tensors[s][i] = std::sin(static_cast<float>(i + s) * 0.37f) * (1.0f + s);
+    }
+    SWEMU_RETURN_IF_ERROR(hosts[s]->Send(runner.NowNs(),
+                                         TcpEnd{Mac(receiver), Ip(receiver), kDlcpDefaultUdpPort},
+                                         100 + s, tensors[s],
+                                         LayerPriority(s % 2 == 0 ? 0 : 53, 54), o.bound));
+  }
+  auto finished = [&] {
+    for (uint32_t s = 0; s < o.senders; ++s) {
+      const DlcpRecvFlow* f = hosts[receiver]->Received(Ip(s), 100 + s);
+      if (!hosts[s]->send_flows().at(0)->done() || f == nullptr || f->confirm_ns == kNever) {
+        return false;
+      }
+    }
+    return true;
+  };
+  Status run = runner.RunUntil(finished, o.timeout_ns, [] { return std::string("DLCP flows"); });
+  char line[256];
+  std::snprintf(line, sizeof(line),
+                "swemu-dlcp realtime: %u senders x %.0f KB into one port shaped to %s, senders "
+                "paced at %.1f Gbit/s, bound %.0f%%\n",
+                o.senders, o.bytes / 1e3, o.receiver_rate.c_str(), o.host_bps / 1e9, o.bound * 100);
+  out << line;
+  for (uint32_t s = 0; s < o.senders && run.ok(); ++s) {
+    const DlcpSendFlow& f = *hosts[s]->send_flows().at(0);
+    const DlcpRecvFlow* r = hosts[receiver]->Received(Ip(s), 100 + s);
+    std::snprintf(line, sizeof(line),
+                  "  sender %u (%s layers): %.3f ms, bound met with %.1f%% of the tensor, %llu "
+                  "packets, %llu resent, %llu retransmission requests, %u halvings\n",
+                  s, s % 2 == 0 ? "front" : "back", (f.finish_ns - f.start_ns) / 1e6,
+                  100.0 * r->bytes_at_bound / o.bytes, static_cast<unsigned long long>(f.packets),
+                  static_cast<unsigned long long>(f.resent_packets),
+                  static_cast<unsigned long long>(f.retransmit_requests), f.halvings);
+    out << line;
+  }
+  Result<std::string> drops = sw.Command(control, "show drops");
+  if (drops.ok()) out << "switch " << *drops;
+  const Status closed = (*dpdk)->Close();
+  Result<int> stopped = sw.Stop(std::chrono::seconds(10));
+  SWEMU_RETURN_IF_ERROR(run);
+  SWEMU_RETURN_IF_ERROR(closed);
+  if (!stopped.ok()) return stopped.status();
+  if (*stopped != 0) return Status::Error("swemu exited with status " + std::to_string(*stopped) +
+                                          " (see " + sw.log_path() + ")");
+  return Status::Ok();
+}
+
+}  // namespace swemu
