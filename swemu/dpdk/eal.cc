@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -166,6 +167,16 @@ Status InitEal(const EalArgs& eal, std::ostream& err) {
   return Status::Ok();
 }
 
-void CleanupEal() { rte_eal_cleanup(); }
+// rte_eal_cleanup leaves the process's runtime directory (/var/run/dpdk/<file-prefix>: its
+// config, memseg fbarrays and mp socket, several MB in tmpfs) behind; every run with a new
+// --file-prefix would add one for good. The primary process removes its own after cleanup.
+void CleanupEal() {
+  const std::string runtime = rte_eal_get_runtime_dir();
+  rte_eal_cleanup();
+  if (rte_eal_process_type() == RTE_PROC_PRIMARY && runtime.find("/dpdk/") != std::string::npos) {
+    std::error_code ignored;
+    std::filesystem::remove_all(runtime, ignored);
+  }
+}
 
 }  // namespace swemu

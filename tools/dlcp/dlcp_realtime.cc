@@ -139,6 +139,8 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   Result<std::string> drops = sw.Command(control, "show drops");
   if (drops.ok()) out << "switch " << *drops;
   const Status closed = (*dpdk)->Close();
+  dpdk->reset();
+  DpdkHost::CleanupEal();
   Result<int> stopped = sw.Stop(std::chrono::seconds(10));
   SWEMU_RETURN_IF_ERROR(run);
   SWEMU_RETURN_IF_ERROR(closed);
