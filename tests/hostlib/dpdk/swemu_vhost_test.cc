@@ -102,6 +102,15 @@ class SwemuVhostTest : public ::testing::Test {
     return host;
   }
 
+  // This process's virtio_user ports on swemu's two vhost-user sockets (A on 0, B on 1).
+  Result<std::unique_ptr<DpdkHost>> OpenBothPorts() const {
+    DpdkHostConfig config;
+    config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
+                    "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
+    config.mbufs = 2047;
+    return OpenHost(config);
+  }
+
   // SIGINT, then swemu's exit status (-1 if it did not exit within 5 s).
   int StopSwemu() {
     if (kill(swemu_, SIGINT) != 0) return -1;
@@ -123,11 +132,7 @@ class SwemuVhostTest : public ::testing::Test {
 TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
   StartSwemu();
-  DpdkHostConfig config;
-  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
-                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
-  config.mbufs = 2047;
-  auto host = OpenHost(config);
+  auto host = OpenBothPorts();
   ASSERT_TRUE(host.ok()) << host.message();
   ASSERT_TRUE((*host)->link_up(0) && (*host)->link_up(1));
 
@@ -193,11 +198,7 @@ TEST_F(SwemuVhostTest, PcnWorkerAndPsHandshakeThroughThePcnProgram) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
   const Ipv4Addr worker_ip = MakeIpv4Addr(10, 0, 0, 1), ps_ip = MakeIpv4Addr(10, 0, 0, 2);
   StartSwemu("pcn", "table_add pcn_job job 10.0.0.2 => 0\n");
-  DpdkHostConfig config;
-  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
-                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
-  config.mbufs = 2047;
-  auto host = OpenHost(config);
+  auto host = OpenBothPorts();
   ASSERT_TRUE(host.ok()) << host.message();
   HostRunner runner;
   EcnTcpOptions tcp;
@@ -248,11 +249,7 @@ TEST_F(SwemuVhostTest, PcnWorkerAndPsHandshakeThroughThePcnProgram) {
 TEST_F(SwemuVhostTest, DlcpTensorThroughTheDlcpProgram) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
   StartSwemu("dlcp");
-  DpdkHostConfig config;
-  config.ports = {"net_virtio_user0,path=" + dir_ + "v0.sock,queue_size=256",
-                  "net_virtio_user1,path=" + dir_ + "v1.sock,queue_size=256"};
-  config.mbufs = 2047;
-  auto host = OpenHost(config);
+  auto host = OpenBothPorts();
   ASSERT_TRUE(host.ok()) << host.message();
   HostRunner runner;
   DlcpHostOptions options;
