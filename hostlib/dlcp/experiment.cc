@@ -8,6 +8,7 @@
 #include "hostlib/common/engine_transport.h"
 #include "hostlib/common/tcp_host.h"
 #include "hostlib/dlcp/host.h"
+#include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/engine/engine.h"
 #include "pipeline/engine/rng.h"
@@ -35,10 +36,18 @@ Status Exec(Switch& sw, const std::string& cmd) {
   return Status::Ok();
 }
 
+// A push flow goes from `worker` to `ps`; a pull flow from `ps` back to `worker`. A push group
+// is one PS's piece of one layer: its pulls start once all its pushes have arrived.
 struct Flow {
   uint32_t worker = 0, ps = 0, layer = 0, tensor = 0;
   uint64_t bytes = 0;
+  bool pull = false;
+  uint32_t group = 0;
+  TimeNs start_ns = kNever;  // kNever: a pull not started yet
+  uint16_t local_port = 0;   // the DCTCP sender's, unique per sending host
 };
+
+constexpr TimeNs kPullSliceNs = 10'000;  // how often push groups are checked for completion
 
 }  // namespace
 
@@ -52,20 +61,34 @@ Status DlcpExperimentOptions::Validate() const {
     return Status::Error("link rate, buffer and scale must be positive");
   }
   if (!(loss_bound >= 0 && loss_bound < 1)) return Status::Error("loss bound in [0, 1)");
+  if (!(pull_bound >= 0 && pull_bound < 1)) return Status::Error("pull bound in [0, 1)");
+  if (!(dlcp_load >= 0 && dlcp_load <= 100)) return Status::Error("DLCP load in [0, 100]");
   return Status::Ok();
 }
 
-double DlcpRunResult::MeanFctMs() const {
-  if (flows.empty()) return 0;
+namespace {
+std::vector<TimeNs> StageFcts(const std::vector<DlcpFlowResult>& flows, DlcpRunResult::Stage stage) {
+  std::vector<TimeNs> fct;
+  for (const DlcpFlowResult& f : flows) {
+    if (stage == DlcpRunResult::Stage::kAll || f.pull == (stage == DlcpRunResult::Stage::kPull)) {
+      fct.push_back(f.fct_ns);
+    }
+  }
+  return fct;
+}
+}  // namespace
+
+double DlcpRunResult::MeanFctMs(Stage stage) const {
+  const std::vector<TimeNs> fct = StageFcts(flows, stage);
+  if (fct.empty()) return 0;
   double sum = 0;
-  for (const DlcpFlowResult& f : flows) sum += static_cast<double>(f.fct_ns);
-  return sum / static_cast<double>(flows.size()) / 1e6;
+  for (TimeNs t : fct) sum += static_cast<double>(t);
+  return sum / static_cast<double>(fct.size()) / 1e6;
 }
 
-double DlcpRunResult::P99FctMs() const {
-  if (flows.empty()) return 0;
-  std::vector<TimeNs> fct;
-  for (const DlcpFlowResult& f : flows) fct.push_back(f.fct_ns);
+double DlcpRunResult::P99FctMs(Stage stage) const {
+  std::vector<TimeNs> fct = StageFcts(flows, stage);
+  if (fct.empty()) return 0;
   std::sort(fct.begin(), fct.end());
   const std::size_t i = static_cast<std::size_t>(std::ceil(0.99 * fct.size())) - 1;
   return static_cast<double>(fct[std::min(i, fct.size() - 1)]) / 1e6;
@@ -79,26 +102,47 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
   // PSs: every 4th host (colocated with a worker); every host is a worker.
   std::vector<uint32_t> pss;
   for (uint32_t h = 0; h < hosts; h += kWorkersPerPs) pss.push_back(h);
-  // The tensors of one iteration's push, the same for both runs (seeded).
+  // The tensors of one iteration, the same for both runs (seeded): each layer's PS is drawn once
+  // (every worker pushes that layer to it); a layer over 4 MB (scaled) is split over every PS.
   SplitMix64 rng(o.seed);
   std::vector<Flow> flows;
-  uint32_t tensor_id = 1;
-  for (uint32_t w = 0; w < hosts; ++w) {
-    for (uint32_t l = 0; l < model->layers.size(); ++l) {
-      const uint64_t bytes = std::max<uint64_t>(model->layers[l].params * 4 / o.scale, 4) / 4 * 4;
-      std::vector<uint32_t> targets;
-      if (bytes > kSplitBytes / o.scale) {
-        targets = pss;
-      } else {
-        targets.push_back(pss[rng.Next() % pss.size()]);
-      }
-      const uint64_t piece = std::max<uint64_t>(bytes / targets.size() / 4 * 4, 4);
-      for (uint32_t ps : targets) {
+  uint32_t tensor_id = 1, groups = 0;
+  for (uint32_t l = 0; l < model->layers.size(); ++l) {
+    const uint64_t bytes = std::max<uint64_t>(model->layers[l].params * 4 / o.scale, 4) / 4 * 4;
+    std::vector<uint32_t> targets;
+    if (bytes > kSplitBytes / o.scale) {
+      targets = pss;
+    } else {
+      targets.push_back(pss[rng.Next() % pss.size()]);
+    }
+    const uint64_t piece = std::max<uint64_t>(bytes / targets.size() / 4 * 4, 4);
+    for (uint32_t ps : targets) {
+      for (uint32_t w = 0; w < hosts; ++w) {
         if (ps == w) continue;  // the worker's own PS: no network
-        flows.push_back({w, ps, l, tensor_id++, piece});
+        flows.push_back({w, ps, l, tensor_id++, piece, false, groups, 0});
       }
+      ++groups;
     }
   }
+  const std::size_t pushes = flows.size();
+  if (o.pull) {
+    for (std::size_t f = 0; f < pushes; ++f) {
+      Flow p = flows[f];
+      p.pull = true;
+      p.tensor = tensor_id++;
+      p.start_ns = kNever;
+      flows.push_back(p);
+    }
+  }
+  std::vector<uint32_t> next_port(hosts, 10000);
+  for (Flow& fl : flows) {
+    uint32_t& port = next_port[fl.pull ? fl.ps : fl.worker];
+    if (port > 65535) return Status::Error("more than 55536 flows from one host");
+    fl.local_port = static_cast<uint16_t>(port++);
+  }
+  // Pushes still to arrive per group.
+  std::vector<uint32_t> group_pending(groups, 0);
+  for (std::size_t f = 0; f < pushes; ++f) ++group_pending[flows[f].group];
 
   Engine engine(o.seed, 1 << 18);
   const uint16_t tor_ports = static_cast<uint16_t>(o.hosts_per_tor + o.spines);
@@ -158,14 +202,24 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
     }
   }
   // Buffers: the baseline's queues hold buffer_pkts and mark at 65 packets; DLCP's data queues
-  // get S_i and L_i from the program (dlcp_thresholds when T is given).
+  // get S_i and L_i from the program's defaults, from T and d when given, or from Appendix B
+  // at dlcp_load.
+  std::string thresholds;
+  if (o.dlcp_t != 0) {
+    thresholds = "dlcp_thresholds " + std::to_string(o.dlcp_t) + " " + std::to_string(o.dlcp_d);
+  } else if (o.dlcp_load > 0) {
+    DlcpModelInput in;
+    for (const LayerSize& layer : model->layers) in.layer_sizes.push_back(layer.params);
+    in.load = o.dlcp_load;
+    in.buffer_pkts = o.buffer_pkts;
+    Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
+    if (!plan.ok()) return Status::Error("Appendix B: " + plan.message());
+    thresholds = DlcpThresholdsCommand(*plan);
+  }
   for (std::size_t k = 0; k < engine.num_switches(); ++k) {
     Switch& sw = engine.switch_at(k);
     if (dlcp) {
-      if (o.dlcp_t != 0) {
-        SWEMU_RETURN_IF_ERROR(Exec(sw, "dlcp_thresholds " + std::to_string(o.dlcp_t) + " " +
-                                           std::to_string(o.dlcp_d)));
-      }
+      if (!thresholds.empty()) SWEMU_RETURN_IF_ERROR(Exec(sw, thresholds));
     } else {
       SWEMU_RETURN_IF_ERROR(Exec(sw, "set_queue_depth " + std::to_string(o.buffer_pkts)));
       SWEMU_RETURN_IF_ERROR(Exec(sw, "set_ecn_threshold all all " + std::to_string(65 * 1514)));
@@ -174,6 +228,7 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
 
   std::vector<std::unique_ptr<DlcpHost>> dlcp_hosts;
   std::vector<std::unique_ptr<TcpHost>> tcp_hosts;
+  std::vector<EngineTransport*> transports;
   std::vector<EcnTcpSender*> senders(flows.size(), nullptr);
   DlcpHostOptions dopt;
   dopt.rate.link_bps = o.link_bps;
@@ -189,6 +244,7 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
     Result<EngineTransport*> tr =
         EngineTransport::Attach(engine, Tor(t), static_cast<PortId>(i), o.link_delay_ns);
     if (!tr.ok()) return tr.status();
+    transports.push_back(*tr);
     if (dlcp) {
       dlcp_hosts.push_back(std::make_unique<DlcpHost>(**tr, HostMac(t, i), HostIp(t, i), dopt));
       (*tr)->SetEndpoint(dlcp_hosts.back().get());
@@ -198,71 +254,134 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
       (*tr)->SetEndpoint(tcp_hosts.back().get());
     }
   }
-  std::vector<std::vector<float>> data(flows.size());
-  for (std::size_t f = 0; f < flows.size(); ++f) {
-    const Flow& fl = flows[f];
-    const uint32_t wt = fl.worker / o.hosts_per_tor;
-    const uint32_t pt = fl.ps / o.hosts_per_tor, pi = fl.ps % o.hosts_per_tor;
+  // Starts flow f now: a push at 0, a pull when its group's pushes have all arrived.
+  const uint32_t layers = static_cast<uint32_t>(model->layers.size());
+  auto start = [&](std::size_t f, TimeNs now) -> Status {
+    Flow& fl = flows[f];
+    fl.start_ns = now;
+    const uint32_t from = fl.pull ? fl.ps : fl.worker, to = fl.pull ? fl.worker : fl.ps;
+    const uint32_t ft = from / o.hosts_per_tor;
+    const uint32_t tt = to / o.hosts_per_tor, ti = to % o.hosts_per_tor;
     if (dlcp) {
-      data[f].resize(fl.bytes / 4);
-      for (std::size_t e = 0; e < data[f].size(); ++e) {
-        data[f][e] = static_cast<float>((rng.Next() >> 40) % 2001) / 1000.0f - 1.0f;
-      }
-      SWEMU_RETURN_IF_ERROR(dlcp_hosts[fl.worker]->Send(
-          0, TcpEnd{TorMac(wt), HostIp(pt, pi), kDlcpDefaultUdpPort}, fl.tensor, data[f],
-          LayerPriority(fl.layer, static_cast<uint32_t>(model->layers.size())), o.loss_bound));
+      std::vector<float> g(fl.bytes / 4);  // the host keeps its own copy
+      for (float& e : g) e = static_cast<float>((rng.Next() >> 40) % 2001) / 1000.0f - 1.0f;
+      SWEMU_RETURN_IF_ERROR(dlcp_hosts[from]->Send(
+          now, TcpEnd{TorMac(ft), HostIp(tt, ti), kDlcpDefaultUdpPort}, fl.tensor, g,
+          LayerPriority(fl.layer, layers), fl.pull ? o.pull_bound : o.loss_bound, fl.pull));
     } else {
-      senders[f] = &tcp_hosts[fl.worker]->AddFlow(
-          {TcpEnd{TorMac(wt), HostIp(pt, pi), kPsTcpPort},
-           static_cast<uint16_t>(10000 + f % 50000), 0, kNever, fl.bytes});
+      senders[f] = &tcp_hosts[from]->AddFlow(
+          {TcpEnd{TorMac(ft), HostIp(tt, ti), kPsTcpPort},
+           fl.local_port, now, kNever, fl.bytes});
     }
-  }
+    if (now != 0) transports[from]->Wake();
+    return Status::Ok();
+  };
+  // Whether push f has arrived at its PS: its bound met (DLCP) or all its bytes in order.
+  auto arrived = [&](std::size_t f) {
+    const Flow& fl = flows[f];
+    const Ipv4Addr src = HostIp(fl.worker / o.hosts_per_tor, fl.worker % o.hosts_per_tor);
+    if (dlcp) {
+      const DlcpRecvFlow* rf = dlcp_hosts[fl.ps]->Received(src, fl.tensor);
+      return rf != nullptr && rf->bound_met_ns != kNever;
+    }
+    const EcnTcpSink* sink = tcp_hosts[fl.ps]->sink(kPsTcpPort);
+    const EcnTcpFlowStats* st =
+        sink == nullptr ? nullptr : sink->Find(src, fl.local_port);
+    return st != nullptr && st->bytes >= fl.bytes;
+  };
+  for (std::size_t f = 0; f < pushes; ++f) SWEMU_RETURN_IF_ERROR(start(f, 0));
   EngineLimits limits;
   limits.max_virtual_ns = 120'000'000'000;
   engine.SetLimits(limits);
-  SWEMU_RETURN_IF_ERROR(engine.Run());
+  if (!o.pull) {
+    SWEMU_RETURN_IF_ERROR(engine.Run());
+  } else {
+    // Step in slices: after each, start the pulls of the groups whose pushes have all arrived.
+    std::vector<std::size_t> waiting(pushes);
+    for (std::size_t f = 0; f < pushes; ++f) waiting[f] = f;
+    std::vector<std::vector<std::size_t>> group_pulls(groups);
+    for (std::size_t f = pushes; f < flows.size(); ++f) group_pulls[flows[f].group].push_back(f);
+    while (!waiting.empty()) {
+      SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + kPullSliceNs));
+      std::vector<std::size_t> still;
+      for (std::size_t f : waiting) {
+        if (!arrived(f)) {
+          still.push_back(f);
+        } else if (--group_pending[flows[f].group] == 0) {
+          for (std::size_t p : group_pulls[flows[f].group]) SWEMU_RETURN_IF_ERROR(start(p, engine.Now()));
+        }
+      }
+      if (still.size() == waiting.size() && engine.idle()) {
+        return Status::Error(std::to_string(still.size()) + " pushes never arrived");
+      }
+      waiting.swap(still);
+    }
+    SWEMU_RETURN_IF_ERROR(engine.Run());
+  }
 
   DlcpRunResult run;
   run.transport = dlcp ? "dlcp" : "dctcp";
   std::vector<double> loss_sum(model->layers.size(), 0);
   std::vector<uint32_t> loss_n(model->layers.size(), 0);
+  std::vector<double> pull_loss_sum(model->layers.size(), 0);
+  std::vector<uint32_t> pull_loss_n(model->layers.size(), 0);
+  run.thresholds = thresholds;
   for (std::size_t f = 0; f < flows.size(); ++f) {
     const Flow& fl = flows[f];
+    const uint32_t from = fl.pull ? fl.ps : fl.worker, to = fl.pull ? fl.worker : fl.ps;
+    const char* stage = fl.pull ? "pull" : "push";
     DlcpFlowResult r;
     r.layer = fl.layer;
+    r.pull = fl.pull;
+    r.from = from;
+    r.to = to;
     r.bytes = fl.bytes;
+    r.start_ns = fl.start_ns;
+    if (fl.start_ns == kNever) {
+      return Status::Error(std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " never started");
+    }
+    TimeNs done = kNever;
     if (dlcp) {
-      const DlcpHost& w = *dlcp_hosts[fl.worker];
+      const DlcpHost& h = *dlcp_hosts[from];
       const DlcpSendFlow* sf = nullptr;
-      for (const auto& s : w.send_flows()) {
+      for (const auto& s : h.send_flows()) {
         if (s->tensor == fl.tensor) sf = s.get();
       }
       if (sf == nullptr || !sf->done()) {
-        return Status::Error("DLCP flow of tensor " + std::to_string(fl.tensor) + " did not finish");
+        return Status::Error("DLCP " + std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " did not finish");
       }
-      r.fct_ns = sf->finish_ns - sf->start_ns;
-      const uint32_t wt = fl.worker / o.hosts_per_tor, wi = fl.worker % o.hosts_per_tor;
-      const DlcpRecvFlow* rf = dlcp_hosts[fl.ps]->Received(HostIp(wt, wi), fl.tensor);
-      // What the PS had when the flow completed for it (the bound met).
+      done = sf->finish_ns;
+      const DlcpRecvFlow* rf =
+          dlcp_hosts[to]->Received(HostIp(from / o.hosts_per_tor, from % o.hosts_per_tor), fl.tensor);
+      r.arrived_ns = rf == nullptr ? kNever : rf->bound_met_ns;
+      // What the receiver had when the flow completed for it (the bound met).
       r.loss = rf == nullptr || rf->bound_met_ns == kNever
                    ? 1.0
                    : 1.0 - static_cast<double>(rf->bytes_at_bound) / static_cast<double>(fl.bytes);
     } else {
       const EcnTcpSenderStats& st = senders[f]->stats();
       if (st.done_ns == kNever) {
-        return Status::Error("DCTCP flow of tensor " + std::to_string(fl.tensor) + " did not finish");
+        return Status::Error("DCTCP " + std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " did not finish");
       }
-      r.fct_ns = st.done_ns;  // all start at 0
+      done = st.done_ns;
+      const EcnTcpSink* sink = tcp_hosts[to]->sink(kPsTcpPort);
+      const EcnTcpFlowStats* in =
+          sink == nullptr ? nullptr
+                          : sink->Find(HostIp(from / o.hosts_per_tor, from % o.hosts_per_tor), fl.local_port);
+      r.arrived_ns = in == nullptr ? kNever : in->last_ns;
       r.loss = st.segments_sent == 0
                    ? 0
                    : static_cast<double>(st.retransmits) / static_cast<double>(st.segments_sent);
     }
-    loss_sum[fl.layer] += r.loss;
-    ++loss_n[fl.layer];
+    r.fct_ns = done - fl.start_ns;
+    run.iteration_ns = std::max(run.iteration_ns, done);
+    (fl.pull ? pull_loss_sum : loss_sum)[fl.layer] += r.loss;
+    ++(fl.pull ? pull_loss_n : loss_n)[fl.layer];
     run.flows.push_back(r);
   }
   for (std::size_t l = 0; l < loss_sum.size(); ++l) {
     run.layer_loss.push_back(loss_n[l] ? loss_sum[l] / loss_n[l] : 0);
+    if (o.pull) run.layer_loss_pull.push_back(pull_loss_n[l] ? pull_loss_sum[l] / pull_loss_n[l] : 0);
   }
   for (std::size_t k = 0; k < engine.num_switches(); ++k) {
     const TrafficManager& tm = engine.switch_at(k).tm();
@@ -274,23 +393,46 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
 
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& d,
                                  const DlcpRunResult& b) {
+  using Stage = DlcpRunResult::Stage;
   char line[512];
   std::string out;
   std::snprintf(line, sizeof(line),
-                "DLCP in virtual time: %u ToRs x %u hosts, %u spines, %.0f Gbit/s links; one "
-                "iteration's PS push of %s / %u (%zu flows); DLCP bound %.0f%%, DCTCP RTOmin "
-                "%.0f ms\n\n",
+                "DLCP in virtual time: %u ToRs x %u hosts, %u spines, %.0f Gbit/s links; one PS "
+                "iteration of %s / %u (%s, %zu flows); DLCP bound %.0f%% push, %.1f%% pull; "
+                "DCTCP RTOmin %.0f ms\n",
                 o.tors, o.hosts_per_tor, o.spines, o.link_bps / 1e9, o.model.c_str(), o.scale,
-                d.flows.size(), o.loss_bound * 100, o.min_rto_ns / 1e6);
+                o.pull ? "push, then pull" : "push only", d.flows.size(), o.loss_bound * 100,
+                o.pull_bound * 100, o.min_rto_ns / 1e6);
   out += line;
+  out += "DLCP thresholds: " +
+         (d.thresholds.empty() ? std::string("the dlcp program's defaults") : d.thresholds) + "\n\n";
   auto change = [](double a, double b) { return b == 0 ? 0.0 : (a - b) / b * 100; };
-  std::snprintf(line, sizeof(line),
-                "%-22s %10s %10s %8s | paper (ResNet50, RTOmin 10 ms)\n"
-                "%-22s %10.3f %10.3f %+7.1f%% | up to -43.1%%\n"
-                "%-22s %10.3f %10.3f %+7.1f%% | up to -91.8%% (5 ms: -83.9%%, 1 ms: -84.5%%)\n",
-                "FCT (ms)", "DCTCP", "DLCP", "change", "mean", b.MeanFctMs(), d.MeanFctMs(),
-                change(d.MeanFctMs(), b.MeanFctMs()), "p99", b.P99FctMs(), d.P99FctMs(),
-                change(d.P99FctMs(), b.P99FctMs()));
+  std::snprintf(line, sizeof(line), "%-22s %10s %10s %8s | paper (ResNet50, RTOmin 10 ms)\n",
+                "FCT (ms)", "DCTCP", "DLCP", "change");
+  out += line;
+  struct Row {
+    const char* name;
+    Stage stage;
+    bool p99;
+    const char* paper;
+  };
+  const Row rows[] = {{"mean", Stage::kAll, false, "up to -43.1%"},
+                      {"p99", Stage::kAll, true, "up to -91.8% (5 ms: -83.9%, 1 ms: -84.5%)"},
+                      {"push mean", Stage::kPush, false, ""},
+                      {"push p99", Stage::kPush, true, ""},
+                      {"pull mean", Stage::kPull, false, ""},
+                      {"pull p99", Stage::kPull, true, ""}};
+  for (const Row& r : rows) {
+    if (r.stage != Stage::kAll && !o.pull) break;
+    const double x = r.p99 ? b.P99FctMs(r.stage) : b.MeanFctMs(r.stage);
+    const double y = r.p99 ? d.P99FctMs(r.stage) : d.MeanFctMs(r.stage);
+    std::snprintf(line, sizeof(line), "%-22s %10.3f %10.3f %+7.1f%% | %s\n", r.name, x, y,
+                  change(y, x), r.paper);
+    out += line;
+  }
+  std::snprintf(line, sizeof(line), "%-22s %10.3f %10.3f %+7.1f%% |\n", "iteration (ms)",
+                b.iteration_ns / 1e6, d.iteration_ns / 1e6,
+                change(static_cast<double>(d.iteration_ns), static_cast<double>(b.iteration_ns)));
   out += line;
   std::snprintf(line, sizeof(line),
                 "drops: DLCP %llu selective (Not-ECT above S_i), %llu at capacity; DCTCP %llu\n"
@@ -300,9 +442,17 @@ std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunRe
                 static_cast<unsigned long long>(d.queue_drops),
                 static_cast<unsigned long long>(b.queue_drops));
   out += line;
+  auto at = [](const std::vector<double>& v, std::size_t l) { return l < v.size() ? v[l] * 100 : 0.0; };
   for (std::size_t l = 0; l < d.layer_loss.size(); ++l) {
-    std::snprintf(line, sizeof(line), "  layer %2zu: DLCP %6.2f%%  DCTCP %6.2f%%\n", l,
-                  d.layer_loss[l] * 100, l < b.layer_loss.size() ? b.layer_loss[l] * 100 : 0.0);
+    if (o.pull) {
+      std::snprintf(line, sizeof(line),
+                    "  layer %2zu: push DLCP %6.2f%%  DCTCP %6.2f%% | pull DLCP %6.2f%%  DCTCP %6.2f%%\n",
+                    l, at(d.layer_loss, l), at(b.layer_loss, l), at(d.layer_loss_pull, l),
+                    at(b.layer_loss_pull, l));
+    } else {
+      std::snprintf(line, sizeof(line), "  layer %2zu: DLCP %6.2f%%  DCTCP %6.2f%%\n", l,
+                    at(d.layer_loss, l), at(b.layer_loss, l));
+    }
     out += line;
   }
   return out;

@@ -1,13 +1,16 @@
 #pragma once
 // DLCP's simulation (5.2), scaled to what the virtual-time engine runs in seconds: a leaf-spine
 // fabric of `tors` ToRs with `hosts_per_tor` hosts and `spines` cores (every ToR linked to every
-// core), the parameter-server push of one iteration of a real model (every worker sends every
-// layer's gradients to a PS chosen at random per tensor; tensors over 4 MB (scaled) split over
-// all PSs; 4 workers per PS, PSs colocated with workers), once with DLCP (the dlcp program,
-// per-packet spraying, DLCP hosts with a loss bound) and once with a DCTCP baseline (l2l3,
-// per-flow ECMP, ECN at 65 packets, model DCTCP with initial window 10 and a minimum RTO), on
-// the same topology and the same tensors. Reported: the flows' mean and p99 completion times and
-// the loss each layer saw.
+// core), one parameter-server iteration of a real model: the push (every worker sends every
+// layer's gradients to that layer's PS, chosen at random per layer; tensors over 4 MB (scaled)
+// split evenly over all PSs; 4 workers per PS, PSs colocated with workers), then the pull (a
+// PS sends a layer's aggregate back to every worker once all workers' pushes of it have
+// arrived: for DLCP, once each met its bound). Run once with DLCP (the dlcp program, per-packet
+// spraying, DLCP hosts with the push bound and the stricter pull bound) and once with a DCTCP
+// baseline (l2l3, per-flow ECMP, ECN at 65 packets, model DCTCP with initial window 10 and a
+// minimum RTO), on the same topology and the same tensors. Reported: the flows' mean and p99
+// completion times (all, push, pull), the iteration's communication time, and the loss each
+// layer saw.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,10 +29,15 @@ struct DlcpExperimentOptions {
   uint32_t buffer_pkts = 349;          // per queue: 512 KB of 1500-byte packets
   std::string model = "ResNet50";
   uint32_t scale = 64;                 // layer sizes divided by this
-  double loss_bound = 0.1;             // DLCP's, for every tensor
+  double loss_bound = 0.1;             // DLCP's push bound, for every tensor
+  double pull_bound = 0.01;            // DLCP's pull bound (stricter, 3.2.1)
+  bool pull = true;                    // the pull stage after the push
   TimeNs min_rto_ns = 10'000'000;      // the baseline's (10 ms headline; 5 and 1 ms in 5.3)
-  uint32_t dlcp_t = 0;                 // 0: the dlcp program's defaults
+  uint32_t dlcp_t = 0;                 // 0: the dlcp program's defaults (or dlcp_load's)
   double dlcp_d = 0;
+  // > 0: DLCP's thresholds from Appendix B (the fit T, d and the optimum's L_i) for this load,
+  // the model and buffer_pkts, instead of the program's defaults.
+  double dlcp_load = 0;
   uint64_t seed = 1;
 
   Status Validate() const;
@@ -37,18 +45,26 @@ struct DlcpExperimentOptions {
 
 struct DlcpFlowResult {
   uint32_t layer = 0;
+  bool pull = false;
+  uint32_t from = 0, to = 0;  // host indexes (ToR-major); a push goes worker -> PS
   uint64_t bytes = 0;
+  TimeNs start_ns = 0;        // a push starts at 0, a pull once its layer's pushes arrived
   TimeNs fct_ns = 0;
+  TimeNs arrived_ns = 0;  // at the receiver: its bound met (DLCP), its last byte in order (DCTCP)
   double loss = 0;  // share of the tensor not delivered when the flow completed
 };
 
 struct DlcpRunResult {
   std::string transport;  // "dlcp" or "dctcp"
   std::vector<DlcpFlowResult> flows;
-  std::vector<double> layer_loss;  // mean loss per layer
+  std::vector<double> layer_loss;       // mean loss per layer, push flows
+  std::vector<double> layer_loss_pull;  // the same, pull flows (empty without the pull)
   uint64_t red_drops = 0, queue_drops = 0, marks = 0;
-  double MeanFctMs() const;
-  double P99FctMs() const;
+  TimeNs iteration_ns = 0;  // the last flow's completion: the iteration's communication time
+  std::string thresholds;   // the dlcp_thresholds command installed, if any
+  enum class Stage { kAll, kPush, kPull };
+  double MeanFctMs(Stage stage = Stage::kAll) const;
+  double P99FctMs(Stage stage = Stage::kAll) const;
 };
 
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bool dlcp);

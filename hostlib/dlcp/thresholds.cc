@@ -153,6 +153,14 @@ Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
   return plan;
 }
 
+std::string DlcpThresholdsCommand(const DlcpThresholdPlan& plan) {
+  std::string caps;
+  for (const DlcpQueuePlan& q : plan.queues) caps += (caps.empty() ? "" : ",") + std::to_string(q.L);
+  char t_d[64];
+  std::snprintf(t_d, sizeof(t_d), "%.2f %.2f ", plan.fit_t, plan.fit_d);
+  return "dlcp_thresholds " + std::string(t_d) + caps;
+}
+
 std::string FormatDlcpPlan(const DlcpModelInput& in, const DlcpThresholdPlan& plan) {
   std::string out;
   char line[256];
@@ -179,11 +187,7 @@ std::string FormatDlcpPlan(const DlcpModelInput& in, const DlcpThresholdPlan& pl
                 plan.cost, plan.buffer_used, in.buffer_pkts, plan.fit_t, plan.fit_d, plan.fit_rms,
                 plan.fit_cost);
   out += line;
-  std::string caps;
-  for (const DlcpQueuePlan& q : plan.queues) caps += (caps.empty() ? "" : ",") + std::to_string(q.L);
-  std::snprintf(line, sizeof(line), "\ncommands (the fit):\n  dlcp_thresholds %.2f %.2f %s\n",
-                plan.fit_t, plan.fit_d, caps.c_str());
-  out += line;
+  out += "\ncommands (the fit):\n  " + DlcpThresholdsCommand(plan) + "\n";
   out += "commands (the optimum, queue by queue):\n";
   for (uint32_t i = 0; i < plan.queues.size(); ++i) {
     const int q = static_cast<int>(kDlcpQueues - 1 - i);

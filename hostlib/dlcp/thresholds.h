@@ -59,6 +59,8 @@ struct DlcpThresholdPlan {
 // P(rho, m) for a real capacity m >= 0 (P = 1 at m = 0: nothing fits).
 double MM1mLoss(double rho, double m);
 Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in);
+// The `dlcp_thresholds T d L1,...,L7` command that installs the fit with the optimum's L_i.
+std::string DlcpThresholdsCommand(const DlcpThresholdPlan& plan);
 // The plan as a table, then the commands that install it.
 std::string FormatDlcpPlan(const DlcpModelInput& in, const DlcpThresholdPlan& plan);
 

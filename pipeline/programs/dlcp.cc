@@ -79,8 +79,8 @@ Status DlcpProgram::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
   Result<uint64_t> base = opt.GetUint("dscp_base", kDlcpDefaultDscpBase, 0, 63 - 6);
   Result<uint64_t> control = opt.GetUint("control_dscp", kDlcpDefaultControlDscp, 0, 63);
-  Result<std::string> t = opt.GetString("t", "20");
-  Result<std::string> d = opt.GetString("d", "0.5");
+  Result<std::string> t = opt.GetString("t", "23.25");
+  Result<std::string> d = opt.GetString("d", "0.55");
   Result<std::string> caps = opt.GetString("caps", "");
   for (const Status& s : {base.status(), control.status(), t.status(), d.status(), caps.status()}) {
     SWEMU_RETURN_IF_ERROR(s);
@@ -97,6 +97,9 @@ Status DlcpProgram::Load(ProgramContext& ctx) {
   if (!dv.ok()) return dv.status();
   th.t = *tv;
   th.d = *dv;
+  // The default capacities belong to the default T and d: a T or d of one's own without caps
+  // gets L_i = 2 S_i.
+  if (opt.Has("t") || opt.Has("d")) th.caps.fill(0);
   if (!caps->empty()) SWEMU_RETURN_IF_ERROR(ParseCaps(*caps, &th.caps));
   SWEMU_RETURN_IF_ERROR(th.Validate());
   dscp_base_ = static_cast<uint8_t>(*base);
@@ -173,6 +176,7 @@ Status DlcpProgram::AddCommands(CommandTable& commands) {
          if (!d.ok()) return d.status();
          th.t = *t;
          th.d = *d;
+         th.caps.fill(0);  // L_i = 2 S_i unless given
          if (args.size() == 3) SWEMU_RETURN_IF_ERROR(ParseCaps(args[2], &th.caps));
          SWEMU_RETURN_IF_ERROR(th.Validate());  // before anything changes
          SWEMU_RETURN_IF_ERROR(Apply(th));

@@ -17,11 +17,19 @@
 
 namespace swemu {
 
+// The defaults: Appendix B (corrected, hostlib/dlcp/thresholds.h) for ResNet-50 in a 512 KB
+// (349-packet) port at load 1.2, the fit S_i = T(1 + (i - 1)d) with the optimum's L_i
+// (`swemu-dlcp thresholds --load 1.2 --buffer 523500`); docs/papers.md ("DLCP") says why this load.
+inline constexpr double kDlcpDefaultT = 23.25;
+inline constexpr double kDlcpDefaultD = 0.55;
+inline constexpr std::array<uint32_t, kDlcpDataPriorities> kDlcpDefaultCaps = {14, 18, 21, 33,
+                                                                               39, 98, 126};
+
 struct DlcpThresholds {
-  double t = 20;  // T, packets
-  double d = 0.5;
+  double t = kDlcpDefaultT;  // T, packets
+  double d = kDlcpDefaultD;
   // L_i per priority i = 1..7 (index 0 = i = 1, the front layers); 0 = 2 * S_i.
-  std::array<uint32_t, kDlcpDataPriorities> caps{};
+  std::array<uint32_t, kDlcpDataPriorities> caps = kDlcpDefaultCaps;
 
   // S_i in packets (i = 1..7), rounded to the nearest packet, at least 1.
   uint32_t S(uint32_t i) const noexcept;

@@ -57,7 +57,8 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("thresholds --layers " + dir + "empty.txt"),
         std::string("thresholds --tol-small 200%"), std::string("thresholds stray"),
         std::string("sim --tors 1"), std::string("sim --rto-min 0"), std::string("sim --bound x"),
-        std::string("sim --model gpt"), std::string("sim --bogus"),
+        std::string("sim --model gpt"), std::string("sim --bogus"), std::string("sim --pull-bound 100%"),
+        std::string("sim --load 0"), std::string("sim --load x"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
         std::string("realtime --host-rate 0")}) {
     RunResult run = RunCommandIn(dir, kDlcp + " " + args);

@@ -111,7 +111,11 @@ po::options_description SimOptions() {
       ("link-rate", po::value<std::string>()->default_value("10G"), "every link's rate")
       ("model", po::value<std::string>()->default_value("ResNet50"), "the bundled model whose layers are pushed")
       ("scale", po::value<std::string>()->default_value("64"), "layer sizes divided by this")
-      ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound")
+      ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound for the push")
+      ("pull-bound", po::value<std::string>()->default_value("1%"), "DLCP's loss bound for the pull (stricter, 3.2.1)")
+      ("push-only", "one iteration's push, without the pull")
+      ("load", po::value<std::string>(), "DLCP's thresholds from Appendix B at this load (the fit T, d and the "
+                                         "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)");
   // clang-format on
@@ -143,6 +147,12 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (!rto.ok() || *rto == 0) return Status::Error("--rto-min: " + (rto.ok() ? std::string("must be > 0") : rto.message()));
   o.min_rto_ns = static_cast<TimeNs>(*rto);
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
+  SWEMU_RETURN_IF_ERROR(Number(vm, "pull-bound", &o.pull_bound));
+  o.pull = vm.count("push-only") == 0;
+  if (vm.count("load") != 0) {
+    SWEMU_RETURN_IF_ERROR(Number(vm, "load", &o.dlcp_load));
+    if (!(o.dlcp_load > 0 && o.dlcp_load <= 100)) return Status::Error("--load: must be in (0, 100]");
+  }
   o.model = vm["model"].as<std::string>();
   if (Result<ModelLayers> m = BundledModel(o.model); !m.ok()) {
     return Status::Error("--model: " + m.message());

@@ -1,10 +1,16 @@
 // DLCP's simulation scaled to CI: a 2-ToR, 2-spine fabric with 4 hosts pushing ResNet-50's
-// layers (scaled 1/256) to their PSs. Every DLCP flow ends within its loss bound, and DLCP's
-// mean and p99 completion times are below the DCTCP baseline's on the same fabric and tensors,
-// at RTOmin 10 ms and 1 ms; runs are deterministic.
+// layers (scaled 1/256) to their PSs and pulling them back. Every DLCP flow ends within its
+// loss bound (the pull's stricter one for pulls), and DLCP's mean and p99 completion times are
+// below the DCTCP baseline's on the same fabric and tensors, at RTOmin 10 ms and 1 ms; a layer
+// goes to one PS, a pull starts once its layer's pushes have arrived; runs are deterministic.
 #include "hostlib/dlcp/experiment.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <vector>
 
 namespace swemu {
 namespace {
@@ -28,7 +34,9 @@ TEST_P(DlcpExperiment, DlcpCutsTheTailAgainstDctcp) {
   ASSERT_TRUE(b.ok()) << b.message();
   SCOPED_TRACE(FormatDlcpComparison(o, *d, *b));
   ASSERT_EQ(d->flows.size(), b->flows.size());
-  for (const DlcpFlowResult& f : d->flows) EXPECT_LE(f.loss, o.loss_bound + 1e-9) << f.layer;
+  for (const DlcpFlowResult& f : d->flows) {
+    EXPECT_LE(f.loss, (f.pull ? o.pull_bound : o.loss_bound) + 1e-9) << f.layer << " " << f.pull;
+  }
   EXPECT_LT(d->P99FctMs(), b->P99FctMs());
   EXPECT_LT(d->MeanFctMs(), b->MeanFctMs());
   EXPECT_GT(d->red_drops, 0u);  // the switches dropped unimportant packets
@@ -39,6 +47,52 @@ INSTANTIATE_TEST_SUITE_P(RtoMin, DlcpExperiment, ::testing::Values(10'000'000, 1
                            return "rto" + std::to_string(info.param / 1'000'000) + "ms";
                          });
 
+// Per layer and PS: the pushes' arrivals and the pulls' starts.
+struct Group {
+  std::vector<const DlcpFlowResult*> pushes, pulls;
+};
+
+TEST(DlcpExperimentRuns, PullsFollowTheirLayersPushesAndEachLayerHasOnePs) {
+  DlcpExperimentOptions o = Small(10'000'000);
+  o.scale = 1024;  // no layer is split: each goes to one PS
+  for (bool dlcp : {true, false}) {
+    Result<DlcpRunResult> r = RunDlcpExperiment(o, dlcp);
+    ASSERT_TRUE(r.ok()) << r.message();
+    std::map<std::pair<uint32_t, uint32_t>, Group> groups;  // (layer, PS)
+    std::map<uint32_t, std::set<uint32_t>> ps_of_layer;
+    std::size_t pushes = 0, pulls = 0;
+    for (const DlcpFlowResult& f : r->flows) {
+      if (f.pull) {
+        ++pulls;
+        groups[{f.layer, f.from}].pulls.push_back(&f);
+      } else {
+        ++pushes;
+        groups[{f.layer, f.to}].pushes.push_back(&f);
+        ps_of_layer[f.layer].insert(f.to);
+      }
+    }
+    EXPECT_EQ(pushes, pulls);
+    for (const auto& [layer, ps] : ps_of_layer) EXPECT_EQ(ps.size(), 1u) << layer;
+    for (const auto& [key, g] : groups) {
+      TimeNs arrived = 0;
+      for (const DlcpFlowResult* p : g.pushes) arrived = std::max(arrived, p->arrived_ns);
+      ASSERT_EQ(g.pulls.size(), g.pushes.size());
+      for (std::size_t i = 0; i < g.pulls.size(); ++i) {
+        const DlcpFlowResult* p = g.pulls[i];
+        // Started at the first 10-us check after the last push arrived, not before.
+        EXPECT_GE(p->start_ns, arrived) << dlcp << " layer " << key.first;
+        EXPECT_LE(p->start_ns, arrived + 10'000) << dlcp << " layer " << key.first;
+        EXPECT_EQ(p->to, g.pushes[i]->from);  // back to the worker that pushed
+        EXPECT_LE(p->start_ns + p->fct_ns, r->iteration_ns);
+      }
+    }
+  }
+  o.pull = false;
+  Result<DlcpRunResult> push_only = RunDlcpExperiment(o, true);
+  ASSERT_TRUE(push_only.ok());
+  for (const DlcpFlowResult& f : push_only->flows) EXPECT_FALSE(f.pull);
+}
+
 TEST(DlcpExperimentRuns, AreDeterministicAndRefuseBadSettings) {
   const DlcpExperimentOptions o = Small(10'000'000);
   Result<DlcpRunResult> a = RunDlcpExperiment(o, true);
@@ -48,6 +102,9 @@ TEST(DlcpExperimentRuns, AreDeterministicAndRefuseBadSettings) {
   for (std::size_t i = 0; i < a->flows.size(); ++i) EXPECT_EQ(a->flows[i].fct_ns, b->flows[i].fct_ns);
   DlcpExperimentOptions bad = o;
   bad.tors = 1;
+  EXPECT_FALSE(RunDlcpExperiment(bad, true).ok());
+  bad = o;
+  bad.pull_bound = 1;
   EXPECT_FALSE(RunDlcpExperiment(bad, true).ok());
   bad = o;
   bad.model = "gpt";

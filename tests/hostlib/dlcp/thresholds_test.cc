@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hostlib/workload/model_layers.h"
+#include "pipeline/programs/dlcp.h"
 
 namespace swemu {
 namespace {
@@ -100,6 +101,31 @@ TEST(DlcpThresholds, TheDynamicProgramIsExactOnASmallCase) {
   };
   rec(0, 12);
   EXPECT_NEAR(plan->cost, best, 1e-9 * best);
+}
+
+TEST(DlcpThresholds, TheDlcpProgramsDefaultsAreAppendixBAtTheExperimentsSetting) {
+  // ResNet-50, a 512 KB port (349 packets of 1500 bytes), load 1.2: the fit and the optimum's
+  // capacities are the `dlcp` program's defaults, within the port's buffer.
+  Result<ModelLayers> model = BundledModel("ResNet50");
+  ASSERT_TRUE(model.ok());
+  DlcpModelInput in;
+  for (const LayerSize& l : model->layers) in.layer_sizes.push_back(l.params);
+  in.load = 1.2;
+  in.buffer_pkts = 349;
+  Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  EXPECT_DOUBLE_EQ(plan->fit_t, kDlcpDefaultT);
+  EXPECT_DOUBLE_EQ(plan->fit_d, kDlcpDefaultD);
+  uint32_t sum = 0;
+  for (uint32_t i = 0; i < kDlcpQueues; ++i) {
+    EXPECT_EQ(plan->queues[i].L, kDlcpDefaultCaps[i]) << i;
+    sum += kDlcpDefaultCaps[i];
+  }
+  EXPECT_LE(sum, 349u);
+  const DlcpThresholds defaults;
+  EXPECT_EQ(defaults.L(1), kDlcpDefaultCaps[0]);
+  EXPECT_EQ(defaults.S(1), 23u);
+  EXPECT_EQ(DlcpThresholdsCommand(*plan), "dlcp_thresholds 23.25 0.55 14,18,21,33,39,98,126");
 }
 
 TEST(DlcpThresholds, BadInputIsNamed) {
