@@ -47,6 +47,8 @@ class DlcpControlChannel {
   void OnTimer(TimeNs now);
   TimeNs NextTimer() const;
   const DlcpControlStats& stats() const { return stats_; }
+  // No signal waits for its ACK.
+  bool idle() const { return pending_.empty(); }
   // Unreliable: sent once, no number, no ACK (rate reports).
   void SendUnreliable(const TcpEnd& peer, const DlcpSignal& signal);
 

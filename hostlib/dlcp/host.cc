@@ -49,6 +49,7 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
                                         {}, 0, false, DlcpRateControl(opt_.rate), now, 0, 0,
                                         now + 2 * opt_.rate.period_ns, {}, false})
                   .first->second;
+  s.last_report_ns = now;
   // The rendezvous goes at the next Pump, and the data right behind it (zero-RTT).
   s.start_signal = DlcpSignal{DlcpType::kStart, static_cast<uint8_t>(pull ? kDlcpFlagPull : 0),
                               tensor, static_cast<uint32_t>(g.size() * 4),
@@ -73,19 +74,30 @@ void DlcpHost::SendData(TimeNs now, Sender& s, uint32_t index, bool resend) {
   transport_.Send(frame_);
   ++s.stats->packets;
   if (resend) ++s.stats->resent_packets;
-  s.period_bytes += frame_.size();
+  s.period_bytes += seg.length;  // payload, as the receiver counts it
   const double bits = static_cast<double>(frame_.size() + kEthernetWireOverheadBytes) * 8;
   s.next_send_ns = std::max(s.next_send_ns, now) +
                    static_cast<TimeNs>(bits * 1e9 / std::max(s.rate.rate_bps(), 1.0));
 }
 
-void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes) {
-  const double period_s = static_cast<double>(opt_.rate.period_ns) / 1e9;
+void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs recv_period_ns) {
+  // Reports covering less than 3/4 of the sender's period add up until they cover it (a
+  // sender may run a longer period than the receiver reports at).
+  s.acc_recv_bytes += received_bytes;
+  s.acc_recv_ns += recv_period_ns;
+  if (s.acc_recv_ns < opt_.rate.period_ns * 3 / 4) return;
+  // Both rates over the time each side really measured: a real-time loop wakes late, and a
+  // late report divided by the nominal period would look like congestion.
+  const TimeNs sent_over = std::max<TimeNs>(now - s.last_report_ns, 1'000);
   const double before = s.rate.rate_bps();
-  s.rate.OnReport(static_cast<double>(s.period_bytes) * 8 / period_s,
-                  static_cast<double>(received_bytes) * 8 / period_s);
+  s.rate.OnReport(static_cast<double>(s.period_bytes) * 8e9 / static_cast<double>(sent_over),
+                  static_cast<double>(s.acc_recv_bytes) * 8e9 /
+                      static_cast<double>(std::max<TimeNs>(s.acc_recv_ns, 1'000)));
   if (s.rate.rate_bps() < before) ++s.stats->halvings;
   s.period_bytes = 0;
+  s.acc_recv_bytes = 0;
+  s.acc_recv_ns = 0;
+  s.last_report_ns = now;
   s.report_due = now + 2 * opt_.rate.period_ns;
 }
 
@@ -96,7 +108,7 @@ void DlcpHost::Pump(TimeNs now) noexcept {
       s.start_pending = false;
     }
     if (s.stats->done() || s.stopped) continue;
-    if (now >= s.report_due) OnReport(s, now, 0);  // the receiver's report never came
+    if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
     while (now >= s.next_send_ns) {
       if (!s.resend.empty()) {
         const uint32_t index = s.resend.back();
@@ -240,8 +252,11 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
         snd.stopped = false;
         snd.next_send_ns = std::max(snd.next_send_ns, now);
-      } else if (s.payload.size() >= 4) {  // a rate report for the last period
-        OnReport(snd, now, LoadBe32(s.payload.data()));
+      } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
+        const TimeNs period = s.payload.size() >= 8
+                                  ? TimeNs{LoadBe32(s.payload.data() + 4)} * 1'000
+                                  : opt_.rate.period_ns;
+        OnReport(snd, now, LoadBe32(s.payload.data()), period);
       }
       return;
     }
@@ -256,11 +271,14 @@ void DlcpHost::Report(TimeNs now) {
     if (f.confirm_ns != kNever || f.bound_met_ns != kNever) continue;
     active = true;
     uint64_t& bytes = recv_period_bytes_[key];
+    const TimeNs period = now - std::max(last_report_ns_, f.start_ns);
     control_.SendUnreliable(
         f.src, {DlcpType::kRate, 0, f.tensor, 0,
-                U32s({static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX))})});
+                U32s({static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)),
+                      static_cast<uint32_t>(std::clamp<TimeNs>(period / 1'000, 1, UINT32_MAX))})});
     bytes = 0;
   }
+  last_report_ns_ = now;
   next_report_ns_ = active ? now + opt_.rate.period_ns : kNever;
 }
 

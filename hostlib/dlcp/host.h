@@ -10,8 +10,10 @@
 // Receiver, per flow: data before its START is discarded (counted); data is placed by offset;
 // once the bound is met it sends FINISH (and keeps receiving until the CONFIRM); on a STOP with
 // the bound unmet it waits `retransmit_wait_ns` (the data the STOP overtook is still arriving),
-// then asks for the ranges still missing (for everything when the STOP overtook a lost START). Every 200 us it reports, per flow, the bytes
-// it received. There is no data timeout: the sender's STOP drives retransmission (3.2.1).
+// then asks for the ranges still missing (for everything when the STOP overtook a lost START).
+// Every 200 us it reports, per flow, the bytes it received and the time they took (the loop may
+// wake late); the sender compares them with what it sent since the last report. There is no
+// data timeout: the sender's STOP drives retransmission (3.2.1).
 // Data packets: DSCP = dscp_base + the partition's tag, ECT(0) when important, else Not-ECT;
 // the gradients as IEEE 754 float32, little-endian.
 #include <cstdint>
@@ -111,8 +113,11 @@ class DlcpHost final : public Endpoint {
     TimeNs report_due = 0;  // no report by then counts as one of nothing received
     DlcpSignal start_signal;
     bool start_pending = false;  // the START goes at the next Pump
+    TimeNs last_report_ns = 0;   // period_bytes counts from here
+    uint64_t acc_recv_bytes = 0;  // reports not yet covering a period, added up
+    TimeNs acc_recv_ns = 0;
   };
-  void OnReport(Sender& s, TimeNs now, uint64_t received_bytes);
+  void OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs recv_period_ns);
   static uint64_t FlowKey(Ipv4Addr ip, uint32_t tensor) { return (uint64_t{ip} << 32) | tensor; }
   void OnData(TimeNs now, const DlcpFrameView& v);
   void OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s);
@@ -129,6 +134,7 @@ class DlcpHost final : public Endpoint {
   std::map<uint64_t, uint64_t> recv_period_bytes_;
   std::map<uint32_t, double> posted_;
   TimeNs next_report_ns_ = kNever;
+  TimeNs last_report_ns_ = 0;  // the last rate reports went then
   std::vector<uint8_t> frame_;
   uint16_t ip_id_ = 0;
   DlcpHostStats stats_;

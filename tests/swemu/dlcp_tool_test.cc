@@ -1,10 +1,15 @@
-// swemu-dlcp thresholds as users run it: Appendix B's plan for a bundled model, whose printed
-// commands a dlcp switch takes as they are; bad options and files end with one line, exit 2.
+// swemu-dlcp as users run it: Appendix B's plan for a bundled model, whose printed commands a
+// dlcp switch takes as they are; the hosts over kernel UDP through a lossy link; the real-time
+// incast; bad options and files end with one line, exit 2.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "pipeline/programs/dlcp.h"
 #include "tests/pipeline/switch_harness.h"
@@ -14,6 +19,12 @@ namespace swemu::testing {
 namespace {
 
 const std::string kDlcp = SWEMU_BINARY_DIR "/tools/swemu-dlcp";
+
+int CountOf(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
 
 std::string Dir() {
   const std::string dir = TestDirFor("dlcp_tool_");
@@ -60,13 +71,58 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("sim --model gpt"), std::string("sim --bogus"), std::string("sim --pull-bound 100%"),
         std::string("sim --load 0"), std::string("sim --load x"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
-        std::string("realtime --host-rate 0")}) {
+        std::string("realtime --host-rate 0"), std::string("send"),
+        std::string("send --bind 127.0.0.2"), std::string("send --bind 127.0.0.2 --to x"),
+        std::string("send --bind 127.0.0.2 --to 127.0.0.3 --bytes 2"),
+        std::string("send --bind 127.0.0.2 --to 127.0.0.3 --bound 100%"),
+        std::string("send --bind 127.0.0.2 --to 127.0.0.3 --rate-period 1ns"),
+        std::string("recv"), std::string("recv --bind 127.0.0.1 --loss 100%"),
+        std::string("recv --bind 127.0.0.1 --timeout 0"), std::string("recv --bind 192.0.2.1"),
+        std::string("recv --bind 127.0.0.1 --json " + dir), std::string("recv --bind 127.0.0.1 stray")}) {
     RunResult run = RunCommandIn(dir, kDlcp + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
       EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
     }
   }
+}
+
+// Over kernel UDP (loopback; a port of this test's own): a receiver and a sender, each dropping
+// 10% of what arrives, deliver two tensors whole (bound 0): retransmission requests and the
+// control channel's resends carry them through.
+TEST(DlcpTool, KernelUdpHostsDeliverThroughALossyLink) {
+  const std::string dir = Dir();
+  const std::string port = std::to_string(20000 + getpid() % 20000);
+  std::filesystem::remove(dir + "recv.rc");
+  const std::string recv = "(" + kDlcp + " recv --bind 127.0.0.3 --port " + port +
+                           " --tensors 2 --loss 10% --timeout 30s --json " + dir +
+                           "recv.json >" + dir + "recv.out 2>" + dir + "recv.err; echo $? >" +
+                           dir + "recv.rc) &";
+  ASSERT_EQ(std::system(recv.c_str()), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the receiver binds first
+  RunResult send = RunCommandIn(dir, kDlcp + " send --bind 127.0.0.2 --to 127.0.0.3 --port " +
+                                         port + " --tensors 2 --bytes 300KB --bound 0 --loss 10% "
+                                         "--rate 500M --seed 3 --timeout 30s");
+  for (int i = 0; i < 400 && !std::filesystem::exists(dir + "recv.rc"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // the rc file is written
+  const std::string out = ReadText(dir + "recv.out");
+  EXPECT_EQ(send.status, 0) << send.out << send.err;
+  EXPECT_NE(send.out.find("send: 2 of 2 tensors finished"), std::string::npos) << send.out;
+  EXPECT_EQ(ReadText(dir + "recv.rc"), "0\n") << out << ReadText(dir + "recv.err");
+  EXPECT_NE(out.find("recv: 2 of 2 flows confirmed (2 met their bound)"), std::string::npos) << out;
+  EXPECT_EQ(CountOf(out, "holding 100.000000%"), 2) << out;
+  EXPECT_EQ(out.find(" 0 arriving frames dropped"), std::string::npos) << out;  // --loss acted
+  EXPECT_EQ(CountOf(ReadText(dir + "recv.json"), "\"bound_met\": true"), 2);
+}
+
+TEST(DlcpTool, AReceiverWithoutSenderTimesOutWithOneLine) {
+  const std::string dir = Dir();
+  const std::string port = std::to_string(20000 + (getpid() + 1) % 20000);
+  RunResult run = RunCommandIn(dir, kDlcp + " recv --bind 127.0.0.3 --port " + port + " --timeout 300ms");
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(run.err, "swemu-dlcp recv: timed out with 0 of 1 flows confirmed\n");
 }
 
 // The real-time smoke run: a swemu child on vhost-user ports, DLCP hosts on virtio_user.

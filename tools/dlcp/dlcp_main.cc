@@ -1,7 +1,9 @@
 // swemu-dlcp: DLCP's host-side tools. `thresholds` solves Appendix B (corrected,
 // hostlib/dlcp/thresholds.h) for a model's layer sizes, a small-gradient share, a load and a
 // port buffer: per-queue S_i and L_i, the fit S_i = T(1 + (i-1)d), and the commands that install
-// them in the dlcp program.
+// them in the dlcp program. `sim` runs the experiment in virtual time (hostlib/dlcp/experiment.h),
+// `realtime` an incast through a swemu child process on DPDK vdevs, `send` and `recv` the hosts
+// over kernel UDP (tools/dlcp/dlcp_udp.h).
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <filesystem>
@@ -12,6 +14,7 @@
 
 #include "hostlib/dlcp/experiment.h"
 #include "tools/dlcp/dlcp_realtime.h"
+#include "tools/dlcp/dlcp_udp.h"
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
@@ -227,13 +230,21 @@ int Main(int argc, char** argv) {
       "usage: swemu-dlcp thresholds [--model NAME | --layers FILE] [--theta T] [--load R] "
       "[--buffer BYTES] [options]\n";
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << usage << "\n" << ThresholdOptions()
+    std::cout << "usage: swemu-dlcp COMMAND [options]   (COMMAND --help for its options)\n"
+                 "  thresholds  Appendix B: per-queue S_i and L_i, and the commands installing them\n"
+                 "  sim         the experiment in virtual time: DLCP against DCTCP\n"
+                 "  realtime    an incast through a swemu child process on DPDK vdevs\n"
+                 "  send        DLCP tensors to a receiver over kernel UDP\n"
+                 "  recv        receive DLCP tensors over kernel UDP\n\n"
+              << usage << "\n" << ThresholdOptions()
               << "\nexample (ResNet-50, the paper's 512 KB per port, an incast at load 1.2):\n"
                  "  swemu-dlcp thresholds --model ResNet50 --buffer 512KB --load 1.2\n"
                  "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
   if (std::string(argv[1]) == "realtime") return RunRealtimeCommand(argc - 1, argv + 1);
+  if (std::string(argv[1]) == "send") return RunDlcpSendCommand(argc - 1, argv + 1);
+  if (std::string(argv[1]) == "recv") return RunDlcpRecvCommand(argc - 1, argv + 1);
   if (std::string(argv[1]) == "sim") {
     po::variables_map vm;
     try {
@@ -261,7 +272,7 @@ int Main(int argc, char** argv) {
   }
   if (std::string(argv[1]) != "thresholds") {
     std::cerr << "swemu-dlcp: unknown command " << argv[1]
-              << " (expected thresholds, sim or realtime)\n";
+              << " (expected thresholds, sim, realtime, send or recv)\n";
     return 2;
   }
   po::variables_map vm;
@@ -276,7 +287,13 @@ int Main(int argc, char** argv) {
     return 2;
   }
   if (vm.count("help")) {
-    std::cout << usage << "\n" << ThresholdOptions();
+    std::cout << "usage: swemu-dlcp COMMAND [options]   (COMMAND --help for its options)\n"
+                 "  thresholds  Appendix B: per-queue S_i and L_i, and the commands installing them\n"
+                 "  sim         the experiment in virtual time: DLCP against DCTCP\n"
+                 "  realtime    an incast through a swemu child process on DPDK vdevs\n"
+                 "  send        DLCP tensors to a receiver over kernel UDP\n"
+                 "  recv        receive DLCP tensors over kernel UDP\n\n"
+              << usage << "\n" << ThresholdOptions();
     return 0;
   }
   Status status = Run(vm, std::cout);

@@ -80,26 +80,6 @@ Status RunThreshold(const po::variables_map& vm, std::ostream& out) {
 
 }  // namespace
 
-int ParsePcnSubcommand(const char* name, const char* usage,
-                       const po::options_description& options, int argc, char** argv,
-                       po::variables_map* vm) {
-  try {
-    po::store(po::command_line_parser(argc, argv)
-                  .options(options)
-                  .positional(po::positional_options_description())
-                  .run(),
-              *vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-pcn " << name << ": " << e.what() << "\n";
-    return 2;
-  }
-  if (vm->count("help")) {
-    std::cout << "usage: swemu-pcn " << name << " " << usage << "\n\n" << options;
-    return 0;
-  }
-  return -1;
-}
-
 int RunThresholdCommand(int argc, char** argv) {
   po::variables_map vm;
   const int exit_now = ParsePcnSubcommand(

@@ -33,6 +33,7 @@
 #include "pipeline/wire/byte_order.h"
 #include "tools/gen/gen_common.h"
 #include "tools/pcn/pcn_commands.h"
+#include "tools/stop_signal.h"
 
 namespace swemu {
 namespace {
@@ -41,16 +42,7 @@ using gen::Check;
 using gen::CheckUint;
 using gen::Text;
 
-std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
-
-// SIGINT/SIGTERM stop the run (no SA_RESTART: a blocked poll returns at once).
-void CatchSignals() {
-  struct sigaction sa {};
-  sa.sa_handler = OnSignal;
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-}
+std::atomic<bool>& g_stop = g_stop_requested;  // SIGINT/SIGTERM (tools/stop_signal.h)
 
 TimeNs WallNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -349,7 +341,7 @@ int RunDdlCommand(int argc, char** argv) {
     std::cerr << "swemu-pcn ddl: " << status.message() << "\n";
     return 2;
   }
-  CatchSignals();
+  CatchStopSignals();
   std::unique_ptr<PcnAnnouncer> announcer;
   std::unique_ptr<AnnouncerEndpoint> endpoint;
   EventLoop loop;
@@ -442,7 +434,7 @@ int RunPsCommand(int argc, char** argv) {
     std::cerr << "swemu-pcn ps: " << status.message() << "\n";
     return 2;
   }
-  CatchSignals();
+  CatchStopSignals();
   const TimeNs end = duration != 0 ? WallNs() + static_cast<TimeNs>(duration) : INT64_MAX;
   PcnResponder responder(*udp, TcpEnd{MacAddr{}, bind_ip, static_cast<uint16_t>(pcn_port)});
   ResponderEndpoint endpoint(responder);

@@ -1,0 +1,20 @@
+#pragma once
+// SIGINT and SIGTERM as a request to stop, for tools that run until told (real-time hosts):
+// the run ends cleanly and says it was stopped.
+#include <signal.h>
+
+#include <atomic>
+
+namespace swemu {
+
+inline std::atomic<bool> g_stop_requested{false};
+
+// Installs the handlers (no SA_RESTART: a blocked poll returns at once).
+inline void CatchStopSignals() {
+  struct sigaction sa {};
+  sa.sa_handler = [](int) { g_stop_requested = true; };
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+}  // namespace swemu
