@@ -58,73 +58,35 @@ allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
 
 swemu=$build/swemu/swemu pcn=$build/tools/swemu-pcn cli=$build/tools/swemu-cli
 ps_ip=10.77.0.100
-names=(pcn-ps pcn-w1 pcn-w2 pcn-bg1 pcn-bg2 pcn-bg3)   # on swemu ports 0..5
-ips=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
-pids=()
-
-cleanup() {
-  trap - EXIT INT TERM
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  for p in "${!names[@]}"; do
-    ip netns pids "${names[$p]}" 2>/dev/null | xargs -r kill 2>/dev/null || true
-    ip netns del "${names[$p]}" 2>/dev/null || true
-    ip link del "pcn-sw$p" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-trap 'echo "pcn_experiment: interrupted, cleaning up" >&2; exit 130' INT TERM
+source "$root/tools/common/netns.sh"
+NETNS_NAMES=(pcn-ps pcn-w1 pcn-w2 pcn-bg1 pcn-bg2 pcn-bg3)   # on swemu ports 0..5
+NETNS_IPS=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
+NETNS_LINK=pcn-sw NETNS_MAC=02:77:00:00:00:1 NETNS_TAG=pcn_experiment
+NETNS_SWEMU=$swemu NETNS_CLI=$cli
+NETNS_PIDS=()
+netns_trap
 
 setup() {
-  cleanup  # leftovers of an interrupted run
-  trap cleanup EXIT
-  trap 'echo "pcn_experiment: interrupted, cleaning up" >&2; exit 130' INT TERM
-  for p in "${!names[@]}"; do
-    local ns=${names[$p]}
-    ip netns add "$ns"
-    ip link add "pcn-sw$p" type veth peer name eth0 netns "$ns"
-    ip -n "$ns" link set eth0 address "02:77:00:00:00:1$p"
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-    ip -n "$ns" addr add "${ips[$p]}/24" dev eth0
-    ip -n "$ns" link set lo up
-    ip -n "$ns" link set eth0 up
-    ip link set "pcn-sw$p" up
-    sysctl -qw "net.ipv6.conf.pcn-sw$p.disable_ipv6=1"
-    # Queued packets must be MTU-sized (no TSO/GSO/GRO), and frames leave with full checksums
-    # (af_packet reads what the veth carries).
-    ip netns exec "$ns" ethtool -K eth0 tx off tso off gso off gro off >/dev/null 2>&1 || true
-    ethtool -K "pcn-sw$p" tx off tso off gso off gro off >/dev/null 2>&1 || true
-    ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv4.tcp_ecn=1 \
-      net.ipv4.tcp_congestion_control="$cc" net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
+  netns_setup
+  for ns in "${NETNS_NAMES[@]}"; do
+    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_ecn=1 net.ipv4.tcp_congestion_control="$cc" \
+      net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
       { echo "pcn_experiment: cannot set TCP $cc with ECN in $ns" >&2; exit 1; }
-    for q in "${!names[@]}"; do
-      [[ $q == "$p" ]] && continue
-      ip -n "$ns" neigh add "${ips[$q]}" lladdr "02:77:00:00:00:1$q" dev eth0 nud permanent
-    done
   done
 }
 
 run() {  # run LABEL [--no-pcn]
   local dir=$out/$1 flag=${2:-}
   rm -rf "$dir"; mkdir -p "$dir"
-  pids=()
+  NETNS_PIDS=()
   local sock=$out/swemu.sock
-  "$swemu" --config "$root/configs/pcn.ini" --telemetry "$dir/telemetry.csv" \
-    --telemetry-period 200us --run-for "$((duration + 15))s" --control-socket "$sock" \
-    -- -l 0 --no-huge -m 512 >"$dir/swemu.log" 2>&1 &
-  pids+=($!)
-  local up=0
-  for _ in $(seq 100); do
-    if "$cli" --socket "$sock" show ports >/dev/null 2>&1; then up=1; break; fi
-    kill -0 "${pids[0]}" 2>/dev/null || break
-    sleep 0.2
-  done
-  [[ $up == 1 ]] || { cat "$dir/swemu.log" >&2; echo "pcn_experiment: swemu did not come up" >&2; exit 1; }
+  netns_swemu "$root/configs/pcn.ini" "$sock" "$dir/swemu.log" --telemetry "$dir/telemetry.csv" \
+    --telemetry-period 200us --run-for "$((duration + 15))s"
   ip netns exec pcn-ps "$pcn" ps --bind $ps_ip --duration "$((duration + 8))s" >"$dir/ps.log" 2>&1 &
-  pids+=($!)
+  NETNS_PIDS+=($!)
   for i in 1 2 3; do
     ip netns exec pcn-ps iperf3 -s -1 -p "520$i" >/dev/null 2>&1 &
-    pids+=($!)
+    NETNS_PIDS+=($!)
   done
   sleep 0.5
   local t0 start_at
@@ -134,13 +96,13 @@ run() {  # run LABEL [--no-pcn]
   for i in 1 2 3; do
     ip netns exec "pcn-bg$i" iperf3 -c $ps_ip -p "520$i" -t "$duration" -i 0.5 -J \
       >"$dir/bg$i.json" 2>"$dir/bg$i.err" &
-    bg+=($!); pids+=($!)
+    bg+=($!); NETNS_PIDS+=($!)
   done
   for w in 1 2; do
     ip netns exec "pcn-w$w" "$pcn" ddl --ps $ps_ip --bind "10.77.0.1$w" --start-at "$start_at" \
       --iterations "$iterations" --idle "${idle}s" --burst "$burst" --rate "$burst_rate" \
       --lead "$lead" $flag --json "$dir/worker$w.json" >"$dir/worker$w.log" 2>&1 &
-    workers+=($!); pids+=($!)
+    workers+=($!); NETNS_PIDS+=($!)
   done
   local failed=0
   for pid in "${workers[@]}" "${bg[@]}"; do wait "$pid" || failed=1; done
@@ -151,8 +113,8 @@ run() {  # run LABEL [--no-pcn]
   fi
   "$cli" --socket "$sock" pcn_stats >"$dir/pcn_stats.json" 2>&1 || true
   "$cli" --socket "$sock" show queues >"$dir/queues.txt" 2>&1 || true
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  pids=()
+  for pid in "${NETNS_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+  NETNS_PIDS=()
   echo "$1: $(cat "$dir/ps.log"); switch: $(cat "$dir/pcn_stats.json")"
 }
 
