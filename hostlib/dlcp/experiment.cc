@@ -391,6 +391,21 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
   return run;
 }
 
+std::string DlcpFlowsCsv(const DlcpRunResult& d, const DlcpRunResult& b) {
+  std::string out = "transport,stage,layer,from,to,bytes,start_ns,fct_ns,arrived_ns,loss\n";
+  char line[256];
+  for (const DlcpRunResult* run : {&d, &b}) {
+    for (const DlcpFlowResult& f : run->flows) {
+      std::snprintf(line, sizeof(line), "%s,%s,%u,%u,%u,%llu,%lld,%lld,%lld,%.6f\n",
+                    run->transport.c_str(), f.pull ? "pull" : "push", f.layer, f.from, f.to,
+                    static_cast<unsigned long long>(f.bytes), static_cast<long long>(f.start_ns),
+                    static_cast<long long>(f.fct_ns), static_cast<long long>(f.arrived_ns), f.loss);
+      out += line;
+    }
+  }
+  return out;
+}
+
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& d,
                                  const DlcpRunResult& b) {
   using Stage = DlcpRunResult::Stage;

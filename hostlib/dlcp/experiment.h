@@ -68,6 +68,9 @@ struct DlcpRunResult {
 };
 
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bool dlcp);
+// Every flow of both runs as CSV (a header line, then transport, stage, layer, from, to, bytes,
+// start_ns, fct_ns, arrived_ns, loss), for tools/dlcp/dlcp_plot.py.
+std::string DlcpFlowsCsv(const DlcpRunResult& dlcp, const DlcpRunResult& dctcp);
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
                                  const DlcpRunResult& dctcp);
 

@@ -69,7 +69,7 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("thresholds --tol-small 200%"), std::string("thresholds stray"),
         std::string("sim --tors 1"), std::string("sim --rto-min 0"), std::string("sim --bound x"),
         std::string("sim --model gpt"), std::string("sim --bogus"), std::string("sim --pull-bound 100%"),
-        std::string("sim --load 0"), std::string("sim --load x"),
+        std::string("sim --load 0"), std::string("sim --load x"), std::string("sim --csv " + dir),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
         std::string("realtime --host-rate 0"), std::string("send"),
         std::string("send --bind 127.0.0.2"), std::string("send --bind 127.0.0.2 --to x"),
@@ -123,6 +123,31 @@ TEST(DlcpTool, AReceiverWithoutSenderTimesOutWithOneLine) {
   RunResult run = RunCommandIn(dir, kDlcp + " recv --bind 127.0.0.3 --port " + port + " --timeout 300ms");
   EXPECT_EQ(run.status, 1);
   EXPECT_EQ(run.err, "swemu-dlcp recv: timed out with 0 of 1 flows confirmed\n");
+}
+
+// The simulation's flows as CSV, drawn by tools/dlcp/dlcp_plot.py (Debian's python3-matplotlib);
+// the plot script refuses what is not that CSV with one line.
+TEST(DlcpTool, TheSimulationsFlowsAreWrittenAndDrawn) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024 --csv " +
+                                        dir + "flows.csv");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string csv = ReadText(dir + "flows.csv");
+  EXPECT_TRUE(csv.starts_with("transport,stage,layer,from,to,bytes,start_ns,fct_ns,arrived_ns,loss\n"));
+  // 4 hosts, one PS: 3 workers push 54 layers and pull them back, in both runs.
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 * 2 * 3 * 54);
+  EXPECT_EQ(CountOf(csv, "dlcp,pull,"), 3 * 54);
+  const std::string plot = "/usr/bin/python3 " SWEMU_SOURCE_DIR "/tools/dlcp/dlcp_plot.py ";
+  run = RunCommandIn(dir, plot + dir + "flows.csv --out " + dir + "flows.png");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_GT(std::filesystem::file_size(dir + "flows.png"), 10'000u);
+  std::ofstream(dir + "other.csv") << "a,b\n1,2\n";
+  for (const std::string& args : {dir, dir + "other.csv", dir + "missing.csv",
+                                  dir + "flows.csv --out " + dir + "no/such/dir.png"}) {
+    run = RunCommandIn(dir, plot + args + (args.find("--out") == std::string::npos ? " --out " + dir + "x.png" : ""));
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+  }
 }
 
 // The real-time smoke run: a swemu child on vhost-user ports, DLCP hosts on virtio_user.

@@ -120,7 +120,8 @@ po::options_description SimOptions() {
       ("load", po::value<std::string>(), "DLCP's thresholds from Appendix B at this load (the fit T, d and the "
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
-      ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)");
+      ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
+      ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)");
   // clang-format on
   return options;
 }
@@ -161,11 +162,24 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
     return Status::Error("--model: " + m.message());
   }
   if (Status s = o.Validate(); !s.ok()) return Status::Error("options: " + s.message());
+  std::string csv;
+  if (vm.count("csv")) {
+    csv = vm["csv"].as<std::string>();
+    if (std::filesystem::is_directory(csv)) return Status::Error("--csv " + csv + ": a directory");
+    std::ofstream probe(csv, std::ios::app);
+    if (!probe) return Status::Error("--csv " + csv + ": cannot write");
+  }
   Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
   Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
   out << FormatDlcpComparison(o, *d, *b);
+  if (!csv.empty()) {
+    std::ofstream file(csv, std::ios::trunc);
+    file << DlcpFlowsCsv(*d, *b);
+    if (!file) return Status::Error("cannot write " + csv);
+    out << "wrote " << csv << "\n";
+  }
   return Status::Ok();
 }
 
