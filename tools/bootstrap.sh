@@ -14,7 +14,7 @@ esac
 packages=(build-essential cmake ninja-build pkg-config git clang libclang-rt-14-dev
           libdpdk-dev dpdk libpcap-dev libtbb-dev libboost-program-options-dev
           libgtest-dev libgmock-dev libbenchmark-dev iproute2
-          python3-matplotlib tshark tcpreplay tcpdump iperf3 ethtool)
+          python3-matplotlib tshark tcpreplay tcpdump iperf3 ethtool coinor-libclp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
