@@ -1,0 +1,74 @@
+// swemu-goat plan as users run it: the paper's simulated leaf-spine by default, a plan whose
+// traffic is below sending everything to the PS, the same plan for the same seed, the class LP
+// and the full LP agreeing on Eq. 1; bad options end with one line, exit 2.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu::testing {
+namespace {
+
+const std::string kGoat = SWEMU_BINARY_DIR "/tools/swemu-goat";
+
+std::string Dir() {
+  const std::string dir = TestDirFor("goat_tool_");
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+double Field(const std::string& out, const std::string& row, int column) {
+  std::smatch m;
+  const std::regex re(row + " +([0-9.e+]+) +([0-9.e+]+) +([0-9.e+]+)");
+  if (!std::regex_search(out, m, re)) return -1;
+  return std::stod(m[column].str());
+}
+
+TEST(GoatTool, ThePlanCarriesLessThanThePsAlone) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kGoat + " plan");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("49 workers"), std::string::npos) << run.out;
+  const double goat = Field(run.out, "GOAT", 1), ps = Field(run.out, "PS only", 1);
+  ASSERT_GT(goat, 0) << run.out;
+  EXPECT_LT(goat, ps) << run.out;
+  EXPECT_LT(Field(run.out, "GOAT", 2), Field(run.out, "PS only", 2)) << run.out;  // at the PS
+  RunResult again = RunCommandIn(dir, kGoat + " plan");
+  EXPECT_EQ(again.out, run.out);  // seeded
+}
+
+TEST(GoatTool, TheClassLpAndTheFullLpAgree) {
+  const std::string dir = Dir();
+  const std::string args = " plan --leaf-spine 2,4,17 --programmable leaf0,leaf1,spine1 --memory 8MB";
+  RunResult classes = RunCommandIn(dir, kGoat + args);
+  RunResult full = RunCommandIn(dir, kGoat + args + " --no-classes");
+  ASSERT_EQ(classes.status, 0) << classes.err;
+  ASSERT_EQ(full.status, 0) << full.err;
+  std::smatch a, b;
+  const std::regex re("Eq. 1 at the LP optimum ([0-9.e+]+) GB-hops");
+  ASSERT_TRUE(std::regex_search(classes.out, a, re)) << classes.out;
+  ASSERT_TRUE(std::regex_search(full.out, b, re)) << full.out;
+  EXPECT_EQ(a[1].str(), b[1].str());
+  EXPECT_NE(full.out.find("16 worker classes"), std::string::npos) << full.out;
+}
+
+TEST(GoatTool, BadOptionsEndWithOneLine) {
+  const std::string dir = Dir();
+  for (const std::string& args :
+       {std::string(""), std::string("bogus"), std::string("plan --bogus"),
+        std::string("plan --leaf-spine 1,2"), std::string("plan --leaf-spine 1,2,1"),
+        std::string("plan --memory 1"), std::string("plan --programmable nope"),
+        std::string("plan --programmable 200%"), std::string("plan --model gpt"),
+        std::string("plan --submodels x"), std::string("plan stray")}) {
+    RunResult run = RunCommandIn(dir, kGoat + " " + args);
+    EXPECT_EQ(run.status, 2) << args;
+    if (!args.empty()) {
+      EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swemu::testing
