@@ -30,12 +30,6 @@ std::string IpText(Ipv4Addr ip) { return FormatIpv4(ip); }
 std::string Tor(uint32_t t) { return "tor" + std::to_string(t); }
 std::string Spine(uint32_t s) { return "spine" + std::to_string(s); }
 
-Status Exec(Switch& sw, const std::string& cmd) {
-  Result<std::string> r = sw.commands().Execute(cmd);
-  if (!r.ok()) return Status::Error(sw.name() + ": " + cmd + ": " + r.message());
-  return Status::Ok();
-}
-
 // A push flow goes from `worker` to `ps`; a pull flow from `ps` back to `worker`. A push group
 // is one PS's piece of one layer: its pulls start once all its pushes have arrived.
 struct Flow {
@@ -161,27 +155,27 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
   const std::string mode = dlcp ? "1" : "0";  // per-packet spraying for DLCP, per-flow for DCTCP
   for (uint32_t t = 0; t < o.tors; ++t) {
     Switch& sw = *engine.FindSwitch(Tor(t));
-    SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add router_mac route " + FormatMac(TorMac(t)) + " =>"));
+    SWEMU_RETURN_IF_ERROR(sw.Command("table_add router_mac route " + FormatMac(TorMac(t)) + " =>"));
     for (uint32_t i = 0; i < o.hosts_per_tor; ++i) {
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add ipv4_lpm set_nhop " + IpText(HostIp(t, i)) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_nhop " + IpText(HostIp(t, i)) +
                                          "/32 => " + std::to_string(i + 1)));
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add nexthop rewrite " + std::to_string(i + 1) + " => " +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(i + 1) + " => " +
                                          FormatMac(HostMac(t, i)) + " " + FormatMac(TorMac(t)) +
                                          " " + std::to_string(i)));
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "set_port_rate " + std::to_string(i) + " " +
+      SWEMU_RETURN_IF_ERROR(sw.Command("set_port_rate " + std::to_string(i) + " " +
                                          std::to_string(o.link_bps)));
     }
     for (uint32_t u = 0; u < o.tors; ++u) {
       if (u == t) continue;
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add ipv4_lpm set_ecmp 10.0." + std::to_string(u + 1) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_ecmp 10.0." + std::to_string(u + 1) +
                                          ".0/24 => 1"));
     }
-    SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add ecmp_group ecmp_select 1 => " +
+    SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_group ecmp_select 1 => " +
                                        std::to_string(o.spines) + " " + mode));
     for (uint32_t s = 0; s < o.spines; ++s) {
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add ecmp_member set_nhop 1 " + std::to_string(s) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_member set_nhop 1 " + std::to_string(s) +
                                          " => " + std::to_string(100 + s)));
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add nexthop rewrite " + std::to_string(100 + s) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(100 + s) +
                                          " => " + FormatMac(SpineMac(s)) + " " +
                                          FormatMac(TorMac(t)) + " " +
                                          std::to_string(o.hosts_per_tor + s)));
@@ -192,11 +186,11 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
   }
   for (uint32_t s = 0; s < o.spines; ++s) {
     Switch& sw = *engine.FindSwitch(Spine(s));
-    SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add router_mac route " + FormatMac(SpineMac(s)) + " =>"));
+    SWEMU_RETURN_IF_ERROR(sw.Command("table_add router_mac route " + FormatMac(SpineMac(s)) + " =>"));
     for (uint32_t u = 0; u < o.tors; ++u) {
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add ipv4_lpm set_nhop 10.0." + std::to_string(u + 1) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_nhop 10.0." + std::to_string(u + 1) +
                                          ".0/24 => " + std::to_string(u + 1)));
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add nexthop rewrite " + std::to_string(u + 1) + " => " +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(u + 1) + " => " +
                                          FormatMac(TorMac(u)) + " " + FormatMac(SpineMac(s)) + " " +
                                          std::to_string(u)));
     }
@@ -219,10 +213,10 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
   for (std::size_t k = 0; k < engine.num_switches(); ++k) {
     Switch& sw = engine.switch_at(k);
     if (dlcp) {
-      if (!thresholds.empty()) SWEMU_RETURN_IF_ERROR(Exec(sw, thresholds));
+      if (!thresholds.empty()) SWEMU_RETURN_IF_ERROR(sw.Command(thresholds));
     } else {
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "set_queue_depth " + std::to_string(o.buffer_pkts)));
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "set_ecn_threshold all all " + std::to_string(65 * 1514)));
+      SWEMU_RETURN_IF_ERROR(sw.Command("set_queue_depth " + std::to_string(o.buffer_pkts)));
+      SWEMU_RETURN_IF_ERROR(sw.Command("set_ecn_threshold all all " + std::to_string(65 * 1514)));
     }
   }
 

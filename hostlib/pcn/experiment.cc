@@ -34,12 +34,6 @@ TimeNs FrameNs(uint64_t bps) {
   return static_cast<TimeNs>(uint64_t{kFullFrame + kEthernetWireOverheadBytes} * 8 * 1'000'000'000 / bps);
 }
 
-Status Exec(Switch& sw, const std::string& cmd) {
-  Result<std::string> r = sw.commands().Execute(cmd);
-  if (!r.ok()) return Status::Error(sw.name() + ": " + cmd + ": " + r.message());
-  return Status::Ok();
-}
-
 double Mean(const std::vector<PcnBurstMetrics>& bursts, double (*field)(const PcnBurstMetrics&)) {
   if (bursts.empty()) return 0;
   double sum = 0;
@@ -118,12 +112,12 @@ Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, bool pcn) {
   Switch& root = *engine.FindSwitch("root");
   const std::string ps_mac = FormatMac(kPsMac);
   for (Switch* sw : {&root, engine.FindSwitch("leaf1"), engine.FindSwitch("leaf2")}) {
-    SWEMU_RETURN_IF_ERROR(Exec(*sw, "table_add pcn_job job 10.0.0.254 => 0"));
+    SWEMU_RETURN_IF_ERROR(sw->Command("table_add pcn_job job 10.0.0.254 => 0"));
     SWEMU_RETURN_IF_ERROR(
-        Exec(*sw, "table_add dmac forward " + ps_mac + " => " + (sw == &root ? "2" : "0")));
+        sw->Command("table_add dmac forward " + ps_mac + " => " + (sw == &root ? "2" : "0")));
   }
-  SWEMU_RETURN_IF_ERROR(Exec(root, "set_port_rate 2 " + std::to_string(o.bottleneck_bps)));
-  SWEMU_RETURN_IF_ERROR(Exec(root, "set_queue_depth " + std::to_string(o.queue_pkts) + " 2"));
+  SWEMU_RETURN_IF_ERROR(root.Command("set_port_rate 2 " + std::to_string(o.bottleneck_bps)));
+  SWEMU_RETURN_IF_ERROR(root.Command("set_queue_depth " + std::to_string(o.queue_pkts) + " 2"));
   for (uint32_t leaf = 1; leaf <= 2; ++leaf) {
     SWEMU_RETURN_IF_ERROR(engine.AddLink({"root", static_cast<PortId>(leaf - 1), Leaf(leaf), 0,
                                           o.edge_bps, link_delay, 0}));
@@ -144,9 +138,9 @@ Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, bool pcn) {
   for (uint32_t leaf = 1; leaf <= 2; ++leaf) {
     Switch& sw = *engine.FindSwitch(Leaf(leaf));
     auto attach = [&](uint32_t host, PortId port) -> Result<EngineTransport*> {
-      SWEMU_RETURN_IF_ERROR(Exec(sw, "table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
                                          " => " + std::to_string(port)));
-      SWEMU_RETURN_IF_ERROR(Exec(root, "table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
+      SWEMU_RETURN_IF_ERROR(root.Command("table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
                                            " => " + std::to_string(leaf - 1)));
       return EngineTransport::Attach(engine, Leaf(leaf), port, host_delay);
     };

@@ -112,6 +112,13 @@ class Switch {
   uint16_t num_ports() const { return config_.num_ports; }
   CommandTable& commands() { return commands_; }
   const CommandTable& commands() const { return commands_; }
+  // Runs one control command, its output dropped; the error names the switch and the command
+  // ("tor0: table_add ...: problem"), for programs that set switches up.
+  Status Command(const std::string& line) {
+    Result<std::string> r = commands_.Execute(line);
+    if (!r.ok()) return Status::Error(name() + ": " + line + ": " + r.message());
+    return Status::Ok();
+  }
   TrafficManager& tm() { return *tm_; }
   const TrafficManager& tm() const { return *tm_; }
   Program& program() { return *program_; }

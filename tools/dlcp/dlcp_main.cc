@@ -18,6 +18,7 @@
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
+#include "tools/subcommand.h"
 #include "tools/tool_main.h"
 
 namespace swemu {
@@ -200,16 +201,9 @@ po::options_description RealtimeOptions() {
 
 int RunRealtimeCommand(int argc, char** argv) {
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc, argv).options(RealtimeOptions()).positional({}).run(), vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-dlcp realtime: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-dlcp realtime [options]\n\n" << RealtimeOptions();
-    return 0;
-  }
+  const int exit_now = ParseSubcommand("swemu-dlcp", "realtime", "[options]", RealtimeOptions(),
+                                       argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
   DlcpRealtimeOptions o;
   Status status = Status::Ok();
   Result<uint64_t> senders = ParseUint(vm["senders"].as<std::string>(), 1, 8);
@@ -240,80 +234,42 @@ int RunRealtimeCommand(int argc, char** argv) {
 }
 
 int Main(int argc, char** argv) {
-  const std::string usage =
-      "usage: swemu-dlcp thresholds [--model NAME | --layers FILE] [--theta T] [--load R] "
-      "[--buffer BYTES] [options]\n";
+  const char* thresholds_usage =
+      "[--model NAME | --layers FILE] [--theta T] [--load R] [--buffer BYTES] [options]";
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << "usage: swemu-dlcp COMMAND [options]   (COMMAND --help for its options)\n"
                  "  thresholds  Appendix B: per-queue S_i and L_i, and the commands installing them\n"
                  "  sim         the experiment in virtual time: DLCP against DCTCP\n"
                  "  realtime    an incast through a swemu child process on DPDK vdevs\n"
                  "  send        DLCP tensors to a receiver over kernel UDP\n"
-                 "  recv        receive DLCP tensors over kernel UDP\n\n"
-              << usage << "\n" << ThresholdOptions()
-              << "\nexample (ResNet-50, the paper's 512 KB per port, an incast at load 1.2):\n"
+                 "  recv        receive DLCP tensors over kernel UDP\n"
+                 "example (ResNet-50, the paper's 512 KB per port, an incast at load 1.2):\n"
                  "  swemu-dlcp thresholds --model ResNet50 --buffer 512KB --load 1.2\n"
                  "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
-  if (std::string(argv[1]) == "realtime") return RunRealtimeCommand(argc - 1, argv + 1);
-  if (std::string(argv[1]) == "send") return RunDlcpSendCommand(argc - 1, argv + 1);
-  if (std::string(argv[1]) == "recv") return RunDlcpRecvCommand(argc - 1, argv + 1);
-  if (std::string(argv[1]) == "sim") {
-    po::variables_map vm;
-    try {
-      po::store(po::command_line_parser(argc - 1, argv + 1)
-                    .options(SimOptions())
-                    .positional(po::positional_options_description())
-                    .run(),
-                vm);
-    } catch (const po::error& e) {
-      std::cerr << "swemu-dlcp sim: " << e.what() << "\n";
-      return 2;
-    }
-    if (vm.count("help")) {
-      std::cout << "usage: swemu-dlcp sim [options]\n\n" << SimOptions();
-      return 0;
-    }
-    Status status = RunSim(vm, std::cout);
-    if (!status.ok()) {
-      std::cerr << "swemu-dlcp sim: " << status.message() << "\n";
-      const bool bad_input =
-          status.message().starts_with("--") || status.message().starts_with("options: ");
-      return bad_input ? 2 : 1;
-    }
-    return 0;
-  }
-  if (std::string(argv[1]) != "thresholds") {
-    std::cerr << "swemu-dlcp: unknown command " << argv[1]
+  const std::string command = argv[1];
+  if (command == "realtime") return RunRealtimeCommand(argc - 1, argv + 1);
+  if (command == "send") return RunDlcpSendCommand(argc - 1, argv + 1);
+  if (command == "recv") return RunDlcpRecvCommand(argc - 1, argv + 1);
+  if (command != "sim" && command != "thresholds") {
+    std::cerr << "swemu-dlcp: unknown command " << command
               << " (expected thresholds, sim, realtime, send or recv)\n";
     return 2;
   }
+  const bool sim = command == "sim";
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc - 1, argv + 1)
-                  .options(ThresholdOptions())
-                  .positional(po::positional_options_description())
-                  .run(),
-              vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-dlcp thresholds: " << e.what() << "\n";
-    return 2;
-  }
-  if (vm.count("help")) {
-    std::cout << "usage: swemu-dlcp COMMAND [options]   (COMMAND --help for its options)\n"
-                 "  thresholds  Appendix B: per-queue S_i and L_i, and the commands installing them\n"
-                 "  sim         the experiment in virtual time: DLCP against DCTCP\n"
-                 "  realtime    an incast through a swemu child process on DPDK vdevs\n"
-                 "  send        DLCP tensors to a receiver over kernel UDP\n"
-                 "  recv        receive DLCP tensors over kernel UDP\n\n"
-              << usage << "\n" << ThresholdOptions();
-    return 0;
-  }
-  Status status = Run(vm, std::cout);
+  const int exit_now =
+      ParseSubcommand("swemu-dlcp", command.c_str(), sim ? "[options]" : thresholds_usage,
+                      sim ? SimOptions() : ThresholdOptions(), argc - 1, argv + 1, &vm);
+  if (exit_now >= 0) return exit_now;
+  const Status status = sim ? RunSim(vm, std::cout) : Run(vm, std::cout);
   if (!status.ok()) {
-    std::cerr << "swemu-dlcp thresholds: " << status.message() << "\n";
-    return 2;
+    std::cerr << "swemu-dlcp " << command << ": " << status.message() << "\n";
+    // Thresholds fail only on input; a simulation also when a run cannot finish.
+    const bool bad_input = !sim || status.message().starts_with("--") ||
+                           status.message().starts_with("options: ");
+    return bad_input ? 2 : 1;
   }
   return 0;
 }
