@@ -3,6 +3,7 @@
 // and the full LP agreeing on Eq. 1; bad options end with one line, exit 2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
@@ -54,6 +55,39 @@ TEST(GoatTool, TheClassLpAndTheFullLpAgree) {
   EXPECT_NE(full.out.find("16 worker classes"), std::string::npos) << full.out;
 }
 
+// The plan as JSON: every programmable switch with its sub-models (fan-in, memory base within its
+// memory), every worker with one node per sub-model; the figures match the printed ones.
+TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kGoat + " plan --leaf-spine 2,4,17 --programmable "
+                                            "leaf0,leaf1,spine1 --memory 8MB --json " + dir + "plan.json");
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string json = ReadText(dir + "plan.json");
+  auto count = [&](const std::string& what) {
+    int n = 0;
+    for (auto at = json.find(what); at != std::string::npos; at = json.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("\"memory\": 31250"), 3) << json;  // 8 MB / 256 B, per switch
+  EXPECT_EQ(count("\"nodes\": ["), 16);              // one entry per worker
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(json, m, std::regex("\"submodels\": \\[([0-9, ]+)\\]")));
+  const std::string sizes = m[1].str();
+  const int submodels = static_cast<int>(std::count(sizes.begin(), sizes.end(), ',')) + 1;
+  // Each worker names a node (a switch or "ps") for every sub-model.
+  std::regex nodes("\"nodes\": \\[([^\\]]*)\\]");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), nodes); it != std::sregex_iterator(); ++it) {
+    const std::string list = (*it)[1].str();
+    EXPECT_EQ(std::count(list.begin(), list.end(), ',') + 1, submodels) << list;
+  }
+  // Fan-ins of a sub-model over the switches never exceed the 16 workers.
+  std::regex fan("\"fan_in\": ([0-9]+)");
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), fan); it != std::sregex_iterator(); ++it) {
+    EXPECT_LE(std::stoi((*it)[1].str()), 16);
+  }
+  EXPECT_NE(run.out.find("wrote " + dir + "plan.json"), std::string::npos);
+}
+
 TEST(GoatTool, BadOptionsEndWithOneLine) {
   const std::string dir = Dir();
   for (const std::string& args :
@@ -61,7 +95,8 @@ TEST(GoatTool, BadOptionsEndWithOneLine) {
         std::string("plan --leaf-spine 1,2"), std::string("plan --leaf-spine 1,2,1"),
         std::string("plan --memory 1"), std::string("plan --programmable nope"),
         std::string("plan --programmable 200%"), std::string("plan --model gpt"),
-        std::string("plan --submodels x"), std::string("plan stray")}) {
+        std::string("plan --submodels x"), std::string("plan stray"),
+        std::string("plan --json " + dir)}) {
     RunResult run = RunCommandIn(dir, kGoat + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {

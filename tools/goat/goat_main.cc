@@ -14,6 +14,7 @@
 #include "hostlib/goat/gina.h"
 #include "hostlib/goat/gina_lp.h"
 #include "hostlib/goat/krgs.h"
+#include "hostlib/goat/plan_json.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
 #include "pipeline/engine/rng.h"
@@ -41,7 +42,8 @@ po::options_description PlanOptions() {
       ("model", po::value<std::string>()->default_value("AlexNet"), "the bundled model whose gradients are planned (VGG16, AlexNet, ResNet50)")
       ("submodels", po::value<std::string>()->default_value("16"), "split the model into this many equal sub-models (0: one per layer); any larger than a switch's memory is split again")
       ("seed", po::value<std::string>()->default_value("1"), "seed (switches drawn, KRGS)")
-      ("no-classes", "solve the full LP (one y per worker), not the class-reduced one");
+      ("no-classes", "solve the full LP (one y per worker), not the class-reduced one")
+      ("json", po::value<std::string>()->value_name("FILE"), "also write the plan here: each switch's sub-models (fan-in, memory base), each worker's node per sub-model");
   // clang-format on
   return options;
 }
@@ -97,6 +99,12 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
   Result<ModelLayers> model = BundledModel(Text(vm, "model"));
   if (!model.ok()) return Status::Error("--model: " + model.message());
+  std::string json;
+  if (vm.count("json")) {
+    json = Text(vm, "json");
+    std::ofstream probe(json, std::ios::app);
+    if (!probe) return Status::Error("--json " + json + ": cannot write");
+  }
   const uint64_t slots = memory / 256;
   GinaGraph probe = LeafSpineGraph(static_cast<uint32_t>(spines), static_cast<uint32_t>(leaves),
                                    static_cast<uint32_t>(servers), {}, 0);
@@ -174,6 +182,12 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
     out << (s ? ", " : "") << problem->switch_names[s] << " " << plan->used[s];
   }
   out << "\n";
+  if (!json.empty()) {
+    std::ofstream file(json, std::ios::trunc);
+    file << GinaPlanJson(*problem, *plan);
+    if (!file) return Status::Error("cannot write " + json);
+    out << "wrote " << json << "\n";
+  }
   return Status::Ok();
 }
 
