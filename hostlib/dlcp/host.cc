@@ -185,12 +185,21 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
       auto posted = posted_.find(s.tensor);
       const double bound = posted != posted_.end() ? posted->second
                                                    : LoadBe32(s.payload.data()) / 1e6;
+      auto held = recv_.find(key);
+      const uint64_t replaced = held != recv_.end() && held->second.buffer ? held->second.buffer->size() : 0;
+      if (s.offset > opt_.max_tensor_bytes ||
+          buffered_bytes_ - replaced + s.offset > opt_.max_buffered_bytes) {
+        ++stats_.starts_refused;
+        control_.Send(now, from, {DlcpType::kFinish, kDlcpFlagRefused, s.tensor, 0, {}});
+        return;
+      }
       Result<DlcpReceiveBuffer> b =
           DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999));
       if (!b.ok()) {
         ++stats_.unknown_signals;
         return;
       }
+      buffered_bytes_ = buffered_bytes_ - replaced + b->size();
       DlcpRecvFlow& f = recv_[key];
       f = DlcpRecvFlow{};
       f.tensor = s.tensor;
@@ -233,6 +242,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
       Sender& snd = it->second;
       if (s.type == DlcpType::kFinish) {
         snd.stats->finish_ns = now;
+        snd.stats->refused = (s.flags & kDlcpFlagRefused) != 0;
         snd.resend.clear();
         control_.Send(now, from, {DlcpType::kConfirm, 0, s.tensor, 0, {}});
       } else if (s.type == DlcpType::kRetransmit) {

@@ -39,6 +39,11 @@ struct DlcpHostOptions {
   // How long a receiver waits after a STOP before it asks for the missing ranges: the STOP rides
   // in the control queue and overtakes the flow's last data, still queued behind it.
   TimeNs retransmit_wait_ns = 500'000;
+  // A receiver refuses (FINISH with kDlcpFlagRefused) a START for a tensor larger than this, or
+  // one whose buffer would take the receive buffers it holds past max_buffered_bytes: one
+  // datagram must not make a host allocate gigabytes.
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;
+  uint64_t max_buffered_bytes = uint64_t{4} << 30;
 };
 
 struct DlcpSendFlow {
@@ -51,6 +56,7 @@ struct DlcpSendFlow {
   uint64_t retransmit_requests = 0;
   uint64_t stops = 0;
   uint32_t halvings = 0;  // rate halved (congestion seen)
+  bool refused = false;   // the receiver refused the tensor (finish_ns: when it said so)
   bool done() const { return finish_ns != kNever; }
 };
 
@@ -72,6 +78,7 @@ struct DlcpHostStats {
   uint64_t after_confirm = 0;    // data of a flow already over
   uint64_t unknown_signals = 0;  // signals for no flow (late, or another host's)
   uint64_t stops_before_start = 0;  // answered with a request for everything
+  uint64_t starts_refused = 0;      // too large, or no buffer left: answered with a refusal
   uint64_t frames_ignored = 0;   // not DLCP
 };
 
@@ -135,6 +142,7 @@ class DlcpHost final : public Endpoint {
   std::map<uint32_t, double> posted_;
   TimeNs next_report_ns_ = kNever;
   TimeNs last_report_ns_ = 0;  // the last rate reports went then
+  uint64_t buffered_bytes_ = 0;  // held by recv_'s buffers
   std::vector<uint8_t> frame_;
   uint16_t ip_id_ = 0;
   DlcpHostStats stats_;

@@ -42,6 +42,9 @@ enum class DlcpType : uint8_t {
   kAck = 8,      // the control channel's acknowledgement of control seq `seq`
 };
 inline constexpr uint8_t kDlcpFlagPull = 0x01;  // the pull stage (a stricter bound)
+// On a FINISH: the receiver refused the tensor (larger than it takes, or no buffer left); the
+// sender stops and reports the flow refused, not delivered.
+inline constexpr uint8_t kDlcpFlagRefused = 0x02;
 
 struct __attribute__((packed)) DlcpHeader {
   uint8_t version_type;  // version (high nibble) | DlcpType (low nibble)

@@ -78,7 +78,9 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("send --bind 127.0.0.2 --to 127.0.0.3 --rate-period 1ns"),
         std::string("recv"), std::string("recv --bind 127.0.0.1 --loss 100%"),
         std::string("recv --bind 127.0.0.1 --timeout 0"), std::string("recv --bind 192.0.2.1"),
-        std::string("recv --bind 127.0.0.1 --json " + dir), std::string("recv --bind 127.0.0.1 stray")}) {
+        std::string("recv --bind 127.0.0.1 --json " + dir), std::string("recv --bind 127.0.0.1 stray"),
+        std::string("recv --bind 127.0.0.1 --max-tensor 0"),
+        std::string("send --bind 127.0.0.2 --to 127.0.0.3 --tensors 10000 --bytes 1GiB")}) {
     RunResult run = RunCommandIn(dir, kDlcp + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
@@ -115,6 +117,32 @@ TEST(DlcpTool, KernelUdpHostsDeliverThroughALossyLink) {
   EXPECT_EQ(CountOf(out, "holding 100.000000%"), 2) << out;
   EXPECT_EQ(out.find(" 0 arriving frames dropped"), std::string::npos) << out;  // --loss acted
   EXPECT_EQ(CountOf(ReadText(dir + "recv.json"), "\"bound_met\": true"), 2);
+}
+
+// A receiver refuses a tensor larger than it takes (one START must not make it allocate
+// gigabytes): the sender is told, stops and says so; nothing was delivered.
+TEST(DlcpTool, ATensorTooLargeIsRefusedAndTheSenderSaysSo) {
+  const std::string dir = Dir();
+  const std::string port = std::to_string(20000 + (getpid() + 2) % 20000);
+  std::filesystem::remove(dir + "recv.rc");
+  const std::string recv = "(" + kDlcp + " recv --bind 127.0.0.3 --port " + port +
+                           " --max-tensor 100KB --timeout 2s >" + dir + "recv.out 2>" + dir +
+                           "recv.err; echo $? >" + dir + "recv.rc) &";
+  ASSERT_EQ(std::system(recv.c_str()), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  RunResult send = RunCommandIn(dir, kDlcp + " send --bind 127.0.0.2 --to 127.0.0.3 --port " +
+                                         port + " --bytes 300KB --timeout 10s");
+  for (int i = 0; i < 100 && !std::filesystem::exists(dir + "recv.rc"); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(send.status, 1) << send.out << send.err;
+  EXPECT_EQ(send.err, "swemu-dlcp send: the receiver refused 1 of 1 tensors\n");
+  EXPECT_NE(send.out.find("tensor 1: refused by the receiver"), std::string::npos) << send.out;
+  const std::string out = ReadText(dir + "recv.out");
+  EXPECT_NE(out.find("recv: 0 of 1 flows confirmed (0 met their bound); 1 refused;"),
+            std::string::npos) << out;
+  EXPECT_EQ(ReadText(dir + "recv.rc"), "1\n");  // it timed out waiting for a flow it could take
 }
 
 TEST(DlcpTool, AReceiverWithoutSenderTimesOutWithOneLine) {

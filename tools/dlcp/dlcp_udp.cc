@@ -40,6 +40,7 @@ struct Common {
   uint64_t seed = 1;
   bool busy_poll = false;
   TimeNs rate_period_ns = 200'000;
+  uint64_t max_tensor_bytes = uint64_t{1} << 30;  // recv's --max-tensor
   std::string json;
 };
 
@@ -131,6 +132,7 @@ Status OpenHost(const Common& c, uint64_t rate_bps, UdpHost* h) {
   DlcpHostOptions opt;
   opt.port = c.port;
   opt.rate.link_bps = rate_bps;
+  opt.max_tensor_bytes = c.max_tensor_bytes;
   // auto: 200 us holds ~1700 packets at the paper's 100 Gbit/s but one or two at 100 Mbit/s, too
   // few to compare two rates; keep at least 64 full packets per period.
   opt.rate.period_ns = c.rate_period_ns != 0
@@ -190,6 +192,9 @@ int RunDlcpSendCommand(int argc, char** argv) {
   if (status.ok() && (bytes < 4 || bytes > (uint64_t{1} << 30))) {
     status = Status::Error("--bytes: 4 B to 1 GiB");
   }
+  if (status.ok() && bytes * c.tensors > (uint64_t{4} << 30)) {
+    status = Status::Error("--tensors x --bytes: at most 4 GiB in all");
+  }
   if (status.ok()) status = CheckUint(vm, "first-tensor", 0, UINT32_MAX - c.tensors, &first);
   if (status.ok()) status = Check("bound", ParseProbability(Text(vm, "bound")), &bound);
   if (status.ok() && bound >= 1) status = Status::Error("--bound: must be below 100%");
@@ -227,10 +232,15 @@ int RunDlcpSendCommand(int argc, char** argv) {
     h.loop->RunUntil([&] { return h.host->control().idle() || g_stop_requested.load(); }, 2'000'000'000);
   }
   std::string json = "[";
-  uint32_t finished = 0;
+  uint32_t finished = 0, refused = 0;
   for (const auto& f : h.host->send_flows()) {
     char line[400];
-    if (f->done()) {
+    if (f->refused) {
+      ++refused;
+      std::snprintf(line, sizeof(line),
+                    "tensor %u: refused by the receiver (larger than it takes, or no buffer left)\n",
+                    f->tensor);
+    } else if (f->done()) {
       ++finished;
       std::snprintf(line, sizeof(line),
                     "tensor %u: %.3f ms, %llu packets (%llu resent), %llu retransmission requests, "
@@ -245,9 +255,11 @@ int RunDlcpSendCommand(int argc, char** argv) {
     }
     std::cout << line;
     std::snprintf(line, sizeof(line),
-                  "%s\n  {\"tensor\": %u, \"finished\": %s, \"fct_ms\": %.6f, \"packets\": %llu, "
-                  "\"resent\": %llu, \"retransmit_requests\": %llu, \"halvings\": %u}",
-                  json.size() > 1 ? "," : "", f->tensor, f->done() ? "true" : "false",
+                  "%s\n  {\"tensor\": %u, \"finished\": %s, \"refused\": %s, \"fct_ms\": %.6f, "
+                  "\"packets\": %llu, \"resent\": %llu, \"retransmit_requests\": %llu, "
+                  "\"halvings\": %u}",
+                  json.size() > 1 ? "," : "", f->tensor, f->done() && !f->refused ? "true" : "false",
+                  f->refused ? "true" : "false",
                   f->done() ? Ms(f->finish_ns - f->start_ns) : 0.0,
                   static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->resent_packets),
@@ -265,7 +277,11 @@ int RunDlcpSendCommand(int argc, char** argv) {
     std::cerr << "swemu-dlcp send: " << s.message() << "\n";
     exit_code = 1;
   }
-  if (finished != c.tensors) {
+  if (refused != 0) {
+    std::cerr << "swemu-dlcp send: the receiver refused " << refused << " of " << c.tensors
+              << " tensors\n";
+    exit_code = 1;
+  } else if (finished != c.tensors) {
     std::cerr << "swemu-dlcp send: " << (g_stop_requested ? "stopped by a signal" : "timed out")
               << " with " << finished << " of " << c.tensors << " tensors finished\n";
     exit_code = 1;
@@ -278,6 +294,8 @@ namespace {
 po::options_description RecvOptions() {
   po::options_description options("swemu-dlcp recv options", 100);
   AddCommonOptions(options, "flows to receive (from any senders) before exiting");
+  options.add_options()("max-tensor", po::value<std::string>()->default_value("1GiB"),
+                        "refuse a tensor larger than this (the sender is told and stops)");
   return options;
 }
 
@@ -290,6 +308,10 @@ int RunDlcpRecvCommand(int argc, char** argv) {
   if (exit_now >= 0) return exit_now;
   Common c;
   Status status = ParseCommon(vm, &c);
+  uint64_t max_tensor = 0;
+  if (status.ok()) status = Check("max-tensor", ParseBytes(Text(vm, "max-tensor")), &max_tensor);
+  if (status.ok() && max_tensor == 0) status = Status::Error("--max-tensor: must be > 0");
+  c.max_tensor_bytes = max_tensor;
   UdpHost h;
   if (c.rate_period_ns == 0) c.rate_period_ns = 200'000;  // auto: report every 200 us
   if (status.ok()) status = OpenHost(c, 1'000'000'000, &h);
@@ -345,7 +367,8 @@ int RunDlcpRecvCommand(int argc, char** argv) {
   }
   json += "\n]\n";
   std::cout << "recv: " << confirmed() << " of " << c.tensors << " flows confirmed (" << met
-            << " met their bound); " << h.host->stats().discarded_early
+            << " met their bound); " << h.host->stats().starts_refused << " refused; "
+            << h.host->stats().discarded_early
             << " packets before their START discarded, " << h.source->dropped()
             << " arriving frames dropped by --loss\n";
   int exit_code = 0;
