@@ -52,6 +52,7 @@ for s in $(seq "$senders"); do NETNS_NAMES+=("dlcp-s$s"); NETNS_IPS+=("10.78.0.1
 NETNS_LINK=dlcp-sw NETNS_MAC=02:78:00:00:00:1 NETNS_TAG=dlcp_netns
 NETNS_SWEMU=$build/swemu/swemu NETNS_CLI=$cli
 NETNS_PIDS=()
+netns_lock
 netns_trap
 mkdir -p "$out"
 rm -f "$out"/*.log "$out"/*.json "$out"/*.txt

@@ -64,6 +64,7 @@ NETNS_IPS=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
 NETNS_LINK=pcn-sw NETNS_MAC=02:77:00:00:00:1 NETNS_TAG=pcn_experiment
 NETNS_SWEMU=$swemu NETNS_CLI=$cli
 NETNS_PIDS=()
+netns_lock
 netns_trap
 
 setup() {

@@ -3,7 +3,8 @@
 # swemu running the dlcp program. Every flow meets its bound and is confirmed; strict priority
 # shows (the front layers' class finishes before the back layers' for every sender); the switch
 # dropped unimportant packets above S_i; bad options end with one line (exit 2) before anything
-# is made; an interrupted run and a finished one leave no namespace, veth or process behind.
+# is made, and so does a second run while one holds the namespaces; an interrupted run and a
+# finished one leave no namespace, veth or process behind.
 #   dlcp_netns_test.sh SOURCE_DIR BUILD_DIR TMP_DIR
 set -uo pipefail
 src=$1 build=$2 tmp=$3
@@ -33,6 +34,11 @@ out=$("$script" --build "$build" --out "$tmp/file" 2>&1); rc=$?
 pid=$!
 for _ in $(seq 100); do [[ -s $tmp/int/recv.log || -e $tmp/int/send1.log ]] && break; sleep 0.1; done
 sleep 0.5
+# A second run while this one holds the namespaces: one line, exit 2, the first untouched.
+out=$("$script" --build "$build" --out "$tmp/second" 2>&1); rc=$?
+[[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"another run"* ]] || fail "second run: exit $rc: $out"
+[[ ! -e $tmp/second ]] || fail "the second run made $tmp/second"
+ip netns list | grep -q '^dlcp-rx' || fail "the second run tore the first one's namespaces down"
 kill -TERM "$pid"
 wait "$pid"; rc=$?
 [[ $rc != 0 ]] || fail "an interrupted run exited 0"

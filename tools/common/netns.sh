@@ -6,9 +6,20 @@
 #   NETNS_MAC=prefix           host p's MAC is ${NETNS_MAC}p (e.g. 02:77:00:00:00:1)
 #   NETNS_PIDS=()              processes to stop at cleanup (add yours)
 #   NETNS_TAG=name             prefix of the scripts' messages
+# netns_lock (call it before touching anything) makes sure no other run of the same script holds
+# the namespaces: a second run exits 2 with one line instead of tearing the first one down.
 # netns_setup makes the namespaces (removing leftovers of an interrupted run first) and traps
 # EXIT, INT and TERM so that netns_cleanup always runs: it stops NETNS_PIDS and every process
 # left in the namespaces, and deletes the namespaces and links.
+
+netns_lock() {
+  mkdir -p /run/lock
+  exec {NETNS_LOCK_FD}>"/run/lock/swemu-${NETNS_TAG}.lock"
+  flock -n "$NETNS_LOCK_FD" || {
+    echo "$NETNS_TAG: another run holds its namespaces (/run/lock/swemu-${NETNS_TAG}.lock); wait for it to end" >&2
+    exit 2
+  }
+}
 
 netns_cleanup() {
   trap - EXIT INT TERM
