@@ -71,7 +71,7 @@ TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
   EXPECT_EQ(count("\"memory\": 31250"), 3) << json;  // 8 MB / 256 B, per switch
   EXPECT_EQ(count("\"nodes\": ["), 16);              // one entry per worker
   std::smatch m;
-  ASSERT_TRUE(std::regex_search(json, m, std::regex("\"submodels\": \\[([0-9, ]+)\\]")));
+  ASSERT_TRUE(std::regex_search(json, m, std::regex("\"submodels\": \\[([0-9,\\s]+)\\]")));
   const std::string sizes = m[1].str();
   const int submodels = static_cast<int>(std::count(sizes.begin(), sizes.end(), ',')) + 1;
   // Each worker names a node (a switch or "ps") for every sub-model.
