@@ -23,7 +23,9 @@ constexpr uint32_t kSenders = 4;
 constexpr PortId kReceiverPort = kSenders;
 
 struct Incast {
-  explicit Incast(double host_loss = 0) : engine(5, 1 << 16) {
+  explicit Incast(double host_loss = 0, uint64_t max_tensor = uint64_t{1} << 30,
+                  uint64_t max_buffered = uint64_t{4} << 30)
+      : engine(5, 1 << 16) {
     SwitchConfig config;
     config.num_ports = kSenders + 1;
     config.program = "dlcp";
@@ -42,7 +44,12 @@ struct Incast {
     for (uint32_t p = 0; p <= kSenders; ++p) {
       EngineTransport* t =
           *EngineTransport::Attach(engine, "sw0", static_cast<PortId>(p), 2'000, p == 0 ? host_loss : 0);
-      hosts.push_back(std::make_unique<DlcpHost>(*t, Mac(p), Ip(p), options));
+      DlcpHostOptions o = options;
+      if (p == kReceiverPort) {
+        o.max_tensor_bytes = max_tensor;
+        o.max_buffered_bytes = max_buffered;
+      }
+      hosts.push_back(std::make_unique<DlcpHost>(*t, Mac(p), Ip(p), o));
       t->SetEndpoint(hosts.back().get());
     }
     sw_ = &sw;
@@ -118,6 +125,43 @@ TEST(DlcpHosts, ATensorIsRebuiltExactlyWithoutLossAndTheControlChannelSurvivesLo
   const DlcpRecvFlow* r1 = net.receiver().Received(Ip(1), 8);
   ASSERT_NE(r1, nullptr);
   EXPECT_EQ(std::memcmp(r1->buffer->data().data(), g1.data(), g1.size() * 4), 0);
+}
+
+// A receiver refuses a tensor over its per-tensor limit, and one that would take its buffers past
+// their total: the sender hears FINISH flagged refused and stops; the others are delivered; the
+// run ends (no STOP/RETRANSMIT loop over a refused flow).
+TEST(DlcpHosts, TensorsTooLargeAreRefusedAndTheSendersStop) {
+  Incast net(0, 8'000, 12'000);
+  const TcpEnd dst{Mac(kReceiverPort), Ip(kReceiverPort), kDlcpDefaultUdpPort};
+  ASSERT_TRUE(net.hosts[0]->Send(0, dst, 1, Gradients(3000, 1.0f), LayerPriority(0, 1), 0.0).ok());
+  for (uint32_t p = 1; p <= 3; ++p) {  // 5000 bytes each: two fit in 12000, the third does not
+    ASSERT_TRUE(net.hosts[p]->Send(0, dst, p + 1, Gradients(1250, 1.0f), LayerPriority(0, 1), 0.0).ok());
+  }
+  EngineLimits limits;
+  limits.max_virtual_ns = 10'000'000'000;
+  net.engine.SetLimits(limits);
+  const Status run = net.engine.Run();
+  ASSERT_TRUE(run.ok()) << run.message();
+  EXPECT_EQ(net.receiver().stats().starts_refused, 2u);
+  const DlcpSendFlow& big = *net.hosts[0]->send_flows().at(0);
+  EXPECT_TRUE(big.done() && big.refused);
+  EXPECT_EQ(net.receiver().Received(Ip(0), 1), nullptr);  // no buffer was made for it
+  uint32_t delivered = 0, refused = 0;
+  for (uint32_t p = 1; p <= 3; ++p) {
+    const DlcpSendFlow& f = *net.hosts[p]->send_flows().at(0);
+    ASSERT_TRUE(f.done()) << p;
+    if (f.refused) {
+      ++refused;
+      EXPECT_EQ(net.receiver().Received(Ip(p), p + 1), nullptr);
+    } else {
+      ++delivered;
+      const DlcpRecvFlow* r = net.receiver().Received(Ip(p), p + 1);
+      ASSERT_NE(r, nullptr);
+      EXPECT_EQ(r->buffer->received_bytes(), 5000u);
+    }
+  }
+  EXPECT_EQ(delivered, 2u);
+  EXPECT_EQ(refused, 1u);
 }
 
 TEST(DlcpHosts, BadSendsAreRefused) {
