@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "pipeline/core/text_file.h"
 #include "pipeline/engine/pcap_fixlen.h"
 #include "pipeline/engine/pcap_host.h"
 #include "pipeline/engine/pcap_io.h"
@@ -193,14 +194,6 @@ class StagedOutputs {
   std::vector<std::string> beside_;
 };
 
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return Status::Error(path + ": cannot write file");
-  return Status::Ok();
-}
-
 // Real time reports its own errors and exit status (*exit_status); everything else is a Status.
 Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, int* exit_status) {
   if (cmd.help) {
@@ -366,7 +359,7 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                                 "--max-virtual-time if the run is meant to be this long)"
                               : ""));
   }
-  SWEMU_RETURN_IF_ERROR(WriteFile(counters, engine.CountersJson()));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(counters, engine.CountersJson()));
   if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(telemetry->Close());
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());

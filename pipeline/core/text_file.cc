@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 namespace swemu {
 namespace {
@@ -70,6 +71,20 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
   }
   ::close(fd);
   return text;
+}
+
+Status CheckOutputFile(const std::string& path, const std::string& option) {
+  std::ofstream probe(path, std::ios::app);
+  if (!probe) return Status::Error(option + " " + path + ": cannot write");
+  return Status::Ok();
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc | std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) return Status::Error("cannot write " + path);
+  return Status::Ok();
 }
 
 }  // namespace swemu

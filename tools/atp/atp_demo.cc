@@ -9,18 +9,12 @@
 #include "hostlib/atp/context.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "pipeline/core/text_file.h"
 #include "tools/atp/demo_layout.h"
 #include "tools/atp/swemu_process.h"
 
 namespace swemu {
 namespace {
-
-Status WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream file(path);
-  file << text;
-  if (!file) return Status::Error("cannot write " + path);
-  return Status::Ok();
-}
 
 // The two jobs of the demo: job 1 aggregated in the switches, job 2 forwarded to the PS.
 Result<AtpJobConfig> MakeJob(const DemoLayout& layout, const DemoJob& job, uint32_t elements) {
@@ -46,8 +40,8 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
       options.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : options.swemu_binary;
   for (uint32_t rack = 0; rack < layout.racks(); ++rack) {
     const std::string base = dir + "/rack" + std::to_string(rack);
-    SWEMU_RETURN_IF_ERROR(WriteFile(base + ".cli", layout.SwitchCli(rack)));
-    SWEMU_RETURN_IF_ERROR(WriteFile(
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".cli", layout.SwitchCli(rack)));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(
         base + ".ini", layout.SwitchIni(rack, "rack" + std::to_string(rack) + ".cli",
                                         options.elements, options.aggregators, options.link_rate)));
     std::vector<std::string> ready = {layout.ControlSocket(rack)};

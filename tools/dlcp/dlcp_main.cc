@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hostlib/dlcp/experiment.h"
+#include "pipeline/core/text_file.h"
 #include "tools/dlcp/dlcp_realtime.h"
 #include "tools/dlcp/dlcp_udp.h"
 #include "hostlib/dlcp/thresholds.h"
@@ -166,9 +167,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   std::string csv;
   if (vm.count("csv")) {
     csv = vm["csv"].as<std::string>();
-    if (std::filesystem::is_directory(csv)) return Status::Error("--csv " + csv + ": a directory");
-    std::ofstream probe(csv, std::ios::app);
-    if (!probe) return Status::Error("--csv " + csv + ": cannot write");
+    SWEMU_RETURN_IF_ERROR(CheckOutputFile(csv, "--csv"));
   }
   Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
@@ -176,9 +175,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
   out << FormatDlcpComparison(o, *d, *b);
   if (!csv.empty()) {
-    std::ofstream file(csv, std::ios::trunc);
-    file << DlcpFlowsCsv(*d, *b);
-    if (!file) return Status::Error("cannot write " + csv);
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b)));
     out << "wrote " << csv << "\n";
   }
   return Status::Ok();

@@ -17,6 +17,7 @@
 #include "hostlib/dlcp/host.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "pipeline/core/text_file.h"
 #include "tools/atp/swemu_process.h"
 
 namespace swemu {
@@ -24,14 +25,6 @@ namespace {
 
 MacAddr Mac(uint32_t i) { return MacAddr::FromU64(0x020000000000ull | (i + 1)); }
 Ipv4Addr Ip(uint32_t i) { return (10u << 24) | (i + 1); }
-
-Status Write(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Status::Error("cannot write " + path);
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -65,8 +58,8 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
     std::filesystem::remove(sock(p), ec);
     ini << "\n[port." << p << "]\ndevargs = net_vhost" << p << ",iface=" << sock(p) << ",queues=1\n";
   }
-  SWEMU_RETURN_IF_ERROR(Write(dir + "/dlcp.cli", cli.str()));
-  SWEMU_RETURN_IF_ERROR(Write(dir + "/dlcp.ini", ini.str()));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.cli", cli.str()));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.ini", ini.str()));
   const std::string control = dir + "/swemu.sock";
   std::filesystem::remove(control, ec);
   SwemuProcess sw;

@@ -18,6 +18,7 @@
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/dlcp/host.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
 #include "tools/stop_signal.h"
@@ -85,8 +86,7 @@ Status ParseCommon(const po::variables_map& vm, Common* c) {
   }
   if (vm.count("json")) {
     c->json = Text(vm, "json");
-    std::ofstream probe(c->json, std::ios::app);
-    if (!probe) return Status::Error("--json " + c->json + ": cannot write");
+    SWEMU_RETURN_IF_ERROR(CheckOutputFile(c->json, "--json"));
   }
   return Status::Ok();
 }
@@ -150,11 +150,7 @@ Status OpenHost(const Common& c, uint64_t rate_bps, UdpHost* h) {
 double Ms(TimeNs ns) { return static_cast<double>(ns) / 1e6; }
 
 Status WriteJson(const std::string& path, const std::string& text) {
-  if (path.empty()) return Status::Ok();
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  if (!out) return Status::Error("cannot write " + path);
-  return Status::Ok();
+  return path.empty() ? Status::Ok() : WriteTextFile(path, text);
 }
 
 // ---- send ----

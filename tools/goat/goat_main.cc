@@ -17,6 +17,7 @@
 #include "hostlib/goat/plan_json.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
 #include "tools/subcommand.h"
@@ -102,8 +103,7 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   std::string json;
   if (vm.count("json")) {
     json = Text(vm, "json");
-    std::ofstream probe(json, std::ios::app);
-    if (!probe) return Status::Error("--json " + json + ": cannot write");
+    SWEMU_RETURN_IF_ERROR(CheckOutputFile(json, "--json"));
   }
   const uint64_t slots = memory / 256;
   GinaGraph probe = LeafSpineGraph(static_cast<uint32_t>(spines), static_cast<uint32_t>(leaves),
@@ -183,9 +183,7 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   }
   out << "\n";
   if (!json.empty()) {
-    std::ofstream file(json, std::ios::trunc);
-    file << GinaPlanJson(*problem, *plan);
-    if (!file) return Status::Error("cannot write " + json);
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, GinaPlanJson(*problem, *plan)));
     out << "wrote " << json << "\n";
   }
   return Status::Ok();

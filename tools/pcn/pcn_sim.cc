@@ -7,6 +7,7 @@
 
 #include "hostlib/pcn/experiment.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/text_file.h"
 #include "tools/gen/gen_common.h"
 #include "tools/pcn/pcn_commands.h"
 
@@ -101,14 +102,6 @@ Status PrepareOut(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteText(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc);
-  out << text;
-  out.close();
-  if (!out) return Status::Error("cannot write " + path);
-  return Status::Ok();
-}
-
 }  // namespace
 
 int RunSimCommand(int argc, char** argv) {
@@ -140,9 +133,9 @@ int RunSimCommand(int argc, char** argv) {
   const std::string table = FormatPcnComparison(o, runs[0], runs[1]);
   std::cout << table;
   if (!out.empty()) {
-    status = WriteText(out + "/comparison.txt", table);
+    status = WriteTextFile(out + "/comparison.txt", table);
     for (int pcn = 0; pcn < 2 && status.ok(); ++pcn) {
-      status = WriteText(out + (pcn ? "/with" : "/without") + "/summary.json",
+      status = WriteTextFile(out + (pcn ? "/with" : "/without") + "/summary.json",
                          PcnRunJson(runs[pcn]) + "\n");
     }
     if (!status.ok()) {
