@@ -30,6 +30,7 @@
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/pcn/handshake.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/text_file.h"
 #include "pipeline/wire/byte_order.h"
 #include "tools/gen/gen_common.h"
 #include "tools/pcn/pcn_commands.h"
@@ -333,10 +334,7 @@ int RunDdlCommand(int argc, char** argv) {
       status = t.status();
     }
   }
-  if (status.ok() && !c.json.empty()) {
-    std::ofstream probe(c.json, std::ios::app);
-    if (!probe) status = Status::Error("--json " + c.json + ": cannot write");
-  }
+  if (status.ok() && !c.json.empty()) status = CheckOutputFile(c.json, "--json");
   if (!status.ok()) {
     std::cerr << "swemu-pcn ddl: " << status.message() << "\n";
     return 2;
@@ -387,10 +385,8 @@ int RunDdlCommand(int argc, char** argv) {
     exit_code = 1;
   }
   if (!c.json.empty()) {
-    std::ofstream out(c.json, std::ios::trunc);
-    out << BurstsJson(c, bursts);
-    if (!out) {
-      std::cerr << "swemu-pcn ddl: cannot write " << c.json << "\n";
+    if (Status w = WriteTextFile(c.json, BurstsJson(c, bursts)); !w.ok()) {
+      std::cerr << "swemu-pcn ddl: " << w.message() << "\n";
       exit_code = 1;
     }
   }
