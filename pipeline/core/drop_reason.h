@@ -51,7 +51,11 @@ namespace swemu {
   X(kAtpUnknownJob, "atp_unknown_job")                                          \
   X(kAtpWorkerIdRange, "atp_worker_id_range")                                   \
   X(kAtpInconsistent, "atp_inconsistent")                                       \
-  X(kAtpDuplicate, "atp_duplicate")
+  X(kAtpDuplicate, "atp_duplicate")                                             \
+  X(kGoatBadVersion, "goat_bad_version")                                        \
+  X(kGoatBadElements, "goat_bad_elements")                                      \
+  X(kGoatInconsistent, "goat_inconsistent")                                     \
+  X(kGoatDuplicate, "goat_duplicate")
 
 enum class DropReason : uint8_t {
 #define SWEMU_DROP_ENUM(id, name) id,

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <bit>
 
+#include "pipeline/programs/agg_lanes.h"
 #include "pipeline/programs/atp.h"
 #include "pipeline/wire/byte_order.h"
 
@@ -52,28 +53,6 @@ bool PacketEcn(Packet& pkt) noexcept {
 
 constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
 constexpr uint64_t kCountEcn = 0x80;
-
-// A claim stores the packet's elements (big-endian int32) as the aggregator's lanes.
-void ClaimLanes(std::span<uint32_t> cell, const uint8_t* el) noexcept {
-  for (std::size_t l = 0; l < cell.size(); ++l) cell[l] = LoadBe32(el + 4 * l);
-}
-
-// Adds the packet's elements into the lanes with int32 wrap-around; kWrite also stores each sum
-// into the packet, kClear leaves the lanes 0 (a partial result frees the aggregator). Returns
-// nonzero if a sum left int32: its operands' signs agree and differ from the sum's.
-template <bool kWrite, bool kClear>
-uint32_t AddLanes(std::span<uint32_t> cell, uint8_t* el) noexcept {
-  uint32_t overflow = 0;
-  for (std::size_t l = 0; l < cell.size(); ++l) {
-    const uint32_t a = cell[l];
-    const uint32_t b = LoadBe32(el + 4 * l);
-    const uint32_t sum = a + b;
-    overflow |= (a ^ sum) & (b ^ sum);
-    cell[l] = kClear ? 0 : sum;
-    if constexpr (kWrite) StoreBe32(el + 4 * l, sum);
-  }
-  return overflow >> 31;
-}
 
 }  // namespace
 

@@ -92,4 +92,27 @@ class SwitchHarness {
   std::string error_;
 };
 
+// One register cell (lane) as the control plane reads it.
+inline uint64_t Cell(SwitchHarness& h, const std::string& reg, uint32_t index, uint16_t lane = 0) {
+  RegisterArray* r = h.sw().resources().FindRegister(reg);
+  EXPECT_NE(r, nullptr) << reg;
+  if (r == nullptr) return 0;
+  Result<uint64_t> v = r->Read(index, lane);
+  EXPECT_TRUE(v.ok()) << v.message();
+  return v.ok() ? *v : 0;
+}
+
+// Every packet in is accounted for: forwarded, consumed, dropped, or still queued.
+inline void ExpectConservation(SwitchHarness& h) {
+  const Switch& sw = h.sw();
+  uint64_t rx = 0;
+  uint64_t tx = 0;
+  for (const PortCounters& p : sw.counters().ports) {
+    rx += p.rx_packets;
+    tx += p.tx_packets;
+  }
+  EXPECT_EQ(rx + sw.tm().multicast_copies(),
+            tx + sw.counters().program.consumed + sw.TotalDrops() + sw.tm().TotalQueued());
+}
+
 }  // namespace swemu::testing

@@ -130,16 +130,6 @@ inline uint32_t CollidingSeq(uint16_t job0, uint32_t seq0, uint16_t job, uint32_
 
 inline AtpProgram& Atp(SwitchHarness& h) { return static_cast<AtpProgram&>(h.sw().program()); }
 
-// One register cell (lane) as the control plane reads it.
-inline uint64_t Cell(SwitchHarness& h, const std::string& reg, uint32_t index, uint16_t lane = 0) {
-  RegisterArray* r = h.sw().resources().FindRegister(reg);
-  EXPECT_NE(r, nullptr) << reg;
-  if (r == nullptr) return 0;
-  Result<uint64_t> v = r->Read(index, lane);
-  EXPECT_TRUE(v.ok()) << v.message();
-  return v.ok() ? *v : 0;
-}
-
 // True when every field of the aggregator is 0 (Fig. 4 (10): deallocated).
 inline bool AggregatorEmpty(SwitchHarness& h, uint32_t index, uint16_t elements) {
   bool empty = Cell(h, "atp_id", index) == 0 && Cell(h, "atp_bitmap", index) == 0 &&
@@ -150,18 +140,6 @@ inline bool AggregatorEmpty(SwitchHarness& h, uint32_t index, uint16_t elements)
   return empty;
 }
 
-// Every packet in is accounted for: forwarded, consumed, dropped, or still queued.
-inline void ExpectConservation(SwitchHarness& h) {
-  const Switch& sw = h.sw();
-  uint64_t rx = 0;
-  uint64_t tx = 0;
-  for (const PortCounters& p : sw.counters().ports) {
-    rx += p.rx_packets;
-    tx += p.tx_packets;
-  }
-  EXPECT_EQ(rx + sw.tm().multicast_copies(),
-            tx + sw.counters().program.consumed + sw.TotalDrops() + sw.tm().TotalQueued());
-}
 
 // One rack running atp (workers 0-3 on ports 0-3, the PS on port kPsPort), set up by SetupRack.
 class AtpRackTest : public ::testing::Test {

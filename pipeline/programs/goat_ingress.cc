@@ -1,0 +1,406 @@
+// goat ingress: validation, goat_node / goat_route and the slot stages (docs/wire.md, "GOAT").
+// As in atp_ingress.cc, each stage runs over the whole burst before the next one and every
+// array is touched only by its own stage, in packet order.
+#include <algorithm>
+#include <bit>
+
+#include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/goat.h"
+
+namespace swemu {
+namespace {
+
+constexpr int kWordIndex = 0;     // slot index
+constexpr int kWordBitmapHi = 1;  // the slot's bitmap after this packet (written out)
+constexpr int kWordBitmapLo = 2;
+constexpr int kWordOp = 3;
+constexpr int kWordFanIn = 4;  // fan-in from goat_node (low byte), share mode bit 8
+static_assert(kWordFanIn < static_cast<int>(GoatProgram::kUserWords));
+
+enum Op : uint32_t {
+  kOpNone,
+  kOpGradient,   // to aggregate: the id stage decides
+  kOpRelease,    // share: the PS's result frees its slot
+  kOpClaim,      // (re)claim the slot with this packet
+  kOpMerge,      // slot holds this fragment's round: bitmap stage decides add or duplicate
+  kOpResend,     // retransmission: flush the slot if it holds the round unfinished
+  kOpAdd,        // add into the slot
+  kOpFlushAdd,   // add, write the partial sum into the packet, mark the slot done
+  kOpFlushRead,  // the packet's workers are in the slot already: write the partial sum out
+  kOpToPs,       // no aggregation here: on to the PS (late, stale, or a retransmission)
+};
+constexpr uint32_t kOpMask = 0xFF;
+constexpr uint32_t kWriteOut = 1u << 8;       // the slot's sum goes into the packet
+constexpr uint32_t kLaneOverflow = 1u << 9;   // a value lane left int32 in this pass
+constexpr uint32_t kRouted = 1u << 10;        // goat_route set the egress port
+constexpr uint32_t kCollision = 1u << 11;     // share: forwarded unchanged
+constexpr uint32_t kReclaim = 1u << 12;       // the claim replaced an older round
+constexpr uint32_t kShareMode = 1u << 8;      // in kWordFanIn
+constexpr uint64_t kCountMask = 0x7F;         // goat_count: bits 0-6 count, bit 7 done
+constexpr uint64_t kCountDone = 0x80;
+
+uint32_t OpOf(const Packet& pkt) noexcept { return pkt.meta.user[kWordOp] & kOpMask; }
+void SetOp(Packet& pkt, uint32_t op) noexcept {
+  pkt.meta.user[kWordOp] = (pkt.meta.user[kWordOp] & ~kOpMask) | op;
+}
+uint32_t Index(const Packet& pkt) noexcept { return pkt.meta.user[kWordIndex]; }
+uint32_t FanIn(const Packet& pkt) noexcept { return pkt.meta.user[kWordFanIn] & 0xFF; }
+bool Shared(const Packet& pkt) noexcept { return (pkt.meta.user[kWordFanIn] & kShareMode) != 0; }
+GoatHeader* Goat(Packet& pkt) noexcept { return HeaderAt<GoatHeader>(pkt.data + pkt.hdr.app); }
+uint64_t ResultBitmap(const Packet& pkt) noexcept {
+  return (uint64_t{pkt.meta.user[kWordBitmapHi]} << 32) | pkt.meta.user[kWordBitmapLo];
+}
+void SetResultBitmap(Packet& pkt, uint64_t bits) noexcept {
+  pkt.meta.user[kWordBitmapHi] = static_cast<uint32_t>(bits >> 32);
+  pkt.meta.user[kWordBitmapLo] = static_cast<uint32_t>(bits);
+}
+
+}  // namespace
+
+void GoatProgram::IngressBurst(Packet** pkts, uint32_t n) noexcept {
+  Packet* agg[kMaxBurst];
+  uint32_t n_agg = 0;
+  Classify(pkts, n, agg, &n_agg);
+  if (n_agg != 0) RunSlots(agg, n_agg);
+  Packet* fwd[kMaxBurst];
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (pkt.meta.dropped() || pkt.meta.consumed) continue;
+    if (pkt.hdr.app_id == kAppId && (pkt.meta.user[kWordOp] & kRouted) != 0) continue;
+    fwd[m++] = &pkt;
+  }
+  if (m != 0) l2l3_.IngressBurst(fwd, m);
+}
+
+bool GoatProgram::Validate(Packet& pkt) const noexcept {
+  const GoatHeader* h = Goat(pkt);
+  const uint32_t end = pkt.hdr.app + kGoatHeaderLen + 4u * elements_;
+  const uint32_t udp_end = pkt.hdr.udp + LoadBe16(pkt.data + pkt.hdr.udp + 4);
+  DropReason reason = DropReason::kNone;
+  if (h->Version() != kGoatVersion ||
+      (h->Type() != GoatType::kGradient && h->Type() != GoatType::kResult)) {
+    reason = DropReason::kGoatBadVersion;
+  } else if (h->NumElements() != elements_) {
+    reason = DropReason::kGoatBadElements;
+  } else if (end > pkt.len || end > udp_end) {
+    reason = DropReason::kTruncatedAppHeader;
+  } else if (end > parse_depth_) {
+    reason = DropReason::kParseDepthExceeded;
+  } else if (h->JobId() == 0 ||
+             (h->Type() == GoatType::kGradient &&
+              (h->Bitmap() == 0 || h->Count() != std::popcount(h->Bitmap())))) {
+    reason = DropReason::kGoatInconsistent;
+  } else {
+    return true;
+  }
+  pkt.meta.MarkDrop(reason);
+  return false;
+}
+
+void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept {
+  Packet* goat[kMaxBurst];
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (pkt.hdr.app_id != kAppId || !Validate(pkt)) continue;
+    const GoatHeader* h = Goat(pkt);
+    goat[m] = &pkt;
+    keys[m++] = KeyPacker().Push(h->JobId(), 16).Push(h->NodeId(), 16).Push(h->Submodel(), 16).key();
+  }
+  if (m == 0) return;
+  nodes_->LookupBatch(keys, res, m);
+  Packet* elsewhere[kMaxBurst];
+  uint32_t n_elsewhere = 0;
+  for (uint32_t i = 0; i < m; ++i) {
+    Packet& pkt = *goat[i];
+    GoatHeader* h = Goat(pkt);
+    const ActionCall& action = *res[i].action;
+    const bool here = res[i].hit && action.action != kNotHere;
+    const bool result = h->Type() == GoatType::kResult;
+    if (!here) {
+      // Not this switch's: results and the PS's fragments go by l2l3, others by node id.
+      if (!result && h->NodeId() != kGoatNodePs && h->NodeId() != kGoatNodeAny) {
+        elsewhere[n_elsewhere++] = &pkt;
+      }
+      continue;
+    }
+    const bool share = action.action == kShare;
+    const uint64_t base = action.params[0];
+    const uint64_t size = action.params[1];
+    const uint32_t fan_in = static_cast<uint32_t>(action.params[2]);
+    if (result) {
+      if (!share || size == 0) continue;  // GOAT slots are reclaimed by the next round
+      pkt.meta.user[kWordIndex] = static_cast<uint32_t>(base + h->Fragment() % size);
+      SetOp(pkt, kOpRelease);
+      agg[(*n_agg)++] = &pkt;
+      continue;
+    }
+    if (size == 0 || fan_in == 0 || (!share && h->Fragment() >= size)) {
+      ++counters_.out_of_range;
+      if (!share) h->SetNodeId(kGoatNodePs);
+      pkt.hdr.dirty |= kDirtyL4;
+      continue;
+    }
+    pkt.meta.user[kWordIndex] =
+        static_cast<uint32_t>(base + (share ? h->Fragment() % size : h->Fragment()));
+    pkt.meta.user[kWordFanIn] = std::min<uint32_t>(fan_in, 0xFF) | (share ? kShareMode : 0);
+    SetOp(pkt, h->Has(kGoatFlagResend) ? kOpResend : kOpGradient);
+    agg[(*n_agg)++] = &pkt;
+  }
+  if (n_elsewhere != 0) Route(elsewhere, n_elsewhere);
+}
+
+// goat_route: towards the fragment's aggregation node, wherever it is (Figure 2(c)).
+void GoatProgram::Route(Packet** pkts, uint32_t n) noexcept {
+  BurstScratch<MatchKey> keys;
+  BurstScratch<LookupResult> res;
+  for (uint32_t i = 0; i < n; ++i) keys[i] = KeyPacker().Push(Goat(*pkts[i])->NodeId(), 16).key();
+  routes_->LookupBatch(keys, res, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (!res[i].hit || res[i].action->action != kRouteForward) {
+      ++counters_.route_miss;
+      continue;
+    }
+    ++counters_.routed;
+    pkt.meta.egress_spec = static_cast<PortId>(res[i].action->params[0]);
+    pkt.meta.user[kWordOp] |= kRouted;
+  }
+}
+
+void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
+  Packet* live[kMaxBurst];
+  std::copy(pkts, pkts + n, live);
+  for (uint32_t i = 0; i < n; ++i) id_->Prefetch(Index(*live[i]));
+  n = IdStage(live, n);
+  n = BitmapStage(live, n);
+  CountStage(live, n);
+  uint32_t m = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t op = OpOf(*live[i]);
+    if (op == kOpClaim || op == kOpAdd || op == kOpFlushAdd || op == kOpFlushRead) {
+      live[m++] = live[i];
+    } else {
+      Finish(*live[i]);
+    }
+  }
+  ValueStage(live, m);
+  OverflowStage(live, m);
+  for (uint32_t i = 0; i < m; ++i) Finish(*live[i]);
+}
+
+// goat_id: claim, merge, flush, collision, late, or release. Keeps packets with work left.
+uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const GoatHeader* h = Goat(pkt);
+    const uint64_t key = GoatSlotKey(h->JobId(), h->Submodel(), h->Fragment());
+    const uint64_t round = uint64_t{h->Round()} + 1;  // 0: empty
+    const uint32_t in = OpOf(pkt);
+    const bool share = Shared(pkt);
+    uint32_t op = kOpNone;
+    if (!id_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+          const bool same = cell[0] == key && cell[1] == round;
+          if (in == kOpRelease) {
+            if (same) cell[0] = cell[1] = 0;
+            op = same ? kOpRelease : kOpNone;
+          } else if (in == kOpResend) {
+            op = same ? kOpResend : kOpToPs;
+          } else if (same) {
+            op = kOpMerge;
+          } else if (cell[0] == key && cell[1] > round) {
+            op = kOpToPs;  // a straggler's fragment of an older round
+          } else if (share && cell[0] != 0 && cell[0] != key) {
+            op = kOpNone;  // held by another fragment until its result passes
+            pkt.meta.user[kWordOp] |= kCollision;
+          } else {
+            if (cell[0] != 0) pkt.meta.user[kWordOp] |= kReclaim;
+            cell[0] = key;
+            cell[1] = round;
+            op = kOpClaim;
+          }
+        })) {
+      continue;
+    }
+    if (op == kOpRelease) {
+      ++counters_.released;
+      continue;
+    }
+    if ((pkt.meta.user[kWordOp] & kCollision) != 0) {
+      ++counters_.collisions;
+      continue;
+    }
+    if (in == kOpRelease) continue;
+    if (op == kOpToPs) ++(in == kOpResend ? counters_.resend_direct : counters_.late);
+    SetOp(pkt, op);
+    if (op == kOpToPs) {
+      Finish(pkt);
+      continue;
+    }
+    pkts[live++] = &pkt;
+  }
+  return live;
+}
+
+// goat_bitmap: duplicates, and the bitmap an aggregate will carry.
+uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const uint64_t bits = Goat(pkt)->Bitmap();
+    uint32_t op = OpOf(pkt);
+    uint64_t result = 0;
+    bool duplicate = false;
+    bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      if (op == kOpClaim) {
+        result = cell[0] = bits;
+      } else if (op == kOpMerge) {
+        duplicate = (cell[0] & bits) != 0;
+        if (!duplicate) {
+          result = cell[0] |= bits;
+          op = kOpAdd;
+        }
+      } else {  // kOpResend
+        if ((cell[0] & bits) == 0) {
+          result = cell[0] |= bits;
+          op = kOpFlushAdd;
+        } else if ((cell[0] & bits) == bits) {
+          result = cell[0];
+          op = kOpFlushRead;
+        } else {
+          op = kOpToPs;  // overlaps partly: the slot cannot take it or stand for it
+        }
+      }
+    });
+    if (pkt.meta.dropped()) continue;
+    if (duplicate) {
+      ++counters_.duplicates;
+      pkt.meta.MarkDrop(DropReason::kGoatDuplicate);
+      continue;
+    }
+    SetResultBitmap(pkt, result);
+    SetOp(pkt, op);
+    if (op == kOpToPs) {
+      ++counters_.resend_direct;
+      Finish(pkt);
+      continue;
+    }
+    pkts[live++] = &pkt;
+  }
+  return live;
+}
+
+// goat_count: workers counted against the fan-in, and the done bit (a finished or flushed slot
+// takes nothing more in its round).
+void GoatProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    uint32_t op = OpOf(pkt);
+    const uint64_t add = static_cast<uint64_t>(std::popcount(Goat(pkt)->Bitmap()));
+    const uint32_t fan_in = FanIn(pkt);
+    bool done = false;
+    bool evicted = false;
+    count_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      const uint64_t count = cell[0] & kCountMask;
+      const bool was_done = (cell[0] & kCountDone) != 0;
+      if (op == kOpClaim) {
+        evicted = (pkt.meta.user[kWordOp] & kReclaim) != 0 && count != 0 && !was_done;
+        done = add >= fan_in;
+        cell[0] = std::min(kCountMask, add) | (done ? kCountDone : 0);
+      } else if (was_done) {
+        op = kOpToPs;  // the slot's round is over here: the PS decides
+      } else if (op == kOpAdd) {
+        const uint64_t total = std::min(kCountMask, count + add);
+        done = total >= fan_in;
+        cell[0] = total | (done ? kCountDone : 0);
+      } else {  // flush
+        cell[0] = count | kCountDone;
+      }
+    });
+    if (evicted) ++counters_.evicted;
+    uint32_t& word = pkt.meta.user[kWordOp];
+    if (op == kOpToPs) {
+      ++(Goat(pkt)->Has(kGoatFlagResend) ? counters_.resend_direct : counters_.late);
+    } else if (op == kOpFlushAdd || op == kOpFlushRead) {
+      ++counters_.flushed;
+      word |= kWriteOut;
+    } else {
+      ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
+      if (done) {
+        ++counters_.completed;
+        word |= kWriteOut;
+      } else {
+        pkt.meta.consumed = true;
+      }
+    }
+    SetOp(pkt, op);
+  }
+}
+
+// goat_value: every lane in one access (agg_lanes.h, as atp's).
+void GoatProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    uint8_t* el = Goat(pkt)->Elements();
+    const uint32_t op = OpOf(pkt);
+    const bool write = (pkt.meta.user[kWordOp] & kWriteOut) != 0;
+    uint32_t overflow = 0;
+    values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
+      if (op == kOpClaim) {
+        ClaimLanes(cell, el);
+      } else if (op == kOpFlushRead) {
+        ReadLanes(cell, el);
+      } else {
+        overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
+      }
+    });
+    if (overflow != 0) pkt.meta.user[kWordOp] |= kLaneOverflow;
+  }
+}
+
+// goat_overflow: sticky per slot and round; an aggregate written from an overflowed slot is
+// flagged invalid.
+void GoatProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const uint32_t op = OpOf(pkt);
+    const uint32_t word = pkt.meta.user[kWordOp];
+    const uint64_t incoming =
+        ((word & kLaneOverflow) != 0 || Goat(pkt)->Has(kGoatFlagOverflow)) ? 1 : 0;
+    uint64_t out = 0;
+    overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
+      out = (op == kOpClaim ? 0 : cell[0]) | incoming;
+      cell[0] = out;
+    });
+    if ((word & kWriteOut) != 0 && out != 0) {
+      Goat(pkt)->Set(kGoatFlagOverflow);
+      ++counters_.overflow;
+    }
+  }
+}
+
+// Header rewrites: an aggregate carries the slot's bitmap and goes to the PS (GOAT) or on
+// unchanged (share); a fragment this switch does not aggregate after all goes to the PS.
+void GoatProgram::Finish(Packet& pkt) noexcept {
+  const uint32_t word = pkt.meta.user[kWordOp];
+  const uint32_t op = word & kOpMask;
+  GoatHeader* h = Goat(pkt);
+  const bool share = Shared(pkt);
+  if ((word & kWriteOut) != 0) {
+    const uint64_t bits = ResultBitmap(pkt);
+    h->SetBitmap(bits);
+    h->SetCount(static_cast<uint16_t>(std::popcount(bits)));
+    h->Set(kGoatFlagAggregate);
+    if (!share) h->SetNodeId(kGoatNodePs);
+    pkt.hdr.dirty |= kDirtyL4;
+  } else if (op == kOpToPs && !share) {
+    h->SetNodeId(kGoatNodePs);
+    pkt.hdr.dirty |= kDirtyL4;
+  }
+}
+
+}  // namespace swemu
