@@ -74,14 +74,19 @@ Result<std::string> CommandTable::Execute(std::string_view line) const {
 Status CommandTable::RunScript(const std::string& path, std::string* output) const {
   Result<std::string> text = ReadTextFile(path, "command script");
   if (!text.ok()) return text.status();
-  std::istringstream in(*text);
+  return RunText(*text, path, output);
+}
+
+Status CommandTable::RunText(std::string_view text, const std::string& origin,
+                             std::string* output) const {
+  std::istringstream in{std::string(text)};
   std::string line;
   int line_no = 0;
   while (std::getline(in, line)) {
     ++line_no;
     Result<std::string> result = Execute(line);
     if (!result.ok()) {
-      return Status::Error(path + ":" + std::to_string(line_no) + ": " + result.message());
+      return Status::Error(origin + ":" + std::to_string(line_no) + ": " + result.message());
     }
     if (output != nullptr && !result->empty()) {
       *output += *result;

@@ -37,6 +37,9 @@ class CommandTable {
   // Runs every line of a script; stops at the first error, reported as "FILE:LINE: message".
   // Output of successful commands is appended to *output when given.
   Status RunScript(const std::string& path, std::string* output = nullptr) const;
+  // The same over script text held in memory; errors read "ORIGIN:LINE: message".
+  Status RunText(std::string_view text, const std::string& origin,
+                 std::string* output = nullptr) const;
 
   std::string Help() const;
   std::vector<std::string> Names() const;

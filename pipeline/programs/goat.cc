@@ -33,8 +33,7 @@ Status GoatProgram::Load(ProgramContext& ctx) {
   slots_ = static_cast<uint32_t>(*slots);
   elements_ = static_cast<uint16_t>(*elements);
   SWEMU_RETURN_IF_ERROR(l2l3_.Load(ctx));
-  SWEMU_RETURN_IF_ERROR(
-      ctx.parser.AddUdpApp(static_cast<uint16_t>(*port), kGoatHeaderLen, kAppId));
+  SWEMU_RETURN_IF_ERROR(ctx.parser.AddUdpApp(static_cast<uint16_t>(*port), kGoatHeaderLen, kAppId));
   SWEMU_RETURN_IF_ERROR(DeclareResources(ctx, *entries));
   return AddCommands(ctx.commands);
 }

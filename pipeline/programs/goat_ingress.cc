@@ -30,13 +30,13 @@ enum Op : uint32_t {
   kOpToPs,       // no aggregation here: on to the PS (late, stale, or a retransmission)
 };
 constexpr uint32_t kOpMask = 0xFF;
-constexpr uint32_t kWriteOut = 1u << 8;       // the slot's sum goes into the packet
-constexpr uint32_t kLaneOverflow = 1u << 9;   // a value lane left int32 in this pass
-constexpr uint32_t kRouted = 1u << 10;        // goat_route set the egress port
-constexpr uint32_t kCollision = 1u << 11;     // share: forwarded unchanged
-constexpr uint32_t kReclaim = 1u << 12;       // the claim replaced an older round
-constexpr uint32_t kShareMode = 1u << 8;      // in kWordFanIn
-constexpr uint64_t kCountMask = 0x7F;         // goat_count: bits 0-6 count, bit 7 done
+constexpr uint32_t kWriteOut = 1u << 8;      // the slot's sum goes into the packet
+constexpr uint32_t kLaneOverflow = 1u << 9;  // a value lane left int32 in this pass
+constexpr uint32_t kRouted = 1u << 10;       // goat_route set the egress port
+constexpr uint32_t kCollision = 1u << 11;    // share: forwarded unchanged
+constexpr uint32_t kReclaim = 1u << 12;      // the claim replaced an older round
+constexpr uint32_t kShareMode = 1u << 8;     // in kWordFanIn
+constexpr uint64_t kCountMask = 0x7F;        // goat_count: bits 0-6 count, bit 7 done
 constexpr uint64_t kCountDone = 0x80;
 
 uint32_t OpOf(const Packet& pkt) noexcept { return pkt.meta.user[kWordOp] & kOpMask; }
@@ -87,9 +87,8 @@ bool GoatProgram::Validate(Packet& pkt) const noexcept {
     reason = DropReason::kTruncatedAppHeader;
   } else if (end > parse_depth_) {
     reason = DropReason::kParseDepthExceeded;
-  } else if (h->JobId() == 0 ||
-             (h->Type() == GoatType::kGradient &&
-              (h->Bitmap() == 0 || h->Count() != std::popcount(h->Bitmap())))) {
+  } else if (h->JobId() == 0 || (h->Type() == GoatType::kGradient &&
+                                 (h->Bitmap() == 0 || h->Count() != std::popcount(h->Bitmap())))) {
     reason = DropReason::kGoatInconsistent;
   } else {
     return true;
@@ -108,7 +107,8 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
     if (pkt.hdr.app_id != kAppId || !Validate(pkt)) continue;
     const GoatHeader* h = Goat(pkt);
     goat[m] = &pkt;
-    keys[m++] = KeyPacker().Push(h->JobId(), 16).Push(h->NodeId(), 16).Push(h->Submodel(), 16).key();
+    keys[m++] =
+        KeyPacker().Push(h->JobId(), 16).Push(h->NodeId(), 16).Push(h->Submodel(), 16).key();
   }
   if (m == 0) return;
   nodes_->LookupBatch(keys, res, m);

@@ -31,7 +31,7 @@ inline constexpr uint16_t kGoatDefaultUdpPort = 9100;
 inline constexpr uint8_t kGoatVersion = 1;
 inline constexpr uint32_t kGoatMaxWorkers = 64;
 inline constexpr uint16_t kGoatDefaultElements = 64;
-inline constexpr uint16_t kGoatNodePs = 0;       // the PS aggregates
+inline constexpr uint16_t kGoatNodePs = 0;        // the PS aggregates
 inline constexpr uint16_t kGoatNodeAny = 0xFFFF;  // ATP-style: first switch with a free slot
 // Ethernet 14 + IPv4 20 + UDP 8.
 inline constexpr std::size_t kGoatHeaderOffset = 14 + 20 + 8;
@@ -127,7 +127,7 @@ struct GoatFields {
     const auto* h = HeaderAt<GoatHeader>(in);
     if (h->Version() != kGoatVersion) return std::nullopt;
     if (h->Type() != GoatType::kGradient && h->Type() != GoatType::kResult) return std::nullopt;
-    return GoatFields{h->Type(),  h->flags,    h->JobId(),       h->NodeId(), h->Submodel(),
+    return GoatFields{h->Type(),     h->flags,   h->JobId(),       h->NodeId(), h->Submodel(),
                       h->Fragment(), h->Round(), h->NumElements(), h->Count(),  h->Bitmap()};
   }
   bool Has(uint8_t flag) const noexcept { return (flags & flag) != 0; }

@@ -1,10 +1,11 @@
 // The goat program case by case (docs/wire.md "GOAT"): one switch (node 1), workers 0-3 on ports
 // 0-3, the PS on port 4, a neighbour switch (node 2) behind port 5; 8 elements per fragment.
+#include "pipeline/programs/goat.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 
-#include "pipeline/programs/goat.h"
 #include "pipeline/wire/frame_builder.h"
 #include "pipeline/wire/goat.h"
 #include "tests/pipeline/switch_harness.h"
@@ -305,13 +306,13 @@ TEST_F(GoatTest, MalformedHeadersAreDroppedWithNamedReasons) {
 }
 
 TEST_F(GoatTest, NonGoatTrafficIsForwardedByL2l3) {
-  const std::vector<uint8_t> frame = FrameBuilder()
-                                         .Eth(*ParseMac("02:00:00:00:00:10"),
-                                              *ParseMac("02:00:00:00:00:01"))
-                                         .Ipv4(0x0A000001, 0x0A000010)
-                                         .Udp(1, 2)
-                                         .Payload(std::vector<uint8_t>(20, 7))
-                                         .Build();
+  const std::vector<uint8_t> frame =
+      FrameBuilder()
+          .Eth(*ParseMac("02:00:00:00:00:10"), *ParseMac("02:00:00:00:00:01"))
+          .Ipv4(0x0A000001, 0x0A000010)
+          .Udp(1, 2)
+          .Payload(std::vector<uint8_t>(20, 7))
+          .Build();
   h_.Send(0, frame);
   std::vector<SentFrame> out = h_.Drain();
   ASSERT_EQ(out.size(), 1u);

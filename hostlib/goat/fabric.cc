@@ -1,0 +1,332 @@
+#include "hostlib/goat/fabric.h"
+
+#include <algorithm>
+#include <deque>
+#include <set>
+
+#include "hostlib/common/engine_transport.h"
+#include "pipeline/engine/engine.h"
+
+namespace swemu {
+namespace {
+
+constexpr uint32_t kUnreached = ~uint32_t{0};
+
+}  // namespace
+
+GoatFabricSpec GoatFabricSpec::ThreeSwitch(uint32_t per_switch, uint32_t slots) {
+  GoatFabricSpec spec;
+  const auto n = static_cast<uint16_t>(per_switch);
+  spec.switches = {{"s1", 1, static_cast<uint16_t>(n + 2), slots},
+                   {"s2", 2, static_cast<uint16_t>(n + 2), slots},
+                   {"s3", 3, 3, slots}};
+  for (uint32_t w = 0; w < 2 * per_switch; ++w) {
+    spec.hosts.push_back({"w" + std::to_string(w + 1), w < per_switch ? "s1" : "s2",
+                          static_cast<uint16_t>(w % per_switch), false, -1});
+  }
+  spec.hosts.push_back({"ps", "s3", 0, true, -1});
+  spec.links = {{"s1", n, "s3", 1},
+                {"s2", n, "s3", 2},
+                {"s1", static_cast<uint16_t>(n + 1), "s2", static_cast<uint16_t>(n + 1)}};
+  return spec;
+}
+
+GoatFabricSpec GoatFabricSpec::LeafSpine(uint32_t spines, uint32_t leaves, uint32_t servers,
+                                         const std::vector<std::string>& programmable,
+                                         uint32_t slots) {
+  GoatFabricSpec spec;
+  auto slots_of = [&](const std::string& name) {
+    return std::find(programmable.begin(), programmable.end(), name) != programmable.end() ? slots
+                                                                                           : 0u;
+  };
+  std::vector<uint16_t> on_leaf(leaves, 0);
+  std::vector<GoatFabricSpec::Host> workers;
+  GoatFabricSpec::Host ps;
+  bool ps_placed = false;
+  for (uint32_t h = 0; h < servers; ++h) {
+    const uint32_t leaf = h % leaves;
+    const bool is_ps = !ps_placed && leaf == leaves - 1;
+    ps_placed |= is_ps;
+    GoatFabricSpec::Host host{is_ps ? "ps" : "w" + std::to_string(h), "leaf" + std::to_string(leaf),
+                              on_leaf[leaf]++, is_ps, -1};
+    if (is_ps) {
+      ps = host;
+    } else {
+      workers.push_back(host);
+    }
+  }
+  for (uint32_t s = 0; s < spines; ++s) {
+    const std::string name = "spine" + std::to_string(s);
+    spec.switches.push_back(
+        {name, static_cast<uint16_t>(1 + s), static_cast<uint16_t>(leaves), slots_of(name)});
+  }
+  for (uint32_t l = 0; l < leaves; ++l) {
+    const std::string name = "leaf" + std::to_string(l);
+    spec.switches.push_back({name, static_cast<uint16_t>(1 + spines + l),
+                             static_cast<uint16_t>(on_leaf[l] + spines), slots_of(name)});
+    for (uint32_t s = 0; s < spines; ++s) {
+      spec.links.push_back({name, static_cast<uint16_t>(on_leaf[l] + s),
+                            "spine" + std::to_string(s), static_cast<uint16_t>(l)});
+    }
+  }
+  spec.hosts = workers;
+  if (ps_placed) spec.hosts.push_back(ps);
+  return spec;
+}
+
+Result<GoatFabric> GoatFabric::Create(GoatFabricSpec spec) {
+  GoatFabric fabric(std::move(spec));
+  const GoatFabricSpec& s = fabric.spec_;
+  std::set<std::string> names;
+  std::set<uint16_t> ids;
+  std::set<std::pair<std::string, uint16_t>> used;
+  for (const auto& sw : s.switches) {
+    if (!names.insert(sw.name).second)
+      return Status::Error("goat fabric: switch " + sw.name + " twice");
+    if (sw.node_id == kGoatNodePs || sw.node_id == kGoatNodeAny || !ids.insert(sw.node_id).second) {
+      return Status::Error("goat fabric: switch " + sw.name + ": node id " +
+                           std::to_string(sw.node_id) + " is reserved or taken");
+    }
+  }
+  auto port_ok = [&](const std::string& sw, uint16_t port, const std::string& what) -> Status {
+    const uint32_t i = fabric.SwitchIndex(sw);
+    if (i == kUnreached) return Status::Error("goat fabric: " + what + ": no switch " + sw);
+    if (port >= s.switches[i].ports) {
+      return Status::Error("goat fabric: " + what + ": " + sw + " has no port " +
+                           std::to_string(port));
+    }
+    if (!used.insert({sw, port}).second) {
+      return Status::Error("goat fabric: " + what + ": " + sw + ":" + std::to_string(port) +
+                           " is already used");
+    }
+    return Status::Ok();
+  };
+  uint32_t ps_count = 0;
+  for (uint32_t h = 0; h < s.hosts.size(); ++h) {
+    SWEMU_RETURN_IF_ERROR(port_ok(s.hosts[h].sw, s.hosts[h].port, "host " + s.hosts[h].name));
+    if (s.hosts[h].ps) {
+      fabric.ps_ = h;
+      ++ps_count;
+    }
+  }
+  if (ps_count != 1)
+    return Status::Error("goat fabric: needs exactly one PS, has " + std::to_string(ps_count));
+  if (fabric.worker_hosts().empty() || fabric.worker_hosts().size() > kGoatMaxWorkers) {
+    return Status::Error("goat fabric: 1.." + std::to_string(kGoatMaxWorkers) + " workers");
+  }
+  for (const auto& l : s.links) {
+    SWEMU_RETURN_IF_ERROR(port_ok(l.a, l.a_port, "link " + l.a + "-" + l.b));
+    SWEMU_RETURN_IF_ERROR(port_ok(l.b, l.b_port, "link " + l.a + "-" + l.b));
+  }
+  SWEMU_RETURN_IF_ERROR(fabric.ComputeRoutes());
+  return fabric;
+}
+
+uint32_t GoatFabric::SwitchIndex(const std::string& name) const {
+  for (uint32_t i = 0; i < spec_.switches.size(); ++i) {
+    if (spec_.switches[i].name == name) return i;
+  }
+  return kUnreached;
+}
+
+// Breadth-first from every switch, neighbours in link order: the first hop of the first
+// shortest path found.
+Status GoatFabric::ComputeRoutes() {
+  const uint32_t n = static_cast<uint32_t>(spec_.switches.size());
+  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> adj(n);  // (neighbour, my port)
+  for (const auto& l : spec_.links) {
+    const uint32_t a = SwitchIndex(l.a);
+    const uint32_t b = SwitchIndex(l.b);
+    adj[a].push_back({b, l.a_port});
+    adj[b].push_back({a, l.b_port});
+  }
+  next_port_.assign(n, std::vector<int32_t>(n, -1));
+  next_switch_.assign(n, std::vector<int32_t>(n, -1));
+  dist_.assign(n, std::vector<uint32_t>(n, kUnreached));
+  for (uint32_t src = 0; src < n; ++src) {
+    std::deque<uint32_t> queue{src};
+    dist_[src][src] = 0;
+    while (!queue.empty()) {
+      const uint32_t u = queue.front();
+      queue.pop_front();
+      for (const auto& [v, port] : adj[u]) {
+        if (dist_[src][v] != kUnreached) continue;
+        dist_[src][v] = dist_[src][u] + 1;
+        next_port_[src][v] = u == src ? port : next_port_[src][u];
+        next_switch_[src][v] = u == src ? static_cast<int32_t>(v) : next_switch_[src][u];
+        queue.push_back(v);
+      }
+    }
+  }
+  const uint32_t ps_sw = SwitchIndex(spec_.hosts[ps_].sw);
+  for (const auto& h : spec_.hosts) {
+    if (dist_[SwitchIndex(h.sw)][ps_sw] == kUnreached) {
+      return Status::Error("goat fabric: host " + h.name + " cannot reach the PS");
+    }
+  }
+  return Status::Ok();
+}
+
+std::vector<uint32_t> GoatFabric::worker_hosts() const {
+  std::vector<uint32_t> out;
+  for (uint32_t h = 0; h < spec_.hosts.size(); ++h) {
+    if (!spec_.hosts[h].ps) out.push_back(h);
+  }
+  return out;
+}
+
+MacAddr GoatFabric::HostMac(uint32_t host) { return MacAddr::FromU64(0x020000000100ULL + host); }
+Ipv4Addr GoatFabric::HostIp(uint32_t host) {
+  return MakeIpv4Addr(10, 1, static_cast<uint8_t>(host >> 8), static_cast<uint8_t>(host & 0xFF));
+}
+
+GoatJob GoatFabric::MakeJob(uint16_t job_id, uint16_t elements,
+                            std::vector<uint32_t> fragments) const {
+  GoatJob job;
+  job.job_id = job_id;
+  job.elements = elements;
+  for (uint32_t h : worker_hosts())
+    job.workers.push_back({spec_.hosts[h].name, HostMac(h), HostIp(h)});
+  job.ps = {spec_.hosts[ps_].name, HostMac(ps_), HostIp(ps_)};
+  job.node.assign(job.workers.size(), std::vector<uint16_t>(fragments.size(), kGoatNodePs));
+  job.fragments = std::move(fragments);
+  return job;
+}
+
+std::string GoatFabric::StaticScript(uint32_t s) const {
+  std::string script;
+  for (uint32_t h = 0; h < spec_.hosts.size(); ++h) {
+    const auto& host = spec_.hosts[h];
+    const uint32_t at = SwitchIndex(host.sw);
+    const int32_t port = at == s ? host.port : next_port_[s][at];
+    if (port < 0) continue;
+    script +=
+        "table_add dmac forward " + FormatMac(HostMac(h)) + " => " + std::to_string(port) + "\n";
+  }
+  for (uint32_t t = 0; t < spec_.switches.size(); ++t) {
+    if (t == s || next_port_[s][t] < 0) continue;
+    script += "table_add goat_route forward " + std::to_string(spec_.switches[t].node_id) + " => " +
+              std::to_string(next_port_[s][t]) + "\n";
+  }
+  return script;
+}
+
+std::string GoatFabric::NodeScript(uint16_t job_id, uint16_t node_id,
+                                   const std::vector<GoatNodeEntry>& entries) {
+  std::string script;
+  for (const GoatNodeEntry& e : entries) {
+    script += std::string("table_add goat_node ") + (e.share ? "share " : "aggregate ") +
+              std::to_string(job_id) + " " + std::to_string(e.share ? kGoatNodeAny : node_id) +
+              " " + std::to_string(e.submodel) + " => " + std::to_string(e.base) + " " +
+              std::to_string(e.size) + " " + std::to_string(e.fan_in) + "\n";
+  }
+  return script;
+}
+
+Result<GinaProblem> GoatFabric::Problem(const std::vector<uint64_t>& fragments) const {
+  GinaGraph g;
+  for (const auto& sw : spec_.switches) g.Add({sw.name, GinaNode::Kind::kSwitch, sw.slots});
+  for (uint32_t h : worker_hosts()) g.Add({spec_.hosts[h].name, GinaNode::Kind::kWorker, 0});
+  g.Add({spec_.hosts[ps_].name, GinaNode::Kind::kPs, 0});
+  for (const auto& l : spec_.links) SWEMU_RETURN_IF_ERROR(g.Link(l.a, l.b));
+  for (const auto& h : spec_.hosts) SWEMU_RETURN_IF_ERROR(g.Link(h.name, h.sw));
+  return BuildGinaProblem(g, fragments);
+}
+
+GoatPublished GoatFabric::PublishPlan(const GinaProblem& problem, const GinaPlan& plan) const {
+  GoatPublished out;
+  const std::size_t workers = problem.num_workers();
+  const std::size_t submodels = problem.submodels.size();
+  out.node.assign(workers, std::vector<uint16_t>(submodels, kGoatNodePs));
+  std::vector<uint16_t> id_of(problem.num_switches());
+  for (std::size_t s = 0; s < problem.num_switches(); ++s) {
+    id_of[s] = spec_.switches[SwitchIndex(problem.switch_names[s])].node_id;
+  }
+  for (std::size_t g = 0; g < submodels; ++g) {
+    for (std::size_t w = 0; w < workers; ++w) {
+      const int32_t s = plan.node[g][w];
+      if (s != kGinaPs) out.node[w][g] = id_of[s];
+    }
+    for (std::size_t s = 0; s < problem.num_switches(); ++s) {
+      if (plan.fan_in[g][s] == 0) continue;
+      out.entries[problem.switch_names[s]].push_back({static_cast<uint16_t>(g), false,
+                                                      plan.base[g][s], problem.submodels[g],
+                                                      plan.fan_in[g][s]});
+    }
+  }
+  return out;
+}
+
+std::vector<uint32_t> GoatFabric::PathToPs(uint32_t host) const {
+  std::vector<uint32_t> path;
+  uint32_t at = SwitchIndex(spec_.hosts[host].sw);
+  const uint32_t ps_sw = SwitchIndex(spec_.hosts[ps_].sw);
+  path.push_back(at);
+  while (at != ps_sw) {
+    at = static_cast<uint32_t>(next_switch_[at][ps_sw]);
+    path.push_back(at);
+  }
+  return path;
+}
+
+GoatPublished GoatFabric::PublishSharing(const std::vector<uint32_t>& fragments) const {
+  GoatPublished out;
+  const std::vector<uint32_t> workers = worker_hosts();
+  out.node.assign(workers.size(), std::vector<uint16_t>(fragments.size(), kGoatNodeAny));
+  std::vector<uint32_t> crossing(spec_.switches.size(), 0);
+  for (uint32_t h : workers) {
+    for (uint32_t s : PathToPs(h)) ++crossing[s];
+  }
+  for (uint32_t s = 0; s < spec_.switches.size(); ++s) {
+    const auto& sw = spec_.switches[s];
+    if (sw.slots == 0 || crossing[s] == 0) continue;
+    uint64_t first = 0;
+    for (uint32_t g = 0; g < fragments.size(); ++g) {
+      out.entries[sw.name].push_back(
+          {static_cast<uint16_t>(g), true, first % sw.slots, sw.slots, crossing[s]});
+      first += fragments[g];
+    }
+  }
+  return out;
+}
+
+GoatPublished GoatFabric::PublishPsOnly(uint32_t submodels) const {
+  GoatPublished out;
+  out.node.assign(num_workers(), std::vector<uint16_t>(submodels, kGoatNodePs));
+  return out;
+}
+
+Result<std::vector<EngineTransport*>> GoatFabric::Build(
+    Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
+    uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns) const {
+  for (uint32_t s = 0; s < spec_.switches.size(); ++s) {
+    const auto& sw = spec_.switches[s];
+    SwitchConfig config;
+    config.name = sw.name;
+    config.num_ports = sw.ports;
+    config.program = "goat";
+    config.program_options.Set("elements", std::to_string(elements));
+    config.program_options.Set("slots", std::to_string(std::max<uint32_t>(sw.slots, 1)));
+    config.tm.port_rate_bps = link_rate_bps;
+    std::string script = StaticScript(s);
+    const auto entries = published.entries.find(sw.name);
+    if (entries != published.entries.end())
+      script += NodeScript(job_id, sw.node_id, entries->second);
+    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
+    SWEMU_RETURN_IF_ERROR(engine.FindSwitch(sw.name)->commands().RunText(script, sw.name));
+  }
+  for (const auto& l : spec_.links) {
+    SWEMU_RETURN_IF_ERROR(
+        engine.AddLink({l.a, l.a_port, l.b, l.b_port, link_rate_bps, link_delay_ns, 0}));
+  }
+  std::vector<EngineTransport*> transports;
+  for (const auto& h : spec_.hosts) {
+    const TimeNs delay = h.delay_ns < 0 ? host_delay_ns : static_cast<TimeNs>(h.delay_ns);
+    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, 0);
+    if (!t.ok()) return t.status();
+    transports.push_back(*t);
+  }
+  return transports;
+}
+
+}  // namespace swemu

@@ -1,0 +1,132 @@
+#pragma once
+// A GOAT network: switches (each a GOAT node id and aggregator slots), hosts (workers and one
+// PS) on switch ports, and switch-to-switch links. From it come
+//   - the shortest paths (breadth-first, ties to the first link listed): each switch's port
+//     towards every host and every other switch;
+//   - each switch's static startup script: dmac entries for every host's MAC, goat_route
+//     entries for every other switch's node id (forwarding by aggregation node, Figure 2(c));
+//   - the GINA problem (hop distances) the planner solves;
+//   - the plan published as table entries (goat_node) and the job's node per worker and
+//     sub-model: GOAT's (from KRGS), ATP-style sharing, or everything at the PS;
+//   - the network inside the virtual-time engine, hosts attached through EngineTransport.
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hostlib/goat/gina.h"
+#include "hostlib/goat/goat_job.h"
+#include "hostlib/goat/krgs.h"
+#include "pipeline/core/clock.h"
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+class Engine;
+class EngineTransport;
+
+struct GoatFabricSpec {
+  struct Switch {
+    std::string name;
+    uint16_t node_id = 0;  // 1 .. 65534
+    uint16_t ports = 0;
+    uint32_t slots = 0;  // aggregator slots (256 B each at 64 elements); 0: not programmable
+  };
+  struct Host {
+    std::string name;
+    std::string sw;
+    uint16_t port = 0;
+    bool ps = false;
+    int64_t delay_ns = -1;  // the host link's delay; < 0: Build's host_delay_ns
+  };
+  struct Link {
+    std::string a;
+    uint16_t a_port = 0;
+    std::string b;
+    uint16_t b_port = 0;
+  };
+  std::vector<Switch> switches;
+  std::vector<Host> hosts;  // workers in worker-id order; exactly one PS
+  std::vector<Link> links;
+
+  // Figure 2(a) / the paper's testbed (Fig. 4): s1 and s2 with `per_switch` workers each, the
+  // PS on s3, links s1-s3, s2-s3 and (Figure 2's) s1-s2. Nodes 1, 2, 3.
+  static GoatFabricSpec ThreeSwitch(uint32_t per_switch, uint32_t slots);
+  // A leaf-spine: every spine linked to every leaf, servers spread evenly over the leaves, the
+  // PS the first server of the last leaf (as LeafSpineGraph); `programmable` switches get
+  // `slots`, the others none.
+  static GoatFabricSpec LeafSpine(uint32_t spines, uint32_t leaves, uint32_t servers,
+                                  const std::vector<std::string>& programmable, uint32_t slots);
+};
+
+// One goat_node entry of a switch.
+struct GoatNodeEntry {
+  uint16_t submodel = 0;
+  bool share = false;  // ATP-style (node id "any"), else GOAT's own slots
+  uint64_t base = 0;
+  uint64_t size = 0;  // GOAT: the sub-model's fragments; share: the slots hashed over
+  uint32_t fan_in = 0;
+};
+
+// What a plan publishes: entries per switch (by name) and the job's node per worker.
+struct GoatPublished {
+  std::map<std::string, std::vector<GoatNodeEntry>> entries;
+  std::vector<std::vector<uint16_t>> node;  // [w][g]
+};
+
+class GoatFabric {
+ public:
+  // Checks names, ports, node ids and the single PS; computes the routes.
+  static Result<GoatFabric> Create(GoatFabricSpec spec);
+
+  const GoatFabricSpec& spec() const { return spec_; }
+  std::vector<uint32_t> worker_hosts() const;  // host indexes, worker-id order
+  uint32_t ps_host() const { return ps_; }
+  uint32_t num_workers() const { return static_cast<uint32_t>(worker_hosts().size()); }
+  static MacAddr HostMac(uint32_t host);
+  static Ipv4Addr HostIp(uint32_t host);
+
+  // The job's addresses (workers, PS) from the hosts; fragments and nodes are the caller's.
+  GoatJob MakeJob(uint16_t job_id, uint16_t elements, std::vector<uint32_t> fragments) const;
+  // dmac and goat_route entries of switch `s` (index into spec().switches).
+  std::string StaticScript(uint32_t s) const;
+  // goat_node entries of one switch as commands.
+  static std::string NodeScript(uint16_t job_id, uint16_t node_id,
+                                const std::vector<GoatNodeEntry>& entries);
+
+  // The GINA problem of this network: programmable switches (slots > 0), distances in hops.
+  Result<GinaProblem> Problem(const std::vector<uint64_t>& fragments) const;
+  // A KRGS plan published: each switch's sub-models at the plan's bases and fan-ins.
+  GoatPublished PublishPlan(const GinaProblem& problem, const GinaPlan& plan) const;
+  // ATP-style sharing (the paper's ATP baseline): every programmable switch hashes every
+  // sub-model's fragments over all its slots, first come first served; its fan-in for a
+  // sub-model is the workers whose path to the PS crosses it.
+  GoatPublished PublishSharing(const std::vector<uint32_t>& fragments) const;
+  // Everything to the PS (PS-only, Geryon's baseline without switches).
+  GoatPublished PublishPsOnly(uint32_t submodels) const;
+
+  // Adds the switches (program goat, `elements` per fragment, the static scripts and the
+  // published entries), links (rate, delay) to the engine and attaches every host; returns the
+  // hosts' transports in host order.
+  Result<std::vector<EngineTransport*>> Build(Engine& engine, const GoatPublished& published,
+                                              uint16_t job_id, uint16_t elements,
+                                              uint64_t link_rate_bps, TimeNs link_delay_ns,
+                                              TimeNs host_delay_ns) const;
+  // The switches a host's frames to the PS cross, in order.
+  std::vector<uint32_t> PathToPs(uint32_t host) const;
+
+ private:
+  explicit GoatFabric(GoatFabricSpec spec) : spec_(std::move(spec)) {}
+  uint32_t SwitchIndex(const std::string& name) const;
+  Status ComputeRoutes();
+
+  GoatFabricSpec spec_;
+  uint32_t ps_ = 0;
+  // next_port_[s][t]: switch s's port towards switch t (s != t); dist_[s][t] in links.
+  std::vector<std::vector<int32_t>> next_port_;
+  std::vector<std::vector<uint32_t>> dist_;
+  std::vector<std::vector<int32_t>> next_switch_;
+};
+
+}  // namespace swemu
