@@ -1,6 +1,6 @@
 #pragma once
 // The plug-in point of swemu-analyze: one ProtocolAnalyzer per swemu program header (ATP, PCN,
-// DLCP; GOAT and PLink add theirs). A protocol decodes its header with the definitions in
+// DLCP, GOAT; PLink will add its own). A protocol decodes its header with the definitions in
 // pipeline/wire/, names its fields for the per-packet table (the same names as the Wireshark
 // dissector, tools/wireshark/swemu.lua, and docs/wire.md), and keeps its own per-object summary.
 // protocols.cc is the one place protocols are registered.

@@ -17,6 +17,10 @@ std::vector<std::string> DlcpFieldNames();
 void AddDlcpOptions(boost::program_options::options_description& options);
 Result<std::unique_ptr<ProtocolAnalyzer>> MakeDlcpAnalyzer(
     const boost::program_options::variables_map& vm);
+std::vector<std::string> GoatFieldNames();
+void AddGoatOptions(boost::program_options::options_description& options);
+Result<std::unique_ptr<ProtocolAnalyzer>> MakeGoatAnalyzer(
+    const boost::program_options::variables_map& vm);
 
 std::span<const ProtocolEntry> Protocols() {
   static const ProtocolEntry kProtocols[] = {
@@ -25,6 +29,8 @@ std::span<const ProtocolEntry> Protocols() {
       {"pcn", 0, PcnFieldNames, AddPcnOptions, MakePcnAnalyzer},
       // DLCP is read on datagrams to --dlcp-port (OwnUdpPort), not on --udp-port.
       {"dlcp", 0, DlcpFieldNames, AddDlcpOptions, MakeDlcpAnalyzer},
+      // GOAT is read on datagrams to --goat-port (OwnUdpPort), not on --udp-port.
+      {"goat", 0, GoatFieldNames, AddGoatOptions, MakeGoatAnalyzer},
   };
   return kProtocols;
 }

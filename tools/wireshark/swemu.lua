@@ -12,11 +12,13 @@
 -- DLCP: protocol "swemu_dlcp", fields dlcp.* of its header on datagrams to UDP port 9800, and in
 -- data packets dlcp.tag and dlcp.important from the IPv4 DSCP and ECN; -o swemu_dlcp.udp_port:N
 -- moves it.
+-- GOAT: protocol "swemu_goat", fields goat.* of its header and goat.element on datagrams to UDP
+-- port 9100; -o swemu_goat.udp_port:N moves it.
 --
 -- Layout: part 1 is a small framework (a protocol on a UDP-port preference, a cursor that reads
 -- fixed big-endian fields and reports truncation, flag helpers); each header is then one section
 -- that declares its fields and a dissect function and calls swemu.udp_protocol{...}. A new header
--- (GOAT, PLink) is one more such section at the end of the file.
+-- (PLink) is one more such section at the end of the file.
 --
 -- Written for the Lua API of Wireshark 3.6/4.0 (Lua 5.2); it uses no bit library, so it also
 -- loads under Lua 5.4 (Wireshark 4.2 and later).
@@ -86,9 +88,9 @@ function Cursor:take(size)
 end
 
 -- Adds `fields` (one ProtoField or a list sharing the same bytes, e.g. bit fields of one byte)
--- over the next `size` bytes (1..4) to `tree` (default: the cursor's) and returns the bytes'
--- unsigned value and the last item added; nil when the bytes were not captured (then nothing
--- is added).
+-- over the next `size` bytes (1..4, or 8: the value is then a UInt64) to `tree` (default: the
+-- cursor's) and returns the bytes' unsigned value and the last item added; nil when the bytes
+-- were not captured (then nothing is added).
 function Cursor:field(fields, size, tree)
   local range = self:take(size)
   if range == nil then return nil end
@@ -96,7 +98,36 @@ function Cursor:field(fields, size, tree)
   if type(fields) ~= "table" then fields = { fields } end
   local item
   for _, f in ipairs(fields) do item = tree:add(f, range) end
+  if size == 8 then return range:uint64(), item end
   return range:uint(), item
+end
+
+-- After the header: `n` 4-byte elements as `pf`, as many whole ones as were captured, in a
+-- subtree labelled with `kind`; then the truncated expert when the datagram ends before the last
+-- (the snapped one when only the capture does), and `trailing` (a ProtoExpert) on bytes after
+-- them. Returns whether the elements were truncated and whether they were snapped.
+function swemu.elements(ctx, n, pf, kind, trailing)
+  local c = ctx.cursor
+  local whole = math.min(n, math.floor(c:remaining() / 4))
+  local wire_bytes = c:reported_remaining()
+  if whole > 0 then
+    local elements_tree = ctx.tree:add(c.tvb:range(c.offset, whole * 4),
+                                       string.format("Elements (%d of %d, %s)", whole, n, kind))
+    for _ = 1, whole do c:field(pf, 4, elements_tree) end
+  end
+  local short = wire_bytes < 4 * n
+  local snapped = not short and whole < n
+  if short then
+    ctx.truncated(string.format("truncated: %d elements need %d bytes, %d present",
+                                n, 4 * n, wire_bytes))
+  elseif snapped then
+    ctx.snapped(string.format("snapped: the capture kept %d of the %d elements", whole, n))
+  end
+  if wire_bytes > 4 * n then
+    ctx.tree:add_proto_expert_info(trailing, string.format("%d bytes after the %d elements",
+                                                           wire_bytes - 4 * n, n))
+  end
+  return short, snapped
 end
 
 -- The TOS byte of the IPv4 header around the datagram being dissected: its value and its range,
@@ -125,9 +156,11 @@ end
 --   spec.experts       table of extra ProtoExperts (any keys)
 --   spec.dissect(ctx)  decodes one datagram; ctx has tvb, pinfo, tree (the protocol's subtree),
 --                      cursor (swemu.cursor over the tvb), proto, to_port and from_port (the
---                      datagram goes to / comes from the protocol's port), and truncated(message)
---                      and snapped(message), which add the standard experts below. tvb and
---                      cursor are nil for an empty datagram of a protocol without a header.
+--                      datagram goes to / comes from the protocol's port), truncated(message)
+--                      and snapped(message), which add the standard experts below, and
+--                      header_cut(), which after the header's fields reports a header cut short
+--                      (returning true). tvb and cursor are nil for an empty datagram of a
+--                      protocol without a header.
 --
 -- Every protocol gets three standard experts: "<name>.expert.truncated" (the datagram ends
 -- inside the header or its payload: group Malformed, Warning), "<name>.expert.snapped" (the
@@ -187,6 +220,26 @@ function swemu.udp_protocol(spec)
     end
     function ctx.snapped(message)
       subtree:add_proto_expert_info(snapped_expert, message)
+    end
+    -- The header's bytes ran out (the cursor says so): the expert, and the reason in the tree
+    -- and the Info column, "ATP (truncated header, 5 of 16 bytes)".
+    function ctx.header_cut()
+      local c, header_len = ctx.cursor, spec.header_len
+      if not (c.short or c.snapped) then return false end
+      local label
+      if c.short then
+        ctx.truncated(string.format("truncated: %s header needs %d bytes, %d present", column,
+                                    header_len, c.reported))
+        label = string.format("truncated header, %d of %d bytes", c.reported, header_len)
+      else
+        ctx.snapped(string.format("snapped: the capture kept %d of the %s header's %d bytes",
+                                  c.captured, column, header_len))
+        label = string.format("header cut by the capture, %d of %d bytes", c.captured,
+                              header_len)
+      end
+      subtree:append_text(" (" .. label .. ")")
+      pinfo.cols.info:set(column .. " (" .. label .. ")")
+      return true
     end
     local ok, err = pcall(spec.dissect, ctx)
     if not ok then
@@ -318,23 +371,7 @@ do
     local n = c:field(f.num_elements, 2)
     local seq = c:field(f.seq, 4)
     local bitmap = c:field(f.bitmap, 4)
-
-    if c.short or c.snapped then
-      local label
-      if c.short then
-        ctx.truncated(string.format("truncated: ATP header needs %d bytes, %d present",
-                                    HEADER_LEN, c.reported))
-        label = string.format("truncated header, %d of %d bytes", c.reported, HEADER_LEN)
-      else
-        ctx.snapped(string.format("snapped: the capture kept %d of the ATP header's %d bytes",
-                                  c.captured, HEADER_LEN))
-        label = string.format("header cut by the capture, %d of %d bytes", c.captured,
-                              HEADER_LEN)
-      end
-      tree:append_text(" (" .. label .. ")")
-      info:set("ATP (" .. label .. ")")
-      return
-    end
+    if ctx.header_cut() then return end
 
     local version = math.floor(ver_flags / 64)
     local flags = ver_flags % 64
@@ -345,29 +382,9 @@ do
         "unsupported ATP version %d (this layout is version %d)", version, VERSION))
     end
 
-    -- Elements: as many whole ones as were captured, then a warning if the datagram ends before
-    -- the last (a note if only the capture does).
-    local whole = math.min(n, math.floor(c:remaining() / 4))
-    local wire_bytes = c:reported_remaining()
-    if whole > 0 then
-      local elements_tree = tree:add(c.tvb:range(c.offset, whole * 4),
-                                     string.format("Elements (%d of %d, %s)", whole, n,
-                                                   is_float and "float32" or "int32"))
-      local pf = is_float and f.element_float or f.element
-      for _ = 1, whole do c:field(pf, 4, elements_tree) end
-    end
-    local elements_short = wire_bytes < 4 * n
-    local elements_snapped = not elements_short and whole < n
-    if elements_short then
-      ctx.truncated(string.format("truncated: %d elements need %d bytes, %d present",
-                                  n, 4 * n, wire_bytes))
-    elseif elements_snapped then
-      ctx.snapped(string.format("snapped: the capture kept %d of the %d elements", whole, n))
-    end
-    if wire_bytes > 4 * n then
-      tree:add_proto_expert_info(e.trailing, string.format("%d bytes after the %d elements",
-                                                           wire_bytes - 4 * n, n))
-    end
+    local elements_short, elements_snapped = swemu.elements(
+      ctx, n, is_float and f.element_float or f.element, is_float and "float32" or "int32",
+      e.trailing)
 
     -- Info column: "ATP grad job 1 seq 64 w2 bitmap 0x5 [resend]".
     local text = "ATP"
@@ -550,23 +567,7 @@ do
     local is_data = version == VERSION and ptype == DATA
     local tag, important, dscp
     if is_data then tag, important, dscp = add_priority(tree) end
-
-    if c.short or c.snapped then
-      local label
-      if c.short then
-        ctx.truncated(string.format("truncated: DLCP header needs %d bytes, %d present",
-                                    HEADER_LEN, c.reported))
-        label = string.format("truncated header, %d of %d bytes", c.reported, HEADER_LEN)
-      else
-        ctx.snapped(string.format("snapped: the capture kept %d of the DLCP header's %d bytes",
-                                  c.captured, HEADER_LEN))
-        label = string.format("header cut by the capture, %d of %d bytes", c.captured,
-                              HEADER_LEN)
-      end
-      tree:append_text(" (" .. label .. ")")
-      info:set("DLCP (" .. label .. ")")
-      return
-    end
+    if ctx.header_cut() then return end
 
     -- Checks in swemu-analyze's order; only the first problem is reported.
     local type_name = TYPE_NAMES[ptype]
@@ -637,6 +638,158 @@ do
 end
 
 ------------------------------------------------------------------------------------------------
--- Next headers (GOAT, PLink): one `do ... swemu.udp_protocol{...} end` section each, as ATP, PCN
--- and DLCP above.
+-- Part 5: GOAT (pipeline/wire/goat.h; docs/wire.md, "GOAT")
+------------------------------------------------------------------------------------------------
+
+-- A 28-byte header after UDP, then num_elements big-endian int32 elements: a worker's gradient
+-- fragment, a switch's aggregate of several, or the PS's result. Problems are reported in
+-- swemu-analyze's order (header cut, version, type, elements past the datagram, count), the
+-- first one only.
+do
+  local HEADER_LEN = 28
+  local VERSION = 1
+  local GRADIENT, RESULT = 0, 1
+  local TYPE_NAMES = { [GRADIENT] = "gradient", [RESULT] = "result" }
+  local NODE_PS, NODE_ANY = 0, 0xFFFF
+  local NODE_NAMES = { [NODE_PS] = "PS", [NODE_ANY] = "any (ATP-style)" }
+
+  local FLAGS = {
+    { 0x01, "resend" }, { 0x02, "overflow" }, { 0x04, "aggregate" }, { 0x08, "excluded" },
+  }
+  local FLAG_HELP = {
+    resend = "retransmitted by its worker",
+    overflow = "a switch's sum left int32: the values are invalid",
+    aggregate = "written by a switch (complete, or flushed by a retransmission)",
+    excluded = "result: this worker's gradient was late and is not in the sum",
+  }
+
+  local f = {
+    version = ProtoField.uint8("goat.version", "Version", base.DEC, nil, 0xF0),
+    type = ProtoField.uint8("goat.type", "Type", base.DEC, TYPE_NAMES, 0x0F),
+    flags = ProtoField.uint8("goat.flags", "Flags", base.HEX),
+    flags_reserved = ProtoField.uint8("goat.flags.reserved", "Reserved", base.HEX, nil, 0xF0),
+    job_id = ProtoField.uint16("goat.job_id", "Job id", base.DEC),
+    node_id = ProtoField.uint16("goat.node_id", "Node id", base.DEC, NODE_NAMES,
+                                nil, "the aggregation node the plan chose (0: the PS; 65535: "
+                                .. "the first switch with a free slot)"),
+    submodel = ProtoField.uint16("goat.submodel", "Sub-model", base.DEC),
+    fragment = ProtoField.uint32("goat.fragment", "Fragment", base.DEC, nil, nil,
+                                 "index within the sub-model"),
+    round = ProtoField.uint32("goat.round", "Round", base.DEC, nil, nil, "training iteration"),
+    num_elements = ProtoField.uint16("goat.num_elements", "Number of elements", base.DEC),
+    count = ProtoField.uint16("goat.count", "Count", base.DEC, nil, nil,
+                              "workers whose gradients are in the values"),
+    bitmap = ProtoField.uint64("goat.bitmap", "Worker bitmap", base.HEX),
+    element = ProtoField.int32("goat.element", "Element", base.DEC),
+  }
+  local flag_fields = {}
+  for _, flag in ipairs(FLAGS) do
+    local mask, name = flag[1], flag[2]
+    local pf = ProtoField.bool("goat.flags." .. name, name:sub(1, 1):upper() .. name:sub(2), 8,
+                               nil, mask, FLAG_HELP[name])
+    f["flag_" .. name] = pf
+    flag_fields[#flag_fields + 1] = pf
+  end
+  flag_fields[#flag_fields + 1] = f.flags_reserved
+
+  local e = {
+    bad_version = ProtoExpert.new("goat.expert.bad_version", "unsupported GOAT version",
+                                  expert.group.MALFORMED, expert.severity.WARN),
+    bad_type = ProtoExpert.new("goat.expert.bad_type", "unknown GOAT type",
+                               expert.group.MALFORMED, expert.severity.WARN),
+    bad_count = ProtoExpert.new("goat.expert.bad_count", "count is not the bitmap's popcount",
+                                expert.group.MALFORMED, expert.severity.WARN),
+    trailing = ProtoExpert.new("goat.expert.trailing", "bytes after the elements",
+                               expert.group.PROTOCOL, expert.severity.NOTE),
+  }
+
+  -- Bits set in a UInt64.
+  local function popcount(value)
+    local n = 0
+    for _, word in ipairs({ value:higher(), value:lower() }) do
+      while word > 0 do
+        n = n + word % 2
+        word = math.floor(word / 2)
+      end
+    end
+    return n
+  end
+
+  local function hex(value)
+    if value:higher() == 0 then return string.format("0x%x", value:lower()) end
+    return string.format("0x%x%08x", value:higher(), value:lower())
+  end
+
+  local function node_text(node)
+    return NODE_NAMES[node] and ("to " .. NODE_NAMES[node]) or ("to node " .. node)
+  end
+
+  local function dissect(ctx)
+    local c, tree, info = ctx.cursor, ctx.tree, ctx.pinfo.cols.info
+
+    local version_type = c:field({ f.version, f.type }, 1)
+    local flags, flags_item = c:field(f.flags, 1)
+    if flags ~= nil then  -- each flag bit under the Flags item
+      for _, pf in ipairs(flag_fields) do flags_item:add(pf, c.tvb:range(1, 1)) end
+    end
+    local job = c:field(f.job_id, 2)
+    local node = c:field(f.node_id, 2)
+    local submodel = c:field(f.submodel, 2)
+    local fragment = c:field(f.fragment, 4)
+    local round = c:field(f.round, 4)
+    local n = c:field(f.num_elements, 2)
+    local count = c:field(f.count, 2)
+    local bitmap = c:field(f.bitmap, 8)
+    if ctx.header_cut() then return end
+
+    local version = math.floor(version_type / 16)
+    local ptype = version_type % 16
+    local type_name = TYPE_NAMES[ptype]
+    local elements_short, elements_snapped = false, false
+    if version ~= VERSION then
+      tree:add_proto_expert_info(e.bad_version, string.format(
+        "unsupported GOAT version %d (this layout is version %d)", version, VERSION))
+    elseif type_name == nil then
+      tree:add_proto_expert_info(e.bad_type, string.format("unknown GOAT type %d", ptype))
+    else
+      elements_short, elements_snapped = swemu.elements(ctx, n, f.element, "int32", e.trailing)
+      if not elements_short and count ~= popcount(bitmap) then
+        tree:add_proto_expert_info(e.bad_count, string.format(
+          "count %d is not popcount(bitmap) %d", count, popcount(bitmap)))
+      end
+    end
+
+    -- Info column: "GOAT gradient job 1 to node 2 submodel 3 fragment 4 round 5 count 1
+    -- bitmap 0x1 [resend]".
+    local text = "GOAT"
+    if version ~= VERSION then text = text .. " v" .. version end
+    text = string.format("%s %s job %d %s submodel %d fragment %d round %d count %d bitmap %s",
+                         text, type_name or ("type " .. ptype), job, node_text(node), submodel,
+                         fragment, round, count, hex(bitmap))
+    local names = swemu.flag_names(flags, FLAGS)
+    if #names > 0 then text = text .. " [" .. table.concat(names, ",") .. "]" end
+    if elements_short then text = text .. " [truncated]" end
+    if elements_snapped then text = text .. " [snapped]" end
+    info:set(text)
+
+    tree:append_text(string.format(", %s, Job %d, Node %s, Submodel %d, Fragment %d, Round %d",
+                                   type_name and (type_name:sub(1, 1):upper() .. type_name:sub(2))
+                                   or ("Type " .. ptype), job, NODE_NAMES[node] or node,
+                                   submodel, fragment, round))
+  end
+
+  swemu.udp_protocol {
+    name = "goat",
+    proto_name = "swemu_goat",
+    description = "swemu GOAT (collaborative in-network aggregation)",
+    default_port = 9100,
+    header_len = HEADER_LEN,
+    fields = f,
+    experts = e,
+    dissect = dissect,
+  }
+end
+
+------------------------------------------------------------------------------------------------
+-- Next headers (PLink): one `do ... swemu.udp_protocol{...} end` section each, as above.
 ------------------------------------------------------------------------------------------------
