@@ -298,7 +298,8 @@ GoatPublished GoatFabric::PublishPsOnly(uint32_t submodels) const {
 
 Result<std::vector<EngineTransport*>> GoatFabric::Build(
     Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
-    uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns) const {
+    uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns, double loss,
+    std::map<std::pair<std::string, uint16_t>, uint64_t>* node_handles) const {
   for (uint32_t s = 0; s < spec_.switches.size(); ++s) {
     const auto& sw = spec_.switches[s];
     SwitchConfig config;
@@ -308,21 +309,28 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     config.program_options.Set("elements", std::to_string(elements));
     config.program_options.Set("slots", std::to_string(std::max<uint32_t>(sw.slots, 1)));
     config.tm.port_rate_bps = link_rate_bps;
-    std::string script = StaticScript(s);
-    const auto entries = published.entries.find(sw.name);
-    if (entries != published.entries.end())
-      script += NodeScript(job_id, sw.node_id, entries->second);
     SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
-    SWEMU_RETURN_IF_ERROR(engine.FindSwitch(sw.name)->commands().RunText(script, sw.name));
+    const CommandTable& commands = engine.FindSwitch(sw.name)->commands();
+    SWEMU_RETURN_IF_ERROR(commands.RunText(StaticScript(s), sw.name));
+    const auto entries = published.entries.find(sw.name);
+    if (entries == published.entries.end()) continue;
+    for (const GoatNodeEntry& e : entries->second) {
+      Result<std::string> added = commands.Execute(NodeScript(job_id, sw.node_id, {e}));
+      if (!added.ok()) return Status::Error(sw.name + ": " + added.message());
+      const std::size_t at = added->rfind(' ');
+      if (node_handles != nullptr && at != std::string::npos) {
+        (*node_handles)[{sw.name, e.submodel}] = std::stoull(added->substr(at + 1));
+      }
+    }
   }
   for (const auto& l : spec_.links) {
     SWEMU_RETURN_IF_ERROR(
-        engine.AddLink({l.a, l.a_port, l.b, l.b_port, link_rate_bps, link_delay_ns, 0}));
+        engine.AddLink({l.a, l.a_port, l.b, l.b_port, link_rate_bps, link_delay_ns, loss}));
   }
   std::vector<EngineTransport*> transports;
   for (const auto& h : spec_.hosts) {
     const TimeNs delay = h.delay_ns < 0 ? host_delay_ns : static_cast<TimeNs>(h.delay_ns);
-    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, 0);
+    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, loss);
     if (!t.ok()) return t.status();
     transports.push_back(*t);
   }

@@ -107,12 +107,13 @@ class GoatFabric {
   GoatPublished PublishPsOnly(uint32_t submodels) const;
 
   // Adds the switches (program goat, `elements` per fragment, the static scripts and the
-  // published entries), links (rate, delay) to the engine and attaches every host; returns the
-  // hosts' transports in host order.
-  Result<std::vector<EngineTransport*>> Build(Engine& engine, const GoatPublished& published,
-                                              uint16_t job_id, uint16_t elements,
-                                              uint64_t link_rate_bps, TimeNs link_delay_ns,
-                                              TimeNs host_delay_ns) const;
+  // published entries), links (rate, delay, loss) to the engine and attaches every host (its
+  // link lossy too); returns the hosts' transports in host order. node_handles, when given,
+  // gets each goat_node entry's handle, by (switch name, sub-model), for table_modify.
+  Result<std::vector<EngineTransport*>> Build(
+      Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
+      uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns, double loss = 0,
+      std::map<std::pair<std::string, uint16_t>, uint64_t>* node_handles = nullptr) const;
   // The switches a host's frames to the PS cross, in order.
   std::vector<uint32_t> PathToPs(uint32_t host) const;
 

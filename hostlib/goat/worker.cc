@@ -39,8 +39,8 @@ Status GoatWorker::StartRound(uint32_t round, std::span<const int32_t> gradient,
   std::fill(frags_.begin(), frags_.end(), Fragment());
   deadlines_ = {};
   next_unsent_ = in_flight_ = done_count_ = 0;
-  start_ns_ = start_ns;
-  finish_ns_ = 0;
+  start_ns_ = next_send_ns_ = start_ns;
+  finish_ns_ = sent_all_ns_ = 0;
   started_ = true;
   return Status::Ok();
 }
@@ -75,10 +75,14 @@ void GoatWorker::Send(uint64_t index, bool resend, TimeNs now) noexcept {
 
 void GoatWorker::Pump(TimeNs now) noexcept {
   if (!started_ || now < start_ns_) return;
-  while (in_flight_ < options_.window && next_unsent_ < frags_.size()) {
+  const TimeNs gap =
+      options_.rate_bps == 0 ? 0 : static_cast<TimeNs>(frame_.size() * 8e9 / options_.rate_bps);
+  while (in_flight_ < options_.window && next_unsent_ < frags_.size() && now >= next_send_ns_) {
     frags_[next_unsent_].state = kInFlight;
     ++in_flight_;
     Send(next_unsent_++, false, now);
+    next_send_ns_ = std::max(next_send_ns_, now) + gap;
+    if (next_unsent_ == frags_.size()) sent_all_ns_ = now;
   }
 }
 
@@ -94,7 +98,9 @@ void GoatWorker::OnTimer(TimeNs now) noexcept {
 TimeNs GoatWorker::NextTimer() const noexcept {
   if (!started_ || done()) return kNever;
   TimeNs next = deadlines_.empty() ? kNever : deadlines_.top().first;
-  if (next_unsent_ == 0) next = std::min(next, start_ns_);
+  if (next_unsent_ < frags_.size() && in_flight_ < options_.window) {
+    next = std::min(next, next_send_ns_);
+  }
   return next;
 }
 
@@ -120,7 +126,7 @@ void GoatWorker::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
     out[e] = static_cast<int32_t>(LoadBe32(h->Elements() + 4 * e));
   }
   frag.state = kDone;
-  frag.contributors = h->Count();
+  frag.contributors = h->Bitmap();
   --in_flight_;
   ++done_count_;
   ++stats_.results;

@@ -23,6 +23,7 @@ struct GoatWorkerOptions {
   uint32_t window = 64;  // fragments in flight
   TimeNs rto_ns = 2'000'000;
   TimeNs max_rto_ns = 64'000'000;
+  uint64_t rate_bps = 0;  // first transmissions paced to this rate (frame bytes); 0: unpaced
 };
 
 struct GoatWorkerStats {
@@ -49,8 +50,13 @@ class GoatWorker final : public Endpoint {
                     TimeNs start_ns);
   bool done() const { return done_count_ == frags_.size() && started_; }
   TimeNs finish_ns() const { return finish_ns_; }
-  // Per global fragment of the last round: the workers its result counted.
-  uint16_t contributors(uint64_t fragment) const { return frags_[fragment].contributors; }
+  // When the round's last fragment was first sent (0: not yet): the worker's arrival, as the
+  // asynchronous mode's history (Algorithm 2's p_w) counts it.
+  TimeNs sent_all_ns() const { return sent_all_ns_; }
+  // Per global fragment of the last round: the workers its result counted (bitmap).
+  uint64_t contributors(uint64_t fragment) const { return frags_[fragment].contributors; }
+  // The pacing rate from the next transmission on (0: unpaced).
+  void SetRate(uint64_t rate_bps) { options_.rate_bps = rate_bps; }
   const GoatWorkerStats& stats() const { return stats_; }
   void SetTransport(Transport* transport) { transport_ = transport; }
 
@@ -64,7 +70,7 @@ class GoatWorker final : public Endpoint {
   struct Fragment {
     State state = kUnsent;
     uint8_t tries = 0;
-    uint16_t contributors = 0;
+    uint64_t contributors = 0;
     TimeNs deadline = kNever;
   };
   void Send(uint64_t index, bool resend, TimeNs now) noexcept;
@@ -87,7 +93,9 @@ class GoatWorker final : public Endpoint {
   bool started_ = false;
   TimeNs start_ns_ = 0;
   TimeNs finish_ns_ = 0;
+  TimeNs sent_all_ns_ = 0;
   uint64_t next_unsent_ = 0;
+  TimeNs next_send_ns_ = 0;  // pacing
   uint64_t in_flight_ = 0;
   uint64_t done_count_ = 0;
   GoatWorkerStats stats_;
