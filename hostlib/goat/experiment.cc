@@ -108,8 +108,7 @@ Result<GoatRunResult> RunGoatJob(const GoatFabric& fabric, const GoatRunOptions&
   Engine engine(o.seed, 1 << 18);
   std::map<std::pair<std::string, uint16_t>, uint64_t> handles;
   Result<std::vector<EngineTransport*>> transports =
-      fabric.Build(engine, published->entries, o.job_id, o.elements, o.link_rate_bps,
-                   o.link_delay_ns, o.host_delay_ns, o.loss, &handles);
+      fabric.Build(engine, published->entries, o.job_id, o.elements, o.net, &handles);
   if (!transports.ok()) return transports.status();
   const std::vector<uint32_t> hosts = fabric.worker_hosts();
   const uint64_t n = job.total_elements();
@@ -162,7 +161,7 @@ Result<GoatRunResult> RunGoatJob(const GoatFabric& fabric, const GoatRunOptions&
       for (uint64_t e = 0; e < n; ++e) in[i][e] = GradientValue(o.seed, r, i, e);
       if (o.rate_mean > 0) {
         const double ratio = std::clamp(o.rate_mean + o.rate_std * Normal(rates), 0.05, 1.0);
-        w[i]->SetRate(static_cast<uint64_t>(ratio * static_cast<double>(o.link_rate_bps)));
+        w[i]->SetRate(static_cast<uint64_t>(ratio * static_cast<double>(o.net.link_rate_bps)));
       }
       const TimeNs delay = i < o.start_delay.size() ? o.start_delay[i] : 0;
       SWEMU_RETURN_IF_ERROR(w[i]->StartRound(r, in[i], out[i], start + delay));

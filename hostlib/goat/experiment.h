@@ -45,10 +45,7 @@ struct GoatRunOptions {
   bool async = false;
   uint32_t fixed_k = 0;  // async: this K every round instead of Algorithm 2's
   double noise = 1.0;    // Algorithm 2's r = sigma^2 / eps
-  uint64_t link_rate_bps = 10'000'000'000ull;
-  TimeNs link_delay_ns = 1000;
-  TimeNs host_delay_ns = 1000;
-  double loss = 0;       // every link and host link, each direction
+  GoatNetOptions net;
   double rate_mean = 0;  // 0: workers send unpaced
   double rate_std = 0;
   std::vector<TimeNs> start_delay;  // per worker (missing: 0), every round

@@ -298,7 +298,7 @@ GoatPublished GoatFabric::PublishPsOnly(uint32_t submodels) const {
 
 Result<std::vector<EngineTransport*>> GoatFabric::Build(
     Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
-    uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns, double loss,
+    const GoatNetOptions& net,
     std::map<std::pair<std::string, uint16_t>, uint64_t>* node_handles) const {
   for (uint32_t s = 0; s < spec_.switches.size(); ++s) {
     const auto& sw = spec_.switches[s];
@@ -308,7 +308,9 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     config.program = "goat";
     config.program_options.Set("elements", std::to_string(elements));
     config.program_options.Set("slots", std::to_string(std::max<uint32_t>(sw.slots, 1)));
-    config.tm.port_rate_bps = link_rate_bps;
+    config.tm.port_rate_bps = net.link_rate_bps;
+    if (net.queue_depth_pkts != 0) config.tm.queue.depth_pkts = net.queue_depth_pkts;
+    if (net.buffer_bytes != 0) config.tm.shared_buffer_bytes = net.buffer_bytes;
     SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
     const CommandTable& commands = engine.FindSwitch(sw.name)->commands();
     SWEMU_RETURN_IF_ERROR(commands.RunText(StaticScript(s), sw.name));
@@ -324,13 +326,13 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     }
   }
   for (const auto& l : spec_.links) {
-    SWEMU_RETURN_IF_ERROR(
-        engine.AddLink({l.a, l.a_port, l.b, l.b_port, link_rate_bps, link_delay_ns, loss}));
+    SWEMU_RETURN_IF_ERROR(engine.AddLink(
+        {l.a, l.a_port, l.b, l.b_port, net.link_rate_bps, net.link_delay_ns, net.loss}));
   }
   std::vector<EngineTransport*> transports;
   for (const auto& h : spec_.hosts) {
-    const TimeNs delay = h.delay_ns < 0 ? host_delay_ns : static_cast<TimeNs>(h.delay_ns);
-    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, loss);
+    const TimeNs delay = h.delay_ns < 0 ? net.host_delay_ns : static_cast<TimeNs>(h.delay_ns);
+    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, net.loss);
     if (!t.ok()) return t.status();
     transports.push_back(*t);
   }

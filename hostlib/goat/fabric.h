@@ -60,6 +60,16 @@ struct GoatFabricSpec {
                                   const std::vector<std::string>& programmable, uint32_t slots);
 };
 
+// The engine network's links and queues.
+struct GoatNetOptions {
+  uint64_t link_rate_bps = 10'000'000'000ull;  // every link, and every switch port's shaping
+  TimeNs link_delay_ns = 1000;
+  TimeNs host_delay_ns = 1000;    // a host's own delay_ns replaces it
+  double loss = 0;                // every link and host link, each direction
+  uint32_t queue_depth_pkts = 0;  // every switch queue; 0: the TM's default
+  uint64_t buffer_bytes = 0;      // each switch's shared buffer; 0: the TM's default
+};
+
 // One goat_node entry of a switch.
 struct GoatNodeEntry {
   uint16_t submodel = 0;
@@ -107,12 +117,12 @@ class GoatFabric {
   GoatPublished PublishPsOnly(uint32_t submodels) const;
 
   // Adds the switches (program goat, `elements` per fragment, the static scripts and the
-  // published entries), links (rate, delay, loss) to the engine and attaches every host (its
-  // link lossy too); returns the hosts' transports in host order. node_handles, when given,
-  // gets each goat_node entry's handle, by (switch name, sub-model), for table_modify.
+  // published entries), links to the engine and attaches every host; returns the hosts'
+  // transports in host order. node_handles, when given, gets each goat_node entry's handle, by
+  // (switch name, sub-model), for table_modify.
   Result<std::vector<EngineTransport*>> Build(
       Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
-      uint64_t link_rate_bps, TimeNs link_delay_ns, TimeNs host_delay_ns, double loss = 0,
+      const GoatNetOptions& net,
       std::map<std::pair<std::string, uint16_t>, uint64_t>* node_handles = nullptr) const;
   // The switches a host's frames to the PS cross, in order.
   std::vector<uint32_t> PathToPs(uint32_t host) const;

@@ -18,13 +18,13 @@
 namespace swemu {
 
 struct GinaProblem {
-  std::vector<std::string> switch_names;              // the programmable switches S
-  std::vector<uint64_t> memory;                       // B(s), slots
-  std::vector<uint32_t> switch_to_ps;                 // D_s(PS), hops
-  std::vector<std::string> worker_names;              // W
+  std::vector<std::string> switch_names;                // the programmable switches S
+  std::vector<uint64_t> memory;                         // B(s), slots
+  std::vector<uint32_t> switch_to_ps;                   // D_s(PS), hops
+  std::vector<std::string> worker_names;                // W
   std::vector<std::vector<uint32_t>> worker_to_switch;  // D_w(s), [w][s]
-  std::vector<uint32_t> worker_to_ps;                 // D_w(PS)
-  std::vector<uint64_t> submodels;                    // b(g), slots, each at most max B(s)
+  std::vector<uint32_t> worker_to_ps;                   // D_w(PS)
+  std::vector<uint64_t> submodels;                      // b(g), slots, each at most max B(s)
 
   std::size_t num_switches() const { return switch_names.size(); }
   std::size_t num_workers() const { return worker_names.size(); }

@@ -14,10 +14,10 @@
 namespace swemu {
 
 struct GinaLpSolution {
-  std::vector<WorkerClass> classes;  // one per worker when solved without classes
+  std::vector<WorkerClass> classes;                 // one per worker when solved without classes
   std::vector<std::vector<double>> x;               // [g][s]
   std::vector<std::vector<std::vector<double>>> y;  // [g][class][s], s = |S| the PS
-  double eq1 = 0;  // the objective: slot-hops
+  double eq1 = 0;                                   // the objective: slot-hops
   double eq4 = 0;  // the traffic Eq. 4 says in-network aggregation saves, at this solution
   int columns = 0, rows = 0;
   double seconds = 0;  // Clp's solve

@@ -33,13 +33,13 @@ struct GinaPlan {
 
 struct KrgsStats {
   uint32_t bins = 0;
-  double min_bin_sum = 0;       // the least S_a over all bins (Lemma 3 wants > 0.5)
+  double min_bin_sum = 0;  // the least S_a over all bins (Lemma 3 wants > 0.5)
   uint32_t bins_at_most_half = 0;
-  uint32_t normalised = 0;      // worker draws whose y / x summed past 1
+  uint32_t normalised = 0;                   // worker draws whose y / x summed past 1
   std::vector<uint64_t> used_before_repair;  // [s]: slots
   uint32_t switches_over_before_repair = 0;
-  double max_overuse = 0;       // the largest used / B(s) before repair
-  uint32_t demoted = 0;         // (sub-model, switch) pairs the repair sent to the PS
+  double max_overuse = 0;  // the largest used / B(s) before repair
+  uint32_t demoted = 0;    // (sub-model, switch) pairs the repair sent to the PS
 };
 
 Result<GinaPlan> RoundKrgs(const GinaProblem& problem, const GinaLpSolution& lp, uint64_t seed,

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 namespace swemu {
@@ -101,14 +102,14 @@ Result<uint64_t> ParseBytes(std::string_view text) {
     std::string_view name;
     double scale;
   };
-  static constexpr Unit kUnits[] = {{"", 1},         {"b", 1},           {"k", 1e3},
-                                    {"kb", 1e3},     {"kib", 1024.0},    {"m", 1e6},
-                                    {"mb", 1e6},     {"mib", 1048576.0}, {"g", 1e9},
-                                    {"gb", 1e9},     {"gib", 1073741824.0}};
+  static constexpr Unit kUnits[] = {
+      {"", 1},     {"b", 1},           {"k", 1e3}, {"kb", 1e3}, {"kib", 1024.0},      {"m", 1e6},
+      {"mb", 1e6}, {"mib", 1048576.0}, {"g", 1e9}, {"gb", 1e9}, {"gib", 1073741824.0}};
   for (const Unit& unit : kUnits) {
     if (EqualsIgnoreCase(suffix, unit.name)) return Scaled(text, number, unit.scale, "byte");
   }
-  return Status::Error(Quote(text) + " has an unknown size unit (use B, KB, KiB, MB, MiB, GB, GiB)");
+  return Status::Error(Quote(text) +
+                       " has an unknown size unit (use B, KB, KiB, MB, MiB, GB, GiB)");
 }
 
 Result<uint64_t> ParseDuration(std::string_view text) {
@@ -150,6 +151,20 @@ Result<double> ParseProbability(std::string_view text) {
   }
   if (suffix == "%") number /= 100.0;
   if (number < 0 || number > 1) return Status::Error(Quote(text) + " is not within [0, 1]");
+  return number;
+}
+
+Result<double> ParseDouble(std::string_view text, double min, double max) {
+  double number = 0;
+  std::string_view suffix;
+  if (!SplitNumber(text, &number, &suffix) || !suffix.empty()) {
+    return Status::Error(Quote(text) + " is not a number");
+  }
+  if (!(number >= min && number <= max)) {
+    char range[64];
+    std::snprintf(range, sizeof(range), "[%g, %g]", min, max);
+    return Status::Error(Quote(text) + " is not within " + range);
+  }
   return number;
 }
 

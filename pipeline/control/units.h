@@ -9,8 +9,7 @@
 namespace swemu {
 
 // Decimal or 0x-hex unsigned integer within [min, max].
-Result<uint64_t> ParseUint(std::string_view text, uint64_t min = 0,
-                           uint64_t max = UINT64_MAX);
+Result<uint64_t> ParseUint(std::string_view text, uint64_t min = 0, uint64_t max = UINT64_MAX);
 // Bits per second: plain number or with suffix K/M/G/T (powers of 1000), optional "bps"/"b".
 Result<uint64_t> ParseRate(std::string_view text);
 // Bytes: plain number, or suffix K/KB (1000), KiB (1024), M/MB, MiB, G/GB, GiB.
@@ -21,6 +20,8 @@ Result<uint64_t> ParseDuration(std::string_view text);
 Result<bool> ParseBool(std::string_view text);
 // Probability in [0, 1], e.g. "0.001" or "0.1%".
 Result<double> ParseProbability(std::string_view text);
+// A plain decimal number within [min, max].
+Result<double> ParseDouble(std::string_view text, double min, double max);
 
 std::string FormatRate(uint64_t bps);
 std::string FormatBytes(uint64_t bytes);

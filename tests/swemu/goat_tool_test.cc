@@ -42,7 +42,8 @@ TEST(GoatTool, ThePlanCarriesLessThanThePsAlone) {
 
 TEST(GoatTool, TheClassLpAndTheFullLpAgree) {
   const std::string dir = Dir();
-  const std::string args = " plan --leaf-spine 2,4,17 --programmable leaf0,leaf1,spine1 --memory 8MB";
+  const std::string args =
+      " plan --leaf-spine 2,4,17 --programmable leaf0,leaf1,spine1 --memory 8MB";
   RunResult classes = RunCommandIn(dir, kGoat + args);
   RunResult full = RunCommandIn(dir, kGoat + args + " --no-classes");
   ASSERT_EQ(classes.status, 0) << classes.err;
@@ -59,8 +60,10 @@ TEST(GoatTool, TheClassLpAndTheFullLpAgree) {
 // memory), every worker with one node per sub-model; the figures match the printed ones.
 TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
   const std::string dir = Dir();
-  RunResult run = RunCommandIn(dir, kGoat + " plan --leaf-spine 2,4,17 --programmable "
-                                            "leaf0,leaf1,spine1 --memory 8MB --json " + dir + "plan.json");
+  RunResult run = RunCommandIn(dir, kGoat +
+                                        " plan --leaf-spine 2,4,17 --programmable "
+                                        "leaf0,leaf1,spine1 --memory 8MB --json " +
+                                        dir + "plan.json");
   ASSERT_EQ(run.status, 0) << run.err;
   const std::string json = ReadText(dir + "plan.json");
   auto count = [&](const std::string& what) {
@@ -76,13 +79,15 @@ TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
   const int submodels = static_cast<int>(std::count(sizes.begin(), sizes.end(), ',')) + 1;
   // Each worker names a node (a switch or "ps") for every sub-model.
   std::regex nodes("\"nodes\": \\[([^\\]]*)\\]");
-  for (auto it = std::sregex_iterator(json.begin(), json.end(), nodes); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), nodes);
+       it != std::sregex_iterator(); ++it) {
     const std::string list = (*it)[1].str();
     EXPECT_EQ(std::count(list.begin(), list.end(), ',') + 1, submodels) << list;
   }
   // Fan-ins of a sub-model over the switches never exceed the 16 workers.
   std::regex fan("\"fan_in\": ([0-9]+)");
-  for (auto it = std::sregex_iterator(json.begin(), json.end(), fan); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(json.begin(), json.end(), fan); it != std::sregex_iterator();
+       ++it) {
     EXPECT_LE(std::stoi((*it)[1].str()), 16);
   }
   EXPECT_NE(run.out.find("wrote " + dir + "plan.json"), std::string::npos);
@@ -90,19 +95,58 @@ TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
 
 TEST(GoatTool, BadOptionsEndWithOneLine) {
   const std::string dir = Dir();
-  for (const std::string& args :
-       {std::string(""), std::string("bogus"), std::string("plan --bogus"),
-        std::string("plan --leaf-spine 1,2"), std::string("plan --leaf-spine 1,2,1"),
-        std::string("plan --memory 1"), std::string("plan --programmable nope"),
-        std::string("plan --programmable 200%"), std::string("plan --model gpt"),
-        std::string("plan --submodels x"), std::string("plan stray"),
-        std::string("plan --json " + dir)}) {
+  for (const std::string& args : {std::string(""),
+                                  std::string("bogus"),
+                                  std::string("plan --bogus"),
+                                  std::string("plan --leaf-spine 1,2"),
+                                  std::string("plan --leaf-spine 1,2,1"),
+                                  std::string("plan --memory 1"),
+                                  std::string("plan --programmable nope"),
+                                  std::string("plan --programmable 200%"),
+                                  std::string("plan --model gpt"),
+                                  std::string("plan --submodels x"),
+                                  std::string("plan stray"),
+                                  std::string("plan --json " + dir),
+                                  std::string("sim --fabric ring"),
+                                  std::string("sim --scheme goat,nope"),
+                                  std::string("sim --scale 0.5"),
+                                  std::string("sim --memory 1"),
+                                  std::string("sim --delay 9=1ms"),
+                                  std::string("sim --delay 1"),
+                                  std::string("sim --k 3"),
+                                  std::string("sim --rate-mean 2"),
+                                  std::string("sim --csv " + dir),
+                                  std::string("sim --per-switch 40"),
+                                  std::string("sim --fabric leaf-spine --workers 65"),
+                                  std::string("sim --rto 0"),
+                                  std::string("sim --model 0MB")}) {
     RunResult run = RunCommandIn(dir, kGoat + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
       EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
     }
   }
+}
+
+// Exp. #3's setting scaled down: GOAT against ATP-style sharing and the PS alone, with the
+// workers' rates varying (docs/papers.md, "GOAT").
+TEST(GoatTool, SimPutsLessOnThePsThanAtpStyleSharingAndGivesExactSums) {
+  const std::string dir = Dir();
+  RunResult run =
+      RunCommandIn(dir, kGoat + " sim --per-switch 8 --scale 1000 --csv " + dir + "sim.csv");
+  ASSERT_EQ(run.status, 0) << run.err;
+  std::smatch m;
+  auto ps_fragments = [&](const std::string& scheme) {
+    const std::regex re(scheme + " +([0-9]+) ");
+    return std::regex_search(run.out, m, re) ? std::stod(m[1].str()) : -1.0;
+  };
+  const double goat = ps_fragments("goat"), atp = ps_fragments("atp-style"),
+               ps = ps_fragments("ps-only");
+  ASSERT_GT(goat, 0) << run.out;
+  EXPECT_LT(goat, atp) << run.out;
+  EXPECT_LT(atp, ps + 1) << run.out;
+  EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
+  EXPECT_EQ(ReadText(dir + "sim.csv").substr(0, 7), "scheme,");
 }
 
 }  // namespace

@@ -20,6 +20,8 @@
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
+#include "tools/goat/goat_common.h"
+#include "tools/goat/goat_sim.h"
 #include "tools/subcommand.h"
 #include "tools/tool_main.h"
 
@@ -30,7 +32,7 @@ using gen::Check;
 using gen::CheckUint;
 using gen::Text;
 
-constexpr double kSlotBytes = 256;  // 64 float32 values
+using goat_tool::kSlotBytes;
 
 po::options_description PlanOptions() {
   po::options_description options("swemu-goat plan options", 100);
@@ -49,83 +51,36 @@ po::options_description PlanOptions() {
   return options;
 }
 
-Result<std::vector<std::string>> Programmable(const std::string& text, const GinaGraph& g,
-                                               uint64_t seed) {
-  std::vector<std::string> switches;
-  for (const GinaNode& n : g.nodes) {
-    if (n.kind == GinaNode::Kind::kSwitch) switches.push_back(n.name);
-  }
-  uint64_t count = 0;
-  if (text.ends_with('%')) {
-    Result<double> share = ParseProbability(text);
-    if (!share.ok()) return Status::Error("--programmable: " + share.message());
-    count = static_cast<uint64_t>(std::llround(*share * static_cast<double>(switches.size())));
-  } else if (!text.empty() && std::all_of(text.begin(), text.end(), ::isdigit)) {
-    Result<uint64_t> n = ParseUint(text, 0, switches.size());
-    if (!n.ok()) return Status::Error("--programmable: " + n.message());
-    count = *n;
-  } else {
-    std::vector<std::string> names;
-    std::stringstream in(text);
-    for (std::string name; std::getline(in, name, ',');) {
-      if (std::find(switches.begin(), switches.end(), name) == switches.end()) {
-        return Status::Error("--programmable: no switch " + name);
-      }
-      names.push_back(name);
-    }
-    return names;
-  }
-  SplitMix64 rng(seed);
-  for (std::size_t i = switches.size(); i > 1; --i) std::swap(switches[i - 1], switches[rng.Next() % i]);
-  switches.resize(count);
-  return switches;
-}
-
 Status RunPlan(const po::variables_map& vm, std::ostream& out) {
-  uint64_t spines = 0, leaves = 0, servers = 0, memory = 0, submodels = 0, seed = 0;
-  {
-    std::stringstream in(Text(vm, "leaf-spine"));
-    std::string a, b, c, rest;
-    if (!std::getline(in, a, ',') || !std::getline(in, b, ',') || !std::getline(in, c, ',') ||
-        std::getline(in, rest)) {
-      return Status::Error("--leaf-spine " + Text(vm, "leaf-spine") + ": SPINES,LEAVES,SERVERS");
-    }
-    SWEMU_RETURN_IF_ERROR(Check("leaf-spine", ParseUint(a, 1, 64), &spines));
-    SWEMU_RETURN_IF_ERROR(Check("leaf-spine", ParseUint(b, 1, 256), &leaves));
-    SWEMU_RETURN_IF_ERROR(Check("leaf-spine", ParseUint(c, 2, 4096), &servers));
-  }
+  uint64_t memory = 0, submodels = 0, seed = 0;
+  Result<goat_tool::LeafSpineShape> shape = goat_tool::ParseLeafSpine(Text(vm, "leaf-spine"));
+  if (!shape.ok()) return shape.status();
+  const uint64_t spines = shape->spines, leaves = shape->leaves, servers = shape->servers;
   SWEMU_RETURN_IF_ERROR(Check("memory", ParseBytes(Text(vm, "memory")), &memory));
   if (memory < 256) return Status::Error("--memory: at least one 256-byte slot");
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "submodels", 0, 100000, &submodels));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
-  Result<ModelLayers> model = BundledModel(Text(vm, "model"));
-  if (!model.ok()) return Status::Error("--model: " + model.message());
   std::string json;
   if (vm.count("json")) {
     json = Text(vm, "json");
     SWEMU_RETURN_IF_ERROR(CheckOutputFile(json, "--json"));
   }
   const uint64_t slots = memory / 256;
-  GinaGraph probe = LeafSpineGraph(static_cast<uint32_t>(spines), static_cast<uint32_t>(leaves),
-                                   static_cast<uint32_t>(servers), {}, 0);
-  Result<std::vector<std::string>> programmable = Programmable(Text(vm, "programmable"), probe, seed);
+  Result<goat_tool::ModelSlots> model =
+      goat_tool::SizeModel(Text(vm, "model"), submodels, 1, slots);
+  if (!model.ok()) return model.status();
+  const uint64_t total_slots = model->total_slots;
+  std::vector<std::string> all_switches;
+  for (const GinaNode& n :
+       LeafSpineGraph(shape->spines, shape->leaves, shape->servers, {}, 0).nodes) {
+    if (n.kind == GinaNode::Kind::kSwitch) all_switches.push_back(n.name);
+  }
+  Result<std::vector<std::string>> programmable =
+      goat_tool::ProgrammableSwitches(Text(vm, "programmable"), all_switches, seed);
   if (!programmable.ok()) return programmable.status();
   const GinaGraph graph =
-      LeafSpineGraph(static_cast<uint32_t>(spines), static_cast<uint32_t>(leaves),
-                     static_cast<uint32_t>(servers), *programmable, slots);
-  uint64_t total_slots = 0;
-  std::vector<uint64_t> sizes;
-  for (const LayerSize& l : model->layers) {
-    sizes.push_back(GinaSlotsOfBytes(l.params * 4));
-    total_slots += sizes.back();
-  }
-  if (submodels != 0) {
-    sizes.assign(submodels, total_slots / submodels);
-    for (uint64_t k = 0; k < total_slots % submodels; ++k) ++sizes[k];
-    sizes.erase(std::remove(sizes.begin(), sizes.end(), 0u), sizes.end());
-  }
-  Result<std::vector<uint64_t>> split = SplitSubmodels(sizes, slots);
-  if (!split.ok()) return split.status();
+      LeafSpineGraph(shape->spines, shape->leaves, shape->servers, *programmable, slots);
+  const std::vector<uint64_t>* split = &model->submodels;
   Result<GinaProblem> problem = BuildGinaProblem(graph, *split);
   if (!problem.ok()) return problem.status();
   const bool classes = vm.count("no-classes") == 0;
@@ -135,7 +90,8 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   Result<GinaPlan> plan = RoundKrgs(*problem, *lp, seed, &st);
   if (!plan.ok()) return plan.status();
   GinaPlan ps_only;
-  ps_only.node.assign(problem->submodels.size(), std::vector<int32_t>(problem->num_workers(), kGinaPs));
+  ps_only.node.assign(problem->submodels.size(),
+                      std::vector<int32_t>(problem->num_workers(), kGinaPs));
   ps_only.Derive(*problem);
 
   char line[512];
@@ -147,7 +103,7 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
                 static_cast<unsigned long long>(servers), problem->num_workers(),
                 static_cast<unsigned long long>(leaves - 1), problem->num_switches(),
                 Text(vm, "memory").c_str(), static_cast<unsigned long long>(slots),
-                model->model.c_str(), static_cast<double>(total_slots) * kSlotBytes / 1e6,
+                model->name.c_str(), static_cast<double>(total_slots) * kSlotBytes / 1e6,
                 problem->submodels.size());
   out << line;
   std::string names;
@@ -162,8 +118,8 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
                 "KRGS (seed %llu): %u bins, least S_a %.3f (%u at most 0.5), %u draws normalised; "
                 "%u switches over memory before repair (at most %.2f x B), %u sub-models demoted\n",
                 static_cast<unsigned long long>(seed), st.bins, st.min_bin_sum,
-                st.bins_at_most_half, st.normalised, st.switches_over_before_repair,
-                st.max_overuse, st.demoted);
+                st.bins_at_most_half, st.normalised, st.switches_over_before_repair, st.max_overuse,
+                st.demoted);
   out << line;
   auto row = [&](const char* name, const GinaPlan& p) {
     std::snprintf(line, sizeof(line), "%-10s %14.4g %14.4g %14.4g\n", name,
@@ -189,27 +145,45 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   return Status::Ok();
 }
 
+struct Command {
+  const char* name;
+  const char* help;
+  po::options_description (*options)();
+  Status (*run)(const po::variables_map&, std::ostream&);
+};
+
+const Command kCommands[] = {
+    {"plan", "GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model", PlanOptions,
+     RunPlan},
+    {"sim", "a GOAT job packet by packet in virtual time: GOAT, ATP-style sharing, PS-only",
+     GoatSimOptions, RunGoatSim},
+};
+
 int Main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
-    std::cout << "usage: swemu-goat plan [options]   (plan --help for its options)\n"
-                 "  plan  GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model\n"
-                 "every option: docs/cli.md\n";
+  const std::string first = argc < 2 ? "" : argv[1];
+  if (argc < 2 || first == "--help" || first == "-h") {
+    std::cout << "usage: swemu-goat COMMAND [options]   (COMMAND --help for its options)\n";
+    for (const Command& c : kCommands) std::printf("  %-5s %s\n", c.name, c.help);
+    std::cout << "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
-  if (std::string(argv[1]) != "plan") {
-    std::cerr << "swemu-goat: unknown command " << argv[1] << " (expected plan)\n";
-    return 2;
+  for (const Command& c : kCommands) {
+    if (first != c.name) continue;
+    po::variables_map vm;
+    const int exit_now =
+        ParseSubcommand("swemu-goat", c.name, "[options]", c.options(), argc - 1, argv + 1, &vm);
+    if (exit_now >= 0) return exit_now;
+    std::cout.flush();
+    Status status = c.run(vm, std::cout);
+    if (!status.ok()) {
+      std::cerr << "swemu-goat " << c.name << ": " << status.message() << "\n";
+      const std::string& m = status.message();
+      return m.starts_with("--") || m.starts_with("GINA") || m.starts_with("goat fabric") ? 2 : 1;
+    }
+    return 0;
   }
-  po::variables_map vm;
-  const int exit_now = ParseSubcommand("swemu-goat", "plan", "[options]", PlanOptions(), argc - 1,
-                                       argv + 1, &vm);
-  if (exit_now >= 0) return exit_now;
-  Status status = RunPlan(vm, std::cout);
-  if (!status.ok()) {
-    std::cerr << "swemu-goat plan: " << status.message() << "\n";
-    return status.message().starts_with("--") || status.message().starts_with("GINA") ? 2 : 1;
-  }
-  return 0;
+  std::cerr << "swemu-goat: unknown command " << first << " (expected plan or sim)\n";
+  return 2;
 }
 
 }  // namespace

@@ -1,11 +1,11 @@
 // GOAT's Algorithm 2 as reconstructed (hostlib/goat/async_k.h): the simulated epochs by hand, K
 // chosen against stragglers and not without them, psi's shape, the participants' fan-in per
 // switch and sub-model, bad input named.
+#include "hostlib/goat/async_k.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
-
-#include "hostlib/goat/async_k.h"
 
 namespace swemu {
 namespace {
@@ -16,10 +16,10 @@ TEST(GoatK, TheSimulatedEpochsMatchAHandComputation) {
   Result<KSearchResult> r = ChooseK({1, 2, 4}, {0.5, 3});
   ASSERT_TRUE(r.ok()) << r.message();
   EXPECT_EQ(r->mean_epoch, (std::vector<double>{1, 2, 4}));
-  EXPECT_DOUBLE_EQ(r->epochs[0], 4.0);             // (1 / 0.5)^2
-  EXPECT_DOUBLE_EQ(r->epochs[1], 16.0 / 9);        // (2 / 1.5)^2
-  EXPECT_DOUBLE_EQ(r->epochs[2], 1.44);            // (3 / 2.5)^2
-  EXPECT_EQ(r->k, 2u);                             // 3.56 against 4 and 5.76
+  EXPECT_DOUBLE_EQ(r->epochs[0], 4.0);       // (1 / 0.5)^2
+  EXPECT_DOUBLE_EQ(r->epochs[1], 16.0 / 9);  // (2 / 1.5)^2
+  EXPECT_DOUBLE_EQ(r->epochs[2], 1.44);      // (3 / 2.5)^2
+  EXPECT_EQ(r->k, 2u);                       // 3.56 against 4 and 5.76
 }
 
 TEST(GoatK, AStragglerIsLeftOutAndEqualWorkersAreAllAwaited) {

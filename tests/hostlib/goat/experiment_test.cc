@@ -96,7 +96,7 @@ TEST(GoatExperiment, FixedKAboveTheWorkersIsRefused) {
 TEST(GoatExperiment, LossyLinksStillGiveExactSums) {
   for (GoatScheme scheme : {GoatScheme::kGoat, GoatScheme::kAtpStyle}) {
     GoatRunOptions o = Options(scheme);
-    o.loss = 0.01;
+    o.net.loss = 0.01;
     o.rounds = 2;
     Result<GoatRunResult> r = RunGoatJob(Testbed(), o);
     ASSERT_TRUE(r.ok()) << GoatSchemeName(scheme) << ": " << r.message();

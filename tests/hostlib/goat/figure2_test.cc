@@ -62,7 +62,7 @@ Counts RunGoat(const GoatPublished& published) {
   EXPECT_TRUE(job.Validate().ok()) << job.Validate().message();
   Engine engine(1);
   Result<std::vector<EngineTransport*>> t =
-      fabric->Build(engine, published, kJob, kElements, kRate, 1000, 500);
+      fabric->Build(engine, published, kJob, kElements, {kRate, 1000, 500, 0, 0, 0});
   EXPECT_TRUE(t.ok()) << t.message();
   if (!t.ok()) return {};
   const uint64_t n = job.total_elements();

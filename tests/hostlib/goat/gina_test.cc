@@ -1,9 +1,10 @@
 // GOAT's GINA problem and its LP: distances from a graph, worker classes, sub-model splitting,
 // Eq. 1 solved (not Eq. 4: the reading notes' counter-example, where the two disagree), the
 // class-reduced LP as good as the full one, bad problems named.
+#include "hostlib/goat/gina.h"
+
 #include <gtest/gtest.h>
 
-#include "hostlib/goat/gina.h"
 #include "hostlib/goat/gina_lp.h"
 #include "hostlib/goat/krgs.h"
 

@@ -5,13 +5,14 @@
 // S_a > 0.5 (Lemma 3); memory before repair stays within Eq. 13's 2 B(s) on average and after
 // repair never exceeds B(s); plans are reproducible per seed; and truncating the LP solution,
 // as the authors' code does, throws in-network aggregation away where rounding keeps it.
+#include "hostlib/goat/krgs.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "hostlib/goat/gina.h"
 #include "hostlib/goat/gina_lp.h"
-#include "hostlib/goat/krgs.h"
 
 namespace swemu {
 namespace {
@@ -143,8 +144,8 @@ TEST(Krgs, MemoryIsWithinTwiceBOnAverageBeforeRepairAndWithinBAfter) {
   // one in nine) is over its memory until the repair demotes some.
   GinaProblem p = ThreeSwitches(4);
   p.submodels = {2, 2, 2, 2};
-  GinaLpSolution lp = Fractional(p, {0.5, 0.5, 0.5}, std::vector<std::vector<double>>(
-                                                         4, {1.0 / 3, 1.0 / 3, 1.0 / 3, 0.0}));
+  GinaLpSolution lp = Fractional(
+      p, {0.5, 0.5, 0.5}, std::vector<std::vector<double>>(4, {1.0 / 3, 1.0 / 3, 1.0 / 3, 0.0}));
   lp.x.assign(4, {0.5, 0.5, 0.5});
   lp.y.assign(4, lp.y[0]);
   const std::size_t S = p.num_switches();
@@ -168,8 +169,8 @@ TEST(Krgs, MemoryIsWithinTwiceBOnAverageBeforeRepairAndWithinBAfter) {
     EXPECT_LE(load[s] / seeds, 2.0) << p.switch_names[s];
     EXPECT_NEAR(load[s] / seeds, expected, 0.03) << p.switch_names[s];
   }
-  EXPECT_GT(over, 0u);                // the rounding overran memory
-  EXPECT_GE(demoted, over);           // and the repair acted each time
+  EXPECT_GT(over, 0u);       // the rounding overran memory
+  EXPECT_GE(demoted, over);  // and the repair acted each time
   EXPECT_NEAR(static_cast<double>(over) / (seeds * S), 1.0 / 9, 0.02);
 }
 
@@ -188,7 +189,7 @@ TEST(Krgs, TruncatingTheLpThrowsAggregationAwayRoundingKeepsIt) {
     for (int32_t n : plan->node[0]) EXPECT_NE(n, kGinaPs);  // y / x = 1 at the chosen switch
     rounded += GinaPlanEq1(p, *plan);
   }
-  EXPECT_NEAR(rounded / 100, 4 * 1 + 2, 1e-9);     // 4 workers one hop, one aggregate two hops
+  EXPECT_NEAR(rounded / 100, 4 * 1 + 2, 1e-9);          // 4 workers one hop, one aggregate two hops
   EXPECT_NEAR(GinaPlanEq1(p, truncated), 4 * 3, 1e-9);  // every worker three hops to the PS
 }
 
