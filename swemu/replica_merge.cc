@@ -282,12 +282,14 @@ MergeRule MergeRuleFor(std::string_view line) {
   if (words[0] == "register_read") return MergeRule::kRegisterRead;
   if (words[0] == "atp_stats" && words.size() == 1) return MergeRule::kAtpStats;
   if (words[0] == "pcn_stats" && words.size() == 1) return MergeRule::kPcnStats;
+  if (words[0] == "goat_stats" && words.size() == 1) return MergeRule::kGoatStats;
   if (words[0] != "show" || words.size() < 2) return MergeRule::kNone;
   static const std::map<std::string, MergeRule, std::less<>> kShow = {
       {"stats", MergeRule::kShowStats},     {"ports", MergeRule::kShowPorts},
       {"drops", MergeRule::kShowDrops},     {"queues", MergeRule::kShowQueues},
       {"tables", MergeRule::kShowTables},   {"counters", MergeRule::kShowCounters},
       {"runtime", MergeRule::kShowRuntime}, {"atp", MergeRule::kShowAtp},
+      {"goat", MergeRule::kGoatStats},
   };
   auto it = kShow.find(words[1]);
   return it == kShow.end() ? MergeRule::kNone : it->second;
@@ -328,6 +330,13 @@ std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers
       });
     case MergeRule::kAtpStats: {
       // {"claimed": N, ..., "aggregators_in_use": N, "aggregators": SIZE, "elements": E}
+      std::vector<std::string_view> lines(answers.begin(), answers.end());
+      return MergeLine(
+          lines, [](std::size_t k, std::size_t n) { return k + 2 < n ? Op::kSum : Op::kKeep; });
+    }
+    case MergeRule::kGoatStats: {
+      // [goat: ]{"claimed": N, ..., "slots_in_use": N, "slots": SIZE, "elements": E}: each slot
+      // lives on the replica that owns its shard, so the counts add up.
       std::vector<std::string_view> lines(answers.begin(), answers.end());
       return MergeLine(
           lines, [](std::size_t k, std::size_t n) { return k + 2 < n ? Op::kSum : Op::kKeep; });

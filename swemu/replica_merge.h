@@ -23,10 +23,12 @@ enum class MergeRule {
   kTableDump,
   kCounterRead,
   kRegisterRead,
-  kShowAtp,   // the atp program's counters: summed; aggregators in use summed (each has one owner)
-  kAtpStats,  // the same as one line of JSON; the configuration (aggregators, elements) kept
-  kPcnStats,  // the pcn program's counters, one line of JSON: all summed (each replica counts
-              // the packets of the egress ports it owns)
+  kShowAtp,    // the atp program's counters: summed; aggregators in use summed (each has one owner)
+  kAtpStats,   // the same as one line of JSON; the configuration (aggregators, elements) kept
+  kPcnStats,   // the pcn program's counters, one line of JSON: all summed (each replica counts
+               // the packets of the egress ports it owns)
+  kGoatStats,  // goat_stats and show goat: counters and slots in use summed (each slot has one
+               // owner), the configuration (slots, elements) kept
 };
 
 // The rule for a command line; kNone for commands that change state or are not merged.

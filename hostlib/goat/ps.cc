@@ -49,11 +49,13 @@ void GoatPs::OnGradient(const GoatHeader& h, std::size_t frame_len) noexcept {
   const uint64_t bits = h.Bitmap();
   Latest& latest = latest_[index];
   if (latest.valid && round <= latest.round) {
-    // The fragment's round is over: answer each sender with the newest result.
-    const bool counted = round == latest.round && (bits & ~latest.bitmap) == 0;
-    ++(counted ? stats_.result_resends : stats_.late);
+    // The fragment's round is over: answer each sender with the newest result, flagged
+    // excluded for a sender it did not count.
+    const uint64_t counted = round == latest.round ? bits & latest.bitmap : 0;
+    ++(counted == bits ? stats_.result_resends : stats_.late);
     for (uint64_t b = bits; b != 0; b &= b - 1) {
-      SendResult(index, round, static_cast<uint32_t>(std::countr_zero(b)), !counted);
+      const uint32_t w = static_cast<uint32_t>(std::countr_zero(b));
+      SendResult(index, round, w, (counted >> w & 1) == 0);
     }
     return;
   }

@@ -34,8 +34,8 @@ struct GoatPsStats {
   uint64_t duplicates = 0;
   uint64_t partial_overlaps = 0;
   uint64_t overflow_ignored = 0;
-  uint64_t late = 0;            // for a completed round, sender not counted: answered excluded
-  uint64_t result_resends = 0;  // for a completed round, sender counted: result sent again
+  uint64_t late = 0;            // for a completed round, a sender not counted (answered excluded)
+  uint64_t result_resends = 0;  // for a completed round, every sender counted: result again
   uint64_t bad_packets = 0;     // not this job's shape: wrong elements, sub-model, fragment
   uint64_t results_sent = 0;
   uint64_t send_failures = 0;

@@ -131,6 +131,7 @@ void GoatWorker::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
   ++done_count_;
   ++stats_.results;
   if (h->Has(kGoatFlagExcluded)) ++stats_.excluded;
+  if (h->Has(kGoatFlagOverflow)) ++stats_.overflow_results;
   if (done()) {
     finish_ns_ = now;
     ++stats_.rounds_completed;

@@ -32,8 +32,9 @@ struct GoatWorkerStats {
   uint64_t send_failures = 0;
   uint64_t results = 0;  // results that completed a fragment of the current round
   uint64_t duplicate_results = 0;
-  uint64_t stale_results = 0;  // for another round, or not this job's
-  uint64_t excluded = 0;       // results that did not count this worker (late, async mode)
+  uint64_t stale_results = 0;     // for another round, or not this job's
+  uint64_t excluded = 0;          // results that did not count this worker (late, async mode)
+  uint64_t overflow_results = 0;  // results whose sums the PS clamped to int32 (invalid values)
   uint64_t rounds_completed = 0;
 };
 

@@ -47,7 +47,8 @@ struct GoatCounters {
   uint64_t late = 0;           // fragment of a finished or older round: sent on to the PS
   uint64_t evicted = 0;        // an unfinished older round's slot reclaimed by a newer round
   uint64_t released = 0;       // share: the PS's result freed the slot
-  uint64_t out_of_range = 0;   // fragment id past the sub-model's slots: sent on to the PS
+  uint64_t out_of_range = 0;   // not aggregated by its entry (fragment past the sub-model's
+                               // slots, slots past the array, fan-in 0 or above 64): to the PS
   uint64_t routed = 0;         // forwarded by node id (goat_route)
   uint64_t route_miss = 0;     // not this switch's, node id unknown to goat_route: l2l3
   uint64_t resend_direct = 0;  // retransmission with no slot of its round here: to the PS

@@ -132,21 +132,28 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
     const uint64_t size = action.params[1];
     const uint32_t fan_in = static_cast<uint32_t>(action.params[2]);
     if (result) {
-      if (!share || size == 0) continue;  // GOAT slots are reclaimed by the next round
+      // GOAT slots are reclaimed by the next round; only shared ones wait for the result.
+      if (!share || size == 0 || base + size > slots_) continue;
       pkt.meta.user[kWordIndex] = static_cast<uint32_t>(base + h->Fragment() % size);
       SetOp(pkt, kOpRelease);
       agg[(*n_agg)++] = &pkt;
       continue;
     }
-    if (size == 0 || fan_in == 0 || (!share && h->Fragment() >= size)) {
+    // Nothing to aggregate here (fan-in 0: every worker of this sub-model here is a straggler
+    // this epoch), more workers than a bitmap holds, a fragment past the sub-model's slots, or
+    // an entry whose slots run past the array: the PS aggregates the fragment.
+    if (size == 0 || fan_in == 0 || fan_in > kGoatMaxWorkers || base + size > slots_ ||
+        (!share && h->Fragment() >= size)) {
       ++counters_.out_of_range;
-      if (!share) h->SetNodeId(kGoatNodePs);
-      pkt.hdr.dirty |= kDirtyL4;
+      if (!share) {
+        h->SetNodeId(kGoatNodePs);
+        pkt.hdr.dirty |= kDirtyL4;
+      }
       continue;
     }
     pkt.meta.user[kWordIndex] =
         static_cast<uint32_t>(base + (share ? h->Fragment() % size : h->Fragment()));
-    pkt.meta.user[kWordFanIn] = std::min<uint32_t>(fan_in, 0xFF) | (share ? kShareMode : 0);
+    pkt.meta.user[kWordFanIn] = fan_in | (share ? kShareMode : 0);
     SetOp(pkt, h->Has(kGoatFlagResend) ? kOpResend : kOpGradient);
     agg[(*n_agg)++] = &pkt;
   }

@@ -44,7 +44,6 @@ inline constexpr uint8_t kGoatFlagOverflow = 1 << 1;   // a switch sum left int3
 inline constexpr uint8_t kGoatFlagAggregate = 1 << 2;  // written by a switch (complete or flushed)
 inline constexpr uint8_t kGoatFlagExcluded = 1 << 3;   // result: this worker's gradient was late
                                                        // and not counted (K-SGD's discard)
-inline constexpr uint8_t kGoatFlagsKnown = 0x0F;
 
 struct __attribute__((packed)) GoatHeader {
   uint8_t ver_type;

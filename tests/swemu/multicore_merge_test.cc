@@ -144,6 +144,17 @@ TEST(MulticoreMergeRuleTest, AWiderSumKeepsColumnsAligned) {
       "   0       10     100\n");
 }
 
+TEST(MulticoreMergeRuleTest, GoatCountersAndSlotsAreSummedTheConfigurationKept) {
+  EXPECT_EQ(MergeRuleFor("goat_stats"), MergeRule::kGoatStats);
+  EXPECT_EQ(MergeRuleFor("show goat"), MergeRule::kGoatStats);
+  EXPECT_EQ(MergeRuleFor("goat_stats reset"), MergeRule::kNone);
+  const std::vector<std::string> stats = {
+      R"(goat: {"claimed": 4, "slots_in_use": 2, "slots": 64, "elements": 8})",
+      R"(goat: {"claimed": 6, "slots_in_use": 1, "slots": 64, "elements": 8})"};
+  EXPECT_EQ(MergeAnswers(MergeRule::kGoatStats, stats),
+            R"(goat: {"claimed": 10, "slots_in_use": 3, "slots": 64, "elements": 8})");
+}
+
 }  // namespace
 }  // namespace swemu
 

@@ -229,6 +229,21 @@ TEST_F(GoatTest, FragmentPastTheSubmodelsSlotsGoesToThePs) {
   EXPECT_EQ(Goat().counters().out_of_range, 1u);
 }
 
+TEST_F(GoatTest, EntriesThatCannotAggregateSendFragmentsToThePs) {
+  h_.MustCmd("table_add goat_node aggregate 1 1 5 => 62 4 2");  // slots 62..65 of 64
+  h_.MustCmd("table_add goat_node aggregate 1 1 6 => 0 4 65");  // more workers than a bitmap
+  h_.MustCmd("table_add goat_node aggregate 1 1 7 => 0 4 0");   // every worker here is late
+  for (uint16_t g : {5, 6, 7}) Send(Grad(0, 1, g, 0, 1, 1));
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 3u);
+  for (const SentFrame& f : out) {
+    EXPECT_EQ(f.port, kPs);
+    EXPECT_EQ(Decode(f).f.node_id, kGoatNodePs);
+  }
+  EXPECT_EQ(Goat().counters().out_of_range, 3u);
+  EXPECT_EQ(Goat().counters().claimed, 0u);
+}
+
 TEST_F(GoatTest, SharedSlotIsFirstComeFirstServedAndHeldUntilTheResult) {
   // Fragments 0 and 2 of sub-model 4 share slot 20 (2 slots).
   Send(Grad(0, kGoatNodeAny, 4, 0, 1, 1));
