@@ -133,16 +133,18 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
     const uint32_t fan_in = static_cast<uint32_t>(action.params[2]);
     if (result) {
       // GOAT slots are reclaimed by the next round; only shared ones wait for the result.
-      if (!share || size == 0 || base + size > slots_) continue;
-      pkt.meta.user[kWordIndex] = static_cast<uint32_t>(base + h->Fragment() % size);
+      if (!share || size == 0 || size > slots_ || base >= slots_) continue;
+      pkt.meta.user[kWordIndex] = static_cast<uint32_t>((base + h->Fragment() % size) % slots_);
       SetOp(pkt, kOpRelease);
       agg[(*n_agg)++] = &pkt;
       continue;
     }
     // Nothing to aggregate here (fan-in 0: every worker of this sub-model here is a straggler
     // this epoch), more workers than a bitmap holds, a fragment past the sub-model's slots, or
-    // an entry whose slots run past the array: the PS aggregates the fragment.
-    if (size == 0 || fan_in == 0 || fan_in > kGoatMaxWorkers || base + size > slots_ ||
+    // an entry whose slots run past the array (a shared entry's base + fragment mod size wraps
+    // around the array, so only its size must fit): the PS aggregates the fragment.
+    const bool fits = share ? size <= slots_ && base < slots_ : base + size <= slots_;
+    if (size == 0 || fan_in == 0 || fan_in > kGoatMaxWorkers || !fits ||
         (!share && h->Fragment() >= size)) {
       ++counters_.out_of_range;
       if (!share) {
@@ -151,8 +153,8 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
       }
       continue;
     }
-    pkt.meta.user[kWordIndex] =
-        static_cast<uint32_t>(base + (share ? h->Fragment() % size : h->Fragment()));
+    pkt.meta.user[kWordIndex] = static_cast<uint32_t>(share ? (base + h->Fragment() % size) % slots_
+                                                            : base + h->Fragment());
     pkt.meta.user[kWordFanIn] = fan_in | (share ? kShareMode : 0);
     SetOp(pkt, h->Has(kGoatFlagResend) ? kOpResend : kOpGradient);
     agg[(*n_agg)++] = &pkt;

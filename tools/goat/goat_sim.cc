@@ -22,15 +22,6 @@ po::options_description GoatSimOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
-      ("fabric", po::value<std::string>()->default_value("testbed"), "testbed (the paper's Fig. 4: s1, s2 with workers, the PS on s3, links s1-s3, s2-s3, s1-s2) or leaf-spine")
-      ("per-switch", po::value<std::string>()->default_value("4"), "testbed: workers on each of s1 and s2")
-      ("leaf-spine", po::value<std::string>()->default_value("10,10,50"), "leaf-spine: SPINES,LEAVES,SERVERS (the PS on the last leaf)")
-      ("workers", po::value<std::string>()->default_value("0"), "leaf-spine: use the first N workers (0: every server but the PS; at most 64)")
-      ("programmable", po::value<std::string>()->default_value("20%"), "leaf-spine: a share of the switches drawn by --seed, a count, or names")
-      ("memory", po::value<std::string>(), "each programmable switch's aggregator memory before --scale (default 20MB testbed, 64MB leaf-spine)")
-      ("model", po::value<std::string>(), "a bundled model (VGG16, AlexNet, ResNet50) or a size (default 44MB, ResNet-18, testbed; AlexNet leaf-spine)")
-      ("submodels", po::value<std::string>()->default_value("16"), "equal sub-models (0: one per layer of a bundled model); larger than a switch's memory: split")
-      ("scale", po::value<std::string>()->default_value("1000"), "divide the model and the memory by this (a packet-level run of the full sizes takes hours)")
       ("scheme", po::value<std::string>()->default_value("goat,atp-style,ps-only"), "comma-separated: goat, atp-style, ps-only")
       ("rounds", po::value<std::string>()->default_value("1"), "training rounds (iterations)")
       ("rate-mean", po::value<std::string>()->default_value("0.5"), "workers' sending rate, a share of the link rate (0: unpaced)")
@@ -40,73 +31,17 @@ po::options_description GoatSimOptions() {
       ("noise", po::value<std::string>()->default_value("1"), "Algorithm 2's r = sigma^2 / eps, in workers")
       ("delay", po::value<std::vector<std::string>>(), "W=TIME: worker W starts every round this late (e.g. 2=5ms), repeatable")
       ("loss", po::value<std::string>()->default_value("0"), "loss probability on every link, each direction")
-      ("elements", po::value<std::string>()->default_value("64"), "int32 values per fragment")
       ("queue-depth", po::value<std::string>()->default_value("65536"), "every switch queue, packets (the paper's simulation has no queue loss; 1024 is the TM's default)")
       ("rto", po::value<std::string>()->default_value("1s"), "workers' first retransmission timeout (doubles per try)")
       ("window", po::value<std::string>()->default_value("0"), "fragments a worker keeps in flight (0: all of them: workers push at their own rates, as the paper's do)")
       ("link-rate", po::value<std::string>()->default_value("10G"), "every link's rate")
-      ("seed", po::value<std::string>()->default_value("1"), "seed (switches drawn, KRGS, gradients, rates)")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
+  AddGoatSetupOptions(options);
   return options;
 }
 
 namespace {
-
-struct Setup {
-  GoatFabric fabric;
-  std::string description;
-  uint64_t slots = 0;
-};
-
-Result<Setup> MakeFabric(const po::variables_map& vm, uint64_t seed, double scale,
-                         const std::string& memory_text) {
-  Result<uint64_t> memory = ParseBytes(memory_text);
-  if (!memory.ok()) return Status::Error("--memory: " + memory.message());
-  const uint64_t slots = static_cast<uint64_t>(static_cast<double>(*memory) / kSlotBytes / scale);
-  if (slots == 0 || slots > (1u << 22)) {
-    return Status::Error("--memory " + memory_text + " / --scale gives " + std::to_string(slots) +
-                         " slots per switch (1.." + std::to_string(1u << 22) + ")");
-  }
-  GoatFabricSpec spec;
-  std::ostringstream what;
-  if (Text(vm, "fabric") == "testbed") {
-    uint64_t per_switch = 0;
-    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-switch", 1, 32, &per_switch));
-    spec = GoatFabricSpec::ThreeSwitch(static_cast<uint32_t>(per_switch),
-                                       static_cast<uint32_t>(slots));
-    what << "testbed: s1, s2 with " << per_switch << " workers each, the PS on s3";
-  } else if (Text(vm, "fabric") == "leaf-spine") {
-    Result<goat_tool::LeafSpineShape> shape = goat_tool::ParseLeafSpine(Text(vm, "leaf-spine"));
-    if (!shape.ok()) return shape.status();
-    GoatFabricSpec all =
-        GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, {}, 0);
-    std::vector<std::string> names;
-    for (const auto& s : all.switches) names.push_back(s.name);
-    Result<std::vector<std::string>> programmable =
-        goat_tool::ProgrammableSwitches(Text(vm, "programmable"), names, seed);
-    if (!programmable.ok()) return programmable.status();
-    spec = GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, *programmable,
-                                     static_cast<uint32_t>(slots));
-    uint64_t workers = 0;
-    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 0, kGoatMaxWorkers, &workers));
-    std::vector<GoatFabricSpec::Host> kept;
-    uint64_t taken = 0;
-    for (const auto& h : spec.hosts) {
-      if (h.ps || workers == 0 || taken++ < workers) kept.push_back(h);
-    }
-    spec.hosts = kept;
-    std::string list;
-    for (const std::string& n : *programmable) list += (list.empty() ? "" : ",") + n;
-    what << "leaf-spine " << shape->spines << " spines x " << shape->leaves << " leaves, "
-         << shape->servers << " servers; programmable: " << (list.empty() ? "none" : list);
-  } else {
-    return Status::Error("--fabric " + Text(vm, "fabric") + ": testbed or leaf-spine");
-  }
-  Result<GoatFabric> fabric = GoatFabric::Create(std::move(spec));
-  if (!fabric.ok()) return fabric.status();
-  return Setup{std::move(*fabric), what.str(), slots};
-}
 
 Result<std::vector<GoatScheme>> Schemes(const std::string& text) {
   std::vector<GoatScheme> out;
@@ -129,20 +64,15 @@ Result<std::vector<GoatScheme>> Schemes(const std::string& text) {
 }  // namespace
 
 Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
-  const bool testbed = Text(vm, "fabric") == "testbed";
-  uint64_t seed = 0, rounds = 0, submodels = 0, elements = 0, k = 0, window = 0, depth = 0;
+  uint64_t rounds = 0, k = 0, window = 0, depth = 0;
   TimeNs rto = 0;
-  double scale = 0, rate_mean = 0, rate_std = 0, noise = 0, loss = 0;
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
+  double rate_mean = 0, rate_std = 0, noise = 0, loss = 0;
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "rounds", 1, 1000, &rounds));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "submodels", 0, 100000, &submodels));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "elements", 1, 366, &elements));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "k", 0, kGoatMaxWorkers, &k));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "window", 0, UINT32_MAX, &window));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "queue-depth", 1, 1 << 20, &depth));
   SWEMU_RETURN_IF_ERROR(Check("rto", ParseDuration(Text(vm, "rto")), &rto));
   if (rto == 0) return Status::Error("--rto must be above 0");
-  SWEMU_RETURN_IF_ERROR(Check("scale", ParseDouble(Text(vm, "scale"), 1, 1e9), &scale));
   SWEMU_RETURN_IF_ERROR(Check("rate-mean", ParseDouble(Text(vm, "rate-mean"), 0, 1), &rate_mean));
   SWEMU_RETURN_IF_ERROR(Check("rate-std", ParseDouble(Text(vm, "rate-std"), 0, 10), &rate_std));
   SWEMU_RETURN_IF_ERROR(Check("noise", ParseDouble(Text(vm, "noise"), 0, 64), &noise));
@@ -157,17 +87,14 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
     csv = Text(vm, "csv");
     SWEMU_RETURN_IF_ERROR(CheckOutputFile(csv, "--csv"));
   }
-  const std::string memory = vm.count("memory") ? Text(vm, "memory") : testbed ? "20MB" : "64MB";
-  Result<Setup> setup = MakeFabric(vm, seed, scale, memory);
+  Result<GoatSetup> setup = MakeGoatSetup(vm);
   if (!setup.ok()) return setup.status();
-  const std::string model_text = vm.count("model") ? Text(vm, "model")
-                                 : testbed         ? "44MB"
-                                                   : "AlexNet";
-  Result<goat_tool::ModelSlots> model =
-      goat_tool::SizeModel(model_text, submodels, scale, setup->slots);
-  if (!model.ok()) return model.status();
+  const goat_tool::ModelSlots* model = &setup->model;
+  const double scale = setup->scale;
+  const std::string& memory = setup->memory;
+  const uint64_t seed = setup->seed;
   GoatRunOptions o;
-  o.elements = static_cast<uint16_t>(elements);
+  o.elements = setup->elements;
   o.fragments.assign(model->submodels.begin(), model->submodels.end());
   o.rounds = static_cast<uint32_t>(rounds);
   o.seed = seed;

@@ -6,9 +6,26 @@
 #include <boost/program_options.hpp>
 #include <ostream>
 
+#include "hostlib/goat/fabric.h"
 #include "pipeline/core/status.h"
+#include "tools/goat/goat_common.h"
 
 namespace swemu {
+
+// The network and the model of sim, publish and demo: --fabric (testbed or leaf-spine) and its
+// shape, --programmable, --memory, --model, --submodels, --scale, --elements, --seed.
+struct GoatSetup {
+  GoatFabric fabric;
+  std::string description;
+  std::string memory;  // as given
+  uint64_t slots = 0;  // per programmable switch, scaled
+  double scale = 1;
+  uint64_t seed = 1;
+  uint16_t elements = 64;
+  goat_tool::ModelSlots model;  // scaled, split into sub-models of at most `slots`
+};
+void AddGoatSetupOptions(boost::program_options::options_description& options);
+Result<GoatSetup> MakeGoatSetup(const boost::program_options::variables_map& vm);
 
 boost::program_options::options_description GoatSimOptions();
 Status RunGoatSim(const boost::program_options::variables_map& vm, std::ostream& out);
