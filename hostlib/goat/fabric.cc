@@ -177,7 +177,8 @@ std::vector<uint32_t> GoatFabric::worker_hosts() const {
 
 MacAddr GoatFabric::HostMac(uint32_t host) { return MacAddr::FromU64(0x020000000100ULL + host); }
 Ipv4Addr GoatFabric::HostIp(uint32_t host) {
-  return MakeIpv4Addr(10, 1, static_cast<uint8_t>(host >> 8), static_cast<uint8_t>(host & 0xFF));
+  return MakeIpv4Addr(10, 1, static_cast<uint8_t>((host + 1) >> 8),
+                      static_cast<uint8_t>((host + 1) & 0xFF));
 }
 
 GoatJob GoatFabric::MakeJob(uint16_t job_id, uint16_t elements,

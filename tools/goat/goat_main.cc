@@ -21,6 +21,7 @@
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
 #include "tools/goat/goat_common.h"
+#include "tools/goat/goat_publish.h"
 #include "tools/goat/goat_sim.h"
 #include "tools/subcommand.h"
 #include "tools/tool_main.h"
@@ -157,6 +158,8 @@ const Command kCommands[] = {
      RunPlan},
     {"sim", "a GOAT job packet by packet in virtual time: GOAT, ATP-style sharing, PS-only",
      GoatSimOptions, RunGoatSim},
+    {"publish", "a plan as files: switch configs and startup scripts, a topology, the job",
+     GoatPublishOptions, RunGoatPublish},
 };
 
 int Main(int argc, char** argv) {
@@ -182,7 +185,7 @@ int Main(int argc, char** argv) {
     }
     return 0;
   }
-  std::cerr << "swemu-goat: unknown command " << first << " (expected plan or sim)\n";
+  std::cerr << "swemu-goat: unknown command " << first << " (expected plan, sim or publish)\n";
   return 2;
 }
 

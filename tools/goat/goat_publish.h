@@ -1,0 +1,44 @@
+#pragma once
+// `swemu-goat publish`: a plan (GOAT's, ATP-style sharing or PS-only) for a network written out
+// as files users run: per switch a startup script (dmac and goat_route for the network, the
+// plan's goat_node entries) and a real-time config (net_vhost host ports; each link a vhost-user
+// socket on the switch listed first and virtio_user on the other), a topology of them for the
+// virtual-time engine (`swemu --topology`), and the job file the hosts read
+// (hostlib/goat/job_file.h: each worker's node per sub-model).
+#include <boost/program_options.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "hostlib/goat/experiment.h"
+#include "tools/goat/goat_sim.h"
+
+namespace swemu {
+
+struct GoatPublishLayout {
+  std::string dir;         // where the files go
+  std::string socket_dir;  // where the vhost-user sockets go (absolute)
+  std::string file_prefix;
+  std::string link_rate = "10G";  // every port's shaping (swemu's rate syntax; "0": unshaped)
+  // The socket of `sw`'s port (a host port, or the vhost-user side of a link).
+  std::string VhostSocket(const std::string& sw, uint16_t port) const;
+};
+
+// The plan of `scheme` on the setup's network and model, and the job it gives the hosts.
+struct GoatPublishedPlan {
+  GoatPublished published;
+  GoatJob job;
+  KrgsStats krgs;
+};
+Result<GoatPublishedPlan> MakeGoatPlan(const GoatSetup& setup, GoatScheme scheme, uint32_t k);
+
+// Writes <sw>.cli, <sw>.ini (every switch), goat.topo and goat.job into layout.dir; returns the
+// paths written.
+Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
+                                                const GoatPublishedPlan& plan,
+                                                const GoatPublishLayout& layout);
+
+boost::program_options::options_description GoatPublishOptions();
+Status RunGoatPublish(const boost::program_options::variables_map& vm, std::ostream& out);
+
+}  // namespace swemu
