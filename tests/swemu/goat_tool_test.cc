@@ -98,31 +98,38 @@ TEST(GoatTool, ThePlanIsWrittenForSwitchesAndWorkers) {
 
 TEST(GoatTool, BadOptionsEndWithOneLine) {
   const std::string dir = Dir();
-  for (const std::string& args : {std::string(""),
-                                  std::string("bogus"),
-                                  std::string("plan --bogus"),
-                                  std::string("plan --leaf-spine 1,2"),
-                                  std::string("plan --leaf-spine 1,2,1"),
-                                  std::string("plan --memory 1"),
-                                  std::string("plan --programmable nope"),
-                                  std::string("plan --programmable 200%"),
-                                  std::string("plan --model gpt"),
-                                  std::string("plan --submodels x"),
-                                  std::string("plan stray"),
-                                  std::string("plan --json " + dir),
-                                  std::string("sim --fabric ring"),
-                                  std::string("sim --scheme goat,nope"),
-                                  std::string("sim --scale 0.5"),
-                                  std::string("sim --memory 1"),
-                                  std::string("sim --delay 9=1ms"),
-                                  std::string("sim --delay 1"),
-                                  std::string("sim --k 3"),
-                                  std::string("sim --rate-mean 2"),
-                                  std::string("sim --csv " + dir),
-                                  std::string("sim --per-switch 40"),
-                                  std::string("sim --fabric leaf-spine --workers 65"),
-                                  std::string("sim --rto 0"),
-                                  std::string("sim --model 0MB")}) {
+  for (const std::string& args :
+       {std::string(""),
+        std::string("bogus"),
+        std::string("plan --bogus"),
+        std::string("plan --leaf-spine 1,2"),
+        std::string("plan --leaf-spine 1,2,1"),
+        std::string("plan --memory 1"),
+        std::string("plan --programmable nope"),
+        std::string("plan --programmable 200%"),
+        std::string("plan --model gpt"),
+        std::string("plan --submodels x"),
+        std::string("plan stray"),
+        std::string("plan --json " + dir),
+        std::string("sim --fabric ring"),
+        std::string("sim --scheme goat,nope"),
+        std::string("sim --scale 0.5"),
+        std::string("sim --memory 1"),
+        std::string("sim --delay 9=1ms"),
+        std::string("sim --delay 1"),
+        std::string("sim --k 3"),
+        std::string("sim --rate-mean 2"),
+        std::string("sim --csv " + dir),
+        std::string("sim --per-switch 40"),
+        std::string("sim --fabric leaf-spine --workers 65"),
+        std::string("sim --rto 0"),
+        std::string("sim --model 0MB"),
+        std::string("demo --k 3"),
+        std::string("demo --delay 9=1ms"),
+        std::string("demo --timeout 0"),
+        std::string("demo --scheme x"),
+        std::string("demo --out-dir " + dir + "x/" + std::string(120, 'd')),
+        std::string("publish --fabric x")}) {
     RunResult run = RunCommandIn(dir, kGoat + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
@@ -155,6 +162,32 @@ TEST(GoatTool, PublishWritesConfigsSwemuRunsAndTheJobForTheHosts) {
   EXPECT_EQ(bad.status, 2) << bad.err;
   bad = RunCommandIn(dir, kGoat + " publish --out-dir " + dir + "pub/goat.job");
   EXPECT_EQ(bad.status, 2) << bad.err;
+}
+
+// Real time: three swemu processes joined by vhost-user/virtio_user links, the hosts over
+// virtio_user. A worker 100 ms late every round: with K = 7 the PS completes rounds 1 and 2
+// from the others, and every result is the exact sum of the workers it counted.
+TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kGoat +
+                                        " demo --rounds 3 --async --k 7 --delay 5=100ms "
+                                        "--out-dir " +
+                                        dir + "demo");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("every result equals the exact sum"), std::string::npos) << run.out;
+  std::smatch m;
+  for (int r = 1; r <= 2; ++r) {
+    const std::regex re("round " + std::to_string(r) +
+                        ": K 7, the K-th worker done in ([0-9.]+) ms, all in ([0-9.]+) ms; "
+                        "([0-9]+) results excluded");
+    ASSERT_TRUE(std::regex_search(run.out, m, re)) << run.out;
+    EXPECT_LT(std::stod(m[1].str()), 100) << run.out;  // not waiting for worker 5
+    EXPECT_GT(std::stod(m[2].str()), 100) << run.out;  // worker 5 came later
+    EXPECT_GT(std::stoul(m[3].str()), 0u) << run.out;  // and was not counted
+  }
+  for (const char* sw : {"s1", "s2", "s3"}) {
+    EXPECT_NE(run.out.find(std::string(sw) + ": {\"claimed\""), std::string::npos) << run.out;
+  }
 }
 
 // Exp. #3's setting scaled down: GOAT against ATP-style sharing and the PS alone, with the

@@ -21,6 +21,7 @@
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
 #include "tools/goat/goat_common.h"
+#include "tools/goat/goat_demo.h"
 #include "tools/goat/goat_publish.h"
 #include "tools/goat/goat_sim.h"
 #include "tools/subcommand.h"
@@ -160,6 +161,8 @@ const Command kCommands[] = {
      GoatSimOptions, RunGoatSim},
     {"publish", "a plan as files: switch configs and startup scripts, a topology, the job",
      GoatPublishOptions, RunGoatPublish},
+    {"demo", "real time: a published plan on one swemu per switch, hosts over virtio_user",
+     GoatDemoOptions, RunGoatDemo},
 };
 
 int Main(int argc, char** argv) {
@@ -185,7 +188,8 @@ int Main(int argc, char** argv) {
     }
     return 0;
   }
-  std::cerr << "swemu-goat: unknown command " << first << " (expected plan, sim or publish)\n";
+  std::cerr << "swemu-goat: unknown command " << first
+            << " (expected plan, sim, publish or demo)\n";
   return 2;
 }
 
