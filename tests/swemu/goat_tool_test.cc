@@ -164,6 +164,57 @@ TEST(GoatTool, PublishWritesConfigsSwemuRunsAndTheJobForTheHosts) {
   EXPECT_EQ(bad.status, 2) << bad.err;
 }
 
+// configs/goat_testbed is what swemu-goat publish writes for the testbed (the command is in its
+// files' first line): the files stay current with the planner and the network.
+TEST(GoatTool, TheBundledTestbedConfigsAreThePublishedPlan) {
+  const std::string dir = Dir();
+  RunResult run =
+      RunCommandIn(dir, kGoat + " publish --out-dir " + dir + "again --socket-dir /tmp --pcap");
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (int w = 1; w <= 8; ++w) {
+    const std::string file = "w" + std::to_string(w) + ".pcap";
+    EXPECT_EQ(ReadText(SWEMU_SOURCE_DIR "/configs/goat_testbed/" + file),
+              ReadText(dir + "again/" + file))
+        << file;
+  }
+  for (const char* file :
+       {"s1.ini", "s1.cli", "s2.ini", "s2.cli", "s3.ini", "s3.cli", "goat.topo", "goat.job"}) {
+    std::string bundled = ReadText(SWEMU_SOURCE_DIR "/configs/goat_testbed/" + std::string(file));
+    std::string fresh = ReadText(dir + "again/" + file);
+    ASSERT_NE(bundled.find('\n'), std::string::npos) << file;
+    // The first line names the output directory.
+    EXPECT_EQ(bundled.substr(bundled.find('\n')), fresh.substr(fresh.find('\n'))) << file;
+  }
+}
+
+// Offline: the bundled topology and the workers' pcaps through the engine; at the PS's port, one
+// aggregate per fragment the plan puts on a switch, the workers' own fragments for the rest.
+TEST(GoatTool, TheTestbedRunsOfflineFromTheWorkersPcaps) {
+  const std::string dir = Dir();
+  const std::string cfg = SWEMU_SOURCE_DIR "/configs/goat_testbed/";
+  std::string in;
+  for (int w = 1; w <= 8; ++w) {
+    in += " --in " + std::string(w <= 4 ? "s1:" : "s2:") + std::to_string((w - 1) % 4) + "=" + cfg +
+          "w" + std::to_string(w) + ".pcap";
+  }
+  RunResult run = RunCommandIn(dir, SWEMU_BINARY_DIR "/swemu/swemu --topology " + cfg +
+                                        "goat.topo --offline" + in + " --out-dir " + dir + "off");
+  ASSERT_EQ(run.status, 0) << run.err;
+  RunResult analyzed =
+      RunCommandIn(dir, SWEMU_BINARY_DIR "/tools/swemu-analyze " + dir + "off/s3-port0.pcap");
+  ASSERT_EQ(analyzed.status, 0) << analyzed.err;
+  std::smatch m;
+  const std::regex re(
+      "job 1: ([0-9]+) gradient\\(s\\): worker ([0-9]+), aggregate ([0-9]+) "
+      "\\(count 8 x([0-9]+)\\)");
+  ASSERT_TRUE(std::regex_search(analyzed.out, m, re)) << analyzed.out;
+  const int workers_own = std::stoi(m[2].str()), aggregates = std::stoi(m[3].str());
+  EXPECT_EQ(aggregates, std::stoi(m[4].str()));  // every aggregate holds all 8 workers
+  EXPECT_GT(aggregates, 0);
+  EXPECT_EQ(workers_own % 8, 0);                 // whole sub-models at the PS
+  EXPECT_EQ(aggregates + workers_own / 8, 172);  // every fragment once
+}
+
 // Real time: three swemu processes joined by vhost-user/virtio_user links, the hosts over
 // virtio_user. A worker 100 ms late every round: with K = 7 the PS completes rounds 1 and 2
 // from the others, and every result is the exact sum of the workers it counted.

@@ -44,11 +44,6 @@ po::options_description GoatDemoOptions() {
 
 namespace {
 
-// Worker w's value at element i of round r (small: 64 workers never overflow int32).
-int32_t Value(uint32_t round, uint32_t w, uint64_t i) {
-  return static_cast<int32_t>(HashPair(HashPair(round, w), i) % 200'001) - 100'000;
-}
-
 struct Switches {
   std::vector<std::unique_ptr<SwemuProcess>> procs;
   std::vector<std::string> control;
@@ -118,6 +113,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   layout.socket_dir = layout.dir;
   layout.file_prefix = "swemu-goat-" + std::to_string(getpid());
   layout.link_rate = "0";
+  layout.command = "swemu-goat demo";
   if (layout.VhostSocket("leaf99", 99).size() > 107) {
     return Status::Error("--out-dir " + layout.dir + " is too long for Unix socket paths");
   }
@@ -232,7 +228,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
     std::vector<uint64_t> excluded_before(workers);
     for (uint32_t i = 0; i < workers; ++i) excluded_before[i] = w[i]->stats().excluded;
     for (uint32_t i = 0; i < workers; ++i) {
-      for (uint64_t e = 0; e < n; ++e) in[i][e] = Value(r, i, e);
+      for (uint64_t e = 0; e < n; ++e) in[i][e] = GoatDemoValue(r, i, e);
       run = w[i]->StartRound(r, in[i], res[i], start + delay[i]);
       if (!run.ok()) break;
     }

@@ -160,7 +160,7 @@ const Command kCommands[] = {
     {"sim", "a GOAT job packet by packet in virtual time: GOAT, ATP-style sharing, PS-only",
      GoatSimOptions, RunGoatSim},
     {"publish", "a plan as files: switch configs and startup scripts, a topology, the job",
-     GoatPublishOptions, RunGoatPublish},
+     GoatPublishOptions, nullptr},
     {"demo", "real time: a published plan on one swemu per switch, hosts over virtio_user",
      GoatDemoOptions, RunGoatDemo},
 };
@@ -180,7 +180,10 @@ int Main(int argc, char** argv) {
         ParseSubcommand("swemu-goat", c.name, "[options]", c.options(), argc - 1, argv + 1, &vm);
     if (exit_now >= 0) return exit_now;
     std::cout.flush();
-    Status status = c.run(vm, std::cout);
+    std::string command = "swemu-goat";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+    Status status =
+        c.run != nullptr ? c.run(vm, std::cout) : RunGoatPublish(vm, std::cout, command);
     if (!status.ok()) {
       std::cerr << "swemu-goat " << c.name << ": " << status.message() << "\n";
       const std::string& m = status.message();

@@ -19,7 +19,8 @@ struct GoatPublishLayout {
   std::string dir;         // where the files go
   std::string socket_dir;  // where the vhost-user sockets go (absolute)
   std::string file_prefix;
-  std::string link_rate = "10G";  // every port's shaping (swemu's rate syntax; "0": unshaped)
+  std::string link_rate = "10G";       // every port's shaping (swemu's rate syntax; "0": unshaped)
+  std::string command = "swemu-goat";  // named in the files' headers
   // The socket of `sw`'s port (a host port, or the vhost-user side of a link).
   std::string VhostSocket(const std::string& sw, uint16_t port) const;
 };
@@ -38,7 +39,17 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
                                                 const GoatPublishedPlan& plan,
                                                 const GoatPublishLayout& layout);
 
+// Each worker's round-0 fragments (values GoatDemoValue) as DIR/<worker>.pcap, paced at 1 Gbit/s:
+// inputs for an offline run of goat.topo.
+Result<std::vector<std::string>> WriteGoatWorkerPcaps(const GoatSetup& setup, const GoatJob& job,
+                                                      const std::string& dir);
+// Worker w's value at element i of `round` in the demo and the pcaps (small: 64 workers never
+// overflow int32).
+int32_t GoatDemoValue(uint32_t round, uint32_t worker, uint64_t i);
+
 boost::program_options::options_description GoatPublishOptions();
-Status RunGoatPublish(const boost::program_options::variables_map& vm, std::ostream& out);
+// `command` is the command line, recorded in the files so that they can be made again.
+Status RunGoatPublish(const boost::program_options::variables_map& vm, std::ostream& out,
+                      const std::string& command);
 
 }  // namespace swemu
