@@ -111,8 +111,11 @@ def run(binary, raw_dir, job):
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or ["(no stderr)"]
         return f"{' '.join(cmd[1:])} exited {done.returncode}: {lines[-1]}"
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(f))
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        return f"{' '.join(cmd[1:])}: no CSV: {e.strerror}"
     if sorted(r["scheme"] for r in rows) != sorted(SCHEMES):
         return f"{path}: expected one row per scheme {SCHEMES}"
     for r in rows:
@@ -141,7 +144,7 @@ def write_combined(rows, path):
     columns = ["experiment", "rate_std", "seed"] + [c for c in rows[0] if c not in
                                                     ("experiment", "rate_std", "seed")]
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=columns)
+        w = csv.DictWriter(f, fieldnames=columns, lineterminator="\n")
         w.writeheader()
         w.writerows(rows)
 
