@@ -95,6 +95,7 @@ Result<GoatRunResult> RunGoatJob(const GoatFabric& fabric, const GoatRunOptions&
   GoatRunResult result;
   Result<Published> published = Publish(fabric, o, &result.krgs);
   if (!published.ok()) return published.status();
+  SWEMU_RETURN_IF_ERROR(fabric.CheckPublished(published->entries, o.fragments));
   result.node = published->entries.node;
   GoatJob job = fabric.MakeJob(o.job_id, o.elements, o.fragments);
   job.node = published->entries.node;

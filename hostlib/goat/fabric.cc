@@ -291,6 +291,78 @@ GoatPublished GoatFabric::PublishSharing(const std::vector<uint32_t>& fragments)
   return out;
 }
 
+Status GoatFabric::CheckPublished(const GoatPublished& published,
+                                  const std::vector<uint32_t>& fragments) const {
+  for (const auto& [name, entries] : published.entries) {
+    const uint32_t s = SwitchIndex(name);
+    if (s == kUnreached) {
+      return Status::Error("goat plan: names switch " + name + ", which the network does not have");
+    }
+    const auto& sw = spec_.switches[s];
+    if (sw.slots == 0 && !entries.empty()) {
+      return Status::Error("goat plan: puts sub-models on " + name +
+                           ", which has no aggregator memory");
+    }
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    uint64_t used = 0;
+    for (const GoatNodeEntry& e : entries) {
+      const std::string what = "goat plan: " + name + ", sub-model " + std::to_string(e.submodel);
+      if (e.submodel >= fragments.size())
+        return Status::Error(what + ": the job has no such sub-model");
+      if (e.fan_in == 0 || e.fan_in > kGoatMaxWorkers) {
+        return Status::Error(what + ": fan-in " + std::to_string(e.fan_in) + " (1..64)");
+      }
+      if (e.share) {
+        if (e.size == 0 || e.size > sw.slots || e.base >= sw.slots) {
+          return Status::Error(what + ": shares " + std::to_string(e.size) + " slots from " +
+                               std::to_string(e.base) + ", the switch has " +
+                               std::to_string(sw.slots));
+        }
+        continue;
+      }
+      if (e.size != fragments[e.submodel]) {
+        return Status::Error(what + ": " + std::to_string(e.size) + " slots for " +
+                             std::to_string(fragments[e.submodel]) + " fragments");
+      }
+      used += e.size;
+      if (e.base + e.size > sw.slots) {
+        return Status::Error("goat plan: exceeds " + name + "'s memory: sub-model " +
+                             std::to_string(e.submodel) + " at slots " + std::to_string(e.base) +
+                             ".." + std::to_string(e.base + e.size - 1) + ", the switch has " +
+                             std::to_string(sw.slots) + " (" + std::to_string(used) +
+                             " slots planned so far)");
+      }
+      for (const auto& [b, n] : ranges) {
+        if (e.base < b + n && b < e.base + e.size) {
+          return Status::Error(what + ": its slots overlap another sub-model's on " + name);
+        }
+      }
+      ranges.emplace_back(e.base, e.size);
+    }
+  }
+  if (published.node.size() != num_workers()) {
+    return Status::Error("goat plan: nodes for " + std::to_string(published.node.size()) +
+                         " workers, the network has " + std::to_string(num_workers()));
+  }
+  for (std::size_t w = 0; w < published.node.size(); ++w) {
+    if (published.node[w].size() != fragments.size()) {
+      return Status::Error("goat plan: worker " + std::to_string(w) + " has nodes for " +
+                           std::to_string(published.node[w].size()) + " sub-models, the job " +
+                           std::to_string(fragments.size()));
+    }
+    for (uint16_t id : published.node[w]) {
+      if (id == kGoatNodePs || id == kGoatNodeAny) continue;
+      bool known = false;
+      for (const auto& sw : spec_.switches) known |= sw.node_id == id;
+      if (!known) {
+        return Status::Error("goat plan: worker " + std::to_string(w) + " sends to node " +
+                             std::to_string(id) + ", which is no switch of the network");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 GoatPublished GoatFabric::PublishPsOnly(uint32_t submodels) const {
   GoatPublished out;
   out.node.assign(num_workers(), std::vector<uint16_t>(submodels, kGoatNodePs));

@@ -115,6 +115,13 @@ class GoatFabric {
   GoatPublished PublishSharing(const std::vector<uint32_t>& fragments) const;
   // Everything to the PS (PS-only, Geryon's baseline without switches).
   GoatPublished PublishPsOnly(uint32_t submodels) const;
+  // Refuses, with one line naming the problem, a plan this network cannot run: entries for a
+  // switch it does not have or one without aggregator memory, GOAT entries whose slots run past
+  // the switch's memory or overlap, a fan-in of 0 or above 64, a sub-model or fragment count the
+  // job does not have, a worker's node id that is no switch (0 = the PS and 0xFFFF = sharing
+  // are fine). RunGoatJob and swemu-goat publish check every plan with it.
+  Status CheckPublished(const GoatPublished& published,
+                        const std::vector<uint32_t>& fragments) const;
 
   // Adds the switches (program goat, `elements` per fragment, the static scripts and the
   // published entries), links to the engine and attaches every host; returns the hosts'

@@ -37,6 +37,7 @@ Result<GoatPublishedPlan> MakeGoatPlan(const GoatSetup& setup, GoatScheme scheme
   } else {
     plan.published = fabric.PublishPsOnly(static_cast<uint32_t>(fragments.size()));
   }
+  SWEMU_RETURN_IF_ERROR(fabric.CheckPublished(plan.published, fragments));
   plan.job = fabric.MakeJob(1, setup.elements, fragments);
   plan.job.node = plan.published.node;
   if (k > plan.job.num_workers()) {
