@@ -3,6 +3,7 @@
 #include "pipeline/programs/atp.h"
 
 #include "pipeline/parser/header_ops.h"
+#include "pipeline/program/stats_command.h"
 
 namespace swemu {
 namespace {
@@ -149,25 +150,21 @@ uint32_t AtpProgram::AggregatorsInUse() const {
 
 std::string AtpProgram::StatsJson() const {
   const AtpCounters& c = counters_;
-  std::string out = "{";
-  auto field = [&out](const char* name, uint64_t v) {
-    if (out.size() > 1) out += ", ";
-    out += std::string("\"") + name + "\": " + std::to_string(v);
-  };
-  field("claimed", c.claimed);
-  field("aggregated", c.aggregated);
-  field("completed", c.completed);
-  field("collisions", c.collisions);
-  field("duplicates", c.duplicates);
-  field("param_dealloc", c.param_dealloc);
-  field("resend_dealloc", c.resend_dealloc);
-  field("resend_forwarded", c.resend_forwarded);
-  field("overflow", c.overflow);
-  field("forwarded_plain", c.forwarded_plain);
-  field("aggregators_in_use", AggregatorsInUse());
-  field("aggregators", aggregators_);
-  field("elements", elements_);
-  return out + "}";
+  return CountersJson({
+      {"claimed", c.claimed},
+      {"aggregated", c.aggregated},
+      {"completed", c.completed},
+      {"collisions", c.collisions},
+      {"duplicates", c.duplicates},
+      {"param_dealloc", c.param_dealloc},
+      {"resend_dealloc", c.resend_dealloc},
+      {"resend_forwarded", c.resend_forwarded},
+      {"overflow", c.overflow},
+      {"forwarded_plain", c.forwarded_plain},
+      {"aggregators_in_use", AggregatorsInUse()},
+      {"aggregators", aggregators_},
+      {"elements", elements_},
+  });
 }
 
 Status AtpProgram::AddCommands(CommandTable& commands) {
@@ -185,16 +182,9 @@ Status AtpProgram::AddCommands(CommandTable& commands) {
                 std::to_string(c.resend_forwarded) + ", overflow " + std::to_string(c.overflow) +
                 ", forwarded_plain " + std::to_string(c.forwarded_plain) + "\n";
        }}));
-  return commands.Add(
-      {"atp_stats", "[reset]", "ATP counters as one line of JSON; `reset` zeroes them", 0, 1,
-       [this](CommandArgs args) -> Result<std::string> {
-         if (args.empty()) return StatsJson();
-         if (args[0] != "reset") {
-           return Status::Error("atp_stats: unknown argument '" + args[0] + "' (expected reset)");
-         }
-         ResetCounters();
-         return std::string();
-       }});
+  return AddStatsCommand(
+      commands, "atp_stats", "ATP counters as one line of JSON; `reset` zeroes them",
+      [this] { return StatsJson(); }, [this] { ResetCounters(); });
 }
 
 SWEMU_REGISTER_PROGRAM("atp", AtpProgram);

@@ -4,6 +4,7 @@
 
 #include "pipeline/core/hash.h"
 #include "pipeline/parser/header_ops.h"
+#include "pipeline/program/stats_command.h"
 
 namespace swemu {
 namespace {
@@ -124,45 +125,34 @@ uint32_t GoatProgram::SlotsInUse() const {
 
 std::string GoatProgram::StatsJson() const {
   const GoatCounters& c = counters_;
-  std::string out = "{";
-  auto field = [&out](const char* name, uint64_t v) {
-    if (out.size() > 1) out += ", ";
-    out += std::string("\"") + name + "\": " + std::to_string(v);
-  };
-  field("claimed", c.claimed);
-  field("aggregated", c.aggregated);
-  field("completed", c.completed);
-  field("flushed", c.flushed);
-  field("duplicates", c.duplicates);
-  field("collisions", c.collisions);
-  field("late", c.late);
-  field("evicted", c.evicted);
-  field("released", c.released);
-  field("out_of_range", c.out_of_range);
-  field("routed", c.routed);
-  field("route_miss", c.route_miss);
-  field("resend_direct", c.resend_direct);
-  field("overflow", c.overflow);
-  field("slots_in_use", SlotsInUse());
-  field("slots", slots_);
-  field("elements", elements_);
-  return out + "}";
+  return CountersJson({
+      {"claimed", c.claimed},
+      {"aggregated", c.aggregated},
+      {"completed", c.completed},
+      {"flushed", c.flushed},
+      {"duplicates", c.duplicates},
+      {"collisions", c.collisions},
+      {"late", c.late},
+      {"evicted", c.evicted},
+      {"released", c.released},
+      {"out_of_range", c.out_of_range},
+      {"routed", c.routed},
+      {"route_miss", c.route_miss},
+      {"resend_direct", c.resend_direct},
+      {"overflow", c.overflow},
+      {"slots_in_use", SlotsInUse()},
+      {"slots", slots_},
+      {"elements", elements_},
+  });
 }
 
 Status GoatProgram::AddCommands(CommandTable& commands) {
   SWEMU_RETURN_IF_ERROR(commands.Add(
       {"show goat", "", "GOAT aggregation counters and slots in use", 0, 0,
        [this](CommandArgs) -> Result<std::string> { return "goat: " + StatsJson() + "\n"; }}));
-  return commands.Add(
-      {"goat_stats", "[reset]", "GOAT counters as one line of JSON; `reset` zeroes them", 0, 1,
-       [this](CommandArgs args) -> Result<std::string> {
-         if (args.empty()) return StatsJson();
-         if (args[0] != "reset") {
-           return Status::Error("goat_stats: unknown argument '" + args[0] + "' (expected reset)");
-         }
-         ResetCounters();
-         return std::string();
-       }});
+  return AddStatsCommand(
+      commands, "goat_stats", "GOAT counters as one line of JSON; `reset` zeroes them",
+      [this] { return StatsJson(); }, [this] { ResetCounters(); });
 }
 
 SWEMU_REGISTER_PROGRAM("goat", GoatProgram);

@@ -3,6 +3,7 @@
 #include "pipeline/programs/pcn.h"
 
 #include "pipeline/control/units.h"
+#include "pipeline/program/stats_command.h"
 #include "pipeline/tm/tm_config.h"
 #include "pipeline/wire/pcn.h"
 
@@ -57,8 +58,9 @@ Status PcnProgram::DeclareResources(ProgramContext& ctx, uint32_t pending_slots)
       kLanesPerStage);
   if (!lanes.ok()) return lanes.status();
   port_ = lanes->reg;
-  b.Note("pcn: the active threshold (lowest live lane, else the port's initial one) and the "
-         "comparison with enq_qdepth are stateless; marking is egress's ECN rewrite");
+  b.Note(
+      "pcn: the active threshold (lowest live lane, else the port's initial one) and the "
+      "comparison with enq_qdepth are stateless; marking is egress's ECN rewrite");
   return Status::Ok();
 }
 
@@ -75,23 +77,19 @@ uint32_t PcnProgram::ActiveThreshold(PortId port, uint64_t now_ns) const {
 
 std::string PcnProgram::StatsJson() const {
   const PcnCounters& c = counters_;
-  std::string out = "{";
-  auto field = [&out](const char* name, uint64_t v) {
-    if (out.size() > 1) out += ", ";
-    out += std::string("\"") + name + "\": " + std::to_string(v);
-  };
-  field("starts", c.starts);
-  field("starts_repeated", c.starts_repeated);
-  field("starts_ignored", c.starts_ignored);
-  field("starts_with_ack", c.starts_with_ack);
-  field("acks", c.acks);
-  field("bursts_arrived", c.bursts_arrived);
-  field("pending_expired", c.pending_expired);
-  field("pending_evicted", c.pending_evicted);
-  field("timeouts", c.timeouts);
-  field("marked_pcn", c.marked_pcn);
-  field("marked_initial", c.marked_initial);
-  return out + "}";
+  return CountersJson({
+      {"starts", c.starts},
+      {"starts_repeated", c.starts_repeated},
+      {"starts_ignored", c.starts_ignored},
+      {"starts_with_ack", c.starts_with_ack},
+      {"acks", c.acks},
+      {"bursts_arrived", c.bursts_arrived},
+      {"pending_expired", c.pending_expired},
+      {"pending_evicted", c.pending_evicted},
+      {"timeouts", c.timeouts},
+      {"marked_pcn", c.marked_pcn},
+      {"marked_initial", c.marked_initial},
+  });
 }
 
 // Per port with an announced job or a non-default initial threshold: the lanes as the last
@@ -99,8 +97,8 @@ std::string PcnProgram::StatsJson() const {
 std::string PcnProgram::Show() const {
   std::string out = "pcn: udp_port " + std::to_string(udp_port_) + ", timeout " +
                     std::to_string(timeout_ms_) + " ms, " + std::to_string(jobs_) +
-                    " job lanes per port, burst_min_payload " +
-                    std::to_string(burst_min_payload_) + " B\n";
+                    " job lanes per port, burst_min_payload " + std::to_string(burst_min_payload_) +
+                    " B\n";
   for (PortId p = 0; p < initial_.size(); ++p) {
     std::string jobs;
     for (uint16_t lane = 0; lane < jobs_; ++lane) {
@@ -113,45 +111,39 @@ std::string PcnProgram::Show() const {
               (pcn::Reached(last_ms_, l.deadline) ? " (timed out)" : "") + ";";
     }
     if (jobs.empty() && (p == 0 || initial_[p] == initial_[0])) continue;
-    out += "port " + std::to_string(p) + ": initial " + std::to_string(initial_[p]) +
-           ", active " + std::to_string(ActiveThreshold(p, uint64_t{last_ms_} * 1'000'000)) +
+    out += "port " + std::to_string(p) + ": initial " + std::to_string(initial_[p]) + ", active " +
+           std::to_string(ActiveThreshold(p, uint64_t{last_ms_} * 1'000'000)) +
            (jobs.empty() ? std::string() : "," + jobs) + "\n";
   }
   return out + StatsJson() + "\n";
 }
 
 Status PcnProgram::AddCommands(CommandTable& commands) {
-  SWEMU_RETURN_IF_ERROR(commands.Add(
-      {"show pcn", "", "PCN: announced thresholds per egress port and the counters", 0, 0,
-       [this](CommandArgs) -> Result<std::string> { return Show(); }}));
-  SWEMU_RETURN_IF_ERROR(commands.Add(
-      {"pcn_stats", "[reset]", "PCN counters as one line of JSON; `reset` zeroes them", 0, 1,
-       [this](CommandArgs args) -> Result<std::string> {
-         if (args.empty()) return StatsJson();
-         if (args[0] != "reset") {
-           return Status::Error("pcn_stats: unknown argument '" + args[0] + "' (expected reset)");
-         }
-         counters_ = PcnCounters();
-         return std::string();
-       }}));
-  SWEMU_RETURN_IF_ERROR(commands.Add(
-      {"pcn_initial", "<port|all> <packets>",
-       "the ECN threshold a port marks against when no job announced a lower one", 2, 2,
-       [this](CommandArgs args) -> Result<std::string> {
-         const auto ports = static_cast<uint64_t>(initial_.size());
-         std::optional<uint64_t> port;
-         if (args[0] != "all") {
-           Result<uint64_t> p = ParseUint(args[0], 0, ports == 0 ? 0 : ports - 1);
-           if (!p.ok()) return Status::Error("pcn_initial: port: " + p.message());
-           port = *p;
-         }
-         Result<uint64_t> pkts = ParseUint(args[1], 1, kTmMaxQueueDepthPkts);
-         if (!pkts.ok()) return Status::Error("pcn_initial: packets: " + pkts.message());
-         for (uint64_t p = 0; p < ports; ++p) {
-           if (!port || *port == p) initial_[p] = static_cast<uint32_t>(*pkts);
-         }
-         return std::string();
-       }}));
+  SWEMU_RETURN_IF_ERROR(
+      commands.Add({"show pcn", "", "PCN: announced thresholds per egress port and the counters", 0,
+                    0, [this](CommandArgs) -> Result<std::string> { return Show(); }}));
+  SWEMU_RETURN_IF_ERROR(AddStatsCommand(
+      commands, "pcn_stats", "PCN counters as one line of JSON; `reset` zeroes them",
+      [this] { return StatsJson(); }, [this] { counters_ = PcnCounters(); }));
+  SWEMU_RETURN_IF_ERROR(
+      commands.Add({"pcn_initial", "<port|all> <packets>",
+                    "the ECN threshold a port marks against when no job announced a lower one", 2,
+                    2, [this](CommandArgs args) -> Result<std::string> {
+                      const auto ports = static_cast<uint64_t>(initial_.size());
+                      std::optional<uint64_t> port;
+                      if (args[0] != "all") {
+                        Result<uint64_t> p = ParseUint(args[0], 0, ports == 0 ? 0 : ports - 1);
+                        if (!p.ok()) return Status::Error("pcn_initial: port: " + p.message());
+                        port = *p;
+                      }
+                      Result<uint64_t> pkts = ParseUint(args[1], 1, kTmMaxQueueDepthPkts);
+                      if (!pkts.ok())
+                        return Status::Error("pcn_initial: packets: " + pkts.message());
+                      for (uint64_t p = 0; p < ports; ++p) {
+                        if (!port || *port == p) initial_[p] = static_cast<uint32_t>(*pkts);
+                      }
+                      return std::string();
+                    }}));
   return commands.Add({"pcn_timeout", "<ms>",
                        "how long an announced burst may take to arrive before the port's "
                        "initial threshold returns",
