@@ -40,6 +40,7 @@ void AddCounters(GoatCounters& to, const GoatCounters& c) {
   to.route_miss += c.route_miss;
   to.resend_direct += c.resend_direct;
   to.overflow += c.overflow;
+  to.fragments_forwarded += c.fragments_forwarded;
 }
 
 struct Published {

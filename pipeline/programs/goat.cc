@@ -140,6 +140,7 @@ std::string GoatProgram::StatsJson() const {
       {"route_miss", c.route_miss},
       {"resend_direct", c.resend_direct},
       {"overflow", c.overflow},
+      {"fragments_forwarded", c.fragments_forwarded},
       {"slots_in_use", SlotsInUse()},
       {"slots", slots_},
       {"elements", elements_},

@@ -53,6 +53,7 @@ struct GoatCounters {
   uint64_t route_miss = 0;     // not this switch's, node id unknown to goat_route: l2l3
   uint64_t resend_direct = 0;  // retransmission with no slot of its round here: to the PS
   uint64_t overflow = 0;       // aggregates written with kGoatFlagOverflow
+  uint64_t fragments_forwarded = 0;  // first pieces of fragmented IPv4: forwarded as they are
 };
 
 class GoatProgram final : public Program {

@@ -6,6 +6,7 @@
 
 #include "pipeline/programs/agg_lanes.h"
 #include "pipeline/programs/goat.h"
+#include "pipeline/wire/ipv4.h"
 
 namespace swemu {
 namespace {
@@ -104,7 +105,15 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
-    if (pkt.hdr.app_id != kAppId || !Validate(pkt)) continue;
+    if (pkt.hdr.app_id != kAppId) continue;
+    // The first piece of a fragmented datagram: its elements may sit in later pieces, and its
+    // UDP checksum covers them all (the deparser leaves fragments' L4 checksums alone), so it is
+    // not aggregated or rewritten; l2l3 forwards it as it is.
+    if ((LoadBe16(pkt.data + pkt.hdr.ipv4 + 6) & kIpv4FlagMf) != 0) {
+      ++counters_.fragments_forwarded;
+      continue;
+    }
+    if (!Validate(pkt)) continue;
     const GoatHeader* h = Goat(pkt);
     goat[m] = &pkt;
     keys[m++] =

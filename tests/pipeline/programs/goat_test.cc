@@ -6,7 +6,9 @@
 
 #include <bit>
 
+#include "pipeline/wire/checksum.h"
 #include "pipeline/wire/frame_builder.h"
+#include "pipeline/wire/ipv4.h"
 #include "pipeline/wire/goat.h"
 #include "tests/pipeline/switch_harness.h"
 
@@ -318,6 +320,20 @@ TEST_F(GoatTest, MalformedHeadersAreDroppedWithNamedReasons) {
   EXPECT_GE(h_.sw().TotalDrops(), 5u);
   EXPECT_EQ(Goat().counters().claimed, 0u);
   ExpectConservation(h_);
+}
+
+TEST_F(GoatTest, FirstPieceOfAFragmentedDatagramIsForwardedUntouched) {
+  std::vector<uint8_t> frame = Grad(0, 1, 3, 0, 1, 5).Build();
+  StoreBe16(frame.data() + 14 + 6, kIpv4FlagMf);  // MF, offset 0
+  StoreBe16(frame.data() + 14 + 10, 0);
+  StoreBe16(frame.data() + 14 + 10, Ipv4HeaderChecksum(frame.data() + 14, 20));
+  h_.Send(0, frame);
+  std::vector<SentFrame> out = h_.Drain();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].port, kPs);
+  EXPECT_EQ(out[0].bytes, frame);
+  EXPECT_EQ(Goat().counters().fragments_forwarded, 1u);
+  EXPECT_EQ(Goat().counters().claimed, 0u);
 }
 
 TEST_F(GoatTest, NonGoatTrafficIsForwardedByL2l3) {
