@@ -36,6 +36,7 @@ po::options_description GoatDemoOptions() {
       ("k", po::value<std::string>()->default_value("0"), "with --async: this K every round (0: Algorithm 2)")
       ("delay", po::value<std::vector<std::string>>(), "W=TIME: worker W starts every round this late (e.g. 3=200ms), repeatable")
       ("timeout", po::value<std::string>()->default_value("60s"), "per round")
+      ("rto", po::value<std::string>()->default_value("200ms"), "the workers' first retransmission timeout (doubling): above the round trip through three swemu processes on a busy machine, so that waiting is not taken for loss")
       ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)");
   // clang-format on
   AddGoatSetupOptions(options);
@@ -70,11 +71,13 @@ struct Switches {
 
 Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   uint64_t rounds = 0, k = 0;
-  TimeNs timeout = 0;
+  TimeNs timeout = 0, rto = 0;
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "rounds", 1, 1000, &rounds));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "k", 0, kGoatMaxWorkers, &k));
   SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDuration(Text(vm, "timeout")), &timeout));
   if (timeout == 0) return Status::Error("--timeout must be above 0");
+  SWEMU_RETURN_IF_ERROR(Check("rto", ParseDuration(Text(vm, "rto")), &rto));
+  if (rto == 0) return Status::Error("--rto must be above 0");
   const bool async = vm.count("async") != 0;
   if (k != 0 && !async) return Status::Error("--k needs --async");
   const std::string scheme_name = Text(vm, "scheme");
@@ -171,7 +174,8 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   const std::vector<uint32_t> hosts = setup->fabric.worker_hosts();
   std::vector<std::unique_ptr<GoatWorker>> w;
   GoatWorkerOptions wo;
-  wo.rto_ns = 20'000'000;  // above a busy 2-core machine's scheduling delays
+  wo.rto_ns = rto;
+  wo.max_rto_ns = std::max<TimeNs>(wo.max_rto_ns, rto);
   for (uint32_t i = 0; i < workers; ++i) {
     w.push_back(std::make_unique<GoatWorker>(job, i, &(*dpdk)->port(hosts[i]), wo));
     runner.Add(*w.back(), (*dpdk)->port(hosts[i]));
