@@ -22,18 +22,20 @@ How each analyzer column is compared:
   dlcp.*                    the dissector's dlcp.* fields (dlcp.pull and dlcp.important as 0/1;
                             dlcp.tag and dlcp.important on data packets only)
   goat.*                    the dissector's goat.* fields (goat.bitmap as 0x... hex)
+  plink.*                   the dissector's plink.* fields (plink.flags as 0x... hex)
   malformed                 as a yes/no: the analyzer names a reason, or tshark flags the frame
                             (_ws.malformed, which the dissector's truncated, bad-version,
-                            bad-type, bad-count and START+ACK experts set, or an IPv4/UDP/TCP
-                            checksum error); an atp_*, pcn_*, dlcp_* or goat_* reason must also
-                            be among the dissector's expert messages (REASONS)
+                            bad-type, bad-count, chunk-overrun and START+ACK experts set, or an
+                            IPv4/UDP/TCP checksum error); an atp_*, pcn_*, dlcp_*, goat_* or
+                            plink_* reason must also be among the dissector's expert messages
+                            (REASONS)
 Numbers are compared as integers (tshark's "0x..." parsed as hex). An empty cell means the
 header (or, in a header cut short, the field) is absent; the other side must be empty too. Both
 tools decode a cut header as far as its bytes go, and neither calls a frame cut only by the
 capture's snap length malformed.
 
 Exit status: 0 when every cell agrees and at least one frame with a program header (ATP, PCN,
-DLCP or GOAT) was compared; 1 on
+DLCP, GOAT or PLink) was compared; 1 on
 differences (the first --max-diffs are printed: frame, column, both values); 2 when a tool is
 missing or fails.
 """
@@ -53,7 +55,8 @@ ANALYZER_COLUMNS = [
     "dlcp.type", "dlcp.pull", "dlcp.length", "dlcp.tensor", "dlcp.seq", "dlcp.offset", "dlcp.tag",
     "dlcp.important", "goat.version", "goat.type", "goat.flags", "goat.job_id", "goat.node_id",
     "goat.submodel", "goat.fragment", "goat.round", "goat.num_elements", "goat.count",
-    "goat.bitmap", "malformed",
+    "goat.bitmap", "plink.version", "plink.type", "plink.flags", "plink.sender",
+    "plink.receiver", "plink.epoch", "plink.seq", "plink.offset", "plink.stamp", "malformed",
 ]
 
 # Analyzer column -> (tshark fields tried in order, the first non-empty one counts; kind).
@@ -75,7 +78,7 @@ COLUMN_SOURCES = {
     "l4.dport": (["udp.dstport", "tcp.dstport"], "int"),
 }
 for _name in ANALYZER_COLUMNS:
-    if _name.startswith(("atp.", "pcn.", "dlcp.", "goat.")):
+    if _name.startswith(("atp.", "pcn.", "dlcp.", "goat.", "plink.")):
         COLUMN_SOURCES[_name] = ([_name], "int")
 
 # tshark fields read to decide "malformed".
@@ -99,6 +102,10 @@ REASONS = {
     "goat_bad_version": "unsupported GOAT version",
     "goat_bad_type": "unknown GOAT type",
     "goat_bad_count": "is not popcount(bitmap)",
+    "plink_truncated_header": "truncated: PLink header",
+    "plink_bad_version": "unsupported PLink version",
+    "plink_bad_type": "unknown PLink type",
+    "plink_chunk_overrun": "past the chunk's size",
 }
 
 AGGREGATOR = "|"  # between repeated values of one field (messages may contain commas)
@@ -248,7 +255,8 @@ def tshark_malformed(row):
 def compare(analyzer, tshark):
     """Returns (differences as (frame, column, analyzer value, tshark value), statistics)."""
     diffs = []
-    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0, "dlcp_frames": 0, "goat_frames": 0}
+    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0, "dlcp_frames": 0, "goat_frames": 0,
+             "plink_frames": 0}
     for frame in sorted(set(analyzer) | set(tshark)):
         if frame not in tshark:
             diffs.append((frame, "(row)", "present", "missing"))
@@ -289,6 +297,8 @@ def compare(analyzer, tshark):
             stats["dlcp_frames"] += 1
         if a_row["goat.version"] and tshark_cell(t_row, ["goat.version"]):
             stats["goat_frames"] += 1
+        if a_row["plink.version"] and tshark_cell(t_row, ["plink.version"]):
+            stats["plink_frames"] += 1
     return diffs, stats
 
 
@@ -335,9 +345,11 @@ def main():
 
     diffs, stats = compare(analyzer, dissector)
     summary = ("%d frames compared (%d with an ATP header, %d with PCN bits, %d with a DLCP "
-               "header, %d with a GOAT header), %d analyzer CSV rows, %d tshark rows" % (
+               "header, %d with a GOAT header, %d with a PLink header), %d analyzer CSV rows, "
+               "%d tshark rows" % (
                    stats["frames"], stats["atp_frames"], stats["pcn_frames"],
-                   stats["dlcp_frames"], stats["goat_frames"], len(analyzer), len(dissector)))
+                   stats["dlcp_frames"], stats["goat_frames"], stats["plink_frames"],
+                   len(analyzer), len(dissector)))
     if diffs:
         by_column = {}
         for _, column, _, _ in diffs:
@@ -356,9 +368,9 @@ def main():
         print("  inputs and outputs in %s (pcap %s)" % (args.tmp, pcap), file=sys.stderr)
         return 1
     if stats["atp_frames"] + stats["pcn_frames"] + stats["dlcp_frames"] + \
-            stats["goat_frames"] == 0:
-        print("FAIL: no frame with an ATP header, PCN bits, a DLCP or a GOAT header on both "
-              "sides; nothing was compared (%s)" % summary, file=sys.stderr)
+            stats["goat_frames"] + stats["plink_frames"] == 0:
+        print("FAIL: no frame with an ATP header, PCN bits, a DLCP, a GOAT or a PLink header on "
+              "both sides; nothing was compared (%s)" % summary, file=sys.stderr)
         return 1
     print("PASS: " + summary)
     return 0

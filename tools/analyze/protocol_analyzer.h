@@ -1,10 +1,11 @@
 #pragma once
 // The plug-in point of swemu-analyze: one ProtocolAnalyzer per swemu program header (ATP, PCN,
-// DLCP, GOAT; PLink will add its own). A protocol decodes its header with the definitions in
+// DLCP, GOAT, PLink). A protocol decodes its header with the definitions in
 // pipeline/wire/, names its fields for the per-packet table (the same names as the Wireshark
 // dissector, tools/wireshark/swemu.lua, and docs/wire.md), and keeps its own per-object summary.
 // protocols.cc is the one place protocols are registered.
 #include <boost/program_options.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -60,5 +61,43 @@ struct ProtocolEntry {
 
 // Every protocol swemu-analyze knows, in the order of the per-packet table's columns.
 std::span<const ProtocolEntry> Protocols();
+
+// Helpers shared by the protocols' files (protocols.cc).
+
+// --<name> N, the UDP port of a protocol read on its own port (OwnUdpPort, BothWaysUdpPort), and
+// its value, 1..65535 ("--<name>: ..." when it is not).
+void AddUdpPortOption(boost::program_options::options_description& options, const char* name,
+                      uint16_t default_port, const char* help);
+Result<uint16_t> UdpPortOption(const boost::program_options::variables_map& vm,
+                               const std::string& name);
+
+// A fixed header of header_len bytes at frame.app is cut short in the datagram (malformed). One
+// cut only by the capture's snap length is not: it is read as far as it was kept.
+bool HeaderTruncated(const DecodedFrame& frame, std::size_t header_len);
+
+// The frames a protocol with a fixed header does not account: malformed ones by reason (names in
+// the order they are checked) and headers cut by the capture's snap length.
+class HeaderTally {
+ public:
+  explicit HeaderTally(std::span<const std::string_view> reasons)
+      : reasons_(reasons), malformed_(reasons.size()) {}
+  // Counts the reason; returns its name, for Consume().
+  std::string_view Malformed(std::size_t reason) {
+    ++malformed_[reason];
+    return reasons_[reason];
+  }
+  void Snapped() { ++snapped_; }
+  bool empty() const;  // neither
+  // ", N header(s) cut by the capture (not counted)" and "; malformed <reason> <n> ..." (each
+  // reason seen), or nothing.
+  void WriteText(std::ostream& out) const;
+  // "snapped_headers" and "malformed" with every reason.
+  void WriteJson(JsonWriter& json) const;
+
+ private:
+  std::span<const std::string_view> reasons_;
+  std::vector<uint64_t> malformed_;
+  uint64_t snapped_ = 0;
+};
 
 }  // namespace swemu

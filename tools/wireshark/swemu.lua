@@ -14,11 +14,13 @@
 -- moves it.
 -- GOAT: protocol "swemu_goat", fields goat.* of its header and goat.element on datagrams to UDP
 -- port 9100; -o swemu_goat.udp_port:N moves it.
+-- PLink: protocol "swemu_plink", fields plink.* of its header and a chunk's payload as
+-- plink.payload on datagrams to UDP port 9200; -o swemu_plink.udp_port:N moves it.
 --
 -- Layout: part 1 is a small framework (a protocol on a UDP-port preference, a cursor that reads
 -- fixed big-endian fields and reports truncation, flag helpers); each header is then one section
 -- that declares its fields and a dissect function and calls swemu.udp_protocol{...}. A new header
--- (PLink) is one more such section at the end of the file.
+-- is one more such section at the end of the file.
 --
 -- Written for the Lua API of Wireshark 3.6/4.0 (Lua 5.2); it uses no bit library, so it also
 -- loads under Lua 5.4 (Wireshark 4.2 and later).
@@ -130,6 +132,24 @@ function swemu.elements(ctx, n, pf, kind, trailing)
   return short, snapped
 end
 
+-- Byte 0 as version << 4 | type (DLCP, GOAT, PLink): checks the version, then the type (known
+-- when `type_names` has it), in swemu-analyze's order, and adds the expert of the first problem
+-- (experts.bad_version or experts.bad_type). Returns whether both are known.
+function swemu.known_version_type(ctx, experts, version, ptype, known_version, type_names)
+  if version ~= known_version then
+    ctx.tree:add_proto_expert_info(experts.bad_version, string.format(
+      "unsupported %s version %d (this layout is version %d)", ctx.column, version,
+      known_version))
+    return false
+  end
+  if type_names[ptype] == nil then
+    ctx.tree:add_proto_expert_info(experts.bad_type, string.format("unknown %s type %d",
+                                                                   ctx.column, ptype))
+    return false
+  end
+  return true
+end
+
 -- The TOS byte of the IPv4 header around the datagram being dissected: its value and its range,
 -- or nil when the datagram is not over IPv4 (PCN's bits, DLCP's tag and importance).
 local ip_dsfield = Field.new("ip.dsfield")
@@ -155,12 +175,12 @@ end
 --   spec.fields        table of ProtoFields (any keys)
 --   spec.experts       table of extra ProtoExperts (any keys)
 --   spec.dissect(ctx)  decodes one datagram; ctx has tvb, pinfo, tree (the protocol's subtree),
---                      cursor (swemu.cursor over the tvb), proto, to_port and from_port (the
---                      datagram goes to / comes from the protocol's port), truncated(message)
---                      and snapped(message), which add the standard experts below, and
---                      header_cut(), which after the header's fields reports a header cut short
---                      (returning true). tvb and cursor are nil for an empty datagram of a
---                      protocol without a header.
+--                      cursor (swemu.cursor over the tvb), proto, column (spec.column), to_port
+--                      and from_port (the datagram goes to / comes from the protocol's port),
+--                      truncated(message) and snapped(message), which add the standard experts
+--                      below, and header_cut(), which after the header's fields reports a
+--                      header cut short (returning true). tvb and cursor are nil for an empty
+--                      datagram of a protocol without a header.
 --
 -- Every protocol gets three standard experts: "<name>.expert.truncated" (the datagram ends
 -- inside the header or its payload: group Malformed, Warning), "<name>.expert.snapped" (the
@@ -212,7 +232,7 @@ function swemu.udp_protocol(spec)
     else
       subtree = tree:add(proto)
     end
-    local ctx = { tvb = tvb, pinfo = pinfo, tree = subtree, proto = proto,
+    local ctx = { tvb = tvb, pinfo = pinfo, tree = subtree, proto = proto, column = column,
                   cursor = tvb and swemu.cursor(tvb, subtree),
                   to_port = pinfo.dst_port == port, from_port = pinfo.src_port == port }
     function ctx.truncated(message)
@@ -573,16 +593,12 @@ do
     local type_name = TYPE_NAMES[ptype]
     local payload_short, payload_snapped = false, false
     local wire_bytes = c:reported_remaining()
-    if version ~= VERSION then
-      tree:add_proto_expert_info(e.bad_version, string.format(
-        "unsupported DLCP version %d (this layout is version %d)", version, VERSION))
-    elseif type_name == nil then
-      tree:add_proto_expert_info(e.bad_type, string.format("unknown DLCP type %d", ptype))
-    elseif wire_bytes < length then
+    local known = swemu.known_version_type(ctx, e, version, ptype, VERSION, TYPE_NAMES)
+    if known and wire_bytes < length then
       payload_short = true
       ctx.truncated(string.format("truncated: DLCP payload length %d, %d bytes present",
                                   length, wire_bytes))
-    elseif c:remaining() < length then
+    elseif known and c:remaining() < length then
       payload_snapped = true
       ctx.snapped(string.format("snapped: the capture kept %d of the %d payload bytes",
                                 c:remaining(), length))
@@ -594,7 +610,7 @@ do
       tree:add(c.tvb:range(c.offset, kept), string.format("Payload (%d of %d bytes)", kept,
                                                           length))
     end
-    if version == VERSION and type_name ~= nil and wire_bytes > length then
+    if known and wire_bytes > length then
       tree:add_proto_expert_info(e.trailing, string.format("%d bytes after the %d-byte payload",
                                                            wire_bytes - length, length))
     end
@@ -746,12 +762,7 @@ do
     local ptype = version_type % 16
     local type_name = TYPE_NAMES[ptype]
     local elements_short, elements_snapped = false, false
-    if version ~= VERSION then
-      tree:add_proto_expert_info(e.bad_version, string.format(
-        "unsupported GOAT version %d (this layout is version %d)", version, VERSION))
-    elseif type_name == nil then
-      tree:add_proto_expert_info(e.bad_type, string.format("unknown GOAT type %d", ptype))
-    else
+    if swemu.known_version_type(ctx, e, version, ptype, VERSION, TYPE_NAMES) then
       elements_short, elements_snapped = swemu.elements(ctx, n, f.element, "int32", e.trailing)
       if not elements_short and count ~= popcount(bitmap) then
         tree:add_proto_expert_info(e.bad_count, string.format(
@@ -791,5 +802,133 @@ do
 end
 
 ------------------------------------------------------------------------------------------------
--- Next headers (PLink): one `do ... swemu.udp_protocol{...} end` section each, as above.
+-- Part 6: PLink (pipeline/wire/plink.h; docs/wire.md, "PLink")
 ------------------------------------------------------------------------------------------------
+
+-- A 24-byte header after UDP: ProbeEmbed's echo probes (a request, and the reply that copies it
+-- with sender and receiver swapped) and AggEngine's chunks, whose payload follows the header.
+-- Problems are reported in swemu-analyze's order (header cut, version, type, a chunk's payload
+-- past the chunk's size), the first one only. A probe's nonzero offset and bytes after a probe's
+-- header are notes, not malformed: the prober ignores them.
+do
+  local HEADER_LEN = 24
+  local VERSION = 1
+  local REQUEST, REPLY, CHUNK = 0, 1, 2
+  local TYPE_NAMES = { [REQUEST] = "probe request", [REPLY] = "probe reply", [CHUNK] = "chunk" }
+
+  local f = {
+    version = ProtoField.uint8("plink.version", "Version", base.DEC, nil, 0xF0),
+    type = ProtoField.uint8("plink.type", "Type", base.DEC, TYPE_NAMES, 0x0F),
+    flags = ProtoField.uint8("plink.flags", "Flags", base.HEX, nil, nil, "reserved: 0"),
+    sender = ProtoField.uint16("plink.sender", "Sender", base.DEC, nil, nil, "node id"),
+    receiver = ProtoField.uint16("plink.receiver", "Receiver", base.DEC, nil, nil, "node id"),
+    epoch = ProtoField.uint16("plink.epoch", "Epoch", base.DEC, nil, nil,
+                              "probe: the probing round; chunk: the plan epoch"),
+    seq = ProtoField.uint32("plink.seq", "Sequence number", base.DEC, nil, nil,
+                            "probe: the requester's sequence number; chunk: the chunk id"),
+    offset = ProtoField.uint32("plink.offset", "Offset", base.DEC, nil, nil,
+                               "chunk: the payload's byte offset within the chunk; probe: 0"),
+    stamp = ProtoField.uint64("plink.stamp", "Stamp", base.DEC, nil, nil,
+                              "probe: the requester's send time (ns), echoed in the reply; "
+                              .. "chunk: the chunk's size in bytes"),
+    payload = ProtoField.bytes("plink.payload", "Payload"),
+  }
+
+  local e = {
+    bad_version = ProtoExpert.new("plink.expert.bad_version", "unsupported PLink version",
+                                  expert.group.MALFORMED, expert.severity.WARN),
+    bad_type = ProtoExpert.new("plink.expert.bad_type", "unknown PLink type",
+                               expert.group.MALFORMED, expert.severity.WARN),
+    chunk_overrun = ProtoExpert.new("plink.expert.chunk_overrun",
+                                    "chunk payload past the chunk's size",
+                                    expert.group.MALFORMED, expert.severity.WARN),
+    probe_offset = ProtoExpert.new("plink.expert.probe_offset", "probe with a nonzero offset",
+                                   expert.group.PROTOCOL, expert.severity.NOTE),
+    trailing = ProtoExpert.new("plink.expert.trailing", "bytes after a probe's header",
+                               expert.group.PROTOCOL, expert.severity.NOTE),
+  }
+
+  local function dissect(ctx)
+    local c, tree, info = ctx.cursor, ctx.tree, ctx.pinfo.cols.info
+
+    local version_type = c:field({ f.version, f.type }, 1)
+    local flags = c:field(f.flags, 1)
+    local sender = c:field(f.sender, 2)
+    local receiver = c:field(f.receiver, 2)
+    local epoch = c:field(f.epoch, 2)
+    local seq = c:field(f.seq, 4)
+    local offset = c:field(f.offset, 4)
+    local stamp, stamp_item = c:field(f.stamp, 8)
+    if ctx.header_cut() then return end
+
+    local version = math.floor(version_type / 16)
+    local ptype = version_type % 16
+    local type_name = TYPE_NAMES[ptype]
+    local wire_bytes = c:reported_remaining()  -- payload bytes in the datagram
+    local kept = math.min(wire_bytes, c:remaining())
+    local overrun, snapped = false, false
+    if swemu.known_version_type(ctx, e, version, ptype, VERSION, TYPE_NAMES) then
+      if ptype == CHUNK then
+        stamp_item:append_text(" (the chunk's size)")
+        if stamp < UInt64.new(offset + wire_bytes) then
+          overrun = true
+          tree:add_proto_expert_info(e.chunk_overrun, string.format(
+            "chunk payload ends at byte %d, past the chunk's size %s", offset + wire_bytes,
+            tostring(stamp)))
+        end
+      else
+        stamp_item:append_text(" (the requester's send time, ns)")
+        if offset ~= 0 then
+          tree:add_proto_expert_info(e.probe_offset, string.format(
+            "probe offset %d (ignored; 0 expected)", offset))
+        end
+        if wire_bytes > 0 then
+          tree:add_proto_expert_info(e.trailing, string.format(
+            "%d bytes after the probe header (ignored)", wire_bytes))
+        end
+      end
+      if kept > 0 then tree:add(f.payload, c.tvb:range(c.offset, kept)) end
+      if kept < wire_bytes then
+        snapped = true
+        ctx.snapped(string.format("snapped: the capture kept %d of the %d payload bytes", kept,
+                                  wire_bytes))
+      end
+    end
+
+    -- Info column: "PLink probe request 1 -> 2 epoch 3 seq 4 stamp 5000", "PLink chunk 1 -> 2
+    -- epoch 1 id 7 offset 1400 len 1400 size 5600".
+    local text = "PLink"
+    if version ~= VERSION then text = text .. " v" .. version end
+    text = string.format("%s %s %d -> %d epoch %d", text, type_name or ("type " .. ptype), sender,
+                         receiver, epoch)
+    if ptype == CHUNK then
+      text = string.format("%s id %d offset %d len %d size %s", text, seq, offset, wire_bytes,
+                           tostring(stamp))
+    else
+      text = string.format("%s seq %d", text, seq)
+      if offset ~= 0 then text = string.format("%s offset %d", text, offset) end
+      text = string.format("%s stamp %s", text, tostring(stamp))
+    end
+    if flags ~= 0 then text = string.format("%s [flags 0x%02x]", text, flags) end
+    if overrun then text = text .. " [overrun]" end
+    if snapped then text = text .. " [snapped]" end
+    info:set(text)
+
+    tree:append_text(string.format(", %s, %d -> %d, Epoch %d, %s %d",
+                                   type_name and (type_name:sub(1, 1):upper() .. type_name:sub(2))
+                                   or ("Type " .. ptype), sender, receiver, epoch,
+                                   ptype == CHUNK and "Chunk id" or "Seq", seq))
+  end
+
+  swemu.udp_protocol {
+    name = "plink",
+    proto_name = "swemu_plink",
+    description = "swemu PLink (ProbeEmbed's probes and AggEngine's chunks)",
+    column = "PLink",
+    default_port = 9200,
+    header_len = HEADER_LEN,
+    fields = f,
+    experts = e,
+    dissect = dissect,
+  }
+end

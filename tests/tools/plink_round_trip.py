@@ -1,0 +1,503 @@
+#!/usr/bin/python3
+"""Round trip of PLink's header through the Wireshark dissector and swemu-analyze.
+
+Usage: plink_round_trip.py --lua swemu.lua --analyze swemu-analyze --tmp DIR
+
+Encodes PLink frames itself (pipeline/wire/plink.h, docs/wire.md "PLink": a 24-byte big-endian
+header after UDP to port 9200, byte 0 version << 4 | type (0 probe request, 1 probe reply, 2
+chunk), byte 1 flags, then sender, receiver, epoch, seq, offset and a 64-bit stamp; a chunk's
+payload after it): probe requests and their replies (answered, unanswered, a reply to no
+request), probes with a payload or an offset (notes, not malformed), chunks in pieces, one ending
+at its size, an empty one, one whose payload the capture cut, flag bytes, field extremes, a VLAN
+tag, headers cut in the datagram and by the snap length, other versions and types, chunks whose
+payload runs past their size. Writes them to DIR/plink_cases.pcap, reads it with tshark and the
+Lua script and with `swemu-analyze --packets`, and checks that both give every plink.* field
+equal to the values encoded (and the dissector the captured payload as plink.payload), the same
+malformed frames, the notes, and the Info column. Where PLink is not scoped neither may name it:
+PLink bytes in UDP to another port, from port 9200 to another, and in TCP to 9200. Also checks
+the analyzer's summary (--json, --csv plink.csv, the text) against a model of the spec computed
+here (replies matched to requests in capture time, the round trips from the pcap's timestamps),
+that --plink-port N and the preference swemu_plink.udp_port:N move the scope alike, and that bad
+--plink-port values (and --udp-port plink=N) end with one line and exit status 2, writing
+nothing.
+
+Exit status: 0 on success; 1 with each difference; 2 when a tool is missing or fails.
+"""
+
+import argparse
+import csv
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from dissector_test import ipv4_udp_frame, udp_as_tcp, write_pcap  # noqa: E402
+# The tool runners, the analyzer's reader (it reads every column of --packets) and the pcap's
+# timestamps are DLCP's.
+from dlcp_round_trip import (AGGREGATOR, SetupError, check_tshark_stderr, frame_ns,  # noqa: E402
+                             number, read_analyzer, run)
+
+PLINK_PORT = 9200
+HEADER_LEN = 24
+REQUEST, REPLY, CHUNK = 0, 1, 2
+A, B = (10, 0, 0, 1), (10, 0, 0, 2)
+# (field, last byte + 1) of the header; version and type share byte 0.
+HEADER_FIELDS = [("plink.version", 1), ("plink.type", 1), ("plink.flags", 2),
+                 ("plink.sender", 4), ("plink.receiver", 6), ("plink.epoch", 8),
+                 ("plink.seq", 12), ("plink.offset", 16), ("plink.stamp", 24)]
+FIELDS = [name for name, _ in HEADER_FIELDS]
+TSHARK_FIELDS = (["frame.number"] + FIELDS +
+                 ["plink.payload", "_ws.malformed", "_ws.expert.message", "_ws.col.Info"])
+ETH_IP_UDP = 14 + 20 + 8
+# The words of the dissector's expert message for each of the analyzer's reasons.
+REASON_WORDS = {
+    "plink_truncated_header": "truncated: PLink header",
+    "plink_bad_version": "unsupported PLink version",
+    "plink_bad_type": "unknown PLink type",
+    "plink_chunk_overrun": "past the chunk's size",
+}
+PROBE_PAYLOAD_NOTE = "bytes after the probe header"
+PROBE_OFFSET_NOTE = "probe offset"
+
+
+def header_bytes(h):
+    """The 24 header bytes, written out from the layout (not from the C++ code)."""
+    return struct.pack("!BBHHHIIQ", (h["version"] & 0xF) << 4 | (h["type"] & 0xF), h["flags"],
+                       h["sender"], h["receiver"], h["epoch"], h["seq"], h["offset"], h["stamp"])
+
+
+def payload_bytes(n):
+    return bytes((i * 7 + 3) % 256 for i in range(n))
+
+
+class Case:
+    def __init__(self, name, frame, h=None, reason="", kept=0, wire=0, caplen=None, info=None,
+                 notes=()):
+        self.name = name
+        self.frame = frame
+        self.h = h            # None: not PLink; else the header's values as encoded
+        self.reason = reason  # the analyzer's malformed reason, "" if none
+        self.kept = kept      # PLink bytes captured
+        self.wire = wire      # PLink bytes in the datagram
+        self.caplen = caplen
+        self.info = info      # the expected start of the Info column
+        self.notes = notes    # words of the dissector's notes (not malformed)
+
+    def snapped_header(self):
+        """The capture (not the datagram) cut the header."""
+        return self.kept < HEADER_LEN <= self.wire
+
+    def expect(self):
+        """{field: value or None} as encoded: a header field when its bytes were captured."""
+        if self.h is None:
+            return {f: None for f in FIELDS}
+        return {name: (self.h[name.split(".")[1]] if self.kept >= end else None)
+                for name, end in HEADER_FIELDS}
+
+    def expect_payload(self):
+        """The captured payload, in a whole header of a known version and type."""
+        h = self.h
+        if h is None or self.kept < HEADER_LEN or h["version"] != 1 or h["type"] > CHUNK:
+            return ""
+        return payload_bytes(self.wire - HEADER_LEN)[:self.kept - HEADER_LEN].hex()
+
+    def accounted(self):
+        return self.h is not None and not self.reason and not self.snapped_header()
+
+    def payload_len(self):
+        return self.wire - HEADER_LEN
+
+
+def hdr(ptype=REQUEST, sender=1, receiver=2, epoch=0, seq=1, offset=0, stamp=0, flags=0,
+        version=1):
+    return dict(version=version, type=ptype, flags=flags, sender=sender, receiver=receiver,
+                epoch=epoch, seq=seq, offset=offset, stamp=stamp)
+
+
+def plink_case(name, h, payload=0, cut=None, caplen_cut=None, reason="", vlan=None, sport=30000,
+               dport=PLINK_PORT, info=None, notes=()):
+    """A PLink datagram: the header h, then `payload` bytes; cut keeps only that many PLink bytes
+    in the datagram, caplen_cut that many in the capture."""
+    data = header_bytes(h) + payload_bytes(payload)
+    if cut is not None:
+        data = data[:cut]
+    frame = ipv4_udp_frame(data, sport, dport, vlan, A, B, 0)
+    at = ETH_IP_UDP + (4 if vlan is not None else 0)
+    caplen = None if caplen_cut is None else at + caplen_cut
+    kept = len(data) if caplen_cut is None else min(len(data), caplen_cut)
+    return Case(name, frame, h, reason, kept, len(data), caplen, info, notes)
+
+
+def request(sender, receiver, epoch, seq, stamp=0, **kw):
+    return hdr(REQUEST, sender, receiver, epoch, seq, stamp=stamp, **kw)
+
+
+def reply(requester, responder, epoch, seq, stamp=0, **kw):
+    """The reply copies the request, sender and receiver swapped."""
+    return hdr(REPLY, responder, requester, epoch, seq, stamp=stamp, **kw)
+
+
+def chunk(sender, receiver, epoch, chunk_id, offset, size, **kw):
+    return hdr(CHUNK, sender, receiver, epoch, chunk_id, offset, size, **kw)
+
+
+def cases():
+    if header_bytes(hdr(CHUNK, 2, 3, 4, 5, 6, 0x0102030405060708, 0x80)) != bytes.fromhex(
+            "1280" "0002" "0003" "0004" "00000005" "00000006" "0102030405060708"):
+        raise SetupError("test bug: header_bytes() disagrees with the layout")
+    out = []
+    # 1 probes 2 in epoch 0: two answered, one unanswered, a reply to no request.
+    out.append(plink_case("request 1", request(1, 2, 0, 1, 1000),
+                          info="PLink probe request 1 -> 2 epoch 0 seq 1 stamp 1000"))
+    out.append(plink_case("reply 1", reply(1, 2, 0, 1, 1000),
+                          info="PLink probe reply 2 -> 1 epoch 0 seq 1 stamp 1000"))
+    out.append(plink_case("request 2", request(1, 2, 0, 2, 2000)))
+    out.append(plink_case("request 3 (unanswered)", request(1, 2, 0, 3, 3000)))
+    out.append(plink_case("reply 2", reply(1, 2, 0, 2, 2000)))
+    out.append(plink_case("reply to no request", reply(1, 2, 0, 9, 9000)))
+    # 2 probes 1 in epochs 1 and 2; a reply of another epoch matches nothing.
+    out.append(plink_case("2 -> 1 request", request(2, 1, 1, 1)))
+    out.append(plink_case("2 -> 1 reply", reply(2, 1, 1, 1)))
+    out.append(plink_case("2 -> 1 request epoch 2", request(2, 1, 2, 2)))
+    out.append(plink_case("2 -> 1 reply epoch 3", reply(2, 1, 3, 2)))
+    # Probes with a payload or an offset: notes, counted all the same.
+    out.append(plink_case("probe with payload", request(3, 4, 0, 1), payload=6,
+                          notes=(PROBE_PAYLOAD_NOTE,)))
+    out.append(plink_case("reply with offset", reply(3, 4, 0, 1, offset=7),
+                          info="PLink probe reply 4 -> 3 epoch 0 seq 1 offset 7 stamp 0",
+                          notes=(PROBE_OFFSET_NOTE,)))
+    # Chunks 1 -> 2: chunk 7 of epoch 1 (3000 bytes) in three pieces and its first again, a chunk
+    # ending at its size, an empty one, one the capture cut (counted in full).
+    for offset, length in ((0, 1400), (1400, 1400), (2800, 200), (0, 1400)):
+        out.append(plink_case("chunk 7 at %d" % offset, chunk(1, 2, 1, 7, offset, 3000),
+                              payload=length,
+                              info="PLink chunk 1 -> 2 epoch 1 id 7 offset %d len %d size 3000"
+                                   % (offset, length)))
+    out.append(plink_case("chunk 8 whole", chunk(1, 2, 1, 8, 0, 100), payload=100))
+    out.append(plink_case("chunk empty", chunk(1, 2, 2, 7, 10, 10)))
+    out.append(plink_case("chunk snapped", chunk(1, 2, 2, 9, 0, 64), payload=64,
+                          caplen_cut=HEADER_LEN + 10,
+                          info="PLink chunk 1 -> 2 epoch 2 id 9 offset 0 len 64 size 64 "
+                               "[snapped]"))
+    out.append(plink_case("chunk 2 -> 1", chunk(2, 1, 4, 1, 0, 5), payload=5))
+    # Flag bytes, field extremes, a VLAN tag: none is malformed.
+    for flags in (0x01, 0x80, 0xFF):
+        out.append(plink_case("flags 0x%02x" % flags, request(5, 6, 0, flags, flags=flags),
+                              info="PLink probe request 5 -> 6 epoch 0 seq %d stamp 0 "
+                                   "[flags 0x%02x]" % (flags, flags)))
+    out.append(plink_case("extremes", chunk(0xFFFF, 0xFFFE, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF,
+                                            2**64 - 1, flags=0xFF), payload=3))
+    out.append(plink_case("stamp extreme", request(0xFFFF, 0, 0xFFFF, 0xFFFFFFFF, 2**64 - 1),
+                          info="PLink probe request 65535 -> 0 epoch 65535 seq 4294967295 "
+                               "stamp 18446744073709551615"))
+    out.append(plink_case("vlan tagged", request(7, 8, 0, 1), vlan=100))
+    # Malformed: headers cut in the datagram, other versions and types, chunks past their size.
+    for cut in (0, 1, 2, 17, 23):
+        out.append(plink_case("header cut to %d" % cut, request(9, 10, 0, 1), cut=cut,
+                              reason="plink_truncated_header",
+                              info="PLink (truncated header, %d of 24 bytes)" % cut))
+    for version in (0, 2, 15):
+        out.append(plink_case("version %d" % version, request(9, 10, 0, 1, version=version),
+                              reason="plink_bad_version",
+                              info="PLink v%d probe request 9 -> 10" % version))
+    for ptype in (3, 15):
+        out.append(plink_case("type %d" % ptype, hdr(ptype, 9, 10), reason="plink_bad_type",
+                              info="PLink type %d 9 -> 10" % ptype))
+    out.append(plink_case("chunk past its size", chunk(9, 10, 0, 1, 0, 100), payload=101,
+                          reason="plink_chunk_overrun",
+                          info="PLink chunk 9 -> 10 epoch 0 id 1 offset 0 len 101 size 100 "
+                               "[overrun]"))
+    out.append(plink_case("chunk starting at its size", chunk(9, 10, 0, 1, 100, 100), payload=1,
+                          reason="plink_chunk_overrun"))
+    out.append(plink_case("chunk past 2^32", chunk(9, 10, 0, 1, 0xFFFFFFFF, 0xFFFFFFFF),
+                          payload=2, reason="plink_chunk_overrun"))
+    # The header cut by the capture only: not malformed, not accounted; and by both.
+    out.append(plink_case("header snapped", request(9, 10, 0, 1), caplen_cut=10,
+                          info="PLink (header cut by the capture, 10 of 24 bytes)"))
+    out.append(plink_case("header cut and snapped", request(9, 10, 0, 1), cut=20, caplen_cut=3,
+                          reason="plink_truncated_header"))
+    # Not PLink: PLink bytes to another port, from 9200 to another port, and in TCP to 9200.
+    like = header_bytes(request(1, 2, 0, 1))
+    out.append(Case("udp to 9201", ipv4_udp_frame(like, 30000, 9201, None, A, B)))
+    out.append(Case("udp from 9200 to 40000", ipv4_udp_frame(like, PLINK_PORT, 40000, None, A,
+                                                             B)))
+    out.append(Case("tcp to 9200", udp_as_tcp(ipv4_udp_frame(like, 40000, PLINK_PORT, None, A,
+                                                             B))))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Running tshark
+# --------------------------------------------------------------------------------------------
+
+def read_tshark(tshark, lua, pcap, extra=()):
+    """{frame number: {field: cell}}, repeated values joined by AGGREGATOR."""
+    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap] + list(extra)
+    cmd += ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a",
+            "-E", "aggregator=" + AGGREGATOR]
+    for field in TSHARK_FIELDS:
+        cmd += ["-e", field]
+    proc = run(cmd, "tshark")
+    check_tshark_stderr(proc)
+    rows = {}
+    for line in proc.stdout.splitlines():
+        cells = line.split("\t")
+        if len(cells) != len(TSHARK_FIELDS):
+            raise SetupError("tshark printed %d columns, expected %d: %r" % (
+                len(cells), len(TSHARK_FIELDS), line[:200]))
+        rows[int(cells[0])] = dict(zip(TSHARK_FIELDS, cells))
+    # The full tree of every frame renders without a Lua error too.
+    check_tshark_stderr(run([tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-V"] +
+                            list(extra), "tshark -V"))
+    return rows
+
+
+# --------------------------------------------------------------------------------------------
+# Checking
+# --------------------------------------------------------------------------------------------
+
+def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
+    errors = []
+    for n, case in enumerate(all_cases, start=1):
+        where = "%s frame %d (%s)" % (tag, n, case.name)
+        t_row, a_row = tshark_rows.get(n), analyzer_rows.get(n)
+        if t_row is None or a_row is None:
+            errors.append("%s: missing from %s" % (where, "tshark" if t_row is None
+                                                   else "swemu-analyze"))
+            continue
+        for field, want in case.expect().items():
+            try:
+                got_t, got_a = number(t_row[field]), number(a_row[field])
+            except ValueError:
+                errors.append("%s: %s is %r (tshark), %r (swemu-analyze): not a number" % (
+                    where, field, t_row[field], a_row[field]))
+                continue
+            if got_t != want or got_a != want:
+                errors.append("%s: %s is %r (tshark), %r (swemu-analyze), encoded %r" % (
+                    where, field, t_row[field], a_row[field], want))
+        payload = t_row["plink.payload"].replace(":", "").lower()
+        if payload != case.expect_payload():
+            errors.append("%s: plink.payload is %r (tshark), encoded %r" % (
+                where, payload[:40], case.expect_payload()[:40]))
+        if a_row["malformed"] != case.reason:
+            errors.append("%s: swemu-analyze says malformed %r, expected %r" % (
+                where, a_row["malformed"], case.reason))
+        messages = t_row["_ws.expert.message"]
+        if bool(t_row["_ws.malformed"]) != bool(case.reason):
+            errors.append("%s: tshark malformed %r, experts %r" % (where, t_row["_ws.malformed"],
+                                                                  messages))
+        for words in ((REASON_WORDS[case.reason],) if case.reason else ()) + tuple(case.notes):
+            if words not in messages:
+                errors.append("%s: tshark experts %r do not say %r" % (where, messages, words))
+        info = t_row["_ws.col.Info"]
+        if case.h is None:
+            if info.startswith("PLink"):
+                errors.append("%s: not PLink, but Info is %r" % (where, info))
+            continue
+        want_info = case.info or "PLink"
+        if not info.startswith(want_info):
+            errors.append("%s: Info is %r, expected %r..." % (where, info, want_info))
+    return errors
+
+
+def new_row():
+    return {"requests": 0, "replies": 0, "rtts": [], "unmatched_replies": 0,
+            "probe_epochs": set(), "chunk_packets": 0, "chunk_bytes": 0, "chunks": set(),
+            "chunk_epochs": set()}
+
+
+def model(all_cases):
+    """The per-pair summary the spec implies, from the values encoded and the pcap's times."""
+    pairs, pending = {}, {}
+    for index, case in enumerate(all_cases):  # write_pcap's times grow with the index
+        if not case.accounted():
+            continue
+        h = case.h
+        if h["type"] == CHUNK:
+            row = pairs.setdefault((h["sender"], h["receiver"]), new_row())
+            row["chunk_packets"] += 1
+            row["chunk_bytes"] += case.payload_len()
+            row["chunks"].add((h["epoch"], h["seq"]))
+            row["chunk_epochs"].add(h["epoch"])
+            continue
+        key = ((h["receiver"], h["sender"]) if h["type"] == REPLY
+               else (h["sender"], h["receiver"]))
+        row = pairs.setdefault(key, new_row())
+        row["probe_epochs"].add(h["epoch"])
+        waiting = pending.setdefault((key, h["epoch"], h["seq"]), [])
+        if h["type"] == REQUEST:
+            row["requests"] += 1
+            waiting.append(frame_ns(index))
+            continue
+        row["replies"] += 1
+        if waiting:
+            row["rtts"].append(frame_ns(index) - waiting.pop(0))
+        else:
+            row["unmatched_replies"] += 1
+    return pairs
+
+
+def micros(ns):
+    return "%d.%03d" % (ns // 1000, ns % 1000)
+
+
+def model_values(row):
+    """A row's summary: {column: value} as the analyzer's JSON ("probes" and "chunks") has it."""
+    rtts, probe_epochs, chunk_epochs = row["rtts"], row["probe_epochs"], row["chunk_epochs"]
+    probes = {"requests": row["requests"], "replies": row["replies"], "matched": len(rtts),
+              "unanswered": row["requests"] - len(rtts),
+              "unmatched_replies": row["unmatched_replies"], "epochs": len(probe_epochs)}
+    if rtts:
+        probes.update(rtt_min_ns=min(rtts), rtt_mean_ns=sum(rtts) // len(rtts),
+                      rtt_max_ns=max(rtts))
+    if probe_epochs:
+        probes.update(epoch_min=min(probe_epochs), epoch_max=max(probe_epochs))
+    chunks = {"packets": row["chunk_packets"], "bytes": row["chunk_bytes"],
+              "chunk_ids": len(row["chunks"]), "epochs": len(chunk_epochs)}
+    if chunk_epochs:
+        chunks.update(epoch_min=min(chunk_epochs), epoch_max=max(chunk_epochs))
+    return {"probes": probes, "chunks": chunks}
+
+
+def model_csv(row):
+    """A row's plink.csv columns as the analyzer must write them."""
+    v = model_values(row)
+    p, c = v["probes"], v["chunks"]
+    out = {k: p[k] for k in ("requests", "replies", "matched", "unanswered",
+                             "unmatched_replies")}
+    for k in ("min", "mean", "max"):
+        out["rtt_%s_us" % k] = micros(p["rtt_%s_ns" % k]) if "rtt_min_ns" in p else ""
+    for kind, d in (("probe", p), ("chunk", c)):
+        out["%s_epochs" % kind] = d["epochs"]
+        out["%s_epoch_min" % kind] = d.get("epoch_min", "")
+        out["%s_epoch_max" % kind] = d.get("epoch_max", "")
+    out.update(chunk_packets=c["packets"], chunk_bytes=c["bytes"], chunk_ids=c["chunk_ids"])
+    return {k: str(val) for k, val in out.items()}
+
+
+def check_summary(all_cases, out_dir):
+    errors = []
+    pairs = model(all_cases)
+    with open(os.path.join(out_dir, "plink.csv"), newline="") as f:
+        rows = {(int(r["sender"]), int(r["receiver"])): r for r in csv.DictReader(f)}
+    if sorted(rows) != sorted(pairs):
+        errors.append("plink.csv: pairs %s, expected %s" % (sorted(rows), sorted(pairs)))
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        plink = json.load(f)["runs"][0]["plink"]
+    by_pair = {(p["sender"], p["receiver"]): p for p in plink.get("pairs", [])}
+    everything = new_row()
+    for key, row in sorted(pairs.items()):
+        for column, value in model_csv(row).items():
+            if rows.get(key, {}).get(column) != value:
+                errors.append("plink.csv %s: %s is %r, expected %r" % (
+                    key, column, rows.get(key, {}).get(column), value))
+        want = dict(sender=key[0], receiver=key[1], **model_values(row))
+        if by_pair.get(key) != want:
+            errors.append("summary.json pair %s: %r, expected %r" % (key, by_pair.get(key), want))
+        for k, v in row.items():
+            everything[k] = everything[k] + v if isinstance(v, (int, list)) else everything[k] | v
+    # Chunk ids are per pair: every pair's distinct ones, added up.
+    everything["chunks"] = {(k, c) for k, row in pairs.items() for c in row["chunks"]}
+    if plink.get("all") != model_values(everything):
+        errors.append("summary.json all: %r, expected %r" % (plink.get("all"),
+                                                            model_values(everything)))
+    reasons = {r: sum(c.reason == r for c in all_cases) for r in REASON_WORDS}
+    if plink.get("malformed") != reasons:
+        errors.append("summary.json: plink.malformed is %r, expected %r" % (
+            plink.get("malformed"), reasons))
+    snapped = sum(c.h is not None and c.snapped_header() and not c.reason for c in all_cases)
+    if plink.get("udp_port") != PLINK_PORT or plink.get("snapped_headers") != snapped:
+        errors.append("summary.json: udp_port %r, snapped_headers %r, expected %d, %d" % (
+            plink.get("udp_port"), plink.get("snapped_headers"), PLINK_PORT, snapped))
+    with open(os.path.join(out_dir, "summary.txt")) as f:
+        text = f.read()
+    line = "  plink: udp port %d, %d pair(s), %d probe(s), %d chunk packet(s)" % (
+        PLINK_PORT, len(pairs), everything["requests"] + everything["replies"],
+        everything["chunk_packets"])
+    if line not in text:
+        errors.append("the text summary has no line %r:\n%s" % (line, text))
+    return errors
+
+
+def check_port_option(tshark, lua, analyze, out_dir):
+    """--plink-port and swemu_plink.udp_port move the scope alike; 9200 is then plain UDP."""
+    moved = [
+        plink_case("request to 9300", request(1, 2, 3, 4, 5), dport=9300,
+                   info="PLink probe request 1 -> 2 epoch 3 seq 4 stamp 5"),
+        plink_case("chunk to 9300", chunk(1, 2, 3, 4, 0, 8), payload=8, dport=9300),
+        Case("request to 9200 after the move", ipv4_udp_frame(header_bytes(request(1, 2, 0, 1)),
+                                                              30000, PLINK_PORT, None, A, B)),
+    ]
+    pcap = os.path.join(out_dir, "plink_port9300.pcap")
+    write_pcap(pcap, [(c.frame, c.caplen) for c in moved])
+    sub = os.path.join(out_dir, "port9300")
+    os.makedirs(sub, exist_ok=True)
+    return check_frames(moved,
+                        read_tshark(tshark, lua, pcap, ["-o", "swemu_plink.udp_port:9300"]),
+                        read_analyzer(analyze, pcap, sub, ["--plink-port", "9300"]), "port9300")
+
+
+def check_bad_options(analyze, pcap, out_dir):
+    """Each ends with one line and exit status 2 before any output is written."""
+    errors = []
+    untouched = os.path.join(out_dir, "bad_option_out")
+    shutil.rmtree(untouched, ignore_errors=True)
+    for args, prefix in [(["--plink-port", "0"], "swemu-analyze: --plink-port: "),
+                         (["--plink-port", "65536"], "swemu-analyze: --plink-port: "),
+                         (["--plink-port", "abc"], "swemu-analyze: --plink-port: "),
+                         (["--plink-port", ""], "swemu-analyze: --plink-port: "),
+                         (["--udp-port", "plink=9300"],
+                          "swemu-analyze: --udp-port plink=9300: ")]:
+        proc = run([analyze, pcap, "--csv", untouched] + args, "swemu-analyze",
+                   expect_status=None)
+        lines = proc.stderr.splitlines()
+        if proc.returncode != 2 or len(lines) != 1 or not lines[0].startswith(prefix):
+            errors.append("swemu-analyze %s: exit %d, stderr %r (expected 2 and one line %r...)"
+                          % (" ".join(args), proc.returncode, proc.stderr, prefix))
+        if proc.stdout or os.path.exists(untouched):
+            errors.append("swemu-analyze %s: wrote output before failing" % " ".join(args))
+    return errors
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lua", required=True)
+    parser.add_argument("--analyze", required=True)
+    parser.add_argument("--tmp", required=True, help="directory for the pcaps and outputs")
+    args = parser.parse_args()
+    try:
+        tshark = shutil.which("tshark")
+        if tshark is None:
+            raise SetupError("tshark not found (apt-get install tshark); this test does not skip")
+        lua = os.path.abspath(args.lua)
+        if not os.path.isfile(lua):
+            raise SetupError("--lua %s: no such file" % args.lua)
+        os.makedirs(args.tmp, exist_ok=True)
+        all_cases = cases()
+        pcap = os.path.join(args.tmp, "plink_cases.pcap")
+        write_pcap(pcap, [(c.frame, c.caplen) for c in all_cases])
+        errors = check_frames(all_cases, read_tshark(tshark, lua, pcap),
+                              read_analyzer(args.analyze, pcap, args.tmp), "cases")
+        errors += check_summary(all_cases, args.tmp)
+        errors += check_port_option(tshark, lua, args.analyze, args.tmp)
+        errors += check_bad_options(args.analyze, pcap, args.tmp)
+    except (SetupError, OSError, subprocess.TimeoutExpired) as error:
+        print("FAIL (setup): %s" % error, file=sys.stderr)
+        return 2
+    if errors:
+        print("FAIL: %d problem(s) (outputs in %s):" % (len(errors), args.tmp), file=sys.stderr)
+        for e in errors[:50]:
+            print("  " + e, file=sys.stderr)
+        return 1
+    print("PASS: %d frames (%d PLink) agree with the values encoded, in tshark and swemu-analyze "
+          "(outputs in %s)" % (len(all_cases), sum(c.h is not None for c in all_cases),
+                               args.tmp))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
