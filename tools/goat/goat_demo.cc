@@ -161,7 +161,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
                                            "--file-prefix", layout.file_prefix + "-hosts"},
                                           out));
   DpdkHostConfig host_config;
-  host_config.mbufs = 16383;
+  host_config.mbufs = 32767;  // 9 ports of 1024-entry rings, and retransmissions in flight
   host_config.mbuf_cache = 256;
   for (uint32_t h = 0; h < spec.hosts.size(); ++h) {
     host_config.ports.push_back("net_virtio_user" + std::to_string(h) + ",path=" +
@@ -175,7 +175,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   std::vector<std::unique_ptr<GoatWorker>> w;
   GoatWorkerOptions wo;
   wo.rto_ns = rto;
-  wo.max_rto_ns = std::max<TimeNs>(wo.max_rto_ns, rto);
+  wo.max_rto_ns = std::max<TimeNs>(wo.max_rto_ns, 8 * rto);  // back off: a straggler is not loss
   for (uint32_t i = 0; i < workers; ++i) {
     w.push_back(std::make_unique<GoatWorker>(job, i, &(*dpdk)->port(hosts[i]), wo));
     runner.Add(*w.back(), (*dpdk)->port(hosts[i]));
