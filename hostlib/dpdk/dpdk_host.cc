@@ -1,5 +1,7 @@
 #include "hostlib/dpdk/dpdk_host.h"
 
+#include <algorithm>
+
 #include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
@@ -112,8 +114,16 @@ Result<std::unique_ptr<DpdkHost>> DpdkHost::Open(const DpdkHostConfig& config) {
   if (!g_eal_initialised) return Status::Error("dpdk host: EAL is not initialised (InitEal)");
   if (config.ports.empty()) return Status::Error("dpdk host: no ports");
   std::unique_ptr<DpdkHost> host(new DpdkHost());
+  // Every port's RX ring stays full of empty mbufs and its TX ring can hold as many sent ones
+  // until the device frees them: a pool smaller than all the rings runs dry under a burst of
+  // sends, RX can no longer refill, and the hosts stop hearing anything (the GOAT demo did, with
+  // 9 ports and 16383 mbufs). So the pool is at least the rings, the cache and a margin.
+  const uint64_t rings = uint64_t{config.ports.size()} *
+                         (DpdkPorts::kRxDescriptors + DpdkPorts::kTxDescriptors);
+  const auto mbufs = static_cast<uint32_t>(
+      std::max<uint64_t>(config.mbufs, rings + 2 * config.mbuf_cache + 1024));
   Result<MbufPool> pool =
-      MbufPool::Create(config.mbufs, config.mbuf_cache, static_cast<int>(rte_socket_id()));
+      MbufPool::Create(mbufs, config.mbuf_cache, static_cast<int>(rte_socket_id()));
   if (!pool.ok()) return pool.status();
   host->pool_ = std::make_unique<MbufPool>(std::move(*pool));
   host->ports_ = std::make_unique<DpdkPorts>();

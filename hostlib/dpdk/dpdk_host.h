@@ -67,6 +67,8 @@ class DpdkPortTransport final : public Transport {
 
 struct DpdkHostConfig {
   std::vector<std::string> ports;  // devargs, one per host port: "net_virtio_user0,path=/x.sock"
+  // At least every port's RX and TX ring (1024 each) plus the cache and a margin: a smaller
+  // figure is raised to that.
   uint32_t mbufs = 4095;
   uint32_t mbuf_cache = 128;
   TimeNs link_wait_ns = 3'000'000'000;  // a virtio_user link comes up when vhost attaches
