@@ -1,13 +1,12 @@
 #include "hostlib/dpdk/dpdk_host.h"
 
-#include <algorithm>
-
 #include <rte_dev.h>
 #include <rte_eal.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <thread>
@@ -118,10 +117,10 @@ Result<std::unique_ptr<DpdkHost>> DpdkHost::Open(const DpdkHostConfig& config) {
   // until the device frees them: a pool smaller than all the rings runs dry under a burst of
   // sends, RX can no longer refill, and the hosts stop hearing anything (the GOAT demo did, with
   // 9 ports and 16383 mbufs). So the pool is at least the rings, the cache and a margin.
-  const uint64_t rings = uint64_t{config.ports.size()} *
-                         (DpdkPorts::kRxDescriptors + DpdkPorts::kTxDescriptors);
-  const auto mbufs = static_cast<uint32_t>(
-      std::max<uint64_t>(config.mbufs, rings + 2 * config.mbuf_cache + 1024));
+  const uint64_t rings =
+      uint64_t{config.ports.size()} * (DpdkPorts::kRxDescriptors + DpdkPorts::kTxDescriptors);
+  const auto mbufs =
+      static_cast<uint32_t>(std::max<uint64_t>(config.mbufs, rings + 2 * config.mbuf_cache + 1024));
   Result<MbufPool> pool =
       MbufPool::Create(mbufs, config.mbuf_cache, static_cast<int>(rte_socket_id()));
   if (!pool.ok()) return pool.status();

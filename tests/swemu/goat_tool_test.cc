@@ -126,7 +126,8 @@ TEST(GoatTool, BadOptionsEndWithOneLine) {
         std::string("sim --model 0MB"),
         std::string("demo --k 3"),
         std::string("demo --delay 9=1ms"),
-        std::string("demo --timeout 0"), std::string("demo --rto 0"),
+        std::string("demo --timeout 0"),
+        std::string("demo --rto 0"),
         std::string("demo --scheme x"),
         std::string("demo --out-dir " + dir + "x/" + std::string(120, 'd')),
         std::string("publish --fabric x")}) {
@@ -235,7 +236,7 @@ TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
                         "([0-9]+) results excluded");
     ASSERT_TRUE(std::regex_search(run.out, m, re)) << run.out;
     EXPECT_LT(std::stod(m[1].str()), std::stod(m[2].str())) << run.out;  // worker 5 came last
-    EXPECT_GT(std::stoul(m[3].str()), 0u) << run.out;  // and was not counted
+    EXPECT_GT(std::stoul(m[3].str()), 0u) << run.out;                    // and was not counted
   }
   for (const char* sw : {"s1", "s2", "s3"}) {
     EXPECT_NE(run.out.find(std::string(sw) + ": {\"claimed\""), std::string::npos) << run.out;

@@ -50,8 +50,9 @@ TEST(PlinkTool, ProbeEmbedGroupsAndTheirCrossRackBytes) {
 
 // The README's 64-host example runs as printed.
 TEST(PlinkTool, SixtyFourHostsInEightRacks) {
-  RunResult run = RunCommandIn(Dir(), kPlink + " probe --fanout 2,2,2 --per-rack 8 --tier-delays "
-                                               "32us,16us,4us,1us");
+  RunResult run = RunCommandIn(Dir(), kPlink +
+                                          " probe --fanout 2,2,2 --per-rack 8 --tier-delays "
+                                          "32us,16us,4us,1us");
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("64 hosts in 8 racks"), std::string::npos) << run.out;
   EXPECT_EQ(Number(run.out, "2LHA, the racks +([0-9]+)"), 2.0 * 7 * 100e6) << run.out;

@@ -140,7 +140,6 @@ inline bool AggregatorEmpty(SwitchHarness& h, uint32_t index, uint16_t elements)
   return empty;
 }
 
-
 // One rack running atp (workers 0-3 on ports 0-3, the PS on port kPsPort), set up by SetupRack.
 class AtpRackTest : public ::testing::Test {
  protected:

@@ -8,8 +8,8 @@
 
 #include "pipeline/wire/checksum.h"
 #include "pipeline/wire/frame_builder.h"
-#include "pipeline/wire/ipv4.h"
 #include "pipeline/wire/goat.h"
+#include "pipeline/wire/ipv4.h"
 #include "tests/pipeline/switch_harness.h"
 
 namespace swemu {

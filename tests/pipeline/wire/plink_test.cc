@@ -1,10 +1,10 @@
 // PLink's probe and chunk header (pipeline/wire/plink.h): encode/decode round trip, byte order,
 // and what Decode refuses.
+#include "pipeline/wire/plink.h"
+
 #include <gtest/gtest.h>
 
 #include <array>
-
-#include "pipeline/wire/plink.h"
 
 namespace swemu {
 namespace {
