@@ -204,8 +204,12 @@ TEST_F(ReplayToolTest, PpsPacesAgainstDeadlines) {
   EXPECT_NE(run.err.find("gap error (|sent gap - intended gap|) over 199 gaps: p50 "),
             std::string::npos)
       << run.err;
-  // The median gap is within 1 ms of the intended 5 ms even on a busy machine.
-  EXPECT_LT(NumberAfter(run.err, "gaps: p50 "), 1000) << run.err;
+  // Paced against deadlines: the median frame leaves within 1 ms of its deadline even on a busy
+  // machine. (Not the gaps: one late frame makes two gap errors, and under AddressSanitizer with
+  // the suite running beside it the median gap error reached 1.7 ms while the median lateness
+  // stayed under 1 us.)
+  EXPECT_NE(run.err.find("late (sent - deadline): p50 "), std::string::npos) << run.err;
+  EXPECT_LT(NumberAfter(run.err, "deadline): p50 "), 1000) << run.err;
 }
 
 TEST_F(ReplayToolTest, MbpsMultiplierAndTheCapturedTiming) {
