@@ -53,7 +53,7 @@ struct Job {
 
 class GoatAnalyzer final : public ProtocolAnalyzer {
  public:
-  explicit GoatAnalyzer(uint16_t port) : port_(port) {}
+  explicit GoatAnalyzer(uint16_t port) : port_(port), tally_(kReasonNames) {}
 
   std::string_view Consume(const DecodedFrame& frame) override;
   void WriteFields(std::ostream& out) const override;
@@ -69,19 +69,15 @@ class GoatAnalyzer final : public ProtocolAnalyzer {
 
   uint16_t port_;
   std::map<uint16_t, Job> jobs_;
-  std::array<uint64_t, kReasons> malformed_{};
-  uint64_t snapped_ = 0;  // headers cut by the capture's snap length: not accounted
+  HeaderTally tally_;  // malformed frames, and headers cut by the capture (not accounted)
   // The last frame's header bytes (fewer than 28 when cut short), for WriteFields.
   uint8_t last_[kGoatHeaderLen] = {};
   std::size_t last_len_ = 0;
 };
 
 std::optional<Reason> GoatAnalyzer::Malformed(const DecodedFrame& frame) {
-  if (frame.app_len < kGoatHeaderLen) {
-    // A header cut by the snap length is merely short; cut in the datagram, it is malformed.
-    if (frame.snapped() && frame.l4_payload_len >= kGoatHeaderLen) return std::nullopt;
-    return kTruncatedHeader;
-  }
+  if (HeaderTruncated(frame, kGoatHeaderLen)) return kTruncatedHeader;
+  if (frame.app_len < kGoatHeaderLen) return std::nullopt;  // cut only by the snap length
   const auto* h = HeaderAt<GoatHeader>(frame.app);
   if (h->Version() != kGoatVersion) return kBadVersion;
   if (h->Type() != GoatType::kGradient && h->Type() != GoatType::kResult) return kBadType;
@@ -96,12 +92,9 @@ std::optional<Reason> GoatAnalyzer::Malformed(const DecodedFrame& frame) {
 std::string_view GoatAnalyzer::Consume(const DecodedFrame& frame) {
   last_len_ = std::min(frame.app_len, kGoatHeaderLen);
   std::copy_n(frame.app, last_len_, last_);
-  if (const std::optional<Reason> reason = Malformed(frame)) {
-    ++malformed_[*reason];
-    return kReasonNames[*reason];
-  }
+  if (const std::optional<Reason> reason = Malformed(frame)) return tally_.Malformed(*reason);
   if (last_len_ < kGoatHeaderLen) {
-    ++snapped_;
+    tally_.Snapped();
     return {};
   }
   Account(*HeaderAt<GoatHeader>(last_));
@@ -176,20 +169,12 @@ void GoatAnalyzer::WriteJobText(std::ostream& out, uint16_t id, const Job& job) 
 }
 
 void GoatAnalyzer::WriteText(std::ostream& out) const {
-  uint64_t malformed = 0;
-  for (uint64_t n : malformed_) malformed += n;
-  if (jobs_.empty() && malformed == 0 && snapped_ == 0) return;  // no GOAT in this run
+  if (jobs_.empty() && tally_.empty()) return;  // no GOAT in this run
   uint64_t gradients = 0, results = 0;
   for (const auto& [id, job] : jobs_) gradients += job.gradients, results += job.results;
   out << "  goat: udp port " << port_ << ", " << jobs_.size() << " job(s), " << gradients
       << " gradient(s), " << results << " result(s)";
-  if (snapped_ > 0) out << ", " << snapped_ << " header(s) cut by the capture (not counted)";
-  if (malformed > 0) {
-    out << "; malformed";
-    for (std::size_t r = 0; r < kReasons; ++r) {
-      if (malformed_[r] > 0) out << " " << kReasonNames[r] << " " << malformed_[r];
-    }
-  }
+  tally_.WriteText(out);
   out << "\n";
   std::size_t shown = 0;
   for (const auto& [id, job] : jobs_) {
@@ -203,10 +188,8 @@ void GoatAnalyzer::WriteText(std::ostream& out) const {
 
 void GoatAnalyzer::WriteJson(JsonWriter& json) const {
   json.BeginObject("goat");
-  json.Uint("udp_port", port_).Uint("snapped_headers", snapped_);
-  json.BeginObject("malformed");
-  for (std::size_t r = 0; r < kReasons; ++r) json.Uint(kReasonNames[r], malformed_[r]);
-  json.EndObject();
+  json.Uint("udp_port", port_);
+  tally_.WriteJson(json);
   json.BeginArray("jobs");
   for (const auto& [id, job] : jobs_) {
     json.BeginObject();
@@ -267,16 +250,14 @@ std::vector<std::string> GoatFieldNames() {
 }
 
 void AddGoatOptions(po::options_description& options) {
-  options.add_options()(
-      "goat-port",
-      po::value<std::string>()->default_value(std::to_string(kGoatDefaultUdpPort))->value_name("N"),
-      "GOAT: the UDP destination port of its gradient fragments and results");
+  AddUdpPortOption(options, "goat-port", kGoatDefaultUdpPort,
+                   "GOAT: the UDP destination port of its gradient fragments and results");
 }
 
 Result<std::unique_ptr<ProtocolAnalyzer>> MakeGoatAnalyzer(const po::variables_map& vm) {
-  Result<uint64_t> port = ParseUint(vm["goat-port"].as<std::string>(), 1, 65535);
-  if (!port.ok()) return Status::Error("--goat-port: " + port.message());
-  return std::unique_ptr<ProtocolAnalyzer>(new GoatAnalyzer(static_cast<uint16_t>(*port)));
+  Result<uint16_t> port = UdpPortOption(vm, "goat-port");
+  if (!port.ok()) return port.status();
+  return std::unique_ptr<ProtocolAnalyzer>(new GoatAnalyzer(*port));
 }
 
 }  // namespace swemu
