@@ -16,18 +16,19 @@
 #include "pipeline/wire/atp.h"
 #include "pipeline/wire/frame_builder.h"
 #include "pipeline/wire/goat.h"
+#include "tests/tools/protocol_analyzer_test_util.h"
 #include "tools/analyze/run_analysis.h"
 
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
+using namespace swemu::testing;  // NOLINT(build/namespaces)
 
 const MacAddr kMac = MacAddr::FromU64(0x020000000001);
 const Ipv4Addr kWorker = MakeIpv4Addr(10, 0, 0, 1);
 const Ipv4Addr kPs = MakeIpv4Addr(10, 0, 0, 16);
 constexpr uint16_t kWorkerPort = 30000;
 constexpr std::size_t kFrameHeaders = 14 + 20 + 8;  // Ethernet, IPv4, UDP
-constexpr TimeNs kStartNs = 1'700'000'000'000'000'000;
 
 struct Goat {
   GoatFields f;
@@ -88,100 +89,20 @@ Goat PsResult(uint64_t bitmap, uint16_t submodel, uint32_t fragment, uint32_t ro
 }
 
 // swemu-analyze's options (every protocol's), parsed from `args`.
-po::variables_map Options(const std::vector<std::string>& args) {
-  po::options_description options;
-  for (const ProtocolEntry& entry : Protocols()) entry.add_options(options);
-  std::vector<const char*> argv = {"swemu-analyze"};
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  po::variables_map vm;
-  po::store(po::parse_command_line(static_cast<int>(argv.size()), argv.data(), options), vm);
-  return vm;
-}
 
-const ProtocolEntry* GoatEntry() {
-  for (const ProtocolEntry& entry : Protocols()) {
-    if (entry.name == "goat") return &entry;
-  }
-  return nullptr;
-}
+const ProtocolEntry* GoatEntry() { return ProtocolNamed("goat"); }
 
 constexpr std::size_t kGoatFields = 11;
 
-class GoatAnalyzerTest : public ::testing::Test {
+class GoatAnalyzerTest : public ProtocolAnalyzerTest {
  protected:
-  // Writes the frames to a pcap (frame i at kStartNs + i us), analyzes it as swemu-analyze does
-  // with `args` and ATP on its default port, and keeps the outputs.
+  GoatAnalyzerTest() : ProtocolAnalyzerTest("goat", kGoatFields, false) {}
+  // The frames in their order, analyzed with `args` (see ProtocolAnalyzerTest).
   void Analyze(const std::vector<Goat>& frames, const std::vector<std::string>& args = {}) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string dir = ::testing::TempDir() + "/goat_analyzer/" + info->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    pcap_ = dir + "/port0.pcap";
-    Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(pcap_);
-    ASSERT_TRUE(writer.ok()) << writer.message();
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      const std::vector<uint8_t> bytes = Frame(frames[i]);
-      const auto len = static_cast<uint32_t>(bytes.size());
-      const uint32_t caplen = frames[i].caplen == 0 ? len : frames[i].caplen;
-      (*writer)->Write(kStartNs + 1000 * i, bytes.data(), caplen, len);
-    }
-    ASSERT_TRUE((*writer)->Close().ok());
-    Result<RunInput> input = ScanRunInput(pcap_);
-    ASSERT_TRUE(input.ok()) << input.message();
-    Result<std::unique_ptr<RunAnalysis>> run =
-        RunAnalysis::Make(std::move(*input), {{kAtpDefaultUdpPort, "atp"}}, Options(args));
-    ASSERT_TRUE(run.ok()) << run.message();
-    std::ostringstream packets;
-    packets << PacketsCsvHeader() << "\n";
-    ASSERT_TRUE((*run)->Analyze(1'000'000, 20, &packets).ok());
-    ReadPackets(packets.str());
-    std::ostringstream text;
-    (*run)->WriteText(text, 20);
-    text_ = text.str();
-    JsonWriter json;
-    (*run)->WriteJson(json);
-    json_ = json.str();
-    ASSERT_TRUE((*run)->WriteCsv(dir, true).ok());
-    std::ifstream in(dir + "/goat.csv");
-    std::stringstream csv;
-    csv << in.rdbuf();
-    csv_ = csv.str();
+    std::vector<PcapFrame> pcap;
+    for (const Goat& f : frames) pcap.push_back({Frame(f), f.caplen, kNever});
+    AnalyzeFrames(pcap, args);
   }
-
-  // Per frame: its goat.* cells and its malformed reason.
-  void ReadPackets(const std::string& packets) {
-    std::istringstream in(packets);
-    std::string line;
-    std::getline(in, line);
-    const std::vector<std::string> header = Split(line);
-    const auto first = std::find(header.begin(), header.end(), "goat.version") - header.begin();
-    ASSERT_LE(first + kGoatFields, header.size());
-    cells_.clear();
-    malformed_.clear();
-    while (std::getline(in, line)) {
-      const std::vector<std::string> row = Split(line);
-      ASSERT_EQ(row.size(), header.size()) << line;
-      std::string goat;
-      for (std::size_t i = 0; i < kGoatFields; ++i) goat += (i ? "," : "") + row[first + i];
-      cells_.push_back(goat);
-      malformed_.push_back(row.back());
-    }
-  }
-
-  static std::vector<std::string> Split(const std::string& line) {
-    std::vector<std::string> cells;
-    std::istringstream in(line);
-    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-  }
-
-  bool Has(const std::string& text, const std::string& part) const {
-    return text.find(part) != std::string::npos;
-  }
-
-  std::string pcap_, text_, json_, csv_;
-  std::vector<std::string> cells_, malformed_;
 };
 
 const std::string kCsvHeader =
@@ -199,7 +120,7 @@ TEST(GoatRegistry, IsRegisteredWithItsFieldsAndItsOwnPort) {
                                 "goat.version", "goat.type", "goat.flags", "goat.job_id",
                                 "goat.node_id", "goat.submodel", "goat.fragment", "goat.round",
                                 "goat.num_elements", "goat.count", "goat.bitmap"}));
-  Result<std::unique_ptr<ProtocolAnalyzer>> made = goat->make(Options({}));
+  Result<std::unique_ptr<ProtocolAnalyzer>> made = goat->make(AnalyzerOptions({}));
   ASSERT_TRUE(made.ok()) << made.message();
   EXPECT_EQ((*made)->OwnUdpPort(), kGoatDefaultUdpPort);
   EXPECT_EQ((*made)->BothWaysUdpPort(), 0);  // to the port only
@@ -211,11 +132,12 @@ TEST(GoatRegistry, RefusesBadPorts) {
     const std::vector<std::string> args =
         *bad != 0 ? std::vector<std::string>{"--goat-port" + std::string(bad)}
                   : std::vector<std::string>{"--goat-port", ""};
-    Result<std::unique_ptr<ProtocolAnalyzer>> made = GoatEntry()->make(Options(args));
+    Result<std::unique_ptr<ProtocolAnalyzer>> made = GoatEntry()->make(AnalyzerOptions(args));
     ASSERT_FALSE(made.ok()) << bad;
     EXPECT_EQ(made.message().rfind("--goat-port: ", 0), 0u) << made.message();
   }
-  Result<std::unique_ptr<ProtocolAnalyzer>> made = GoatEntry()->make(Options({"--goat-port=9200"}));
+  Result<std::unique_ptr<ProtocolAnalyzer>> made =
+      GoatEntry()->make(AnalyzerOptions({"--goat-port=9200"}));
   ASSERT_TRUE(made.ok()) << made.message();
   EXPECT_EQ((*made)->OwnUdpPort(), 9200);
 }

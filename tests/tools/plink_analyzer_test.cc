@@ -16,18 +16,19 @@
 #include "pipeline/wire/atp.h"
 #include "pipeline/wire/frame_builder.h"
 #include "pipeline/wire/plink.h"
+#include "tests/tools/protocol_analyzer_test_util.h"
 #include "tools/analyze/run_analysis.h"
 
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
+using namespace swemu::testing;  // NOLINT(build/namespaces)
 
 const MacAddr kMac = MacAddr::FromU64(0x020000000001);
 const Ipv4Addr kHostA = MakeIpv4Addr(10, 0, 0, 1);
 const Ipv4Addr kHostB = MakeIpv4Addr(10, 0, 0, 2);
 constexpr uint16_t kHostPort = 30000;
 constexpr std::size_t kFrameHeaders = 14 + 20 + 8;  // Ethernet, IPv4, UDP
-constexpr TimeNs kStartNs = 1'700'000'000'000'000'000;
 
 struct Plink {
   PlinkFields f;
@@ -35,7 +36,7 @@ struct Plink {
   std::size_t cut = SIZE_MAX;  // PLink bytes kept in the datagram; default: all
   int byte0 = -1;  // ver_type as sent, for versions and types PlinkFields cannot encode; -1: f's
   uint32_t caplen = 0;  // frame bytes captured; 0: all
-  TimeNs ns = kNever;   // capture time after kStartNs; default: 1 us per frame
+  TimeNs ns = kNever;   // capture time after kAnalyzerStartNs; default: 1 us per frame
   uint16_t sport = kHostPort, dport = kPlinkDefaultUdpPort;
   bool tcp = false;
 };
@@ -87,103 +88,20 @@ Plink Chunk(uint16_t from, uint16_t to, uint16_t epoch, uint32_t id, uint32_t of
 }
 
 // swemu-analyze's options (every protocol's), parsed from `args`.
-po::variables_map Options(const std::vector<std::string>& args) {
-  po::options_description options;
-  for (const ProtocolEntry& entry : Protocols()) entry.add_options(options);
-  std::vector<const char*> argv = {"swemu-analyze"};
-  for (const std::string& arg : args) argv.push_back(arg.c_str());
-  po::variables_map vm;
-  po::store(po::parse_command_line(static_cast<int>(argv.size()), argv.data(), options), vm);
-  return vm;
-}
 
-const ProtocolEntry* PlinkEntry() {
-  for (const ProtocolEntry& entry : Protocols()) {
-    if (entry.name == "plink") return &entry;
-  }
-  return nullptr;
-}
+const ProtocolEntry* PlinkEntry() { return ProtocolNamed("plink"); }
 
 constexpr std::size_t kPlinkFields = 9;
 
-class PlinkAnalyzerTest : public ::testing::Test {
+class PlinkAnalyzerTest : public ProtocolAnalyzerTest {
  protected:
-  // Writes the frames to a pcap in their order (frame i at kStartNs + its ns, default i us),
-  // analyzes it as swemu-analyze does with `args` and ATP on its default port, and keeps the
-  // outputs.
+  PlinkAnalyzerTest() : ProtocolAnalyzerTest("plink", kPlinkFields, true) {}
+  // The frames in their order, analyzed with `args` (see ProtocolAnalyzerTest).
   void Analyze(const std::vector<Plink>& frames, const std::vector<std::string>& args = {}) {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    const std::string dir = ::testing::TempDir() + "/plink_analyzer/" + info->name();
-    std::filesystem::remove_all(dir);
-    std::filesystem::create_directories(dir);
-    pcap_ = dir + "/port0.pcap";
-    Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(pcap_);
-    ASSERT_TRUE(writer.ok()) << writer.message();
-    for (std::size_t i = 0; i < frames.size(); ++i) {
-      const std::vector<uint8_t> bytes = Frame(frames[i]);
-      const auto len = static_cast<uint32_t>(bytes.size());
-      const uint32_t caplen = frames[i].caplen == 0 ? len : frames[i].caplen;
-      const TimeNs ns = frames[i].ns == kNever ? 1000 * i : frames[i].ns;
-      (*writer)->Write(kStartNs + ns, bytes.data(), caplen, len);
-    }
-    ASSERT_TRUE((*writer)->Close().ok());
-    Result<RunInput> input = ScanRunInput(pcap_);
-    ASSERT_TRUE(input.ok()) << input.message();
-    Result<std::unique_ptr<RunAnalysis>> run =
-        RunAnalysis::Make(std::move(*input), {{kAtpDefaultUdpPort, "atp"}}, Options(args));
-    ASSERT_TRUE(run.ok()) << run.message();
-    std::ostringstream packets;
-    packets << PacketsCsvHeader() << "\n";
-    ASSERT_TRUE((*run)->Analyze(1'000'000, 20, &packets).ok());
-    ReadPackets(packets.str());
-    std::ostringstream text;
-    (*run)->WriteText(text, 20);
-    text_ = text.str();
-    JsonWriter json;
-    (*run)->WriteJson(json);
-    json_ = json.str();
-    json_.erase(std::remove_if(json_.begin(), json_.end(), ::isspace), json_.end());
-    ASSERT_TRUE((*run)->WriteCsv(dir, true).ok());
-    std::ifstream in(dir + "/plink.csv");
-    std::stringstream csv;
-    csv << in.rdbuf();
-    csv_ = csv.str();
+    std::vector<PcapFrame> pcap;
+    for (const Plink& f : frames) pcap.push_back({Frame(f), f.caplen, f.ns});
+    AnalyzeFrames(pcap, args);
   }
-
-  // Per frame: its plink.* cells and its malformed reason.
-  void ReadPackets(const std::string& packets) {
-    std::istringstream in(packets);
-    std::string line;
-    std::getline(in, line);
-    const std::vector<std::string> header = Split(line);
-    const auto first = std::find(header.begin(), header.end(), "plink.version") - header.begin();
-    ASSERT_LE(first + kPlinkFields, header.size());
-    cells_.clear();
-    malformed_.clear();
-    while (std::getline(in, line)) {
-      const std::vector<std::string> row = Split(line);
-      ASSERT_EQ(row.size(), header.size()) << line;
-      std::string plink;
-      for (std::size_t i = 0; i < kPlinkFields; ++i) plink += (i ? "," : "") + row[first + i];
-      cells_.push_back(plink);
-      malformed_.push_back(row.back());
-    }
-  }
-
-  static std::vector<std::string> Split(const std::string& line) {
-    std::vector<std::string> cells;
-    std::istringstream in(line);
-    for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-  }
-
-  bool Has(const std::string& text, const std::string& part) const {
-    return text.find(part) != std::string::npos;
-  }
-
-  std::string pcap_, text_, json_, csv_;
-  std::vector<std::string> cells_, malformed_;
 };
 
 const std::string kCsvHeader =
@@ -200,7 +118,7 @@ TEST(PlinkRegistry, IsRegisteredWithItsFieldsAndItsOwnPort) {
             (std::vector<std::string>{"plink.version", "plink.type", "plink.flags", "plink.sender",
                                       "plink.receiver", "plink.epoch", "plink.seq", "plink.offset",
                                       "plink.stamp"}));
-  Result<std::unique_ptr<ProtocolAnalyzer>> made = plink->make(Options({}));
+  Result<std::unique_ptr<ProtocolAnalyzer>> made = plink->make(AnalyzerOptions({}));
   ASSERT_TRUE(made.ok()) << made.message();
   EXPECT_EQ((*made)->OwnUdpPort(), kPlinkDefaultUdpPort);
   EXPECT_EQ((*made)->BothWaysUdpPort(), 0);  // to the port only
@@ -212,12 +130,12 @@ TEST(PlinkRegistry, RefusesBadPorts) {
     const std::vector<std::string> args =
         *bad != 0 ? std::vector<std::string>{"--plink-port" + std::string(bad)}
                   : std::vector<std::string>{"--plink-port", ""};
-    Result<std::unique_ptr<ProtocolAnalyzer>> made = PlinkEntry()->make(Options(args));
+    Result<std::unique_ptr<ProtocolAnalyzer>> made = PlinkEntry()->make(AnalyzerOptions(args));
     ASSERT_FALSE(made.ok()) << bad;
     EXPECT_EQ(made.message().rfind("--plink-port: ", 0), 0u) << made.message();
   }
   Result<std::unique_ptr<ProtocolAnalyzer>> made =
-      PlinkEntry()->make(Options({"--plink-port=9300"}));
+      PlinkEntry()->make(AnalyzerOptions({"--plink-port=9300"}));
   ASSERT_TRUE(made.ok()) << made.message();
   EXPECT_EQ((*made)->OwnUdpPort(), 9300);
 }
