@@ -12,6 +12,10 @@
 //   8-11  seq        probe sequence number, or chunk id
 //   12-15 offset     chunk: byte offset in the chunk; probe: 0
 //   16-23 stamp      probe: the requester's send time (ns), echoed; chunk: the chunk's bytes
+//
+// A chunk's payload follows the header: float32 values, big-endian IEEE 754. A chunk ack
+// (type 3) carries the acknowledged packet's header fields back (sender and receiver swapped) and
+// no payload. In chunks and acks, flags bits 1-0 are the schedule step (PlinkStep).
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -24,7 +28,17 @@ inline constexpr std::size_t kPlinkHeaderLen = 24;
 inline constexpr uint16_t kPlinkDefaultUdpPort = 9200;
 inline constexpr uint8_t kPlinkVersion = 1;
 
-enum class PlinkType : uint8_t { kProbeRequest = 0, kProbeReply = 1, kChunk = 2 };
+enum class PlinkType : uint8_t { kProbeRequest = 0, kProbeReply = 1, kChunk = 2, kChunkAck = 3 };
+inline constexpr uint8_t kPlinkLastType = 3;
+
+// The step of AggEngine's schedule a chunk belongs to (flags bits 1-0).
+enum class PlinkStep : uint8_t {
+  kToLocalMaster = 0,   // a member's own values to its group's local master
+  kToGlobalMaster = 1,  // a local master's group sum to the chunk's global master
+  kTotalToLocal = 2,    // the global master's total back to the other local masters
+  kTotalToMember = 3,   // a local master's total to its group's members
+};
+inline constexpr uint8_t kPlinkStepMask = 0x03;
 
 struct PlinkFields {
   PlinkType type = PlinkType::kProbeRequest;
@@ -49,7 +63,7 @@ struct PlinkFields {
   }
   // nullopt if short, of another version, or of an unknown type.
   static std::optional<PlinkFields> Decode(const uint8_t* in, std::size_t len) noexcept {
-    if (len < kPlinkHeaderLen || (in[0] >> 4) != kPlinkVersion || (in[0] & 0x0F) > 2) {
+    if (len < kPlinkHeaderLen || (in[0] >> 4) != kPlinkVersion || (in[0] & 0x0F) > kPlinkLastType) {
       return std::nullopt;
     }
     PlinkFields f;

@@ -5,18 +5,23 @@ Usage: plink_round_trip.py --lua swemu.lua --analyze swemu-analyze --tmp DIR
 
 Encodes PLink frames itself (pipeline/wire/plink.h, docs/wire.md "PLink": a 24-byte big-endian
 header after UDP to port 9200, byte 0 version << 4 | type (0 probe request, 1 probe reply, 2
-chunk), byte 1 flags, then sender, receiver, epoch, seq, offset and a 64-bit stamp; a chunk's
-payload after it): probe requests and their replies (answered, unanswered, a reply to no
-request), probes with a payload or an offset (notes, not malformed), chunks in pieces, one ending
-at its size, an empty one, one whose payload the capture cut, flag bytes, field extremes, a VLAN
-tag, headers cut in the datagram and by the snap length, other versions and types, chunks whose
-payload runs past their size. Writes them to DIR/plink_cases.pcap, reads it with tshark and the
-Lua script and with `swemu-analyze --packets`, and checks that both give every plink.* field
-equal to the values encoded (and the dissector the captured payload as plink.payload), the same
-malformed frames, the notes, and the Info column. Where PLink is not scoped neither may name it:
+chunk, 3 chunk ack), byte 1 flags (in chunks and acks bits 1-0 the schedule step), then sender,
+receiver, epoch, seq, offset and a 64-bit stamp; a chunk's payload after it; a chunk ack is a
+chunk packet's header sent back, sender and receiver swapped): probe requests and their replies
+(answered, unanswered, a reply to no request), probes with a payload or an offset (notes, not
+malformed), chunks in pieces, one ending at its size, an empty one, one whose payload the capture
+cut, chunks of every step, chunk acks (a duplicate, one of a chunk not captured, one with bytes
+after its header: a note), flag bytes, field extremes, a VLAN tag, headers cut in the datagram
+and by the snap length, other versions and types, chunks whose payload runs past their size.
+Writes them to DIR/plink_cases.pcap, reads it with tshark and the Lua script and with
+`swemu-analyze --packets`, and checks that both give every plink.* field equal to the values
+encoded (and the dissector the captured payload as plink.payload, a chunk's or ack's step as
+plink.step), the same malformed frames, the notes, and the Info column. Where PLink is not
+scoped neither may name it:
 PLink bytes in UDP to another port, from port 9200 to another, and in TCP to 9200. Also checks
 the analyzer's summary (--json, --csv plink.csv, the text) against a model of the spec computed
-here (replies matched to requests in capture time, the round trips from the pcap's timestamps),
+here (replies matched to requests in capture time, the round trips from the pcap's timestamps,
+chunk packets per step, chunk acks counted with the chunks they acknowledge),
 that --plink-port N and the preference swemu_plink.udp_port:N move the scope alike, and that bad
 --plink-port values (and --udp-port plink=N) end with one line and exit status 2, writing
 nothing.
@@ -43,7 +48,8 @@ from dlcp_round_trip import (AGGREGATOR, SetupError, check_tshark_stderr, frame_
 
 PLINK_PORT = 9200
 HEADER_LEN = 24
-REQUEST, REPLY, CHUNK = 0, 1, 2
+REQUEST, REPLY, CHUNK, ACK = 0, 1, 2, 3
+STEPS = 4  # flags bits 1-0 of a chunk or an ack
 A, B = (10, 0, 0, 1), (10, 0, 0, 2)
 # (field, last byte + 1) of the header; version and type share byte 0.
 HEADER_FIELDS = [("plink.version", 1), ("plink.type", 1), ("plink.flags", 2),
@@ -51,7 +57,8 @@ HEADER_FIELDS = [("plink.version", 1), ("plink.type", 1), ("plink.flags", 2),
                  ("plink.seq", 12), ("plink.offset", 16), ("plink.stamp", 24)]
 FIELDS = [name for name, _ in HEADER_FIELDS]
 TSHARK_FIELDS = (["frame.number"] + FIELDS +
-                 ["plink.payload", "_ws.malformed", "_ws.expert.message", "_ws.col.Info"])
+                 ["plink.step", "plink.payload", "_ws.malformed", "_ws.expert.message",
+                  "_ws.col.Info"])
 ETH_IP_UDP = 14 + 20 + 8
 # The words of the dissector's expert message for each of the analyzer's reasons.
 REASON_WORDS = {
@@ -62,6 +69,7 @@ REASON_WORDS = {
 }
 PROBE_PAYLOAD_NOTE = "bytes after the probe header"
 PROBE_OFFSET_NOTE = "probe offset"
+ACK_PAYLOAD_NOTE = "bytes after the chunk ack header"
 
 
 def header_bytes(h):
@@ -101,9 +109,21 @@ class Case:
     def expect_payload(self):
         """The captured payload, in a whole header of a known version and type."""
         h = self.h
-        if h is None or self.kept < HEADER_LEN or h["version"] != 1 or h["type"] > CHUNK:
+        if not self.known():
             return ""
         return payload_bytes(self.wire - HEADER_LEN)[:self.kept - HEADER_LEN].hex()
+
+    def known(self):
+        """A whole header of a known version and type was captured."""
+        h = self.h
+        return (h is not None and self.kept >= HEADER_LEN and h["version"] == 1 and
+                h["type"] <= ACK)
+
+    def expect_step(self):
+        """plink.step: flags bits 1-0 of a known chunk or ack, else none."""
+        if self.known() and self.h["type"] in (CHUNK, ACK):
+            return self.h["flags"] & (STEPS - 1)
+        return None
 
     def accounted(self):
         return self.h is not None and not self.reason and not self.snapped_header()
@@ -145,6 +165,13 @@ def chunk(sender, receiver, epoch, chunk_id, offset, size, **kw):
     return hdr(CHUNK, sender, receiver, epoch, chunk_id, offset, size, **kw)
 
 
+def ack(chunk_header):
+    """The ack of a chunk packet: its header sent back, sender and receiver swapped, type 3."""
+    h = dict(chunk_header, type=ACK)
+    h["sender"], h["receiver"] = chunk_header["receiver"], chunk_header["sender"]
+    return h
+
+
 def cases():
     if header_bytes(hdr(CHUNK, 2, 3, 4, 5, 6, 0x0102030405060708, 0x80)) != bytes.fromhex(
             "1280" "0002" "0003" "0004" "00000005" "00000006" "0102030405060708"):
@@ -181,9 +208,41 @@ def cases():
     out.append(plink_case("chunk empty", chunk(1, 2, 2, 7, 10, 10)))
     out.append(plink_case("chunk snapped", chunk(1, 2, 2, 9, 0, 64), payload=64,
                           caplen_cut=HEADER_LEN + 10,
-                          info="PLink chunk 1 -> 2 epoch 2 id 9 offset 0 len 64 size 64 "
+                          info="PLink chunk 1 -> 2 epoch 2 id 9 offset 0 len 64 size 64 step 0 "
                                "[snapped]"))
-    out.append(plink_case("chunk 2 -> 1", chunk(2, 1, 4, 1, 0, 5), payload=5))
+    # 5 bytes: not a whole number of float32 values, not malformed either.
+    out.append(plink_case("chunk 2 -> 1", chunk(2, 1, 4, 1, 0, 5, flags=2), payload=5,
+                          info="PLink chunk 2 -> 1 epoch 4 id 1 offset 0 len 5 size 5 step 2"))
+    # Chunks of every step (flags bits 1-0), and with other flag bits set (counted by bits 1-0,
+    # the byte shown in the Info column).
+    for step in range(STEPS):
+        out.append(plink_case("chunk step %d" % step, chunk(5, 6, 2, 10 + step, 0, 8, flags=step),
+                              payload=8,
+                              info="PLink chunk 5 -> 6 epoch 2 id %d offset 0 len 8 size 8 step %d"
+                                   % (10 + step, step)))
+    out.append(plink_case("chunk step 2, other flag bits", chunk(5, 6, 2, 14, 0, 8, flags=0x86),
+                          payload=8,
+                          info="PLink chunk 5 -> 6 epoch 2 id 14 offset 0 len 8 size 8 step 2 "
+                               "[flags 0x86]"))
+    # Chunk acks, each counted with the chunks it acknowledges (the ack's receiver first): 2 acks
+    # chunk 7's first piece twice (once per copy) and chunk 8; 1 acks 2's chunk; 6 acks two of
+    # 5's chunks; 4 acks chunks of 3 the capture did not see, one ack with bytes after its header
+    # (a note; an ack has no size check: offset plus those bytes pass its size).
+    out.append(plink_case("ack chunk 7 at 0", ack(chunk(1, 2, 1, 7, 0, 3000)),
+                          info="PLink chunk ack 2 -> 1 epoch 1 id 7 offset 0 size 3000 step 0"))
+    out.append(plink_case("ack chunk 7 at 0 again", ack(chunk(1, 2, 1, 7, 0, 3000))))
+    out.append(plink_case("ack chunk 8", ack(chunk(1, 2, 1, 8, 0, 100))))
+    out.append(plink_case("ack chunk 2 -> 1", ack(chunk(2, 1, 4, 1, 0, 5, flags=2)),
+                          info="PLink chunk ack 1 -> 2 epoch 4 id 1 offset 0 size 5 step 2"))
+    out.append(plink_case("ack step 1", ack(chunk(5, 6, 2, 11, 0, 8, flags=1)),
+                          info="PLink chunk ack 6 -> 5 epoch 2 id 11 offset 0 size 8 step 1"))
+    out.append(plink_case("ack step 3, other flag bits", ack(chunk(5, 6, 2, 13, 0, 8, flags=0x43)),
+                          info="PLink chunk ack 6 -> 5 epoch 2 id 13 offset 0 size 8 step 3 "
+                               "[flags 0x43]"))
+    out.append(plink_case("ack of a chunk not captured", ack(chunk(3, 4, 0, 1, 0, 8, flags=3))))
+    out.append(plink_case("ack with payload", ack(chunk(3, 4, 0, 2, 16, 16, flags=1)), payload=4,
+                          info="PLink chunk ack 4 -> 3 epoch 0 id 2 offset 16 size 16 step 1",
+                          notes=(ACK_PAYLOAD_NOTE,)))
     # Flag bytes, field extremes, a VLAN tag: none is malformed.
     for flags in (0x01, 0x80, 0xFF):
         out.append(plink_case("flags 0x%02x" % flags, request(5, 6, 0, flags, flags=flags),
@@ -204,13 +263,13 @@ def cases():
         out.append(plink_case("version %d" % version, request(9, 10, 0, 1, version=version),
                               reason="plink_bad_version",
                               info="PLink v%d probe request 9 -> 10" % version))
-    for ptype in (3, 15):
+    for ptype in (4, 15):
         out.append(plink_case("type %d" % ptype, hdr(ptype, 9, 10), reason="plink_bad_type",
                               info="PLink type %d 9 -> 10" % ptype))
     out.append(plink_case("chunk past its size", chunk(9, 10, 0, 1, 0, 100), payload=101,
                           reason="plink_chunk_overrun",
                           info="PLink chunk 9 -> 10 epoch 0 id 1 offset 0 len 101 size 100 "
-                               "[overrun]"))
+                               "step 0 [overrun]"))
     out.append(plink_case("chunk starting at its size", chunk(9, 10, 0, 1, 100, 100), payload=1,
                           reason="plink_chunk_overrun"))
     out.append(plink_case("chunk past 2^32", chunk(9, 10, 0, 1, 0xFFFFFFFF, 0xFFFFFFFF),
@@ -279,6 +338,10 @@ def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
             if got_t != want or got_a != want:
                 errors.append("%s: %s is %r (tshark), %r (swemu-analyze), encoded %r" % (
                     where, field, t_row[field], a_row[field], want))
+        step = case.expect_step()
+        if t_row["plink.step"] != ("" if step is None else str(step)):
+            errors.append("%s: plink.step is %r (tshark), expected %r" % (
+                where, t_row["plink.step"], step))
         payload = t_row["plink.payload"].replace(":", "").lower()
         if payload != case.expect_payload():
             errors.append("%s: plink.payload is %r (tshark), encoded %r" % (
@@ -306,8 +369,8 @@ def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
 
 def new_row():
     return {"requests": 0, "replies": 0, "rtts": [], "unmatched_replies": 0,
-            "probe_epochs": set(), "chunk_packets": 0, "chunk_bytes": 0, "chunks": set(),
-            "chunk_epochs": set()}
+            "probe_epochs": set(), "chunk_packets": 0, "chunk_steps": [0] * STEPS,
+            "chunk_bytes": 0, "chunks": set(), "chunk_epochs": set(), "chunk_acks": 0}
 
 
 def model(all_cases):
@@ -320,9 +383,13 @@ def model(all_cases):
         if h["type"] == CHUNK:
             row = pairs.setdefault((h["sender"], h["receiver"]), new_row())
             row["chunk_packets"] += 1
+            row["chunk_steps"][h["flags"] & (STEPS - 1)] += 1
             row["chunk_bytes"] += case.payload_len()
             row["chunks"].add((h["epoch"], h["seq"]))
             row["chunk_epochs"].add(h["epoch"])
+            continue
+        if h["type"] == ACK:  # with the chunks it acknowledges: (its receiver, its sender)
+            pairs.setdefault((h["receiver"], h["sender"]), new_row())["chunk_acks"] += 1
             continue
         key = ((h["receiver"], h["sender"]) if h["type"] == REPLY
                else (h["sender"], h["receiver"]))
@@ -356,8 +423,9 @@ def model_values(row):
                       rtt_max_ns=max(rtts))
     if probe_epochs:
         probes.update(epoch_min=min(probe_epochs), epoch_max=max(probe_epochs))
-    chunks = {"packets": row["chunk_packets"], "bytes": row["chunk_bytes"],
-              "chunk_ids": len(row["chunks"]), "epochs": len(chunk_epochs)}
+    chunks = {"packets": row["chunk_packets"], "step_packets": list(row["chunk_steps"]),
+              "bytes": row["chunk_bytes"], "chunk_ids": len(row["chunks"]),
+              "acks": row["chunk_acks"], "epochs": len(chunk_epochs)}
     if chunk_epochs:
         chunks.update(epoch_min=min(chunk_epochs), epoch_max=max(chunk_epochs))
     return {"probes": probes, "chunks": chunks}
@@ -375,7 +443,10 @@ def model_csv(row):
         out["%s_epochs" % kind] = d["epochs"]
         out["%s_epoch_min" % kind] = d.get("epoch_min", "")
         out["%s_epoch_max" % kind] = d.get("epoch_max", "")
-    out.update(chunk_packets=c["packets"], chunk_bytes=c["bytes"], chunk_ids=c["chunk_ids"])
+    out.update(chunk_packets=c["packets"], chunk_bytes=c["bytes"], chunk_ids=c["chunk_ids"],
+               chunk_acks=c["acks"])
+    for step, n in enumerate(c["step_packets"]):
+        out["chunk_step%d_packets" % step] = n
     return {k: str(val) for k, val in out.items()}
 
 
@@ -399,7 +470,11 @@ def check_summary(all_cases, out_dir):
         if by_pair.get(key) != want:
             errors.append("summary.json pair %s: %r, expected %r" % (key, by_pair.get(key), want))
         for k, v in row.items():
-            everything[k] = everything[k] + v if isinstance(v, (int, list)) else everything[k] | v
+            if k == "chunk_steps":
+                everything[k] = [a + b for a, b in zip(everything[k], v)]
+            else:
+                everything[k] = (everything[k] + v if isinstance(v, (int, list))
+                                 else everything[k] | v)
     # Chunk ids are per pair: every pair's distinct ones, added up.
     everything["chunks"] = {(k, c) for k, row in pairs.items() for c in row["chunks"]}
     if plink.get("all") != model_values(everything):
@@ -415,9 +490,9 @@ def check_summary(all_cases, out_dir):
             plink.get("udp_port"), plink.get("snapped_headers"), PLINK_PORT, snapped))
     with open(os.path.join(out_dir, "summary.txt")) as f:
         text = f.read()
-    line = "  plink: udp port %d, %d pair(s), %d probe(s), %d chunk packet(s)" % (
+    line = "  plink: udp port %d, %d pair(s), %d probe(s), %d chunk packet(s), %d chunk ack(s)" % (
         PLINK_PORT, len(pairs), everything["requests"] + everything["replies"],
-        everything["chunk_packets"])
+        everything["chunk_packets"], everything["chunk_acks"])
     if line not in text:
         errors.append("the text summary has no line %r:\n%s" % (line, text))
     return errors
@@ -428,7 +503,9 @@ def check_port_option(tshark, lua, analyze, out_dir):
     moved = [
         plink_case("request to 9300", request(1, 2, 3, 4, 5), dport=9300,
                    info="PLink probe request 1 -> 2 epoch 3 seq 4 stamp 5"),
-        plink_case("chunk to 9300", chunk(1, 2, 3, 4, 0, 8), payload=8, dport=9300),
+        plink_case("chunk to 9300", chunk(1, 2, 3, 4, 0, 8, flags=1), payload=8, dport=9300),
+        plink_case("ack to 9300", ack(chunk(1, 2, 3, 4, 0, 8, flags=1)), dport=9300,
+                   info="PLink chunk ack 2 -> 1 epoch 3 id 4 offset 0 size 8 step 1"),
         Case("request to 9200 after the move", ipv4_udp_frame(header_bytes(request(1, 2, 0, 1)),
                                                               30000, PLINK_PORT, None, A, B)),
     ]

@@ -1,7 +1,9 @@
 // swemu-analyze's PLink decoder: the header of pipeline/wire/plink.h on UDP datagrams to
 // --plink-port. Per pair of nodes (sender, receiver; a probe's requester first): the echo probes,
 // each reply matched to its request with the round trip between them in the capture's time, and
-// the rounds (epochs) probed; AggEngine's chunks, their payload bytes, chunk ids and plan epochs.
+// the rounds (epochs) probed; AggEngine's chunks, their packets per schedule step, payload bytes,
+// chunk ids and plan epochs, and the chunk acks, counted with the chunks they acknowledge (an
+// ack's receiver first).
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -23,7 +25,9 @@ namespace po = boost::program_options;
 constexpr std::size_t kTextPairs = 20;  // the rest are in --json and --csv
 
 // In the order they are checked, which the dissector follows too. A probe's offset and any bytes
-// after its header are ignored, as PlinkProber ignores them: not malformed.
+// after its header are ignored, as PlinkProber ignores them, and so are bytes after a chunk ack's
+// header (an ack has none): not malformed. Neither are flag bits other than a chunk's or an
+// ack's step, nor a chunk payload that is not a whole number of float32 values.
 enum Reason { kTruncatedHeader, kBadVersion, kBadType, kChunkOverrun, kReasons };
 constexpr std::array<std::string_view, kReasons> kReasonNames = {
     "plink_truncated_header", "plink_bad_version", "plink_bad_type", "plink_chunk_overrun"};
@@ -57,6 +61,10 @@ struct Row {
   uint64_t chunk_packets = 0, chunk_bytes = 0;
   uint64_t chunk_ids = 0;  // distinct (epoch, chunk id)
   std::set<uint16_t> chunk_epochs;
+  // Chunk packets by schedule step (PlinkStep, flags bits 1-0).
+  std::array<uint64_t, kPlinkStepMask + 1> chunk_steps{};
+  // Acks of this pair's chunk packets (sent receiver -> sender), duplicates included.
+  uint64_t chunk_acks = 0;
 
   uint64_t unanswered() const { return requests - rtt.matched; }
   void Merge(const Row& other) {
@@ -67,12 +75,17 @@ struct Row {
     probe_epochs.insert(other.probe_epochs.begin(), other.probe_epochs.end());
     chunk_packets += other.chunk_packets;
     chunk_bytes += other.chunk_bytes;
+    for (std::size_t step = 0; step < chunk_steps.size(); ++step) {
+      chunk_steps[step] += other.chunk_steps[step];
+    }
     chunk_ids += other.chunk_ids;
     chunk_epochs.insert(other.chunk_epochs.begin(), other.chunk_epochs.end());
+    chunk_acks += other.chunk_acks;
   }
 };
 
-// (sender, receiver); a probe's (requester, responder).
+// (sender, receiver); a probe's (requester, responder); a chunk ack's (receiver, sender), the
+// direction of the chunk it acknowledges.
 using PairKey = std::pair<uint16_t, uint16_t>;
 
 struct Pair {
@@ -129,7 +142,7 @@ std::optional<Reason> PlinkAnalyzer::Malformed(const DecodedFrame& frame) {
   const uint8_t* h = frame.app;
   if ((h[0] >> 4) != kPlinkVersion) return kBadVersion;
   const uint8_t type = h[0] & 0x0F;
-  if (type > static_cast<uint8_t>(PlinkType::kChunk)) return kBadType;
+  if (type > kPlinkLastType) return kBadType;
   // A chunk's payload, in the datagram, must end within the chunk's size (its stamp).
   if (type == static_cast<uint8_t>(PlinkType::kChunk) &&
       uint64_t{LoadBe32(h + 12)} + (frame.l4_payload_len - kPlinkHeaderLen) >
@@ -155,10 +168,15 @@ void PlinkAnalyzer::Account(const PlinkFields& f, const DecodedFrame& frame) {
   if (f.type == PlinkType::kChunk) {
     Pair& pair = pairs_[{f.sender, f.receiver}];
     ++pair.row.chunk_packets;
+    ++pair.row.chunk_steps[f.flags & kPlinkStepMask];
     pair.row.chunk_bytes += frame.l4_payload_len - kPlinkHeaderLen;
     pair.chunks.emplace(f.epoch, f.seq);
     pair.row.chunk_ids = pair.chunks.size();
     pair.row.chunk_epochs.insert(f.epoch);
+    return;
+  }
+  if (f.type == PlinkType::kChunkAck) {
+    ++pairs_[{f.receiver, f.sender}].row.chunk_acks;
     return;
   }
   const bool reply = f.type == PlinkType::kProbeReply;
@@ -232,10 +250,12 @@ void WriteRowText(std::ostream& out, const Row& row) {
   if (row.chunk_packets == 0) {
     out << "none";
   } else {
-    out << "packets " << row.chunk_packets << ", bytes " << row.chunk_bytes << ", chunk ids "
-        << row.chunk_ids << ", ";
+    out << "packets " << row.chunk_packets << " (steps " << row.chunk_steps[0] << "/"
+        << row.chunk_steps[1] << "/" << row.chunk_steps[2] << "/" << row.chunk_steps[3]
+        << "), bytes " << row.chunk_bytes << ", chunk ids " << row.chunk_ids << ", ";
     WriteEpochsText(out, row.chunk_epochs);
   }
+  if (row.chunk_packets + row.chunk_acks > 0) out << "; chunk acks " << row.chunk_acks;
   out << "\n";
 }
 
@@ -244,7 +264,7 @@ void PlinkAnalyzer::WriteText(std::ostream& out) const {
   const Summary s = Summarize();
   out << "  plink: udp port " << port_ << ", " << s.pairs.size() << " pair(s), "
       << s.all.requests + s.all.replies << " probe(s), " << s.all.chunk_packets
-      << " chunk packet(s)";
+      << " chunk packet(s), " << s.all.chunk_acks << " chunk ack(s)";
   tally_.WriteText(out);
   out << "\n    all: ";
   WriteRowText(out, s.all);
@@ -276,8 +296,12 @@ void WriteRowJson(JsonWriter& json, const Row& row) {
   WriteEpochsJson(json, row.probe_epochs);
   json.EndObject();
   json.BeginObject("chunks");
-  json.Uint("packets", row.chunk_packets).Uint("bytes", row.chunk_bytes);
-  json.Uint("chunk_ids", row.chunk_ids);
+  json.Uint("packets", row.chunk_packets);
+  json.BeginArray("step_packets");
+  for (uint64_t n : row.chunk_steps) json.Uint({}, n);
+  json.EndArray();
+  json.Uint("bytes", row.chunk_bytes).Uint("chunk_ids", row.chunk_ids);
+  json.Uint("acks", row.chunk_acks);
   WriteEpochsJson(json, row.chunk_epochs);
   json.EndObject();
 }
@@ -315,7 +339,9 @@ Status PlinkAnalyzer::WriteCsv(const std::string& dir, std::string_view run, boo
   if (header) {
     out << "run,sender,receiver,requests,replies,matched,unanswered,unmatched_replies,"
            "rtt_min_us,rtt_mean_us,rtt_max_us,probe_epochs,probe_epoch_min,probe_epoch_max,"
-           "chunk_packets,chunk_bytes,chunk_ids,chunk_epochs,chunk_epoch_min,chunk_epoch_max\n";
+           "chunk_packets,chunk_bytes,chunk_ids,chunk_epochs,chunk_epoch_min,chunk_epoch_max,"
+           "chunk_acks,chunk_step0_packets,chunk_step1_packets,chunk_step2_packets,"
+           "chunk_step3_packets\n";
   }
   for (const auto& [key, row] : Summarize().pairs) {
     out << run << ',' << key.first << ',' << key.second << ',' << row.requests << ',' << row.replies
@@ -329,6 +355,8 @@ Status PlinkAnalyzer::WriteCsv(const std::string& dir, std::string_view run, boo
     WriteEpochsCsv(out, row.probe_epochs);
     out << ',' << row.chunk_packets << ',' << row.chunk_bytes << ',' << row.chunk_ids;
     WriteEpochsCsv(out, row.chunk_epochs);
+    out << ',' << row.chunk_acks;
+    for (uint64_t n : row.chunk_steps) out << ',' << n;
     out << '\n';
   }
   out.close();
