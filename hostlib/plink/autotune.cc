@@ -23,6 +23,42 @@ AggMetrics ModelMetrics(const AggPlan& plan, const std::vector<std::vector<doubl
   return m;
 }
 
+AggMetrics MeasuredMetrics(const std::vector<AggNodeReport>& reports,
+                           const std::vector<std::vector<double>>& prior) {
+  const std::size_t n = reports.size();
+  AggMetrics m;
+  m.bytes.assign(n, 0);
+  m.seconds.assign(n, 0);
+  m.bandwidth = prior;
+  m.bandwidth.resize(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const AggNodeReport& r = reports[i];
+    m.bandwidth[i].resize(n, 0);
+    for (std::size_t j = 0; j < n && j < r.sent_to.size(); ++j) {
+      if (r.sent_to[j] > 0 && r.send_busy_ns[j] > 0) {
+        m.bandwidth[i][j] =
+            static_cast<double>(r.sent_to[j]) * 1e9 / static_cast<double>(r.send_busy_ns[j]);
+      }
+    }
+  }
+  TimeNs start = kNever, finish = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const AggNodeReport& r = reports[i];
+    start = std::min(start, r.start_ns);
+    finish = std::max(finish, r.finish_ns);
+    for (std::size_t j = 0; j < n && j < r.sent_to.size(); ++j) {
+      // t(i): what i sent to j at BW(i, j) and received from j at BW(j, i).
+      const double out = static_cast<double>(r.sent_to[j]);
+      const double in = static_cast<double>(r.received_from[j]);
+      m.bytes[i] += out + in;
+      if (out > 0 && m.bandwidth[i][j] > 0) m.seconds[i] += out / m.bandwidth[i][j];
+      if (in > 0 && m.bandwidth[j][i] > 0) m.seconds[i] += in / m.bandwidth[j][i];
+    }
+  }
+  m.iteration_seconds = n == 0 ? 0 : static_cast<double>(finish - start) / 1e9;
+  return m;
+}
+
 AggPlan Quicktune(const AggPlan& plan, const std::vector<std::vector<double>>& bw) {
   AggPlan p = plan;
   const uint32_t n = p.nodes;

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hostlib/plink/agg_engine.h"
 #include "hostlib/plink/agg_plan.h"
 
 namespace swemu {
@@ -31,6 +32,14 @@ struct AggMetrics {
 // The model the tests and the engine-free runs use: every transfer of the schedule at the pair's
 // bandwidth, each node's time the sum of what it sends and receives over the pairs' bandwidth.
 AggMetrics ModelMetrics(const AggPlan& plan, const std::vector<std::vector<double>>& bandwidth);
+
+// The same from a reduction the engine ran (AggEngine's per-node reports): BW(i, j) the bytes i
+// sent to j over the time it had some of them outstanding (where it sent j nothing, `prior`'s),
+// l(i) the payload bytes i sent and received, t(i) = sum_j D(i, j) / BW as the paper defines it
+// (the RTT term left out: microseconds against milliseconds), and the iteration's time the
+// reduction's latency (its first start to its last finish).
+AggMetrics MeasuredMetrics(const std::vector<AggNodeReport>& reports,
+                           const std::vector<std::vector<double>>& prior);
 
 AggPlan Quicktune(const AggPlan& plan, const std::vector<std::vector<double>>& bandwidth);
 

@@ -7,6 +7,7 @@
 #include "pipeline/core/hash.h"
 #include "pipeline/engine/engine.h"
 #include "pipeline/engine/rng.h"
+#include "pipeline/switch/switch.h"
 
 namespace swemu {
 
@@ -21,37 +22,62 @@ Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(const Dat
   if (spec.tier_delay_ns.size() != levels + 1) {
     return Status::Error("datacenter: one delay per tier (" + std::to_string(levels + 1) + ")");
   }
+  if (!spec.tier_rate_bps.empty() && spec.tier_rate_bps.size() != levels + 1) {
+    return Status::Error("datacenter: one rate per tier (" + std::to_string(levels + 1) + ")");
+  }
+  std::vector<uint64_t> rate(levels + 1, spec.link_rate_bps);
+  if (!spec.tier_rate_bps.empty()) rate = spec.tier_rate_bps;
+  if (std::find(rate.begin(), rate.end(), 0) != rate.end()) {
+    return Status::Error("datacenter: a link rate of 0");
+  }
   std::vector<uint32_t> count(levels + 1, 1);  // switches per level; level 0 is the core
   for (uint32_t l = 1; l <= levels; ++l) count[l] = count[l - 1] * spec.fanout[l - 1];
   const uint32_t racks = count[levels];
-  const uint32_t hosts = racks * spec.per_rack;
+  std::vector<uint32_t> occupancy(racks, spec.per_rack);
+  if (!spec.rack_hosts.empty()) {
+    if (spec.rack_hosts.size() != racks) {
+      return Status::Error("datacenter: rack_hosts needs one count per rack (" +
+                           std::to_string(racks) + ")");
+    }
+    occupancy = spec.rack_hosts;
+  }
+  auto dc = std::unique_ptr<EmulatedDatacenter>(new EmulatedDatacenter());
+  for (uint32_t r = 0; r < racks; ++r) {
+    if (occupancy[r] == 0 || occupancy[r] > 64) {
+      return Status::Error("datacenter: rack " + std::to_string(r) + " must hold 1..64 hosts");
+    }
+    for (uint32_t k = 0; k < occupancy[r]; ++k) {
+      dc->rack_of_.push_back(r);
+      dc->port_of_.push_back(k);
+    }
+  }
+  const auto hosts = static_cast<uint32_t>(dc->rack_of_.size());
   if (hosts > 4096) return Status::Error("datacenter: at most 4096 hosts");
   auto name = [](uint32_t l, uint32_t i) {
     return l == 0 ? std::string("core") : "l" + std::to_string(l) + "s" + std::to_string(i);
   };
-  // A host's ancestor at level l, and the child of (l, i) a host sits under.
+  // A host's ancestor at level l (its rack at the last level).
   auto ancestor = [&](uint32_t host, uint32_t l) {
-    uint32_t id = host / spec.per_rack;
+    uint32_t id = dc->rack_of_[host];
     for (uint32_t k = levels; k > l; --k) id /= spec.fanout[k - 1];
     return id;
   };
-  auto dc = std::unique_ptr<EmulatedDatacenter>(new EmulatedDatacenter());
   dc->engine_ = std::make_unique<Engine>(spec.seed, 1 << 16);
   auto mac = [](uint32_t h) { return MacAddr::FromU64(0x020000000200ULL + h); };
   for (uint32_t l = 0; l <= levels; ++l) {
     for (uint32_t i = 0; i < count[l]; ++i) {
-      const uint32_t down = l == levels ? spec.per_rack : spec.fanout[l];
+      const uint32_t down = l == levels ? occupancy[i] : spec.fanout[l];
       SwitchConfig config;
       config.name = name(l, i);
       config.num_ports = static_cast<uint16_t>(down + (l == 0 ? 0 : 1));
       config.program = "l2l3";
-      config.tm.port_rate_bps = spec.link_rate_bps;
+      config.tm.port_rate_bps = rate[l];  // its down links; AddLink sets the uplink's
       SWEMU_RETURN_IF_ERROR(dc->engine_->AddSwitch(config, ""));
       std::string script;
       for (uint32_t h = 0; h < hosts; ++h) {
         uint32_t port = down;  // the uplink
         if (ancestor(h, l) == i) {
-          port = l == levels ? h % spec.per_rack : ancestor(h, l + 1) % spec.fanout[l];
+          port = l == levels ? dc->port_of_[h] : ancestor(h, l + 1) % spec.fanout[l];
         }
         script +=
             "table_add dmac forward " + FormatMac(mac(h)) + " => " + std::to_string(port) + "\n";
@@ -61,43 +87,122 @@ Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(const Dat
     }
   }
   for (uint32_t l = 1; l <= levels; ++l) {
-    const uint32_t up = l == levels ? spec.per_rack : spec.fanout[l];
     for (uint32_t i = 0; i < count[l]; ++i) {
-      SWEMU_RETURN_IF_ERROR(dc->engine_->AddLink(
-          {name(l, i), static_cast<PortId>(up), name(l - 1, i / spec.fanout[l - 1]),
-           static_cast<PortId>(i % spec.fanout[l - 1]), spec.link_rate_bps,
-           spec.tier_delay_ns[l - 1], 0}));
+      const uint32_t up = l == levels ? occupancy[i] : spec.fanout[l];
+      SWEMU_RETURN_IF_ERROR(dc->engine_->AddLink({name(l, i), static_cast<PortId>(up),
+                                                  name(l - 1, i / spec.fanout[l - 1]),
+                                                  static_cast<PortId>(i % spec.fanout[l - 1]),
+                                                  rate[l - 1], spec.tier_delay_ns[l - 1], 0}));
     }
   }
-  std::vector<PlinkNodeAddr> addrs;
   for (uint32_t h = 0; h < hosts; ++h) {
-    addrs.push_back({mac(h), MakeIpv4Addr(10, 2, static_cast<uint8_t>((h + 1) >> 8),
-                                          static_cast<uint8_t>((h + 1) & 0xFF))});
+    dc->addrs_.push_back({mac(h), MakeIpv4Addr(10, 2, static_cast<uint8_t>((h + 1) >> 8),
+                                               static_cast<uint8_t>((h + 1) & 0xFF))});
   }
+  dc->host_rate_bps_ = rate[levels];
   SplitMix64 rng(HashPair(spec.seed, 0x504c494e));  // "PLIN"
   for (uint32_t h = 0; h < hosts; ++h) {
     NodeLocation loc;
     for (uint32_t l = 1; l <= levels; ++l) loc.push_back(ancestor(h, l));
     loc.push_back(h);
     dc->where_.push_back(loc);
+    dc->rack_switch_.push_back(name(levels, dc->rack_of_[h]));
     Result<EngineTransport*> t = EngineTransport::Attach(
-        *dc->engine_, name(levels, h / spec.per_rack), static_cast<PortId>(h % spec.per_rack),
-        spec.tier_delay_ns[levels], 0);
+        *dc->engine_, dc->rack_switch_[h], static_cast<PortId>(dc->port_of_[h]),
+        spec.tier_delay_ns[levels], spec.host_link_loss);
     if (!t.ok()) return t.status();
     ProberOptions po = spec.prober;
     po.host_delay_ns =
         static_cast<TimeNs>(rng.NextUnit() * static_cast<double>(spec.host_delay_max_ns));
     po.jitter_mean_ns = spec.jitter_mean_ns;
     po.seed = rng.Next();
-    dc->probers_.push_back(std::make_unique<PlinkProber>(static_cast<uint16_t>(h), addrs, *t, po));
-    (*t)->SetEndpoint(dc->probers_.back().get());
+    AggEngineOptions ao = spec.agg;
+    if (ao.nic_rate_bps == 0) ao.nic_rate_bps = rate[levels];
+    dc->probers_.push_back(
+        std::make_unique<PlinkProber>(static_cast<uint16_t>(h), dc->addrs_, *t, po));
+    dc->aggs_.push_back(
+        std::make_unique<PlinkAggNode>(static_cast<uint16_t>(h), dc->addrs_, *t, ao));
+    dc->endpoints_.push_back(std::make_unique<EndpointSet>());
+    dc->endpoints_.back()->Add(dc->probers_.back().get());
+    dc->endpoints_.back()->Add(dc->aggs_.back().get());
+    (*t)->SetEndpoint(dc->endpoints_.back().get());
     dc->transports_.push_back(*t);
   }
   return dc;
 }
 
+Result<ReductionRun> EmulatedDatacenter::AllReduce(const AggPlan& plan,
+                                                   const std::vector<std::vector<float>>& in,
+                                                   std::vector<std::vector<float>>* out,
+                                                   TimeNs limit_ns) {
+  const uint32_t n = hosts();
+  if (in.size() != n) return Status::Error("allreduce: one input per host");
+  for (const auto& v : in) {
+    if (v.size() != in[0].size()) return Status::Error("allreduce: inputs of different sizes");
+  }
+  out->assign(n, std::vector<float>(in[0].size(), 0.0f));
+  const uint16_t epoch = ++epoch_;
+  const TimeNs start = engine_->Now();
+  for (uint32_t h = 0; h < n; ++h) {
+    SWEMU_RETURN_IF_ERROR(
+        aggs_[h]->AllReduce(plan, epoch, in[h].data(), (*out)[h].data(), in[h].size(), start));
+    transports_[h]->Wake();
+  }
+  auto all_done = [&] {
+    return std::all_of(aggs_.begin(), aggs_.end(), [](const auto& a) { return a->done(); });
+  };
+  SWEMU_RETURN_IF_ERROR(engine_->Run(start + limit_ns, all_done));
+  if (!all_done()) {
+    const auto finished =
+        std::count_if(aggs_.begin(), aggs_.end(), [](const auto& a) { return a->done(); });
+    return Status::Error("allreduce: " + std::to_string(finished) + " of " + std::to_string(n) +
+                         " hosts done after " + std::to_string(limit_ns / 1'000'000) +
+                         " ms of virtual time");
+  }
+  ReductionRun run;
+  for (uint32_t h = 0; h < n; ++h) {
+    const AggNodeReport& r = aggs_[h]->report();
+    run.latency_ns = std::max(run.latency_ns, r.finish_ns - start);
+    for (uint32_t j = 0; j < n; ++j) {
+      run.total_bytes += r.sent_to[j];
+      if (rack_of_[h] != rack_of_[j]) run.cross_rack_bytes += r.sent_to[j];
+    }
+    run.packets += aggs_[h]->stats().packets_sent;
+    run.retransmissions += aggs_[h]->stats().retransmissions;
+    run.timeouts += aggs_[h]->stats().timeouts;
+    run.reports.push_back(r);
+  }
+  return run;
+}
+
+Status EmulatedDatacenter::SetHostRate(uint32_t host, uint64_t bps) {
+  if (host >= hosts()) return Status::Error("datacenter: no host " + std::to_string(host));
+  const uint64_t rate = bps == 0 ? host_rate_bps_ : bps;
+  Switch* sw = engine_->FindSwitch(rack_switch_[host]);
+  SWEMU_RETURN_IF_ERROR(sw->tm().SetPortRate(static_cast<PortId>(port_of_[host]), rate));
+  aggs_[host]->set_nic_rate_bps(rate);
+  return Status::Ok();
+}
+
+Status EmulatedDatacenter::AddBackground(uint32_t from, uint32_t to, std::size_t frame_len,
+                                         std::vector<BackgroundPhase> phases) {
+  if (from >= hosts() || to >= hosts() || from == to) {
+    return Status::Error("datacenter: background traffic needs two different hosts");
+  }
+  for (BackgroundPhase& p : phases) p.start_ns += engine_->Now();
+  background_.push_back(std::make_unique<BackgroundSource>(
+      addrs_[from].mac, addrs_[to].mac, addrs_[from].ip, addrs_[to].ip, frame_len,
+      std::move(phases), transports_[from]));
+  endpoints_[from]->Add(background_.back().get());
+  transports_[from]->Wake();
+  return Status::Ok();
+}
+
 void EmulatedDatacenter::TakeDown(uint32_t host) {
-  if (host < probers_.size()) probers_[host]->Leave();
+  if (host >= probers_.size()) return;
+  probers_[host]->Leave();
+  // A host that hears and says nothing (not nullptr: that is refused before the engine starts).
+  transports_[host]->SetEndpoint(&silent_);
 }
 
 Result<DistanceMatrix> EmulatedDatacenter::ProbeDistances(uint32_t* unanswered_pairs) {
