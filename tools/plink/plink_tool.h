@@ -1,0 +1,21 @@
+#pragma once
+// swemu-plink's commands (tools/plink/plink_main.cc dispatches them; docs/cli.md has every option):
+//   probe  ProbeEmbed on an emulated datacenter in the virtual-time engine (plink_probe.cc).
+#include <boost/program_options.hpp>
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+boost::program_options::options_description PlinkProbeOptions();
+Status RunPlinkProbe(const boost::program_options::variables_map& vm, std::ostream& out);
+
+// A comma-separated list of counts (1..64) or, with `duration`, of durations; errors name --option.
+Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
+                                        bool duration);
+
+}  // namespace swemu
