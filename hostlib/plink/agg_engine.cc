@@ -73,6 +73,7 @@ Status PlinkAggNode::AllReduce(const AggPlan& plan, uint16_t epoch, const float*
   receipts_.clear();
   results_missing_ = 0;
   unacked_ = 0;
+  in_network_ = 0;
   flows_.assign(nodes_.size(), Flow{});
   for (Flow& f : flows_) {
     f.window = options_.initial_window;
@@ -173,8 +174,11 @@ void PlinkAggNode::Transmit(TimeNs now, uint32_t to, InFlight& f) {
   }
   transport_->Send(frame_);
   ++stats_.packets_sent;
+  ++in_network_;
+  Flow& flow = flows_[to];
   f.sent = now;
-  flows_[to].timeline.emplace_back(now, Key(p));
+  f.order = flow.sent_count++;
+  flow.timeline.push_back({now, Key(p), f.order});
   if (options_.nic_rate_bps > 0) {
     const TimeNs wire = static_cast<TimeNs>(
         std::ceil(static_cast<double>((frame_.size() + 24) * 8) * 1e9 /
@@ -185,7 +189,8 @@ void PlinkAggNode::Transmit(TimeNs now, uint32_t to, InFlight& f) {
 
 bool PlinkAggNode::Sendable(const Flow& f) const {
   return !f.retx.empty() ||
-         (!f.queue.empty() && f.inflight.size() < static_cast<std::size_t>(f.window));
+         (!f.queue.empty() && f.inflight.size() < static_cast<std::size_t>(f.window) &&
+          in_network_ < options_.node_window);
 }
 
 void PlinkAggNode::Pump(TimeNs now) noexcept {
@@ -218,34 +223,41 @@ void PlinkAggNode::Pump(TimeNs now) noexcept {
 
 void PlinkAggNode::Clean(Flow& flow) {
   while (!flow.timeline.empty()) {
-    const auto& [sent, key] = flow.timeline.front();
-    auto it = flow.inflight.find(key);
-    if (it != flow.inflight.end() && it->second.sent == sent) return;
+    const Sent& front = flow.timeline.front();
+    auto it = flow.inflight.find(front.key);
+    if (it != flow.inflight.end() && it->second.sent != kNever && it->second.order == front.order) {
+      return;
+    }
     flow.timeline.pop_front();
+  }
+}
+
+void PlinkAggNode::DetectLosses(TimeNs now, Flow& flow) {
+  constexpr uint64_t kDupThreshold = 3;
+  bool timeout = false, lost = false;
+  for (Clean(flow); !flow.timeline.empty(); Clean(flow)) {
+    const Sent& front = flow.timeline.front();
+    const bool timed_out = front.at + flow.rto <= now;
+    if (!timed_out && front.order + kDupThreshold >= flow.highest_acked) break;
+    timeout |= timed_out;
+    lost = true;
+    InFlight& f = flow.inflight.find(front.key)->second;
+    f.sent = kNever;
+    --in_network_;
+    flow.retx.push_back(front.key);
+    ++(timed_out ? stats_.timeouts : stats_.fast_retransmits);
+    flow.timeline.pop_front();
+  }
+  if (lost && now >= flow.recovery_until) {
+    flow.window = std::max(1.0, flow.window / 2);
+    if (timeout) flow.rto = std::min(kMaxRtoNs, 2 * flow.rto);
+    flow.recovery_until = now + std::max<TimeNs>(static_cast<TimeNs>(flow.srtt), 1);
   }
 }
 
 void PlinkAggNode::OnTimer(TimeNs now) noexcept {
   if (!active_) return;
-  for (Flow& flow : flows_) {
-    Clean(flow);
-    if (flow.timeline.empty() || flow.timeline.front().first + flow.rto > now) continue;
-    ++stats_.timeouts;
-    while (!flow.timeline.empty() && flow.timeline.front().first + flow.rto <= now) {
-      const uint64_t key = flow.timeline.front().second;
-      flow.timeline.pop_front();
-      auto it = flow.inflight.find(key);
-      if (it == flow.inflight.end() || it->second.sent == kNever) continue;
-      it->second.sent = kNever;
-      flow.retx.push_back(key);
-    }
-    if (now >= flow.recovery_until) {
-      flow.window = std::max(1.0, flow.window / 2);
-      flow.rto = std::min(kMaxRtoNs, 2 * flow.rto);
-      flow.recovery_until = now + static_cast<TimeNs>(flow.srtt);
-    }
-    Clean(flow);
-  }
+  for (Flow& flow : flows_) DetectLosses(now, flow);
 }
 
 TimeNs PlinkAggNode::NextTimer() const noexcept {
@@ -253,7 +265,7 @@ TimeNs PlinkAggNode::NextTimer() const noexcept {
   TimeNs next = kNever;
   bool sendable = false;
   for (const Flow& flow : flows_) {
-    if (!flow.timeline.empty()) next = std::min(next, flow.timeline.front().first + flow.rto);
+    if (!flow.timeline.empty()) next = std::min(next, flow.timeline.front().at + flow.rto);
     sendable |= Sendable(flow);
   }
   if (sendable && options_.nic_rate_bps > 0) next = std::min(next, next_tx_);
@@ -389,11 +401,13 @@ void PlinkAggNode::OnAck(TimeNs now, const PlinkFields& f) {
     flow.rto = std::max(options_.min_rto_ns, static_cast<TimeNs>(flow.srtt + 4 * flow.rttvar));
   }
   report_.sent_to[f.sender] += done.pkt.len;
+  if (done.sent != kNever) --in_network_;
+  flow.highest_acked = std::max(flow.highest_acked, done.order + 1);
   if (--flow.outstanding == 0) report_.send_busy_ns[f.sender] += now - flow.busy_since;
   flow.inflight.erase(it);
   --unacked_;
   flow.window = std::min<double>(options_.window_packets, flow.window + 1.0 / flow.window);
-  Clean(flow);
+  DetectLosses(now, flow);
 }
 
 void PlinkAggNode::MaybeFinish(TimeNs now) {

@@ -42,6 +42,7 @@ struct AggEngineOptions {
   uint32_t payload_bytes = 1024;  // chunk bytes per packet (a multiple of 4)
   uint32_t window_packets = 64;   // largest window per destination
   uint32_t initial_window = 8;    // the window each destination starts with
+  uint32_t node_window = 64;      // packets in flight from this node to all destinations
   TimeNs min_rto_ns = 1'000'000;  // retransmission timer floor
   TimeNs initial_rto_ns = 5'000'000;
   uint64_t nic_rate_bps = 0;  // pace sends to this rate (the host's link); 0 = unpaced
@@ -51,11 +52,12 @@ struct AggEngineStats {
   uint64_t packets_sent = 0;
   uint64_t retransmissions = 0;
   uint64_t acks_sent = 0;
-  uint64_t duplicates = 0;   // chunk packets received again (their ack was lost or late)
-  uint64_t stale = 0;        // packets of an older epoch (acknowledged, ignored)
-  uint64_t early = 0;        // packets of a newer epoch (dropped, retransmitted later)
-  uint64_t bad_packets = 0;  // PLink chunks or acks that are not for this node or malformed
-  uint64_t timeouts = 0;     // retransmission timer expiries
+  uint64_t duplicates = 0;        // chunk packets received again (their ack was lost or late)
+  uint64_t stale = 0;             // packets of an older epoch (acknowledged, ignored)
+  uint64_t early = 0;             // packets of a newer epoch (dropped, retransmitted later)
+  uint64_t bad_packets = 0;       // PLink chunks or acks that are not for this node or malformed
+  uint64_t timeouts = 0;          // packets declared lost by the retransmission timer
+  uint64_t fast_retransmits = 0;  // packets declared lost by later acks
 };
 
 // What one reduction moved and took on this node: payload bytes (first copies) sent to and
@@ -99,14 +101,22 @@ class PlinkAggNode final : public Endpoint {
   };
   struct InFlight {
     OutPacket pkt;
-    TimeNs sent = 0;  // kNever while waiting in `retx`
+    TimeNs sent = 0;     // kNever while waiting in `retx`
+    uint64_t order = 0;  // the flow's transmission count when last sent
     bool retransmitted = false;
+  };
+  struct Sent {  // one transmission, in the flow's timeline
+    TimeNs at = 0;
+    uint64_t key = 0;
+    uint64_t order = 0;
   };
   struct Flow {                   // to one destination
     std::deque<OutPacket> queue;  // not yet sent
     std::deque<uint64_t> retx;    // timed out, to send again (ahead of the queue, any window)
-    std::map<uint64_t, InFlight> inflight;             // sent or waiting in retx, not acknowledged
-    std::deque<std::pair<TimeNs, uint64_t>> timeline;  // (sent, key), oldest first; lazy
+    std::map<uint64_t, InFlight> inflight;  // sent or waiting in retx, not acknowledged
+    std::deque<Sent> timeline;              // transmissions, oldest first; stale ones popped lazily
+    uint64_t sent_count = 0;                // transmissions so far (the next `order`)
+    uint64_t highest_acked = 0;             // the largest order acknowledged, plus 1
     double window = 0;
     double srtt = 0, rttvar = 0;
     TimeNs rto = 0;
@@ -134,8 +144,12 @@ class PlinkAggNode final : public Endpoint {
   void OnAck(TimeNs now, const PlinkFields& f);
   void SendAck(const PlinkFields& data);
   void Transmit(TimeNs now, uint32_t to, InFlight& p);
-  // Pops timeline entries that no longer match an unacknowledged packet's send time.
+  // Pops timeline entries that are no longer an unacknowledged packet's last transmission.
   static void Clean(Flow& flow);
+  // Marks the flow's packets lost whose transmission is before `until` (by time) or
+  // kDupThreshold transmissions before one acknowledged (fast retransmit, as SACK does), and
+  // cuts the window once per round trip.
+  void DetectLosses(TimeNs now, Flow& flow);
   bool Sendable(const Flow& flow) const;
   void MaybeFinish(TimeNs now);
 
@@ -157,6 +171,7 @@ class PlinkAggNode final : public Endpoint {
   std::unordered_map<uint64_t, Receipt> receipts_;  // (chunk, from, step)
   uint64_t results_missing_ = 0;  // chunks whose total this node does not hold yet
   uint64_t unacked_ = 0;          // packets queued or in flight
+  uint64_t in_network_ = 0;       // packets sent and neither acknowledged nor declared lost
   std::vector<Flow> flows_;
   TimeNs now_ = 0;  // of the call being handled
   bool finished_ = false;

@@ -1,6 +1,6 @@
-// swemu-plink probe as users run it: probes through the emulated datacenter, the embedding, the
-// groups and 2LHA's cross-rack bytes (Table 1's count for the racks' groups); bad options end
-// with one line, exit 2.
+// swemu-plink as users run it. probe: probes through the emulated datacenter, the embedding, the
+// groups and 2LHA's cross-rack bytes (Table 1's count for the racks' groups). experiment: Figure
+// 8's reductions on packets (a short run). Bad options end with one line, exit 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,15 +58,59 @@ TEST(PlinkTool, SixtyFourHostsInEightRacks) {
   EXPECT_EQ(Number(run.out, "2LHA, the racks +([0-9]+)"), 2.0 * 7 * 100e6) << run.out;
 }
 
+// Figure 8, short: 16 hosts in four unbalanced racks under two pods, background traffic, three
+// assignments. Every reduction's sums are checked by the tool (exit 1 otherwise).
+TEST(PlinkTool, ExperimentRanksTheMethodsAsFigure8) {
+  const std::string dir = Dir();
+  const std::string args =
+      " experiment --fanout 2,2 --rack-hosts 7,2,4,3 --assignments 3 --buffer 256KB --chunk 8KB "
+      "--background 4 --csv " +
+      dir + "fig8.csv";
+  RunResult run = RunCommandIn(dir, kPlink + args);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const double fa = Number(run.out, "  FA +([0-9.]+)");
+  const double random = Number(run.out, "2LHA Balanced Random +([0-9.]+)");
+  const double racks = Number(run.out, "2LHA racks +([0-9.]+)");
+  const double probe_embed = Number(run.out, "2LHA ProbeEmbed +([0-9.]+)");
+  EXPECT_GT(probe_embed, 0) << run.out;
+  EXPECT_LT(probe_embed, random) << run.out;
+  EXPECT_LT(probe_embed, fa) << run.out;
+  EXPECT_LT(racks, fa) << run.out;
+  // The racks' groups move 2(C-1)S = 2 x 3 x 256000 B across racks, whatever their sizes.
+  EXPECT_NE(run.out.find("AMI 1.000   1536000 B"), std::string::npos) << run.out;
+  const std::string csv = ReadText(dir + "fig8.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 * 4) << csv;
+  EXPECT_EQ(csv.find("assignment,method,latency_ms,cross_rack_bytes,retransmissions,ami_racks\n"),
+            0u);
+  // Deterministic: the same seed, the same figures.
+  RunResult again = RunCommandIn(dir, kPlink + args);
+  EXPECT_EQ(again.out, run.out);
+}
+
 TEST(PlinkTool, BadOptionsEndWithOneLine) {
   const std::string dir = Dir();
-  for (const std::string& args :
-       {std::string(""), std::string("bogus"), std::string("probe --bogus"),
-        std::string("probe --fanout 0"), std::string("probe --fanout 2,x"),
-        std::string("probe --tier-delays 1us"), std::string("probe --alpha 3"),
-        std::string("probe --elasticity 0.5"), std::string("probe --chunk 3"),
-        std::string("probe --buffer 0"), std::string("probe --json " + dir),
-        std::string("probe --per-rack 0"), std::string("probe stray")}) {
+  for (const std::string& args : {std::string(""),
+                                  std::string("bogus"),
+                                  std::string("probe --bogus"),
+                                  std::string("probe --fanout 0"),
+                                  std::string("probe --fanout 2,x"),
+                                  std::string("probe --tier-delays 1us"),
+                                  std::string("probe --alpha 3"),
+                                  std::string("probe --elasticity 0.5"),
+                                  std::string("probe --chunk 3"),
+                                  std::string("probe --buffer 0"),
+                                  std::string("probe --json " + dir),
+                                  std::string("probe --per-rack 0"),
+                                  std::string("probe stray"),
+                                  std::string("experiment --rack-hosts 3,3"),
+                                  std::string("experiment --rack-hosts 0,1"),
+                                  std::string("experiment --tier-rates 1G,0,1G"),
+                                  std::string("experiment --tier-rates x"),
+                                  std::string("experiment --assignments 0"),
+                                  std::string("experiment --buffer 6"),
+                                  std::string("experiment --background-period 0"),
+                                  std::string("experiment --csv " + dir),
+                                  std::string("experiment --background-max fast")}) {
     RunResult run = RunCommandIn(dir, kPlink + " " + args);
     EXPECT_EQ(run.status, 2) << args << ": " << run.err;
     if (!args.empty()) {

@@ -22,6 +22,10 @@ const Command kCommands[] = {
      "ProbeEmbed on an emulated datacenter: probes, embedding, groups, 2LHA's cross-rack "
      "bytes",
      PlinkProbeOptions, RunPlinkProbe},
+    {"experiment",
+     "Figure 8: reduction latency of FA and 2LHA over Balanced Random, rack and ProbeEmbed "
+     "groups",
+     PlinkExperimentOptions, RunPlinkExperiment},
 };
 
 int Main(int argc, char** argv) {

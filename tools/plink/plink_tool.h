@@ -1,6 +1,7 @@
 #pragma once
 // swemu-plink's commands (tools/plink/plink_main.cc dispatches them; docs/cli.md has every option):
-//   probe  ProbeEmbed on an emulated datacenter in the virtual-time engine (plink_probe.cc).
+//   probe       ProbeEmbed on an emulated datacenter in the virtual-time engine (plink_probe.cc).
+//   experiment  Figure 8's reduction latencies on an emulated cloud (plink_experiment.cc).
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <ostream>
@@ -13,6 +14,8 @@ namespace swemu {
 
 boost::program_options::options_description PlinkProbeOptions();
 Status RunPlinkProbe(const boost::program_options::variables_map& vm, std::ostream& out);
+boost::program_options::options_description PlinkExperimentOptions();
+Status RunPlinkExperiment(const boost::program_options::variables_map& vm, std::ostream& out);
 
 // A comma-separated list of counts (1..64) or, with `duration`, of durations; errors name --option.
 Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
