@@ -178,6 +178,11 @@ Result<Grouping> ConstrainedKMeans(const std::vector<double>& points, uint32_t d
   if (!(o.elasticity >= 1 && o.elasticity <= 2)) {
     return Status::Error("grouping: balance elasticity must be in [1, 2]");
   }
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (!std::isfinite(points[i])) {
+      return Status::Error("grouping: point " + std::to_string(i / dims) + " is not finite");
+    }
+  }
   const auto n = static_cast<uint32_t>(points.size() / dims);
   const uint32_t k = GroupCount(n);
   const auto min_size = static_cast<uint32_t>(std::floor(

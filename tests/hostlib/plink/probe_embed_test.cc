@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
@@ -166,6 +167,51 @@ TEST(Embed, RejectsBadInput) {
   EXPECT_FALSE(EmbedProbes(DistanceMatrix(1), {}).ok());
   m.at(2, 2) = 1;
   EXPECT_FALSE(EmbedProbes(m, {}).ok());
+}
+
+// Degenerate distance matrices: a NaN, a negative or an infinite entry is an error naming it;
+// every pair equally far (no locality to find) and a matrix with one distinct node still embed,
+// and the groups are then balanced (sizes within one) in bounded time; identical coordinates
+// group too. Documented fallback (docs/papers.md, "PLink"): with no locality, ProbeEmbed's groups
+// are as good as Balanced Random's.
+TEST(Embed, DegenerateDistanceMatricesGiveErrorsOrBalancedGroups) {
+  for (double bad : {std::nan(""), -1.0, std::numeric_limits<double>::infinity()}) {
+    DistanceMatrix m(4);
+    for (uint32_t i = 0; i < 4; ++i) {
+      for (uint32_t j = 0; j < 4; ++j) m.at(i, j) = i == j ? 0 : 1;
+    }
+    m.at(1, 2) = m.at(2, 1) = bad;
+    Result<Embedding> e = EmbedProbes(m, {});
+    ASSERT_FALSE(e.ok()) << bad;
+    EXPECT_NE(e.message().find("entry 1,2"), std::string::npos) << e.message();
+  }
+  auto balanced = [](const Grouping& g) {
+    const std::vector<uint32_t> sizes = g.Sizes();
+    return *std::max_element(sizes.begin(), sizes.end()) -
+               *std::min_element(sizes.begin(), sizes.end()) <=
+           1;
+  };
+  // Every pair 1 apart; then one node 100 away from all the others.
+  for (double far : {1.0, 100.0}) {
+    DistanceMatrix m(16);
+    for (uint32_t i = 0; i < 16; ++i) {
+      for (uint32_t j = 0; j < 16; ++j) m.at(i, j) = i == j ? 0 : (i == 0 || j == 0 ? far : 1);
+    }
+    EmbedOptions eo;
+    eo.startup_cost = true;
+    Result<Embedding> e = EmbedProbes(m, eo);
+    ASSERT_TRUE(e.ok()) << e.message();
+    for (double c : e->coords) EXPECT_TRUE(std::isfinite(c));
+    Result<Grouping> g = ConstrainedKMeans(e->coords, e->dims, {});
+    ASSERT_TRUE(g.ok()) << g.message();
+    EXPECT_EQ(g->k, 4u);
+    EXPECT_TRUE(balanced(*g)) << far;
+  }
+  // Sixteen identical points.
+  Result<Grouping> same = ConstrainedKMeans(std::vector<double>(16 * 3, 0.5), 3, {});
+  ASSERT_TRUE(same.ok()) << same.message();
+  EXPECT_TRUE(balanced(*same));
+  EXPECT_FALSE(ConstrainedKMeans(std::vector<double>(16 * 3, std::nan("")), 3, {}).ok());
 }
 
 TEST(Embed, FitsADistanceMatrixThatIsEuclidean) {
