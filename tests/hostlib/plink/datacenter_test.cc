@@ -9,6 +9,7 @@
 
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
+#include "pipeline/engine/engine.h"
 
 namespace swemu {
 namespace {
@@ -94,6 +95,59 @@ TEST(EmulatedDatacenter, AHostThatLeftIsNamed) {
   Result<DistanceMatrix> probes = (*dc)->ProbeDistances();
   ASSERT_FALSE(probes.ok());
   EXPECT_NE(probes.message().find("node 3 "), std::string::npos) << probes.message();
+}
+
+// Probes that time out: on lossy host links some pairs get no reply at all. They are counted, get
+// the largest distance measured (the documented fallback), and the matrix still embeds.
+TEST(EmulatedDatacenter, UnansweredPairsGetTheLargestDistance) {
+  DatacenterSpec spec;
+  spec.fanout = {2, 2};
+  spec.per_rack = 3;
+  spec.prober.samples = 1;
+  spec.prober.timeout_ns = 300'000;
+  spec.host_link_loss = 0.1;  // an echo crosses four host links: about 1 in 3 is lost
+  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(spec);
+  ASSERT_TRUE(dc.ok()) << dc.message();
+  uint32_t missing = 0;
+  const TimeNs before = (*dc)->engine().Now();
+  Result<DistanceMatrix> probes = (*dc)->ProbeDistances(&missing);
+  ASSERT_TRUE(probes.ok()) << probes.message();
+  EXPECT_GT(missing, 0u);
+  EXPECT_LT(missing, 66u / 2);
+  // Rounds of 12 hosts: 11, each ending at its timeout at the latest.
+  EXPECT_LE((*dc)->engine().Now() - before, 11 * (300'000 + 20'000) + 1'000'000);
+  double largest = 0;
+  uint32_t at_largest = 0;
+  for (uint32_t a = 0; a < 12; ++a) {
+    for (uint32_t b = a + 1; b < 12; ++b) largest = std::max(largest, probes->at(a, b));
+  }
+  for (uint32_t a = 0; a < 12; ++a) {
+    for (uint32_t b = a + 1; b < 12; ++b) at_largest += probes->at(a, b) == largest ? 1 : 0;
+  }
+  EXPECT_GE(at_largest, missing);
+  EXPECT_TRUE(EmbedProbes(*probes, {}).ok());
+}
+
+// Unbalanced racks and rates per tier build; counts and rates that cannot be are refused.
+TEST(EmulatedDatacenter, UnbalancedRacksAndTierRates) {
+  DatacenterSpec spec;
+  spec.fanout = {3};
+  spec.rack_hosts = {1, 5, 2};
+  spec.tier_delay_ns = {5'000, 1'000};
+  spec.tier_rate_bps = {1'000'000'000, 10'000'000'000};
+  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(spec);
+  ASSERT_TRUE(dc.ok()) << dc.message();
+  EXPECT_EQ((*dc)->hosts(), 8u);
+  EXPECT_EQ((*dc)->rack_of(), (std::vector<uint32_t>{0, 1, 1, 1, 1, 1, 2, 2}));
+  spec.rack_hosts = {1, 5};
+  EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
+  spec.rack_hosts = {1, 0, 2};
+  EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
+  spec.rack_hosts = {};
+  spec.tier_rate_bps = {0, 1};
+  EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
+  spec.tier_rate_bps = {1};
+  EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
 }
 
 TEST(EmulatedDatacenter, BadShapesAreRefused) {
