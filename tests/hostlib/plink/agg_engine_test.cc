@@ -8,6 +8,8 @@
 
 #include "hostlib/common/engine_transport.h"
 #include "hostlib/plink/datacenter.h"
+#include "pipeline/engine/engine.h"
+#include "pipeline/switch/switch.h"
 
 namespace swemu {
 namespace {
@@ -38,6 +40,19 @@ std::vector<std::vector<float>> Inputs(uint32_t hosts, std::size_t n, std::vecto
   return in;
 }
 
+// Payload bytes the racks' uplinks carried up towards the spine: frame bytes less 66 per frame
+// (Ethernet, IPv4, UDP and the PLink header; acks carry no payload). Every cross-rack payload
+// byte leaves its rack once; without losses there is nothing else.
+uint64_t UplinkPayload(EmulatedDatacenter& dc, uint32_t racks, uint32_t per_rack) {
+  uint64_t bytes = 0;
+  for (uint32_t r = 0; r < racks; ++r) {
+    const PortCounters& up =
+        dc.engine().FindSwitch("l1s" + std::to_string(r))->counters().ports[per_rack];
+    bytes += up.tx_bytes - (kUdpPayloadOffset + kPlinkHeaderLen) * up.tx_packets;
+  }
+  return bytes;
+}
+
 void ExpectSums(const std::vector<std::vector<float>>& out, const std::vector<float>& sum) {
   for (std::size_t h = 0; h < out.size(); ++h) {
     ASSERT_EQ(out[h].size(), sum.size());
@@ -63,9 +78,12 @@ TEST(AggEngine, Table1TrafficMeasuredOnPacketsAndExactSums) {
   Result<ReductionRun> r2 = dc->AllReduce(*two, in, &out);
   ASSERT_TRUE(r2.ok()) << r2.message();
   ExpectSums(out, sum);
+  const uint64_t uplinks_2lha = UplinkPayload(*dc, kRacks, kPerRack);
   Result<ReductionRun> rf = dc->AllReduce(*flat, in, &out);
   ASSERT_TRUE(rf.ok()) << rf.message();
   ExpectSums(out, sum);
+  const uint64_t uplinks_fa = UplinkPayload(*dc, kRacks, kPerRack) - uplinks_2lha;
+  ASSERT_EQ(r2->retransmissions + rf->retransmissions, 0u);
   std::printf("2LHA: %.3f ms, cross-rack %llu B of %llu; FA: %.3f ms, cross-rack %llu B of %llu\n",
               r2->latency_ns / 1e6, static_cast<unsigned long long>(r2->cross_rack_bytes),
               static_cast<unsigned long long>(r2->total_bytes), rf->latency_ns / 1e6,
@@ -76,6 +94,9 @@ TEST(AggEngine, Table1TrafficMeasuredOnPacketsAndExactSums) {
   EXPECT_EQ(rf->cross_rack_bytes, 2 * kPerRack * (kRacks - 1) * kS);
   EXPECT_EQ(r2->total_bytes, 2 * (kHosts - 1) * kS);
   EXPECT_EQ(rf->total_bytes, 2 * (kHosts - 1) * kS);
+  // The same counted on the wire, on the racks' uplinks.
+  EXPECT_EQ(uplinks_2lha, 2 * (kRacks - 1) * kS);
+  EXPECT_EQ(uplinks_fa, 2 * kPerRack * (kRacks - 1) * kS);
   // Behind a 2:1 oversubscribed spine the hierarchy is the faster one.
   EXPECT_LT(r2->latency_ns, rf->latency_ns);
 }
