@@ -40,6 +40,8 @@ def percentile(values, p):
 
 
 def read_rows(path):
+    if not os.path.isfile(path):
+        fail(f"--csv {path}: not a regular file", 2)
     try:
         with open(path, newline="") as f:
             rows = list(csv.DictReader(f))
@@ -95,8 +97,10 @@ def main():
     except SystemExit as e:
         sys.exit(0 if e.code == 0 else 2)
     plot_dir = os.path.dirname(os.path.abspath(args.plot))
-    if not os.path.isdir(plot_dir):
-        fail(f"--plot {args.plot}: no directory {plot_dir}", 2)
+    try:
+        os.makedirs(plot_dir, exist_ok=True)
+    except OSError as e:
+        fail(f"--plot {args.plot}: cannot make its directory: {e}", 2)
     if os.path.isdir(args.plot):
         fail(f"--plot {args.plot}: is a directory", 2)
     path = args.csv
