@@ -76,6 +76,9 @@ TEST(PlinkTool, ExperimentRanksTheMethodsAsFigure8) {
   EXPECT_LT(probe_embed, random) << run.out;
   EXPECT_LT(probe_embed, fa) << run.out;
   EXPECT_LT(racks, fa) << run.out;
+  const double consistency = Number(run.out, "agree with each other at a mean AMI of ([-0-9.]+)");
+  EXPECT_GT(consistency, 0.0) << run.out;
+  EXPECT_LE(consistency, 1.0) << run.out;
   // The racks' groups move 2(C-1)S = 2 x 3 x 256000 B across racks, whatever their sizes.
   EXPECT_NE(run.out.find("AMI 1.000   1536000 B"), std::string::npos) << run.out;
   const std::string csv = ReadText(dir + "fig8.csv");
@@ -110,7 +113,8 @@ TEST(PlinkTool, BadOptionsEndWithOneLine) {
                                   std::string("experiment --buffer 6"),
                                   std::string("experiment --background-period 0"),
                                   std::string("experiment --csv " + dir),
-                                  std::string("experiment --background-max fast")}) {
+                                  std::string("experiment --background-max fast"),
+                                  std::string("experiment --alpha 0.5")}) {
     RunResult run = RunCommandIn(dir, kPlink + " " + args);
     EXPECT_EQ(run.status, 2) << args << ": " << run.err;
     if (!args.empty()) {
