@@ -4,6 +4,7 @@
 #include <string>
 
 #include "hostlib/common/engine_transport.h"
+#include "hostlib/plink/probe_rounds.h"
 #include "pipeline/core/hash.h"
 #include "pipeline/engine/engine.h"
 #include "pipeline/engine/rng.h"
@@ -143,6 +144,12 @@ Result<ReductionRun> EmulatedDatacenter::AllReduce(const AggPlan& plan,
   out->assign(n, std::vector<float>(in[0].size(), 0.0f));
   const uint16_t epoch = ++epoch_;
   const TimeNs start = engine_->Now();
+  ReductionRun run;
+  for (const auto& a : aggs_) {  // the counters run on: this run's are the difference
+    run.packets -= a->stats().packets_sent;
+    run.retransmissions -= a->stats().retransmissions;
+    run.timeouts -= a->stats().timeouts;
+  }
   for (uint32_t h = 0; h < n; ++h) {
     SWEMU_RETURN_IF_ERROR(
         aggs_[h]->AllReduce(plan, epoch, in[h].data(), (*out)[h].data(), in[h].size(), start));
@@ -159,7 +166,6 @@ Result<ReductionRun> EmulatedDatacenter::AllReduce(const AggPlan& plan,
                          " hosts done after " + std::to_string(limit_ns / 1'000'000) +
                          " ms of virtual time");
   }
-  ReductionRun run;
   for (uint32_t h = 0; h < n; ++h) {
     const AggNodeReport& r = aggs_[h]->report();
     run.latency_ns = std::max(run.latency_ns, r.finish_ns - start);
@@ -206,48 +212,16 @@ void EmulatedDatacenter::TakeDown(uint32_t host) {
 }
 
 Result<DistanceMatrix> EmulatedDatacenter::ProbeDistances(uint32_t* unanswered_pairs) {
-  const uint32_t n = hosts();
-  for (const auto& pairs : CircleRounds(n)) {
-    const TimeNs now = engine_->Now();
-    for (const auto& [a, b] : pairs) {
-      probers_[a]->Probe(static_cast<uint16_t>(b), round_, now);
-      transports_[a]->Wake();
-    }
-    ++round_;
-    SWEMU_RETURN_IF_ERROR(engine_->Run(now + 1'000'000'000, [&] {
-      return std::all_of(probers_.begin(), probers_.end(), [](const auto& p) { return p->idle(); });
-    }));
-  }
-  DistanceMatrix m(n);
-  double largest = 0;
-  std::vector<bool> heard(n, false);
-  for (uint32_t a = 0; a < n; ++a) {
-    for (uint32_t b = a + 1; b < n; ++b) {
-      const double d = std::min(probers_[a]->min_rtt_ns()[b], probers_[b]->min_rtt_ns()[a]);
-      if (std::isfinite(d)) {
-        m.at(a, b) = m.at(b, a) = d / 1000.0;  // microseconds
-        largest = std::max(largest, d / 1000.0);
-        heard[a] = heard[b] = true;
-      } else {
-        m.at(a, b) = m.at(b, a) = -1;
-      }
-    }
-  }
-  uint32_t missing = 0;
-  for (uint32_t a = 0; a < n; ++a) {
-    if (!heard[a] && n > 1) {
-      return Status::Error("probes: no reply between node " + std::to_string(a) +
-                           " and any other node (is it down?)");
-    }
-    for (uint32_t b = a + 1; b < n; ++b) {
-      if (m.at(a, b) < 0) {
-        m.at(a, b) = m.at(b, a) = largest;
-        ++missing;
-      }
-    }
-  }
-  if (unanswered_pairs != nullptr) *unanswered_pairs = missing;
-  return m;
+  std::vector<PlinkProber*> probers;
+  for (const auto& p : probers_) probers.push_back(p.get());
+  ProbeRoundsDriver driver;
+  driver.now = [&] { return engine_->Now(); };
+  driver.started = [&](uint32_t node) { transports_[node]->Wake(); };
+  // Each round gets a second of virtual time; a probe that is still unanswered then is lost.
+  driver.run = [&](uint32_t, const std::function<bool()>& all_idle) {
+    return engine_->Run(engine_->Now() + 1'000'000'000, all_idle);
+  };
+  return RunProbeRounds(probers, driver, &round_, unanswered_pairs);
 }
 
 }  // namespace swemu

@@ -72,8 +72,9 @@ class EmulatedDatacenter {
   Status AddBackground(uint32_t from, uint32_t to, std::size_t frame_len,
                        std::vector<BackgroundPhase> phases);
 
-  // Every pair probed once, in CircleRounds order. A pair with no reply gets the largest distance
-  // measured (and is counted); a host no other host heard from is an error naming it.
+  // Every pair probed once, in CircleRounds order (RunProbeRounds, hostlib/plink/probe_rounds.h,
+  // on the engine; a second of virtual time per round). A pair with no reply gets the largest
+  // distance measured (and is counted); a host no other host heard from is an error naming it.
   Result<DistanceMatrix> ProbeDistances(uint32_t* unanswered_pairs = nullptr);
   // The host leaves: it answers nothing and sends nothing from now on.
   void TakeDown(uint32_t host);

@@ -15,6 +15,7 @@
 #include "pipeline/core/hash.h"
 #include "pipeline/core/text_file.h"
 #include "tools/atp/swemu_process.h"
+#include "tools/common/swemu_network.h"
 #include "tools/gen/gen_common.h"
 #include "tools/goat/goat_publish.h"
 
@@ -42,32 +43,6 @@ po::options_description GoatDemoOptions() {
   AddGoatSetupOptions(options);
   return options;
 }
-
-namespace {
-
-struct Switches {
-  std::vector<std::unique_ptr<SwemuProcess>> procs;
-  std::vector<std::string> control;
-  // Stops them in reverse order (virtio_user ends first); the first failure.
-  Status Stop() {
-    Status first = Status::Ok();
-    for (std::size_t i = procs.size(); i-- > 0;) {
-      Result<int> status = procs[i]->Stop(std::chrono::seconds(10));
-      if (!first.ok()) continue;
-      if (!status.ok()) {
-        first = status.status();
-      } else if (*status != 0) {
-        first = Status::Error("swemu exited with status " + std::to_string(*status) +
-                              " (log: " + procs[i]->log_path() + ")");
-      }
-    }
-    procs.clear();
-    return first;
-  }
-  ~Switches() { (void)Stop(); }
-};
-
-}  // namespace
 
 Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   uint64_t rounds = 0, k = 0;
@@ -134,28 +109,9 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   // One swemu per switch, in the network's order: each link's vhost-user end starts first.
   const std::string binary =
       vm.count("swemu") ? Text(vm, "swemu") : SelfDirectory() + "/../swemu/swemu";
-  Switches switches;
-  for (const auto& sw : spec.switches) {
-    const std::string control = layout.dir + "/" + sw.name + "-control.sock";
-    std::filesystem::remove(control);
-    std::vector<std::string> ready = {control};
-    const std::string ini = ReadTextFile(layout.dir + "/" + sw.name + ".ini", "config").value();
-    for (uint16_t p = 0; p < sw.ports; ++p) {
-      const std::string sock = layout.VhostSocket(sw.name, p);
-      if (ini.find("iface=" + sock) == std::string::npos) continue;  // a virtio_user end
-      std::filesystem::remove(sock);
-      ready.push_back(sock);
-    }
-    auto proc = std::make_unique<SwemuProcess>();
-    SWEMU_RETURN_IF_ERROR(
-        proc->Start(binary,
-                    {"--config", layout.dir + "/" + sw.name + ".ini", "--control-socket", control,
-                     "--", "-l", "0", "--no-huge", "-m", "256"},
-                    layout.dir + "/" + sw.name + ".log"));
-    SWEMU_RETURN_IF_ERROR(proc->WaitForPaths(ready, std::chrono::seconds(20)));
-    switches.procs.push_back(std::move(proc));
-    switches.control.push_back(control);
-  }
+  const SwemuNetwork network = layout.Network(spec);
+  SwemuProcesses switches;
+  SWEMU_RETURN_IF_ERROR(switches.Start(network, binary, {"-l", "0", "--no-huge", "-m", "256"}));
 
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "512",
                                            "--file-prefix", layout.file_prefix + "-hosts"},
@@ -164,9 +120,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   host_config.mbufs = 32767;  // 9 ports of 1024-entry rings, and retransmissions in flight
   host_config.mbuf_cache = 256;
   for (uint32_t h = 0; h < spec.hosts.size(); ++h) {
-    host_config.ports.push_back("net_virtio_user" + std::to_string(h) + ",path=" +
-                                layout.VhostSocket(spec.hosts[h].sw, spec.hosts[h].port) +
-                                ",queues=1,queue_size=1024");
+    host_config.ports.push_back(network.HostDevargs(h, spec.hosts[h].sw, spec.hosts[h].port));
   }
   Result<std::unique_ptr<DpdkHost>> dpdk = DpdkHost::Open(host_config);
   if (!dpdk.ok()) return dpdk.status();
@@ -218,10 +172,10 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
           uint32_t fan_in = 0;
           for (uint32_t f : fastest)
             fan_in += job.node[f][entry.submodel] == spec.switches[s].node_id;
-          Result<std::string> done = switches.procs[s]->Command(
-              switches.control[s], "table_modify goat_node aggregate " + std::to_string(e) +
-                                       " => " + std::to_string(entry.base) + " " +
-                                       std::to_string(entry.size) + " " + std::to_string(fan_in));
+          Result<std::string> done =
+              switches.Command(s, "table_modify goat_node aggregate " + std::to_string(e) + " => " +
+                                      std::to_string(entry.base) + " " +
+                                      std::to_string(entry.size) + " " + std::to_string(fan_in));
           if (!done.ok()) run = Status::Error(spec.switches[s].name + ": " + done.message());
         }
       }
@@ -279,8 +233,8 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
                   static_cast<unsigned long long>(excluded));
     out << line;
   }
-  for (std::size_t s = 0; s < switches.procs.size(); ++s) {
-    Result<std::string> stats = switches.procs[s]->Command(switches.control[s], "goat_stats");
+  for (std::size_t s = 0; s < switches.size(); ++s) {
+    Result<std::string> stats = switches.Command(s, "goat_stats");
     out << spec.switches[s].name << ": " << (stats.ok() ? *stats : stats.message()) << "\n";
   }
   const GoatPsStats& p = ps.stats();

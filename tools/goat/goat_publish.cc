@@ -1,7 +1,6 @@
 #include "tools/goat/goat_publish.h"
 
 #include <filesystem>
-#include <map>
 #include <sstream>
 
 #include "hostlib/goat/gina_lp.h"
@@ -17,7 +16,14 @@ using gen::CheckUint;
 using gen::Text;
 
 std::string GoatPublishLayout::VhostSocket(const std::string& sw, uint16_t port) const {
-  return socket_dir + "/goat-" + sw + "-port" + std::to_string(port) + ".sock";
+  return SwemuNetwork(dir, socket_dir, "goat", file_prefix).VhostSocket(sw, port);
+}
+
+SwemuNetwork GoatPublishLayout::Network(const GoatFabricSpec& spec) const {
+  SwemuNetwork network(dir, socket_dir, "goat", file_prefix);
+  for (const auto& sw : spec.switches) network.AddSwitch(sw.name, sw.ports);
+  for (const auto& l : spec.links) network.AddLink(l.a, l.a_port, l.b, l.b_port);
+  return network;
 }
 
 Result<GoatPublishedPlan> MakeGoatPlan(const GoatSetup& setup, GoatScheme scheme, uint32_t k) {
@@ -55,16 +61,7 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
   const GoatFabricSpec& spec = setup.fabric.spec();
   // Each link: a vhost-user socket on its first switch (in the network's order), virtio_user on
   // the other, so the switches start in that order.
-  std::map<std::pair<std::string, uint16_t>, std::string> client_path;
-  std::map<std::string, uint32_t> order;
-  for (uint32_t s = 0; s < spec.switches.size(); ++s) order[spec.switches[s].name] = s;
-  for (const auto& l : spec.links) {
-    const bool a_first = order[l.a] < order[l.b];
-    const std::string server = a_first ? l.a : l.b;
-    const uint16_t server_port = a_first ? l.a_port : l.b_port;
-    client_path[{a_first ? l.b : l.a, a_first ? l.b_port : l.a_port}] =
-        layout.VhostSocket(server, server_port);
-  }
+  const SwemuNetwork network = layout.Network(spec);
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& text) -> Status {
     const std::string path = layout.dir + "/" + name;
@@ -86,24 +83,14 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
       cli += GoatFabric::NodeScript(plan.job.job_id, sw.node_id, entries->second);
     }
     SWEMU_RETURN_IF_ERROR(write(sw.name + ".cli", cli));
-    std::ostringstream ini;
-    ini << header << "[switch]\nname = " << sw.name << "\nports = " << sw.ports
-        << "\nprogram = goat\ncli = " << sw.name
-        << ".cli\n\n[program]\nslots = " << std::max<uint32_t>(sw.slots, 1)
-        << "\nelements = " << setup.elements << "\n\n[tm]\nport_rate = " << layout.link_rate
-        << "\n\n[eal]\nargs = --no-pci --file-prefix " << layout.file_prefix << "-" << sw.name
-        << "\n\n[dpdk]\nmbufs = 8191\nmbuf_cache = 128\n";
-    for (uint16_t p = 0; p < sw.ports; ++p) {
-      const auto client = client_path.find({sw.name, p});
-      ini << "\n[port." << p << "]\ndevargs = ";
-      if (client != client_path.end()) {
-        ini << "net_virtio_user" << p << ",path=" << client->second
-            << ",queues=1,queue_size=1024\n";
-      } else {
-        ini << "net_vhost" << p << ",iface=" << layout.VhostSocket(sw.name, p) << ",queues=1\n";
-      }
-    }
-    SWEMU_RETURN_IF_ERROR(write(sw.name + ".ini", ini.str()));
+    SwemuSwitchIni ini;
+    ini.header = header;
+    ini.program = "goat";
+    ini.cli = sw.name + ".cli";
+    ini.program_options = {{"slots", std::to_string(std::max<uint32_t>(sw.slots, 1))},
+                           {"elements", std::to_string(setup.elements)}};
+    ini.tm = {{"port_rate", layout.link_rate}};
+    SWEMU_RETURN_IF_ERROR(write(sw.name + ".ini", network.SwitchIni(sw.name, ini)));
     topo << "switch = " << sw.name << " " << sw.name << ".ini\n";
   }
   for (const auto& l : spec.links) {

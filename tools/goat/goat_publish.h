@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hostlib/goat/experiment.h"
+#include "tools/common/swemu_network.h"
 #include "tools/goat/goat_sim.h"
 
 namespace swemu {
@@ -23,6 +24,8 @@ struct GoatPublishLayout {
   std::string command = "swemu-goat";  // named in the files' headers
   // The socket of `sw`'s port (a host port, or the vhost-user side of a link).
   std::string VhostSocket(const std::string& sw, uint16_t port) const;
+  // The network's switches (in the spec's order) and links as swemu processes with this layout.
+  SwemuNetwork Network(const GoatFabricSpec& spec) const;
 };
 
 // The plan of `scheme` on the setup's network and model, and the job it gives the hosts.

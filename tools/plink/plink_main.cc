@@ -26,6 +26,10 @@ const Command kCommands[] = {
      "Figure 8: reduction latency of FA and 2LHA over Balanced Random, rack and ProbeEmbed "
      "groups",
      PlinkExperimentOptions, RunPlinkExperiment},
+    {"demo",
+     "in real time: probes, embedding, groups and FA/2LHA reductions over swemu processes (or "
+     "kernel UDP)",
+     PlinkDemoOptions, RunPlinkDemo},
 };
 
 int Main(int argc, char** argv) {

@@ -2,6 +2,8 @@
 // swemu-plink's commands (tools/plink/plink_main.cc dispatches them; docs/cli.md has every option):
 //   probe       ProbeEmbed on an emulated datacenter in the virtual-time engine (plink_probe.cc).
 //   experiment  Figure 8's reduction latencies on an emulated cloud (plink_experiment.cc).
+//   demo        ProbeEmbed and AggEngine in real time over swemu processes, or kernel UDP
+//               (plink_demo.cc).
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <ostream>
@@ -14,6 +16,8 @@ namespace swemu {
 
 boost::program_options::options_description PlinkProbeOptions();
 Status RunPlinkProbe(const boost::program_options::variables_map& vm, std::ostream& out);
+boost::program_options::options_description PlinkDemoOptions();
+Status RunPlinkDemo(const boost::program_options::variables_map& vm, std::ostream& out);
 boost::program_options::options_description PlinkExperimentOptions();
 Status RunPlinkExperiment(const boost::program_options::variables_map& vm, std::ostream& out);
 

@@ -1,0 +1,152 @@
+// swemu-plink demo as users run it, in real time: three swemu processes (a spine and two racks)
+// with the hosts over virtio_user, and the kernel-UDP fallback on loopback. Every host's result
+// must be the exact sum, the probes must all be answered, and the payload bytes across racks must
+// be Table 1's. Times are printed, never compared with a bound: on a busy 2-core machine (or
+// under AddressSanitizer) a reduction takes several times what it takes on an idle one.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu::testing {
+namespace {
+
+const std::string kPlink = SWEMU_BINARY_DIR "/tools/swemu-plink";
+
+std::string Dir() {
+  const std::string dir = TestDirFor("plink_demo_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+struct Row {
+  bool found = false;
+  double ms = 0;
+  uint64_t retransmissions = 0, cross = 0, total = 0;
+};
+
+Row Reduction(const std::string& out, const std::string& name) {
+  std::smatch m;
+  const std::regex re(name +
+                      " +([0-9.]+) ms +([0-9]+) retransmissions +([0-9]+) bytes across racks "
+                      "\\(([0-9]+) in all\\)\n");
+  Row row;
+  if (!std::regex_search(out, m, re)) return row;
+  row.found = true;
+  row.ms = std::stod(m[1].str());
+  row.retransmissions = std::stoull(m[2].str());
+  row.cross = std::stoull(m[3].str());
+  row.total = std::stoull(m[4].str());
+  return row;
+}
+
+// The counts every run must show, whatever the machine: 2 racks (C) of 4 hosts (N), a buffer S of
+// 256 KB (256000 B): 2LHA over the racks moves 2(C-1)S across racks, FA 2N(C-1)S, both
+// 2(NC-1)S in all; every pair of the 8 hosts answered; exact sums.
+void ExpectTableOne(const RunResult& run) {
+  const std::string& out = run.out;
+  EXPECT_NE(out.find("7 rounds of disjoint pairs, 16 probes per pair, 28 of 28 pairs answered"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("every host's result equals the exact sum in all three reductions"),
+            std::string::npos)
+      << out;
+  const uint64_t s = 256000;
+  const Row fa = Reduction(out, "flat aggregation");
+  const Row racks = Reduction(out, "2LHA, the racks");
+  const Row groups = Reduction(out, "2LHA, ProbeEmbed groups");
+  ASSERT_TRUE(fa.found && racks.found && groups.found) << out;
+  EXPECT_EQ(racks.cross, 2 * (2 - 1) * s) << out;
+  EXPECT_EQ(fa.cross, 2 * 4 * (2 - 1) * s) << out;
+  EXPECT_EQ(racks.total, 2 * (4 * 2 - 1) * s) << out;
+  EXPECT_EQ(fa.total, racks.total) << out;
+  EXPECT_EQ(groups.total, racks.total) << out;
+  EXPECT_GT(racks.ms, 0) << out;
+}
+
+TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
+  if (geteuid() != 0) GTEST_SKIP() << "DPDK's vhost-user and virtio_user ports need root here";
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kPlink + " demo --buffer 256KB --out-dir " + dir + "demo");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("8 hosts in 2 racks of 4 under one spine (3 swemu processes"),
+            std::string::npos)
+      << run.out;
+  ExpectTableOne(run);
+  EXPECT_NE(run.out.find("PAIA: raw probes "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("groups: 3 (k = round(sqrt(n)))"), std::string::npos) << run.out;
+  // What the switches ran: the rack's hosts down, the others up its uplink, shaped.
+  const std::string cli = ReadText(dir + "demo/rack0.cli");
+  EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:05 => 4"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("set_port_rate 4 100M"), std::string::npos) << cli;
+  EXPECT_NE(ReadText(dir + "demo/rack1.ini")
+                .find("net_virtio_user4,path=" + dir + "demo/plink-spine-port1.sock"),
+            std::string::npos);
+  // Every switch stopped cleanly, its counters in its log.
+  for (const char* sw : {"spine", "rack0", "rack1"}) {
+    EXPECT_NE(ReadText(dir + "demo/" + sw + ".log").find("switch " + std::string(sw)),
+              std::string::npos)
+        << sw;
+  }
+}
+
+TEST(PlinkDemo, KernelUdpOnLoopbackReducesExactlyAndSaysLocalityIsFlat) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kPlink + " demo --transport kernel-udp --buffer 256KB");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("over kernel UDP on loopback"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("locality is flat here"), std::string::npos) << run.out;
+  ExpectTableOne(run);
+}
+
+// A run that cannot finish in --timeout ends with one line naming what was left, exit 1, and
+// leaves no switch running.
+TEST(PlinkDemo, ATimeoutEndsWithOneLineNamingWhatIsLeft) {
+  if (geteuid() != 0) GTEST_SKIP() << "DPDK's vhost-user and virtio_user ports need root here";
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kPlink + " demo --timeout 1ms --out-dir " + dir + "demo");
+  EXPECT_EQ(run.status, 1) << run.out << run.err;
+  EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  EXPECT_NE(run.err.find("probes: not done within --timeout 1ms: round 1 of 7, h0 h1 h2 h3 "
+                         "still probing"),
+            std::string::npos)
+      << run.err;
+  for (const char* sw : {"spine", "rack0", "rack1"}) {
+    EXPECT_NE(ReadText(dir + "demo/" + sw + ".log").find("switch " + std::string(sw)),
+              std::string::npos)
+        << sw << " did not stop with its summary";
+  }
+  RunResult kernel = RunCommandIn(dir, kPlink + " demo --transport kernel-udp --timeout 1ms");
+  EXPECT_EQ(kernel.status, 1) << kernel.out << kernel.err;
+  EXPECT_EQ(std::count(kernel.err.begin(), kernel.err.end(), '\n'), 1) << kernel.err;
+}
+
+TEST(PlinkDemo, BadOptionsEndWithOneLineBeforeAnythingIsWritten) {
+  const std::string dir = Dir();
+  for (const std::string& args :
+       {std::string("--racks 0"), std::string("--racks 9"), std::string("--per-rack 17"),
+        std::string("--racks 1 --per-rack 1"), std::string("--racks 8 --per-rack 8"),
+        std::string("--buffer 3"), std::string("--buffer 1GB"), std::string("--chunk 0"),
+        std::string("--chunk 6"), std::string("--chunk 4 --buffer 1MB"),
+        std::string("--host-rate 0"), std::string("--uplink-rate fast"),
+        std::string("--transport rdma"), std::string("--timeout 0"), std::string("--seed x"),
+        std::string("--swemu " + dir + "nothing"), std::string("--bogus"), std::string("stray")}) {
+    RunResult run = RunCommandIn(dir, kPlink + " demo --out-dir " + dir + "out " + args);
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << args;
+    EXPECT_FALSE(std::filesystem::exists(dir + "out")) << args;
+  }
+  RunResult run =
+      RunCommandIn(dir, kPlink + " demo --out-dir " + dir + "x/" + std::string(120, 'd'));
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("too long for Unix socket paths"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace swemu::testing
