@@ -98,7 +98,7 @@ TEST(Autotune, ABalancedPlanOnEvenLinksIsLeftAlone) {
 }
 
 // The same scenario on packets: 8 hosts in two racks of the virtual-time engine, flat
-// aggregation of 1 MiB in 64 chunks by AggEngine, host 0's link shaped to 2 of 10 Gbit/s from
+// aggregation of 512 KiB in 32 chunks by AggEngine, host 0's link shaped to 2 of 10 Gbit/s from
 // step 1 to step 11. Autotune sees only what the reductions measured (MeasuredMetrics).
 TEST(Autotune, Figure10InTheEngineOnMeasuredMetrics) {
   DatacenterSpec spec;
@@ -108,16 +108,16 @@ TEST(Autotune, Figure10InTheEngineOnMeasuredMetrics) {
   spec.tier_rate_bps = {40'000'000'000ull, 10'000'000'000ull};
   Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(spec);
   ASSERT_TRUE(dc.ok()) << dc.message();
-  Result<AggPlan> start = MakeFlatPlan(8, CutChunks(1 << 20, 16 << 10));
+  Result<AggPlan> start = MakeFlatPlan(8, CutChunks(1 << 19, 16 << 10));
   ASSERT_TRUE(start.ok());
   AggPlan plan = *start;
   Autotune tune;
-  std::vector<std::vector<float>> in(8, std::vector<float>(1 << 18, 1.0f)), out;
+  std::vector<std::vector<float>> in(8, std::vector<float>(1 << 17, 1.0f)), out;
   auto bw = Bandwidth(std::vector<double>(8, 10.0));
   const uint64_t initial = MasterBytes(plan, 0);
   double tuned_throttled = 0;
   int balanced_at = -1;
-  for (int step = 0; step < 30; ++step) {
+  for (int step = 0; step < 20; ++step) {
     if (step == 1 || step == 11) {
       ASSERT_TRUE((*dc)->SetHostRate(0, step == 1 ? 2'000'000'000 : 0).ok());
     }
