@@ -1,0 +1,112 @@
+#pragma once
+// swemu.AtpFabric's C++ side: what a training launcher runs once, before its worker processes.
+//
+// transport "dpdk": swemu-atp demo's one-rack layout (tools/atp/demo_layout.h): the switch's
+// .ini/.cli and two job files in out_dir, swemu started as a child process (the `atp` program on
+// net_vhost ports; tools/atp/swemu_process.h), and the PS on its own virtio_user port, in this
+// process (its own EAL, dpdk_process.h), on a loop thread. Workers attach to their switch ports
+// from their own processes (swemu.Worker).
+// transport "udp": no switch. The PS on a kernel UDP socket on a loopback address of its own
+// (127.A.B.254; worker w on 127.A.B.(w+1), same port); its parameter packets are replicated to
+// the workers in software. All aggregation is at the PS.
+//
+// The PS serves both of the layout's jobs: 1 (the switch aggregates: `atp_job aggregate`) and
+// 2 (`atp_job forward_only`: the switch forwards, the PS aggregates); `aggregate` picks the
+// one the workers join.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "hostlib/atp/job_config.h"
+#include "hostlib/python/loop_thread.h"
+#include "hostlib/python/worker.h"
+#include "pipeline/core/status.h"
+
+namespace swemu {
+class DemoLayout;
+class SwemuProcess;
+class DpdkHost;
+class UdpSocketTransport;
+}  // namespace swemu
+
+namespace swemu::python {
+
+struct FabricOptions {
+  uint32_t workers = 4;
+  std::string transport = "dpdk";
+  std::string out_dir;  // "": a new directory under /tmp, removed by a clean stop
+  bool aggregate = true;
+  std::string swemu_binary;  // "": the one this module was built with
+  uint32_t elements = 64;
+  uint32_t aggregators = 16384;
+  std::string link_rate = "0";  // every switch port's shaping rate ("0": unshaped)
+  bool busy_poll = false;       // swemu and the PS poll without backing off
+  double start_timeout_s = 20;
+  uint32_t ps_memory_mb = 128;
+};
+
+class Fabric {
+ public:
+  // Options a caller can get wrong (the module raises ValueError): "workers must be 1..32".
+  static Status Validate(const FabricOptions& options);
+
+  explicit Fabric(FabricOptions options);
+  ~Fabric();
+  Fabric(const Fabric&) = delete;
+  Fabric& operator=(const Fabric&) = delete;
+
+  Status Start();
+  // Stops the PS and swemu (SIGINT: it drains and checks for leaks). Errors: swemu's exit
+  // status, leaked mbufs. Idempotent.
+  Status Stop();
+  // Forgets every job's progress: a new PS, and (dpdk) the switch's aggregators freed. For a
+  // new group of worker processes after the previous one ended (e.g. one died): seqs restart.
+  Status Reset();
+
+  bool started() const { return started_; }
+  // The spec for swemu.Worker; rank -1: for any rank.
+  Result<std::string> WorkerSpec(int rank) const;
+  // One line to swemu's control socket; its reply.
+  Result<std::string> SwitchCommand(const std::string& line);
+  // The PS's counters for the workers' job.
+  Result<Counters> Stats();
+
+  const FabricOptions& options() const { return options_; }
+  const std::string& out_dir() const { return dir_; }
+  uint16_t job_id() const;
+  std::string control_socket() const;
+  int swemu_pid() const;
+
+ private:
+  Status StartDpdk();
+  Status StartUdp();
+  Status StartPs();
+  Status WriteJobs();
+  Status MakePsContext(std::unique_ptr<Context>* out) const;
+  Counters Snapshot() const;  // loop thread
+
+  FabricOptions options_;
+  bool started_ = false;
+  bool created_dir_ = false;
+  bool failed_ = false;  // something went wrong: keep out_dir for its logs
+  std::string dir_;
+  std::string prefix_;
+  std::unique_ptr<DemoLayout> layout_;
+  AtpJobConfig jobs_[2];  // aggregate, forward_only
+  std::string job_files_[2];
+  std::unique_ptr<SwemuProcess> swemu_;
+  std::unique_ptr<DpdkHost> dpdk_;
+  std::unique_ptr<UdpSocketTransport> udp_;
+  Ipv4Addr udp_base_ = 0;  // udp: 127.A.B.0
+  class PsEndpoint;
+  std::unique_ptr<PsEndpoint> ps_;
+  LoopThread loop_;
+};
+
+// Stops every fabric and closes every worker still open (interpreter exit), then EAL.
+void ShutdownAll();
+// Registry for ShutdownAll (the module's objects register themselves).
+void RegisterWorker(FabricWorker* worker);
+void UnregisterWorker(FabricWorker* worker);
+
+}  // namespace swemu::python

@@ -1,0 +1,36 @@
+#pragma once
+// What a worker process needs to join an AtpFabric's job, as one line of text (AtpFabric's
+// worker_spec(), swemu.Worker's first argument), e.g.
+//   swemu-atp-worker;transport=dpdk;workers=4;job=/tmp/f/job1.atp;dir=/tmp/f;prefix=swemu-py-42-1
+// Keys: transport (dpdk or udp), workers (the job's worker count), job (the job file: hostlib's
+// ATP job text, hostlib/atp/job_config.h), and with dpdk: dir (where the switch's vhost-user
+// sockets are, tools/atp/demo_layout.h) and prefix (the fabric's DPDK --file-prefix stem; each
+// worker adds its rank and pid). Optional: rank (a spec made for one rank only).
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "hostlib/atp/job_config.h"
+#include "pipeline/core/status.h"
+
+namespace swemu::python {
+
+inline constexpr std::string_view kWorkerSpecMagic = "swemu-atp-worker";
+
+struct WorkerSpec {
+  std::string transport;  // "dpdk" or "udp"
+  uint32_t workers = 0;
+  std::string job_file;
+  std::string socket_dir;   // dpdk
+  std::string file_prefix;  // dpdk
+  int rank = -1;            // -1: any rank
+};
+
+std::string FormatWorkerSpec(const WorkerSpec& spec);
+// Errors say what is wrong with the text ("bad worker spec: no job= in '...'").
+Result<WorkerSpec> ParseWorkerSpec(std::string_view text);
+
+// The job's text form (ParseAtpJobConfig reads it back).
+std::string FormatAtpJobText(const AtpJobSpec& spec);
+
+}  // namespace swemu::python
