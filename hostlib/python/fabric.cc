@@ -42,22 +42,6 @@ std::mutex g_registry_mu;
 std::set<Fabric*> g_fabrics;
 std::set<FabricWorker*> g_workers;
 
-AtpJobSpec MakeSpec(const DemoLayout& layout, const DemoJob& job, uint32_t elements) {
-  AtpJobSpec spec;
-  spec.job_id = job.id;
-  spec.group_ip = job.group_ip;
-  spec.elements = static_cast<uint16_t>(elements);
-  for (const DemoHost& host : layout.hosts()) {
-    AtpHost h{host.name, host.mac, host.ip, "rack" + std::to_string(host.rack)};
-    if (host.ps) {
-      spec.ps = h;
-    } else {
-      spec.workers.push_back(h);
-    }
-  }
-  return spec;
-}
-
 // EAL's runtime directories (/var/run/dpdk/<file-prefix> for root) that this module's processes
 // left behind when they were killed (a worker, a launcher and its swemu): each would stay in
 // tmpfs for good. A directory is in use while its EAL holds the write lock on its `config`.
@@ -222,7 +206,7 @@ Status Fabric::Start() {
 
 Status Fabric::WriteJobs() {
   for (int i = 0; i < 2; ++i) {
-    AtpJobSpec spec = MakeSpec(*layout_, layout_->jobs()[i], options_.elements);
+    AtpJobSpec spec = layout_->JobSpec(layout_->jobs()[i], options_.elements);
     if (udp_ != nullptr) {
       // Loopback addresses of this fabric: 127.A.B.(w+1), the PS 127.A.B.254, one port.
       for (uint32_t w = 0; w < spec.workers.size(); ++w) spec.workers[w].ip = udp_base_ | (w + 1);
@@ -465,18 +449,7 @@ Counters Fabric::Snapshot() const {
       {"frames_not_atp", ctx.counters().not_atp},
       {"frames_unknown_job", ctx.counters().unknown_job},
   };
-  if (dpdk_ != nullptr) {
-    const DpdkPortCounters& p = dpdk_->port(0).counters();
-    c.insert(c.end(), {{"port_rx_frames", p.rx_frames},
-                       {"port_tx_frames", p.tx_frames},
-                       {"port_tx_no_buffer", p.tx_no_buffer},
-                       {"port_tx_port_full", p.tx_port_full}});
-  } else {
-    const UdpSocketCounters& u = udp_->counters();
-    c.insert(c.end(), {{"udp_datagrams_sent", u.datagrams_sent},
-                       {"udp_send_errors", u.send_errors},
-                       {"udp_datagrams_received", u.datagrams_received}});
-  }
+  AppendTransportCounters(dpdk_.get(), udp_.get(), &c);
   return c;
 }
 

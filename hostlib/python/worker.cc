@@ -21,6 +21,21 @@
 #include "tools/atp/demo_layout.h"
 
 namespace swemu::python {
+
+void AppendTransportCounters(DpdkHost* dpdk, UdpSocketTransport* udp, Counters* c) {
+  if (dpdk != nullptr) {
+    const DpdkPortCounters& p = dpdk->port(0).counters();
+    c->insert(c->end(), {{"port_rx_frames", p.rx_frames},
+                         {"port_tx_frames", p.tx_frames},
+                         {"port_tx_no_buffer", p.tx_no_buffer},
+                         {"port_tx_port_full", p.tx_port_full}});
+  } else if (udp != nullptr) {
+    const UdpSocketCounters& u = udp->counters();
+    c->insert(c->end(), {{"udp_datagrams_sent", u.datagrams_sent},
+                         {"udp_send_errors", u.send_errors},
+                         {"udp_datagrams_received", u.datagrams_received}});
+  }
+}
 namespace {
 
 constexpr TimeNs kRunSliceNs = 1'000'000'000;
@@ -303,18 +318,7 @@ Counters FabricWorker::Snapshot() const {
       {"frames_not_atp", ctx_->counters().not_atp},
       {"frames_unknown_job", ctx_->counters().unknown_job},
   };
-  if (dpdk_ != nullptr) {
-    const DpdkPortCounters& p = dpdk_->port(0).counters();
-    c.insert(c.end(), {{"port_rx_frames", p.rx_frames},
-                       {"port_tx_frames", p.tx_frames},
-                       {"port_tx_no_buffer", p.tx_no_buffer},
-                       {"port_tx_port_full", p.tx_port_full}});
-  } else {
-    const UdpSocketCounters& u = udp_->counters();
-    c.insert(c.end(), {{"udp_datagrams_sent", u.datagrams_sent},
-                       {"udp_send_errors", u.send_errors},
-                       {"udp_datagrams_received", u.datagrams_received}});
-  }
+  AppendTransportCounters(dpdk_.get(), udp_.get(), &c);
   return c;
 }
 

@@ -33,6 +33,9 @@ inline constexpr uint32_t kChunkPackets = 16384;
 
 using Counters = std::vector<std::pair<std::string, uint64_t>>;
 
+// The counters of a host's port (DPDK) or socket (kernel UDP), whichever it has, appended to c.
+void AppendTransportCounters(DpdkHost* dpdk, UdpSocketTransport* udp, Counters* c);
+
 struct WorkerOptions {
   uint32_t lanes = 2;
   bool busy_poll = false;

@@ -18,19 +18,7 @@ namespace {
 
 // The two jobs of the demo: job 1 aggregated in the switches, job 2 forwarded to the PS.
 Result<AtpJobConfig> MakeJob(const DemoLayout& layout, const DemoJob& job, uint32_t elements) {
-  AtpJobSpec spec;
-  spec.job_id = job.id;
-  spec.group_ip = job.group_ip;
-  spec.elements = static_cast<uint16_t>(elements);
-  for (const DemoHost& host : layout.hosts()) {
-    AtpHost h{host.name, host.mac, host.ip, "rack" + std::to_string(host.rack)};
-    if (host.ps) {
-      spec.ps = h;
-    } else {
-      spec.workers.push_back(h);
-    }
-  }
-  return MakeAtpJobConfig(spec);
+  return MakeAtpJobConfig(layout.JobSpec(job, elements));
 }
 
 // Starts one swemu per rack, rack 0 first (rack 1's link port attaches to it).

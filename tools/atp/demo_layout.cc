@@ -102,4 +102,20 @@ std::string DemoLayout::SwitchCli(uint32_t rack) const {
   return cli.str();
 }
 
+AtpJobSpec DemoLayout::JobSpec(const DemoJob& job, uint32_t elements) const {
+  AtpJobSpec spec;
+  spec.job_id = job.id;
+  spec.group_ip = job.group_ip;
+  spec.elements = static_cast<uint16_t>(elements);
+  for (const DemoHost& host : hosts_) {
+    AtpHost h{host.name, host.mac, host.ip, "rack" + std::to_string(host.rack)};
+    if (host.ps) {
+      spec.ps = h;
+    } else {
+      spec.workers.push_back(h);
+    }
+  }
+  return spec;
+}
+
 }  // namespace swemu

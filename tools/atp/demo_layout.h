@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "hostlib/atp/job_config.h"
 #include "pipeline/wire/address.h"
 
 namespace swemu {
@@ -37,8 +38,10 @@ class DemoLayout {
   const std::vector<DemoHost>& hosts() const { return hosts_; }  // workers, then the PS
   const DemoHost& ps() const { return hosts_.back(); }
   const std::vector<DemoJob>& jobs() const { return jobs_; }  // aggregate, forward_only
-  uint16_t RackPorts(uint32_t rack) const;                    // hosts + uplink/downlink
-  uint16_t LinkPort(uint32_t rack) const;                     // the rack-to-rack port
+  // A job's spec: every worker (in worker-id order) and the PS, `elements` per packet.
+  AtpJobSpec JobSpec(const DemoJob& job, uint32_t elements) const;
+  uint16_t RackPorts(uint32_t rack) const;  // hosts + uplink/downlink
+  uint16_t LinkPort(uint32_t rack) const;   // the rack-to-rack port
 
   std::string VhostSocket(uint32_t rack, uint16_t port) const;
   std::string ControlSocket(uint32_t rack) const;
@@ -59,6 +62,5 @@ class DemoLayout {
   std::vector<DemoHost> hosts_;
   std::vector<DemoJob> jobs_;
 };
-
 
 }  // namespace swemu
