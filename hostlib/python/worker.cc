@@ -210,8 +210,18 @@ void FabricWorker::Tick() {
 
 Result<std::shared_ptr<CallState>> FabricWorker::Submit(float* data, std::size_t n) {
   if (closed_) return Status::Error("worker " + std::to_string(rank_) + " is closed");
-  auto call = std::make_shared<CallState>();
   const uint32_t e = job_.spec.elements;
+  // A job's seqs run on across calls and are 32 bits on the wire; the PS cannot follow them past
+  // the wrap (hostlib/atp/ps.h), so the call that would cross it is refused.
+  const uint64_t packets = (uint64_t{n} + e - 1) / e;
+  if (submitted_packets_ + packets > (uint64_t{1} << 32)) {
+    return Status::Error("worker " + std::to_string(rank_) + ": this call of " +
+                         std::to_string(packets) + " packets would take the job past 2^32 " +
+                         "packets (" + std::to_string(submitted_packets_) +
+                         " sent so far), which ATP's 32-bit seqs cannot number: end the workers "
+                         "and reset() the fabric to start the job again");
+  }
+  auto call = std::make_shared<CallState>();
   call->n = n;
   call->packets = static_cast<uint32_t>((n + e - 1) / e);
   call->elements_before = submitted_elements_;
@@ -238,6 +248,7 @@ Result<std::shared_ptr<CallState>> FabricWorker::Submit(float* data, std::size_t
                          (why.empty() ? std::string() : ": " + why));
   }
   submitted_elements_ += n;
+  submitted_packets_ += packets;
   ++calls_submitted_;
   return call;
 }

@@ -108,6 +108,7 @@ class FabricWorker {
   LoopThread loop_;
   std::vector<std::shared_ptr<CallState>> running_;  // loop thread only, in order
   uint64_t submitted_elements_ = 0;                  // Python thread
+  uint64_t submitted_packets_ = 0;                   // the job's seqs used so far (at most 2^32)
   std::atomic<uint64_t> calls_submitted_{0};         // Python thread writes, loop thread reads
   uint64_t calls_completed_ = 0;                     // loop thread
   std::atomic<uint64_t> calls_empty_{0};             // done at Submit

@@ -133,11 +133,16 @@ def worker_main(args, spec, rank, reports):
         xtr, ytr, xte, yte = load_data(args.seed)
         groups = buckets(model, args.bucket_bytes)
         flat = [torch.zeros(sum(p.numel() for p in g)) for g in groups]
+        # A start barrier: the processes spawn and import torch at their own pace on a busy
+        # machine, which must not count against the first step's --timeout.
+        w.all_reduce(torch.zeros(1).numpy(), timeout=max(120.0, args.timeout))
         step = 0
         for epoch in range(args.epochs):
             start, iters = time.monotonic(), 0
             for idx in batches(len(ytr), args.batch, args.seed, epoch):
                 if args.kill is not None and args.kill[0] == rank and step == args.kill[1]:
+                    reports.close()  # what it put is out (its feeder holds no lock)
+                    reports.join_thread()
                     os._exit(3)  # a crashed worker: no goodbye to anyone
                 shard = idx[rank::args.workers]
                 opt.zero_grad()
@@ -252,12 +257,14 @@ def train_networked(args, mode, swemu):
         # Every epoch must report within this bound, or the run is declared stuck.
         patience = args.timeout * 3 + 60
         last = time.monotonic()
-        while len(done) + len(errors) < args.workers:
+        while len(done | errors.keys()) < args.workers:
             try:
                 msg = reports.get(timeout=0.5)
             except queue.Empty:
+                # A process that ended without a report (its messages are all in: the queue
+                # was empty after it ended).
                 dead = [r for r, p in enumerate(procs)
-                        if not p.is_alive() and r not in done and r not in errors]
+                        if p.exitcode is not None and r not in done and r not in errors]
                 for r in dead:
                     errors[r] = f"worker {r}'s process ended (exit code {procs[r].exitcode})"
                 if time.monotonic() - last > patience:
@@ -277,19 +284,25 @@ def train_networked(args, mode, swemu):
                       flush=True)
             elif msg[0] == "done":
                 done.add(msg[1])
+                errors.pop(msg[1], None)
                 worker_stats[msg[1]] = msg[2]
             else:
-                errors[msg[1]] = msg[2]
+                errors[msg[1]] = msg[2]  # its own words replace "ended without a report"
         for p in procs:
             p.join(10)
             if p.is_alive():
                 p.kill()
+                p.join(5)
         if errors:
-            in_use_before = aggregators_in_use(fabric)
-            fabric.reset()
-            in_use_after = aggregators_in_use(fabric)
             for r in sorted(errors):
                 print(f"{mode}: worker {r}: {errors[r]}", file=sys.stderr, flush=True)
+            in_use_before = aggregators_in_use(fabric)
+            try:
+                fabric.reset()
+            except swemu.Error as e:
+                fail(f"{mode}: {len(errors)} of {args.workers} workers failed (above), and "
+                     f"resetting the job failed too: {e}")
+            in_use_after = aggregators_in_use(fabric)
             fail(f"{mode}: {len(errors)} of {args.workers} workers failed (above); the job was "
                  f"reset: switch aggregators in use {in_use_before} before, {in_use_after} after")
         retx = sum(s.get("retransmissions", 0) for s in worker_stats.values())
