@@ -148,8 +148,9 @@ class PyWorker {
         const auto left =
             std::chrono::duration<double>(*limit) - (std::chrono::steady_clock::now() - start);
         if (left.count() <= 0) break;
-        slice = std::min<std::chrono::nanoseconds>(
-            slice, std::chrono::duration_cast<std::chrono::nanoseconds>(left));
+        // Compared in double first: a huge timeout (1e10 s for "forever") would overflow the
+        // cast to nanoseconds.
+        if (left.count() < 0.1) slice = std::chrono::duration_cast<std::chrono::nanoseconds>(left);
       }
       bool ended = false;
       {

@@ -232,6 +232,19 @@ class ArgumentTest(unittest.TestCase):
         self.assertIn("within 0.5 s", message)
         self.assertIn("another worker has likely died", message)
 
+    def test_a_huge_timeout_is_no_limit(self):
+        # 1e10 s and inf wait like None (1e10 s would overflow a nanosecond count): one worker,
+        # in this process, so the call completes.
+        with swemu.AtpFabric(workers=1, transport="udp") as f:
+            w = swemu.Worker(f.worker_spec(0), 0)
+            for timeout in (1e10, float("inf"), None):
+                a = np.full(100, 2.0, dtype=np.float32)
+                start = time.monotonic()
+                self.assertIs(w.all_reduce(a, timeout=timeout), a)
+                self.assertLess(time.monotonic() - start, 30)
+                self.assertTrue(np.all(a == 2.0))
+            w.close()
+
     def test_fabric_properties(self):
         f = self.fabric
         self.assertTrue(f.started)
