@@ -163,6 +163,7 @@ std::string Fabric::control_socket() const {
 int Fabric::swemu_pid() const { return swemu_ == nullptr ? -1 : swemu_->pid(); }
 
 Status Fabric::Start() {
+  std::lock_guard lock(mu_);
   if (started_) return Status::Ok();
   SWEMU_RETURN_IF_ERROR(Validate(options_));
   failed_ = false;
@@ -351,6 +352,7 @@ Status Fabric::StartPs() {
 }
 
 Status Fabric::Stop() {
+  std::lock_guard lock(mu_);
   if (!started_) return Status::Ok();
   started_ = false;
   loop_.Stop();
@@ -386,6 +388,7 @@ Status Fabric::Stop() {
 }
 
 Status Fabric::Reset() {
+  std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started");
   if (swemu_ != nullptr) {
     // Aggregators still holding a dead group's partial sums would capture the new group's
@@ -403,6 +406,7 @@ Status Fabric::Reset() {
 }
 
 Result<std::string> Fabric::WorkerSpec(int rank) const {
+  std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started (call start() first)");
   python::WorkerSpec spec;
   spec.transport = options_.transport;
@@ -415,6 +419,7 @@ Result<std::string> Fabric::WorkerSpec(int rank) const {
 }
 
 Result<std::string> Fabric::SwitchCommand(const std::string& line) {
+  std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started");
   if (swemu_ == nullptr) {
     return Status::Error("this fabric has no switch (transport '" + options_.transport + "')");
@@ -454,6 +459,7 @@ Counters Fabric::Snapshot() const {
 }
 
 Result<Counters> Fabric::Stats() {
+  std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started");
   Counters counters;
   SWEMU_RETURN_IF_ERROR(loop_.Call([&] { counters = Snapshot(); }));

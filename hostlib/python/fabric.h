@@ -13,8 +13,10 @@
 // The PS serves both of the layout's jobs: 1 (the switch aggregates: `atp_job aggregate`) and
 // 2 (`atp_job forward_only`: the switch forwards, the PS aggregates); `aggregate` picks the
 // one the workers join.
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "hostlib/atp/job_config.h"
@@ -86,7 +88,10 @@ class Fabric {
   Counters Snapshot() const;  // loop thread
 
   FabricOptions options_;
-  bool started_ = false;
+  // Python threads may call start/stop/reset/stats/switch_command at once (each releases the
+  // GIL), and the interpreter's exit stops every fabric: one at a time.
+  mutable std::recursive_mutex mu_;
+  std::atomic<bool> started_{false};
   bool created_dir_ = false;
   bool failed_ = false;  // something went wrong: keep out_dir for its logs
   std::string dir_;

@@ -369,11 +369,20 @@ when the object is collected) ends swemu and the PS.)doc")
              return self;
            })
       .def("__exit__",
-           [](Fabric& f, py::handle, py::handle, py::handle) {
+           [](Fabric& f, py::handle exc_type, py::handle, py::handle) {
              Status status;
              {
                py::gil_scoped_release release;
                status = f.Stop();
+             }
+             // Leaving on an exception (Ctrl-C also interrupts swemu, which then exits unclean):
+             // that exception goes on, the stop's failure is only printed.
+             if (!exc_type.is_none()) {
+               if (!status.ok()) {
+                 py::print("swemu: stopping the fabric also failed:", status.message(),
+                           py::arg("file") = py::module_::import("sys").attr("stderr"));
+               }
+               return false;
              }
              Check(status);
              return false;

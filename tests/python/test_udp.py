@@ -245,6 +245,25 @@ class ArgumentTest(unittest.TestCase):
                 self.assertTrue(np.all(a == 2.0))
             w.close()
 
+    def test_exit_on_an_exception_lets_it_through_and_stop_is_thread_safe(self):
+        with self.assertRaises(KeyError):
+            with swemu.AtpFabric(workers=1, transport="udp"):
+                raise KeyError("the caller's")
+        import threading
+        f = swemu.AtpFabric(workers=2, transport="udp").start()
+        threads = [threading.Thread(target=f.stop) for _ in range(4)]
+        def stats():
+            try:
+                f.stats()
+            except swemu.Error:  # already stopped: a clean error, not a crash
+                pass
+        threads.append(threading.Thread(target=stats))
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+        self.assertFalse(f.started)
+
     def test_fabric_properties(self):
         f = self.fabric
         self.assertTrue(f.started)
