@@ -68,7 +68,10 @@ Status LoopThread::Call(const std::function<void()>& task) {
     *ran = true;
     cv_.notify_all();
   });
-  if (!queued) return Status::Error("the host loop is not running");
+  if (!queued) {
+    const std::string why = exit_message();
+    return Status::Error("the host loop is not running" + (why.empty() ? "" : ": " + why));
+  }
   std::unique_lock lock(mu_);
   cv_.wait(lock, [&] { return *ran || !running_; });
   if (*ran) return Status::Ok();

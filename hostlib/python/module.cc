@@ -123,7 +123,7 @@ class PyWorker {
   }
   ~PyWorker() {
     UnregisterWorker(impl_.get());
-    (void)impl_->Close();
+    (void)impl_->Close();  // GIL kept: this may run while the interpreter finalizes
   }
 
   FabricWorker& impl() { return *impl_; }
@@ -169,7 +169,11 @@ class PyWorker {
   }
 
   void Close() {
-    Status status = impl_->Close();
+    Status status;
+    {
+      py::gil_scoped_release release;
+      status = impl_->Close();
+    }
     inflight_.clear();  // the loop has stopped: nothing writes these arrays any more
     Check(status);
   }
