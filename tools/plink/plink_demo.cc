@@ -6,8 +6,8 @@
 // (hostlib/plink/probe_rounds.h), then the embedding, the groups, and three reductions of a float
 // buffer by AggEngine: flat aggregation, 2LHA over the true racks and 2LHA over ProbeEmbed's
 // groups, each checked against the exact sum on every host. With --transport kernel-udp the hosts
-// are kernel UDP sockets on loopback (127.0.0.N) instead, driven by one event loop: the paper's
-// kernel fallback for probes, with no switch and no locality to find.
+// are kernel UDP sockets on loopback (127.A.B.N, A.B from the pid) instead, driven by one event
+// loop: the paper's kernel fallback for probes, with no switch and no locality to find.
 #include <unistd.h>
 
 #include <algorithm>
@@ -429,9 +429,13 @@ Status RunKernelUdp(const DemoOptions& o, std::ostream& out) {
   std::vector<PlinkNodeAddr> addrs;
   std::vector<std::unique_ptr<UdpSocketTransport>> sockets;
   std::vector<Transport*> transports;
+  // A /24 of 127/8 of this run's own (from the pid), so that two runs at once do not share
+  // addresses (the sockets reuse addresses, and would take each other's datagrams).
+  const uint32_t mix = static_cast<uint32_t>(getpid()) * 2654435761u;
+  const auto net_a = static_cast<uint8_t>(1 + mix % 250), net_b = static_cast<uint8_t>(mix >> 8);
   for (uint32_t h = 0; h < o.hosts; ++h) {
     addrs.push_back({MacAddr::FromU64(0x020000000300ULL + h),
-                     MakeIpv4Addr(127, 0, 0, static_cast<uint8_t>(h + 1))});
+                     MakeIpv4Addr(127, net_a, net_b, static_cast<uint8_t>(h + 1))});
     UdpSocketConfig config;
     config.bind_ip = addrs[h].ip;
     config.port = kPlinkDefaultUdpPort;
@@ -441,8 +445,9 @@ Status RunKernelUdp(const DemoOptions& o, std::ostream& out) {
     sockets.push_back(std::move(*t));
     transports.push_back(sockets.back().get());
   }
-  out << "swemu-plink demo: " << o.hosts << " hosts over kernel UDP on loopback (127.0.0.1-"
-      << o.hosts << ", port " << kPlinkDefaultUdpPort << "), no swemu: locality is flat here, "
+  out << "swemu-plink demo: " << o.hosts << " hosts over kernel UDP on loopback (127."
+      << unsigned{net_a} << "." << unsigned{net_b} << ".1-" << o.hosts << ", port "
+      << kPlinkDefaultUdpPort << "), no swemu: locality is flat here, "
       << "the racks (" << Count(o.racks, "rack") << " of " << o.per_rack
       << ") are labels only; host sends paced to " << FormatRate(o.host_rate) << "\n";
   EventLoop loop;
