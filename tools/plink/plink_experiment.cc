@@ -73,20 +73,6 @@ double Percentile(const std::vector<double>& sorted, double p) {
   return sorted[std::clamp<std::size_t>(rank, 1, sorted.size()) - 1];
 }
 
-Result<std::vector<uint64_t>> Rates(const std::string& text) {
-  std::vector<uint64_t> out;
-  std::size_t start = 0;
-  while (start <= text.size()) {
-    const std::size_t comma = std::min(text.find(',', start), text.size());
-    Result<uint64_t> r = ParseRate(text.substr(start, comma - start));
-    if (!r.ok() || *r == 0)
-      return Status::Error("--tier-rates: " + (r.ok() ? "a rate of 0" : r.message()));
-    out.push_back(*r);
-    start = comma + 1;
-  }
-  return out;
-}
-
 }  // namespace
 
 Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
@@ -94,13 +80,17 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
            bg_max = 0;
   TimeNs jitter = 0, host_delay = 0, period = 0;
   double alpha = 0;
-  Result<std::vector<uint64_t>> fanout = PlinkList("fanout", Text(vm, "fanout"), false);
+  Result<std::vector<uint64_t>> fanout =
+      PlinkList("fanout", Text(vm, "fanout"), PlinkListKind::kCounts);
   if (!fanout.ok()) return fanout.status();
-  Result<std::vector<uint64_t>> rack_hosts = PlinkList("rack-hosts", Text(vm, "rack-hosts"), false);
+  Result<std::vector<uint64_t>> rack_hosts =
+      PlinkList("rack-hosts", Text(vm, "rack-hosts"), PlinkListKind::kCounts);
   if (!rack_hosts.ok()) return rack_hosts.status();
-  Result<std::vector<uint64_t>> delays = PlinkList("tier-delays", Text(vm, "tier-delays"), true);
+  Result<std::vector<uint64_t>> delays =
+      PlinkList("tier-delays", Text(vm, "tier-delays"), PlinkListKind::kDurations);
   if (!delays.ok()) return delays.status();
-  Result<std::vector<uint64_t>> rates = Rates(Text(vm, "tier-rates"));
+  Result<std::vector<uint64_t>> rates =
+      PlinkList("tier-rates", Text(vm, "tier-rates"), PlinkListKind::kRates);
   if (!rates.ok()) return rates.status();
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &samples));
   SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &alpha));

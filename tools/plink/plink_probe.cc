@@ -49,26 +49,22 @@ po::options_description PlinkProbeOptions() {
   return options;
 }
 
-namespace {
-
-Result<std::vector<uint64_t>> List(const std::string& option, const std::string& text,
-                                   bool duration) {
+Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
+                                        PlinkListKind kind) {
   std::vector<uint64_t> out;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
-    Result<uint64_t> v = duration ? ParseDuration(item) : ParseUint(item, 1, 64);
+    Result<uint64_t> v = kind == PlinkListKind::kDurations ? ParseDuration(item)
+                         : kind == PlinkListKind::kRates   ? ParseRate(item)
+                                                           : ParseUint(item, 1, 64);
     if (!v.ok()) return Status::Error("--" + option + ": " + v.message());
+    if (kind == PlinkListKind::kRates && *v == 0) {
+      return Status::Error("--" + option + ": a rate of 0");
+    }
     out.push_back(*v);
   }
   if (out.empty()) return Status::Error("--" + option + ": an empty list");
   return out;
-}
-
-}  // namespace
-
-Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
-                                        bool duration) {
-  return List(option, text, duration);
 }
 
 Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
@@ -76,9 +72,11 @@ Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
   uint64_t per_rack = 0, samples = 0, dims = 0, seed = 0, buffer = 0, chunk = 0;
   TimeNs jitter = 0, host_delay = 0;
   double alpha = 0, elasticity = 0;
-  Result<std::vector<uint64_t>> fanout = List("fanout", Text(vm, "fanout"), false);
+  Result<std::vector<uint64_t>> fanout =
+      PlinkList("fanout", Text(vm, "fanout"), PlinkListKind::kCounts);
   if (!fanout.ok()) return fanout.status();
-  Result<std::vector<uint64_t>> delays = List("tier-delays", Text(vm, "tier-delays"), true);
+  Result<std::vector<uint64_t>> delays =
+      PlinkList("tier-delays", Text(vm, "tier-delays"), PlinkListKind::kDurations);
   if (!delays.ok()) return delays.status();
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 64, &per_rack));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &samples));

@@ -21,8 +21,9 @@ Status RunPlinkDemo(const boost::program_options::variables_map& vm, std::ostrea
 boost::program_options::options_description PlinkExperimentOptions();
 Status RunPlinkExperiment(const boost::program_options::variables_map& vm, std::ostream& out);
 
-// A comma-separated list of counts (1..64) or, with `duration`, of durations; errors name --option.
+// A comma-separated list of counts (1..64), durations, or rates (above 0); errors name --option.
+enum class PlinkListKind { kCounts, kDurations, kRates };
 Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
-                                        bool duration);
+                                        PlinkListKind kind);
 
 }  // namespace swemu

@@ -103,6 +103,14 @@ def evaluate(model, xtr, ytr, xte, yte):
     return loss, acc
 
 
+def set_grads(params, flat):
+    """Each parameter's gradient from its slice of a flat buffer, in order."""
+    off = 0
+    for p in params:
+        p.grad.copy_(flat[off:off + p.numel()].view_as(p))
+        off += p.numel()
+
+
 def buckets(model, bucket_bytes):
     """Parameters in reverse order (as backward produces their gradients), cut into buckets."""
     out, cur, size = [], [], 0
@@ -154,10 +162,7 @@ def worker_main(args, spec, rank, reports):
                 for h, g, buf in zip(handles, groups, flat):
                     h.wait(timeout=args.timeout)
                     buf /= args.workers
-                    off = 0
-                    for p in g:
-                        p.grad.copy_(buf[off:off + p.numel()].view_as(p))
-                        off += p.numel()
+                    set_grads(g, buf)
                 opt.step()
                 step += 1
                 iters += 1
@@ -215,11 +220,7 @@ def train_inprocess(args, mode):
                     shard = idx[rank::args.workers]
                     F.cross_entropy(model(xtr[shard]), ytr[shard]).backward()
                     shards.append(torch.cat([p.grad.reshape(-1) for p in params]).numpy().copy())
-                combined = torch.from_numpy(atp_sum(shards, args.workers))
-                off = 0
-                for p in params:
-                    p.grad.copy_(combined[off:off + p.numel()].view_as(p))
-                    off += p.numel()
+                set_grads(params, torch.from_numpy(atp_sum(shards, args.workers)))
             opt.step()
             iters += 1
         seconds = (time.monotonic() - start) / max(iters, 1)
