@@ -279,7 +279,11 @@ Status ShowResources(const CommandLine& cmd, std::ostream& out) {
   if (!engine.ok()) return engine.status();
   for (std::size_t i = 0; i < (*engine)->num_switches(); ++i) {
     Switch& sw = (*engine)->switch_at(i);
-    out << "switch " << sw.name() << "\n" << sw.resource_report().Format();
+    // The control command's answer: the stage report, then the host memory of each table,
+    // register array and the TM at the configured sizes, with the startup script's entries.
+    Result<std::string> report = sw.commands().Execute("show resources");
+    if (!report.ok()) return Status::Error(sw.name() + ": show resources: " + report.message());
+    out << "switch " << sw.name() << "\n" << *report;
   }
   return Status::Ok();
 }

@@ -110,4 +110,8 @@ uint64_t RegisterArray::SramBytes() const {
   return uint64_t{spec_.size} * spec_.lanes * ((spec_.width_bits + 7u) / 8);
 }
 
+uint64_t RegisterArray::HostBytes() const {
+  return cells_.capacity() * sizeof(uint64_t) + cells32_.capacity() * sizeof(uint32_t);
+}
+
 }  // namespace swemu

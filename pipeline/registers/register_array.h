@@ -111,6 +111,8 @@ class RegisterArray {
   // ---- Resources: SRAM = size * lanes * ceil(width / 8) bytes (cells packed to whole bytes,
   // as declared; the emulator itself stores storage_bytes per cell); one stateful ALU per lane.
   uint64_t SramBytes() const;
+  // Host memory of the cells as the emulator stores them: size * lanes * storage_bytes.
+  uint64_t HostBytes() const;
   uint32_t Alus() const { return spec_.lanes; }
 
  private:

@@ -1,5 +1,7 @@
 // `show ...` commands: human-readable views of counters, queues and resources.
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 #include "pipeline/control/units.h"
@@ -59,6 +61,73 @@ std::string ShowTables(Switch& sw) {
   return out;
 }
 
+const char* KindName(MatchKind kind) {
+  switch (kind) {
+    case MatchKind::kExact:
+      return "exact";
+    case MatchKind::kLpm:
+      return "lpm";
+    case MatchKind::kTernary:
+      return "ternary";
+  }
+  return "?";
+}
+
+// "12.3 MiB (12897280 B)": readable, and exact for scripts and sums; below 1 KiB just "512 B".
+std::string HostBytesText(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = static_cast<double>(bytes);
+  std::size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  char text[64];
+  const auto exact = static_cast<unsigned long long>(bytes);
+  if (unit == 0) {
+    std::snprintf(text, sizeof(text), "%llu B", exact);
+  } else {
+    std::snprintf(text, sizeof(text), "%.1f %s (%llu B)", value, kUnits[unit], exact);
+  }
+  return text;
+}
+
+// Columns padded to a width; a longer name or shape just pushes the rest right.
+std::string HostLine(std::string what, std::string name, std::string shape, uint64_t bytes) {
+  what.resize(std::max<std::size_t>(what.size(), 8), ' ');
+  name.resize(std::max<std::size_t>(name.size(), 20), ' ');
+  shape.resize(std::max<std::size_t>(shape.size(), 36), ' ');
+  return "  " + what + " " + name + " " + shape + " " + HostBytesText(bytes) + "\n";
+}
+
+// Appended to the stage report: what the emulator itself allocates on the host for each table,
+// register array and the TM at their configured sizes (the stage report models the ASIC).
+std::string ShowHostMemory(Switch& sw) {
+  std::string out = "host memory (allocated by swemu at the configured sizes):\n";
+  uint64_t total = 0;
+  for (const MatchTable* t : sw.resources().Tables()) {
+    const std::string shape = std::string(KindName(t->kind())) + ", " +
+                              std::to_string(t->entries()) + "/" + std::to_string(t->size()) +
+                              " entries";
+    out += HostLine("table", t->name(), shape, t->HostBytes());
+    total += t->HostBytes();
+  }
+  for (const RegisterArray* r : sw.resources().Registers()) {
+    const std::string shape = std::to_string(r->size()) + " x " + std::to_string(r->lanes()) +
+                              " lanes x " + std::to_string(r->storage_bytes()) + " B";
+    out += HostLine("register", r->name(), shape, r->HostBytes());
+    total += r->HostBytes();
+  }
+  const TrafficManager& tm = sw.tm();
+  const std::string shape = std::to_string(tm.num_ports()) + " ports x " +
+                            std::to_string(kQueuesPerPort) + " queues, " +
+                            std::to_string(tm.RingSlots()) + " ring slots";
+  out += HostLine("tm", "queues", shape, tm.HostBytes());
+  total += tm.HostBytes();
+  out += HostLine("total", "", "", total);
+  return out;
+}
+
 }  // namespace
 
 Status AddShowCommands(Switch& sw, CommandTable& c) {
@@ -74,8 +143,10 @@ Status AddShowCommands(Switch& sw, CommandTable& c) {
   SWEMU_RETURN_IF_ERROR(add("show drops", "drops by reason", [&sw] { return ShowDrops(sw); }));
   SWEMU_RETURN_IF_ERROR(add("show tables", "every table with fill and hit counters",
                             [&sw] { return ShowTables(sw); }));
-  SWEMU_RETURN_IF_ERROR(add("show resources", "the program's stage resource report",
-                            [&sw] { return sw.resource_report().Format(); }));
+  SWEMU_RETURN_IF_ERROR(add("show resources",
+                            "the program's stage resource report, then host memory per table, "
+                            "register array and the TM",
+                            [&sw] { return sw.resource_report().Format() + ShowHostMemory(sw); }));
   return add("show counters", "every counter as JSON", [&sw] { return sw.CountersJson(); });
 }
 

@@ -47,6 +47,10 @@ uint64_t ExactTable::SramBytes() const {
   return uint64_t{size()} * ((key_bits() + 7) / 8 + ActionDataBytes() + kEntryOverheadBytes);
 }
 
+uint64_t ExactTable::HostBytes() const {
+  return sizeof(*this) + HandleHostBytes() + index_.bytes() + CapacityBytes(records_);
+}
+
 bool ExactTable::Contains(const TableEntry& entry) const {
   return index_.Find(HashKey(entry.key),
                      [&](uint32_t e) { return records_[e].key == entry.key; }) != HashIndex::kNone;

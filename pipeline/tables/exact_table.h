@@ -20,6 +20,8 @@ class ExactTable final : public MatchTable {
   static constexpr uint64_t kEntryOverheadBytes = 4;
   uint64_t SramBytes() const override;
   uint64_t TcamEntries() const override { return 0; }
+  // The hash index (2 to 4 slots per declared entry) and one 64-byte record per declared entry.
+  uint64_t HostBytes() const override;
 
  private:
   LookupResult DoLookup(const MatchKey& key) noexcept override {

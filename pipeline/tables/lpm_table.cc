@@ -49,6 +49,13 @@ uint64_t LpmTable::SramBytes() const {
   return uint64_t{size()} * (ActionDataBytes() + kEntryOverheadBytes);
 }
 
+uint64_t LpmTable::HostBytes() const {
+  uint64_t maps = 0;
+  for (const auto& map : by_length_) maps += HashMapBytes(map);
+  return sizeof(*this) + HandleHostBytes() + trie_.HostBytes() + CapacityBytes(records_) +
+         CapacityBytes(prefixes_) + maps;
+}
+
 bool LpmTable::Contains(const TableEntry& entry) const {
   return by_length_[entry.prefix_len].count(Aligned(entry.key)) != 0;
 }

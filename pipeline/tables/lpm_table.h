@@ -24,6 +24,9 @@ class LpmTable final : public MatchTable {
   static constexpr uint64_t kEntryOverheadBytes = 2;
   uint64_t SramBytes() const override;
   uint64_t TcamEntries() const override { return size(); }
+  // The trie (256 KiB plus its chunk pool), a record per declared entry, and the prefixes and
+  // per-length hash maps the control plane keeps.
+  uint64_t HostBytes() const override;
   uint32_t trie_chunks() const { return trie_.chunks_in_use(); }
 
  private:

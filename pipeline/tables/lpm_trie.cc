@@ -56,6 +56,10 @@ void LpmTrie::Collapse(uint32_t prefix, unsigned len) {
   }
 }
 
+uint64_t LpmTrie::HostBytes() const {
+  return (level1_.capacity() + pool_.capacity() + free_.capacity()) * sizeof(uint32_t);
+}
+
 void LpmTrie::Clear() {
   std::fill(level1_.begin(), level1_.end(), 0);
   pool_.clear();

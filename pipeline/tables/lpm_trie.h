@@ -67,6 +67,9 @@ class LpmTrie {
   void Collapse(uint32_t prefix, unsigned len);
   void Clear();
   uint32_t chunks_in_use() const { return chunks_ - static_cast<uint32_t>(free_.size()); }
+  // Host memory: the first level and the chunk pool as allocated (the pool grows by doubling
+  // and keeps freed chunks for reuse), and the free list.
+  uint64_t HostBytes() const;
 
  private:
   template <typename Paint>

@@ -186,6 +186,8 @@ uint64_t MatchTable::ActionDataBytes() const {
   return (widest + 7) / 8;
 }
 
+uint64_t MatchTable::HandleHostBytes() const { return CapacityBytes(live_) + CapacityBytes(free_); }
+
 Result<std::unique_ptr<MatchTable>> MakeTable(const TableSpec& spec) {
   SWEMU_RETURN_IF_ERROR(ValidateSpec(spec));
   std::unique_ptr<MatchTable> table;

@@ -83,11 +83,37 @@ class MatchTable {
   virtual uint64_t SramBytes() const = 0;
   virtual uint64_t TcamEntries() const = 0;
 
+  // ---- Host memory: the bytes this emulator allocates for the table (its object included),
+  // unlike the ASIC model above. Capacities, not fills: the lookup structures and records are
+  // sized for the declared size at creation (pages of a reserved record array are touched as
+  // entries arrive), the control plane's indexes by what they hold. Not counted: malloc's
+  // per-block headers and the spec's names.
+  virtual uint64_t HostBytes() const = 0;
+
  protected:
   explicit MatchTable(TableSpec spec);
 
   // Per-entry action data as stored in SRAM: the widest action's parameters, in whole bytes.
   uint64_t ActionDataBytes() const;
+  // The host bytes of the handle bookkeeping kept here, for the kinds' HostBytes.
+  uint64_t HandleHostBytes() const;
+  // A vector's allocation, used or not.
+  template <typename Vector>
+  static uint64_t CapacityBytes(const Vector& v) {
+    return v.capacity() * sizeof(typename Vector::value_type);
+  }
+  // Node-based containers as libstdc++ lays them out: a std::map node is the value after the
+  // red-black links (colour and three pointers); a std::unordered_map node is the value after a
+  // next pointer (no cached hash for integer keys), plus one pointer per bucket.
+  template <typename Map>
+  static uint64_t MapBytes(const Map& m) {
+    return m.size() * (4 * sizeof(void*) + sizeof(typename Map::value_type));
+  }
+  template <typename Map>
+  static uint64_t HashMapBytes(const Map& m) {
+    return m.bucket_count() * sizeof(void*) +
+           m.size() * (sizeof(void*) + sizeof(typename Map::value_type));
+  }
   // The kinds' lookups, called on a table with at least one entry; the default DoLookupBatch
   // calls DoLookup for each key.
   virtual LookupResult DoLookup(const MatchKey& key) noexcept = 0;

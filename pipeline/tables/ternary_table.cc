@@ -89,6 +89,13 @@ uint64_t TernaryTable::SramBytes() const {
   return uint64_t{size()} * (ActionDataBytes() + kEntryOverheadBytes);
 }
 
+uint64_t TernaryTable::HostBytes() const {
+  uint64_t groups = CapacityBytes(groups_);
+  for (const Group& g : groups_) groups += MapBytes(g.priorities);
+  return sizeof(*this) + HandleHostBytes() + index_.bytes() + CapacityBytes(records_) + groups +
+         CapacityBytes(free_groups_) + MapBytes(group_of_mask_) + CapacityBytes(order_);
+}
+
 bool TernaryTable::Contains(const TableEntry& entry) const {
   auto it = group_of_mask_.find({entry.mask.w[0], entry.mask.w[1]});
   return it != group_of_mask_.end() && FindIn(entry.key, it->second) != HashIndex::kNone;

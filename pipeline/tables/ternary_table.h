@@ -30,6 +30,9 @@ class TernaryTable final : public MatchTable {
   static constexpr uint64_t kEntryOverheadBytes = 2;
   uint64_t SramBytes() const override;
   uint64_t TcamEntries() const override { return size(); }
+  // The hash index (2 to 4 slots per declared entry), a record per declared entry, and the mask
+  // groups with their priority counts.
+  uint64_t HostBytes() const override;
   std::size_t masks() const { return order_.size(); }
 
  private:

@@ -103,6 +103,18 @@ void McTable::Rebuild() {
   spans_ = std::move(spans);
 }
 
+uint64_t McTable::HostBytes() const {
+  constexpr uint64_t kMapLinkBytes = 4 * sizeof(void*);
+  uint64_t bytes = copies_.capacity() * sizeof(McCopy) + spans_.capacity() * sizeof(Span);
+  for (const auto& [grp, handles] : groups_) {
+    bytes += kMapLinkBytes + sizeof(*groups_.begin()) + handles.capacity() * sizeof(uint32_t);
+  }
+  for (const auto& [handle, node] : nodes_) {
+    bytes += kMapLinkBytes + sizeof(*nodes_.begin()) + node.ports.capacity() * sizeof(PortId);
+  }
+  return bytes;
+}
+
 std::string McTable::Dump() const {
   std::string out;
   for (const auto& [grp, handles] : groups_) {

@@ -39,6 +39,9 @@ class McTable {
   Status NodeAssociate(uint16_t grp, uint32_t handle);
   Status NodeDissociate(uint16_t grp, uint32_t handle);
   std::string Dump() const;
+  // Host memory of the groups, nodes and flattened copies (map nodes as libstdc++ lays them out:
+  // three pointers and a colour before the value; malloc's headers not counted).
+  uint64_t HostBytes() const;
 
  private:
   struct Node {

@@ -16,6 +16,10 @@ class PacketRing {
   bool empty() const noexcept { return count_ == 0; }
   uint32_t capacity() const noexcept { return mask_ + 1; }
   Packet* front() const noexcept { return slots_[head_]; }
+  // Host memory of the slots (none before the first Reserve).
+  uint64_t bytes() const noexcept {
+    return slots_ == nullptr ? 0 : uint64_t{capacity()} * sizeof(Packet*);
+  }
 
   // Precondition: !empty().
   Packet* Pop() noexcept {

@@ -136,6 +136,12 @@ class TrafficManager {
   SchedulerKind Scheduler(PortId port) const;
   uint64_t port_buffer_bytes() const { return port_buffer_bytes_; }
   uint64_t shared_buffer_bytes() const { return shared_buffer_bytes_; }
+  // Host memory: the per-port and per-queue state, every queue's ring of packet pointers (sized
+  // to its depth limit, rounded up to a power of two) and the multicast tables. Queued packets'
+  // buffers belong to the PacketPool and are not counted here.
+  uint64_t HostBytes() const;
+  // Ring slots over every queue, as allocated.
+  uint64_t RingSlots() const;
 
   // ---- Counters and occupancy (zero for an out-of-range port/queue) ----
   const QueueCounters& queue_counters(PortId port, int queue) const;

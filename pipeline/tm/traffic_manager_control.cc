@@ -60,6 +60,24 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
 
 TrafficManager::~TrafficManager() { FreeAll(); }
 
+uint64_t TrafficManager::HostBytes() const {
+  uint64_t bytes = sizeof(*this) + uint64_t{num_ports_} * sizeof(Port) + mc_.HostBytes();
+  for (PortId p = 0; p < num_ports_; ++p) {
+    for (const Queue& queue : ports_[p].queues) bytes += queue.ring.bytes();
+  }
+  return bytes;
+}
+
+uint64_t TrafficManager::RingSlots() const {
+  uint64_t slots = 0;
+  for (PortId p = 0; p < num_ports_; ++p) {
+    for (const Queue& queue : ports_[p].queues) {
+      if (queue.ring.bytes() != 0) slots += queue.ring.capacity();
+    }
+  }
+  return slots;
+}
+
 void TrafficManager::UpdatePlain(Port& port) {
   port.plain = port.scheduler == SchedulerKind::kStrict && port.paced == 0 && !port.link.enabled();
 }

@@ -1,5 +1,5 @@
-// Exact-match lookups: a 104-bit 5-tuple key and a 48-bit MAC key, table sizes 1K..1M, random
-// hitting keys in bursts of 32; batched (prefetching) and one Lookup at a time.
+// Exact-match lookups: a 104-bit 5-tuple key and a 48-bit MAC key, table sizes 1K, 64K and 1M,
+// random hitting keys in bursts of 32; batched (prefetching) and one Lookup at a time.
 #include <random>
 
 #include "bench/pipeline/tables/table_bench_util.h"

@@ -1,5 +1,5 @@
-// LPM lookups on 32-bit addresses, table sizes 1K..1M prefixes with a routing-table-like mix of
-// lengths (60% /24, 30% /17../23, 8% /8../16, 2% /25../32), random addresses that hit.
+// LPM lookups on 32-bit addresses, table sizes 1K, 64K and 1M prefixes with a routing-table-like
+// mix of lengths (60% /24, 30% /17../23, 8% /8../16, 2% /25../32), random addresses that hit.
 #include <random>
 
 #include "bench/pipeline/tables/table_bench_util.h"

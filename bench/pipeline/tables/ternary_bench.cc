@@ -1,6 +1,6 @@
-// Ternary lookups on a 64-bit (src, dst) key with 8 distinct masks, table sizes 1K..1M, random
-// keys that hit. Priorities follow specificity (as in an ACL), so a lookup stops after the mask
-// group of its match: on average it visits half the groups.
+// Ternary lookups on a 64-bit (src, dst) key with 8 distinct masks, table sizes 1K, 64K and 1M,
+// random keys that hit. Priorities follow specificity (as in an ACL), so a lookup stops after the
+// mask group of its match: on average it visits half the groups.
 #include <random>
 
 #include "bench/pipeline/tables/table_bench_util.h"

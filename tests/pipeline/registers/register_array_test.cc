@@ -141,6 +141,14 @@ TEST(RegisterArrayTest, ResourcesFollowTheDeclaration) {
   EXPECT_EQ(Make({"r", 1000, 32, 64})->Alus(), 64u);
 }
 
+TEST(RegisterArrayTest, HostBytesAreTheCellsAsStored) {
+  // The emulator stores storage_bytes per cell whatever the declared width.
+  EXPECT_EQ(Make({"r", 1000, 32, 64})->HostBytes(), 1000u * 64 * 8);
+  EXPECT_EQ(Make({"r", 1000, 32, 64, 4})->HostBytes(), 1000u * 64 * 4);
+  EXPECT_EQ(Make({"r", 1000, 1})->HostBytes(), 1000u * 8);
+  EXPECT_EQ(Make({"r", 4000, 1})->HostBytes(), 4000u * 8);
+}
+
 TEST(RegisterArrayTest, FourByteStorageHoldsInt32LanesAndReadsAsCells) {
   auto agg = Make({"agg", 4, 32, 64, 4}, 2);
   EXPECT_EQ(agg->storage_bytes(), 4);

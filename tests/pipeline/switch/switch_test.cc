@@ -2,7 +2,9 @@
 // recirculation, drop accounting and conservation.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
+#include <sstream>
 
 #include "pipeline/wire/address.h"
 #include "pipeline/wire/frame_builder.h"
@@ -133,6 +135,56 @@ TEST(SwitchLoadTest, ShowResourcesReportsUsageAgainstTheBudget) {
   EXPECT_NE(report->find("table ipv4_lpm (8192 entries)"), std::string::npos) << *report;
   EXPECT_NE(report->find("register ecmp_rr"), std::string::npos) << *report;
   EXPECT_NE(report->find("ingress total: stages 6/12"), std::string::npos) << *report;
+}
+
+// The exact bytes ending a host memory line: "... 1.5 MiB (1572864 B)" or "... 512 B".
+uint64_t LineBytes(const std::string& line) {
+  const std::size_t end = line.rfind(" B");
+  const std::size_t begin = line.find_last_of(" (", end - 1) + 1;
+  return std::stoull(line.substr(begin, end - begin));
+}
+
+TEST(SwitchLoadTest, ShowResourcesAppendsHostMemoryOfEveryTableRegisterAndTheTm) {
+  SwitchHarness h(Config("l2l3"));
+  ASSERT_TRUE(h.ok()) << h.error();
+  ASSERT_TRUE(h.Cmd("table_add dmac forward 00:00:00:00:00:0b => 1").ok());
+  Result<std::string> report = h.Cmd("show resources");
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->rfind("program l2l3: fits", 0), 0u) << *report;  // the stage report first
+  const std::size_t at =
+      report->find("host memory (allocated by swemu at the configured sizes):\n");
+  ASSERT_NE(at, std::string::npos) << *report;
+  std::istringstream lines(report->substr(at));
+  std::string line;
+  std::getline(lines, line);
+  std::map<std::string, uint64_t> bytes;  // "table dmac" -> its bytes
+  uint64_t sum = 0, total = 0;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string what, name;
+    words >> what >> name;
+    if (what == "total") {
+      total = LineBytes(line);
+    } else {
+      bytes[what + " " + name] = LineBytes(line);
+      sum += LineBytes(line);
+    }
+  }
+  std::size_t expected_lines = 1;  // the TM
+  for (const MatchTable* t : h.sw().resources().Tables()) {
+    EXPECT_EQ(bytes["table " + t->name()], t->HostBytes()) << t->name();
+    ++expected_lines;
+  }
+  for (const RegisterArray* r : h.sw().resources().Registers()) {
+    EXPECT_EQ(bytes["register " + r->name()], r->HostBytes()) << r->name();
+    ++expected_lines;
+  }
+  EXPECT_EQ(bytes["tm queues"], h.sw().tm().HostBytes());
+  EXPECT_EQ(bytes.size(), expected_lines) << *report;
+  EXPECT_NE(report->find("dmac                 exact, 1/"), std::string::npos) << *report;
+  EXPECT_NE(report->find("ecmp_rr"), std::string::npos) << *report;
+  EXPECT_GT(total, 0u);
+  EXPECT_EQ(total, sum) << *report;
 }
 
 TEST(SwitchTest, SecondRegisterAccessInOnePassDropsThePacket) {

@@ -177,6 +177,18 @@ TEST(ExactTableTest, SramBytesFollowTheDeclaredSize) {
   EXPECT_EQ(MacTable(1000)->TcamEntries(), 0u);
 }
 
+TEST(ExactTableTest, HostBytesCountTheIndexAndRecordsOfTheDeclaredSize) {
+  // 1024 entries: 256 buckets of 64 B (2 slots per entry) and 1024 records of 64 B, reserved at
+  // creation; the handle bookkeeping grows as entries arrive.
+  auto t = MacTable(1024);
+  const uint64_t empty = t->HostBytes();
+  EXPECT_EQ(empty, sizeof(ExactTable) + 256 * 64 + 1024 * 64);
+  for (uint64_t i = 0; i < 1000; ++i) MustAdd(*t, ExactEntry(Key(i), 1));
+  EXPECT_GE(t->HostBytes(), empty + 1000);
+  EXPECT_LT(t->HostBytes(), empty + 4096);
+  EXPECT_EQ(MacTable(1 << 16)->HostBytes(), sizeof(ExactTable) + (uint64_t{1} << 16) * 80);
+}
+
 // Random adds, deletes and modifies against a std::map, on a table small enough to fill up,
 // with keys from a small pool so duplicates, re-adds and probe-chain deletes are frequent.
 TEST(ExactTableTest, RandomOperationsMatchAMapOracle) {

@@ -133,6 +133,18 @@ TEST(LpmTableTest, ResourcesCountTcamEntriesOfTheDeclaredSize) {
   EXPECT_EQ(t->SramBytes(), 4096u * (8 + LpmTable::kEntryOverheadBytes));
 }
 
+TEST(LpmTableTest, HostBytesGrowWithTheTrieChunksPrefixesNeed) {
+  auto t = RouteTable(4096);
+  // The first level (65536 words) and a record per declared entry, before any prefix.
+  const uint64_t empty = t->HostBytes();
+  EXPECT_GE(empty, (uint64_t{1} << 16) * 4 + 4096 * (sizeof(ActionCall) + 8));
+  EXPECT_GT(RouteTable(8192)->HostBytes(), empty);
+  // A /24 in each of 100 distinct /16s takes one 1 KiB chunk each.
+  for (uint32_t i = 0; i < 100; ++i) MustAdd(*t, LpmEntry(Ip(10, i, 7, 0), 24, 1));
+  EXPECT_EQ(static_cast<LpmTable*>(t.get())->trie_chunks(), 100u);
+  EXPECT_GE(t->HostBytes(), empty + 100 * 1024);
+}
+
 // Brute force: the live prefix with the longest length containing the address.
 EntryHandle BruteForce(const std::vector<std::pair<EntryHandle, TableEntry>>& live, uint32_t a) {
   EntryHandle best = kNoEntry;

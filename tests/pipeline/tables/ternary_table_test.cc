@@ -106,6 +106,20 @@ TEST(TernaryTableTest, ResourcesCountTcamEntriesOfTheDeclaredSize) {
   EXPECT_EQ(t->SramBytes(), 2048u * (8 + TernaryTable::kEntryOverheadBytes));
 }
 
+TEST(TernaryTableTest, HostBytesCountTheIndexRecordsAndMaskGroups) {
+  auto t = Acl(2048);
+  // 512 buckets of 64 B (2 slots per entry) and a record per declared entry (value, action,
+  // hits, priority, group), reserved at creation.
+  const uint64_t empty = t->HostBytes();
+  EXPECT_GE(empty, 512 * 64 + 2048 * (16 + sizeof(ActionCall) + 8 + 8));
+  EXPECT_GT(Acl(4096)->HostBytes(), empty);
+  for (int32_t i = 0; i < 64; ++i) {
+    MustAdd(*t, TernaryEntry(static_cast<uint64_t>(i) << 8, 0xFF00, 1, 1));
+    MustAdd(*t, TernaryEntry(static_cast<uint64_t>(i), 0x00FF, i, 1));
+  }
+  EXPECT_GT(t->HostBytes(), empty);  // handles, two mask groups and their priorities
+}
+
 // Brute force as BMv2 does it: the matching entry with the lowest (priority, handle).
 EntryHandle BruteForce(const std::vector<std::pair<EntryHandle, TableEntry>>& live, uint64_t k) {
   EntryHandle best = kNoEntry;

@@ -68,6 +68,28 @@ TEST_F(AccountingTest, ResetCountersClearsDropsAndCopies) {
 
 // Random traffic on small limits, shaped links, paced queues and both schedulers: every packet
 // that came in is queued, dequeued or dropped with exactly one reason, and the pool agrees.
+TEST_F(AccountingTest, HostBytesFollowTheQueueRingsAndMulticastTables) {
+  TmConfig config;
+  config.num_ports = 4;
+  config.queue.depth_pkts = 1000;  // rings round up to 1024 pointers
+  Build(config);
+  EXPECT_EQ(tm_->RingSlots(), 4u * 8 * 1024);
+  const uint64_t base = tm_->HostBytes();
+  EXPECT_GE(base, 4u * 8 * 1024 * sizeof(Packet*));
+  // A deeper queue reallocates its ring; a shallower one keeps it.
+  ASSERT_TRUE(tm_->SetQueueDepth(PortId{1}, 3, 3000).ok());
+  EXPECT_EQ(tm_->RingSlots(), 4u * 8 * 1024 + 3072);
+  EXPECT_EQ(tm_->HostBytes(), base + 3072 * sizeof(Packet*));
+  ASSERT_TRUE(tm_->SetQueueDepth(PortId{1}, 3, 10).ok());
+  EXPECT_EQ(tm_->HostBytes(), base + 3072 * sizeof(Packet*));
+  const uint64_t before_mc = tm_->HostBytes();
+  ASSERT_TRUE(tm_->McGroupCreate(1).ok());
+  Result<uint32_t> node = tm_->McNodeCreate(0, {0, 1, 2});
+  ASSERT_TRUE(node.ok());
+  ASSERT_TRUE(tm_->McNodeAssociate(1, *node).ok());
+  EXPECT_GT(tm_->HostBytes(), before_mc);
+}
+
 TEST_F(AccountingTest, ConservationUnderRandomTraffic) {
   TmConfig config;
   config.queue.depth_pkts = 8;
