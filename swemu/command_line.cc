@@ -45,12 +45,21 @@ po::options_description Options() {
       ("telemetry-period", po::value<std::string>()->value_name("DURATION"),
        "the telemetry sampling period (default 100us offline, 1ms in real time)")
       ("show-resources", "print the loaded program's resource report and exit")
+      ("bench", "measure the stage throughput of --config over the --in frames (offline, one "
+       "core): ns/packet and Mpps of the parser, each stage, the TM, the deparser and the whole")
+      ("bench-seconds", po::value<std::string>()->value_name("SECONDS"),
+       "--bench: stop once the figures are stable or after this long (default 3)")
+      ("bench-repeat", po::value<std::string>()->value_name("N"),
+       "--bench: exactly N rounds, stable or not (default: until stable)")
+      ("json", "--bench: print the figures as JSON")
       ("quiet,q", "do not print the per-port summary")
       ("busy-poll", "real time: never back off when idle (benchmarks)")
       ("run-for", po::value<std::string>()->value_name("DURATION"),
        "real time: stop after this long (e.g. 2s), as on SIGINT")
       ("stats-interval", po::value<std::string>()->value_name("SECONDS"),
        "real time: print rates and drops every SECONDS (e.g. 1, 0.5)")
+      ("stats-stages", "real time, with --stats-interval: after each line, the cycles per "
+       "packet of each stage since the start (`show runtime`'s per-stage lines)")
       ("control-socket", po::value<std::string>()->value_name("PATH"),
        "real time: control socket path (default /run/swemu.sock as root, else "
        "/tmp/swemu-<uid>.sock; \"none\" for no socket)")
@@ -107,7 +116,9 @@ std::string Usage() {
          "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
          "             [--fixlen pad|trunc|none]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
-         "       swemu (--config FILE | --topology FILE) --show-resources\n\n"
+         "       swemu (--config FILE | --topology FILE) --show-resources\n"
+         "       swemu --config FILE --bench --in PORT=FILE.pcap ... [--bench-seconds S] "
+         "[--json]\n\n"
       << Options()
       << "\nexamples:\n"
          "  swemu --config configs/leaf.ini --offline --in 0=configs/pcap/h0_to_all.pcap "
@@ -118,6 +129,7 @@ std::string Usage() {
          "--in leaf1:0=configs/pcap/h0_to_all.pcap --out-dir out/fabric\n"
          "  swemu --config configs/ring.ini --run-for 2s --stats-interval 1 -- -l 0\n"
          "  swemu --config configs/atp_rack.ini --show-resources\n"
+         "  swemu --config configs/atp_rack.ini --bench --in 0=configs/pcap/atp_rack.pcap\n"
          "every option: docs/cli.md\n";
   return out.str();
 }
@@ -160,6 +172,21 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   cmd.offline = vm.count("offline") != 0;
   cmd.show_resources = vm.count("show-resources") != 0;
   cmd.quiet = vm.count("quiet") != 0;
+  cmd.bench = vm.count("bench") != 0;
+  cmd.json = vm.count("json") != 0;
+  if (cmd.json && !cmd.bench) return Status::Error("--json: only with --bench");
+  if (vm.count("bench-seconds")) {
+    if (!cmd.bench) return Status::Error("--bench-seconds: only with --bench");
+    Result<uint64_t> ns = ParseSeconds(vm["bench-seconds"].as<std::string>());
+    if (!ns.ok()) return Status::Error("--bench-seconds: " + ns.message());
+    cmd.bench_seconds = static_cast<double>(*ns) / 1e9;
+  }
+  if (vm.count("bench-repeat")) {
+    if (!cmd.bench) return Status::Error("--bench-repeat: only with --bench");
+    Result<uint64_t> n = ParseUint(vm["bench-repeat"].as<std::string>(), 1, 1000);
+    if (!n.ok()) return Status::Error("--bench-repeat: " + n.message());
+    cmd.bench_repeat = static_cast<uint32_t>(*n);
+  }
   if (vm.count("config")) cmd.config = vm["config"].as<std::string>();
   if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
   if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
@@ -214,6 +241,10 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     Result<uint64_t> ns = ParseSeconds(vm["stats-interval"].as<std::string>());
     if (!ns.ok()) return Status::Error("--stats-interval: " + ns.message());
     cmd.stats_interval_ns = *ns;
+  }
+  cmd.stats_stages = vm.count("stats-stages") != 0;
+  if (cmd.stats_stages && cmd.stats_interval_ns == 0) {
+    return Status::Error("--stats-stages: only with --stats-interval");
   }
   if (vm.count("control-socket")) cmd.control_socket = vm["control-socket"].as<std::string>();
   if (vm.count("control-tcp")) cmd.control_tcp = vm["control-tcp"].as<std::string>();

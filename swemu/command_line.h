@@ -24,6 +24,11 @@ struct CommandLine {
   bool version = false;
   bool offline = false;
   bool show_resources = false;
+  // --bench (swemu/bench.h): stage throughput over the --in frames, offline, no output files.
+  bool bench = false;
+  double bench_seconds = 3;   // stop once stable, or after this long
+  uint32_t bench_repeat = 0;  // 0: until stable; else exactly this many rounds
+  bool json = false;          // --bench's figures as JSON
   bool quiet = false;
   std::string config;    // --config
   std::string topology;  // --topology
@@ -42,6 +47,7 @@ struct CommandLine {
   bool busy_poll = false;
   uint64_t run_for_ns = 0;            // 0: until SIGINT/SIGTERM
   uint64_t stats_interval_ns = 0;     // 0: no periodic stats line
+  bool stats_stages = false;          // each stats line followed by the per-stage cycles
   std::vector<std::string> eal_args;  // everything after "--"
   std::string control_socket;         // empty: DefaultControlSocketPath(); "none": no socket
   uint32_t control_mode = 0600;

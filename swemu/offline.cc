@@ -12,6 +12,7 @@
 #include "pipeline/engine/pcap_host.h"
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/engine/telemetry.h"
+#include "swemu/bench.h"
 #include "swemu/dpdk/realtime.h"
 #include "swemu/topology_config.h"
 #include "swemu/version.h"
@@ -206,6 +207,7 @@ Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, 
   }
   SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
   if (cmd.show_resources) return ShowResources(cmd, out);
+  if (cmd.bench) return RunBench(cmd, out);
   if (!cmd.offline) {
     *exit_status = RunRealtime(cmd, out, err);
     return Status::Ok();

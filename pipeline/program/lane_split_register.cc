@@ -72,6 +72,8 @@ Result<LaneSplitRegister> ProgramBuilder::AddLaneSplitRegister(Gress gress, int 
     out.range.last_stage = at;
   }
   register_homes_[out.reg] = out.range.ToString();
+  resources_.placements_.push_back(
+      {gress, first_stage, register_homes_[out.reg], nullptr, out.reg});
   resources_.registers_.emplace(spec.name, std::move(*reg));
   return out;
 }

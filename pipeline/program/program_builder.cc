@@ -64,6 +64,9 @@ Result<MatchTable*> ProgramBuilder::AddTable(Gress gress, int stage, const Table
   usage->tables += 1;
   usage->items.push_back("table " + spec.name + " (" + std::to_string(spec.size) + " entries)");
   resources_.tables_.emplace(spec.name, std::move(*table));
+  resources_.placements_.push_back(
+      {gress, stage, std::string(GressName(gress)) + " stage " + std::to_string(stage), raw,
+       nullptr});
   return raw;
 }
 
@@ -98,6 +101,7 @@ Result<RegisterArray*> ProgramBuilder::AddRegister(Gress gress, int stage,
                          std::to_string(spec.lanes) + " x " + std::to_string(spec.width_bits) +
                          " bit)");
   register_homes_[raw] = std::string(GressName(gress)) + " stage " + std::to_string(stage);
+  resources_.placements_.push_back({gress, stage, register_homes_[raw], nullptr, raw});
   resources_.registers_.emplace(spec.name, std::move(*reg));
   return raw;
 }

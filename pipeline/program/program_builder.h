@@ -39,6 +39,15 @@ struct LaneSplitRegister {
   uint16_t lanes_per_stage = 0;
 };
 
+// Where a table or register array of the program lives (one of table and reg is set).
+struct ResourcePlacement {
+  Gress gress = Gress::kIngress;
+  int stage = 0;      // the first stage of a lane-split array
+  std::string where;  // "ingress stage 3", or a lane-split array's StageRange
+  MatchTable* table = nullptr;
+  RegisterArray* reg = nullptr;
+};
+
 // The tables and registers of the loaded program, by name, for the control plane.
 class PipelineResources {
  public:
@@ -46,9 +55,12 @@ class PipelineResources {
   RegisterArray* FindRegister(std::string_view name) const;
   std::vector<MatchTable*> Tables() const;
   std::vector<RegisterArray*> Registers() const;
+  // Every table and array in the order the program declared them.
+  const std::vector<ResourcePlacement>& Placements() const { return placements_; }
 
  private:
   friend class ProgramBuilder;
+  std::vector<ResourcePlacement> placements_;
   std::map<std::string, std::unique_ptr<MatchTable>, std::less<>> tables_;
   std::map<std::string, std::unique_ptr<RegisterArray>, std::less<>> registers_;
 };

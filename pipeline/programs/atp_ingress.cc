@@ -166,13 +166,29 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   ahead(0);
   ahead(1);
   ahead(2);
-  n = IdStage(live, n);
+  // Each stage is timed as one call per burst when a StageProfile is on (TimeBurst).
+  {
+    auto timed = id_->TimeBurst(n);
+    n = IdStage(live, n);
+  }
   ahead(3);
-  n = BitmapStage(live, n);
+  {
+    auto timed = bitmap_->TimeBurst(n);
+    n = BitmapStage(live, n);
+  }
   ahead(4);
-  CountStage(live, n);
-  ValueStage(live, n);
-  OverflowStage(live, n);
+  {
+    auto timed = count_->TimeBurst(n);
+    CountStage(live, n);
+  }
+  {
+    auto timed = values_->TimeBurst(n);
+    ValueStage(live, n);
+  }
+  {
+    auto timed = overflow_->TimeBurst(n);
+    OverflowStage(live, n);
+  }
   for (uint32_t i = 0; i < n; ++i) Finish(*live[i]);
 }
 

@@ -60,6 +60,7 @@ Status Switch::Load() {
   parse_ = program_->NeedsParser();
   user_words_ = program_->UserMetadataWords();  // Packet::ResetState clamps it
   has_registers_ = !resources_.Registers().empty();
+  profile_ = std::make_unique<StageProfile>(resources_);
   return AddSwitchCommands(*this, commands_);
 }
 
@@ -78,9 +79,12 @@ void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexce
     return;
   }
   uint64_t rx_bytes = 0;  // in a local: ResetState's stores may alias a counter in memory
-  for (uint32_t i = 0; i < n; ++i) {
-    StartPass(*pkts[i], ingress_port, now);
-    rx_bytes += pkts[i]->len;
+  {
+    CycleScope timed(profile_->element(PipeElement::kPassStart), n);
+    for (uint32_t i = 0; i < n; ++i) {
+      StartPass(*pkts[i], ingress_port, now);
+      rx_bytes += pkts[i]->len;
+    }
   }
   ReceiveStarted(pkts, n, ingress_port, rx_bytes);
 }
@@ -124,6 +128,7 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   Packet** batch = pkts;
   uint32_t m = n;
   if (parse_ || parsed_before) {
+    CycleScope timed(profile_->element(PipeElement::kParser), n);
     batch = parsed;
     m = 0;
     for (uint32_t i = 0; i < n; ++i) {
@@ -135,7 +140,12 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
       }
     }
   }
-  program_->IngressBurst(batch, m);
+  {
+    profile_->EnterPass(Gress::kIngress);
+    CycleScope timed(profile_->element(PipeElement::kIngressProgram), m);
+    program_->IngressBurst(batch, m);
+  }
+  CycleCounter* const enqueue_cycles = profile_->element(PipeElement::kTmEnqueue);
   // The same pass notes whether what goes to the TM is one run (unicast, one port and queue),
   // as a burst from one port to one port is: the TM then takes it without looking for runs.
   // Counters add up in locals (in memory, the packets' stores may alias them).
@@ -149,14 +159,17 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   uint64_t bytes = 0;
   const uint32_t run_key = m != 0 ? TrafficManager::RunKey(batch[0]->meta) : 0;
   uint32_t off_run = 0;
-  for (uint32_t i = 0; i < m; ++i) {
-    Packet* pkt = batch[i];
-    if (!ForTm(pkt)) continue;
-    ++to_tm;
-    if (router != nullptr && RouteAway(pkt)) continue;
-    off_run |= (TrafficManager::RunKey(pkt->meta) ^ run_key) | pkt->meta.mcast_grp;
-    bytes += pkt->len;
-    parsed[queued++] = pkt;
+  {
+    CycleScope timed(enqueue_cycles, m);
+    for (uint32_t i = 0; i < m; ++i) {
+      Packet* pkt = batch[i];
+      if (!ForTm(pkt)) continue;
+      ++to_tm;
+      if (router != nullptr && RouteAway(pkt)) continue;
+      off_run |= (TrafficManager::RunKey(pkt->meta) ^ run_key) | pkt->meta.mcast_grp;
+      bytes += pkt->len;
+      parsed[queued++] = pkt;
+    }
   }
   const bool one_run = off_run == 0;
   counters_.program.to_tm += to_tm;
@@ -164,9 +177,12 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
   // One TM call per burst, at the burst's arrival time (one clock read per burst).
   const TimeNs now = parsed[0]->meta.ingress_ts;
   if (one_run) {
+    // Cut-through runs egress and the deparser here, which time themselves.
     if (sink_ != nullptr && CutThrough(parsed, queued, bytes, now)) return;
+    CycleScope timed(enqueue_cycles, 0);
     tm_->EnqueueRun(parsed, queued, bytes, now);
   } else {
+    CycleScope timed(enqueue_cycles, 0);
     tm_->EnqueueBurst(parsed, queued, now);
   }
 }
@@ -267,7 +283,11 @@ uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept
   uint32_t n = 0;
   // Packets the egress drops, consumes or recirculates leave gaps: dequeue again to fill them.
   while (n < max) {
-    const uint32_t k = tm_->DequeueBurst(port, now, out + n, max - n);
+    uint32_t k;
+    {
+      CycleScope timed(profile_->element(PipeElement::kTmDequeue), 0);
+      k = tm_->DequeueBurst(port, now, out + n, max - n);
+    }
     if (k == 0) break;
     n += Egress(port, out + n, k, now);
   }
@@ -280,7 +300,12 @@ uint32_t Switch::Egress(PortId port, Packet** pkts, uint32_t k, TimeNs now) noex
   if (has_registers_) {
     for (uint32_t i = 0; i < k; ++i) pkts[i]->meta.register_access_mask = 0;
   }
-  program_->EgressBurst(pkts, k);
+  {
+    profile_->EnterPass(Gress::kEgress);
+    CycleScope timed(profile_->element(PipeElement::kEgressProgram), k);
+    program_->EgressBurst(pkts, k);
+  }
+  CycleScope timed(profile_->element(PipeElement::kDeparser), k);
   uint32_t n = 0;  // n <= i: compacting never overwrites an unread packet
   uint64_t tx_bytes = 0;
   for (uint32_t i = 0; i < k; ++i) {

@@ -13,6 +13,7 @@
 #include "pipeline/parser/deparser.h"
 #include "pipeline/parser/parser.h"
 #include "pipeline/program/program.h"
+#include "pipeline/program/stage_profile.h"
 #include "pipeline/switch/counters.h"
 #include "pipeline/tm/traffic_manager.h"
 
@@ -124,6 +125,9 @@ class Switch {
   Program& program() { return *program_; }
   PipelineResources& resources() { return resources_; }
   const ResourceReport& resource_report() const { return report_; }
+  // Cycles per element (parser, stages, TM, deparser); off until stage_profile().Enable(true).
+  StageProfile& stage_profile() { return *profile_; }
+  const StageProfile& stage_profile() const { return *profile_; }
   const SwitchCounters& counters() const { return counters_; }
   PacketPool& pool() { return pool_; }
   const Clock& clock() const { return clock_; }
@@ -186,6 +190,7 @@ class Switch {
   PipelineResources resources_;
   std::unique_ptr<Program> program_;
   ResourceReport report_;
+  std::unique_ptr<StageProfile> profile_;  // after resources_: it unhooks their counters first
   CommandTable commands_;
   SwitchCounters counters_;
   struct Retired {  // what counter_reset cleared, summed

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/core/cycles.h"
 #include "pipeline/core/status.h"
 #include "pipeline/tables/table_spec.h"
 
@@ -55,6 +56,7 @@ class MatchTable {
   // but the control plane leaves empty, e.g. l2l3's router_mac on a pure L2 switch, costs one
   // branch per burst).
   LookupResult Lookup(const MatchKey& key) noexcept {
+    CycleScope timed(cycles_, 1);
     if (entries_ == 0) {
       ++misses_;
       return LookupResult{&default_action_, false, kNoEntry};
@@ -62,6 +64,7 @@ class MatchTable {
     return DoLookup(key);
   }
   void LookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+    CycleScope timed(cycles_, n);
     if (entries_ == 0) return MissAll(out, n);
     DoLookupBatch(keys, out, n);
   }
@@ -71,9 +74,13 @@ class MatchTable {
   // entries (the program looks them up).
   const ActionCall* MissAllIfEmpty(uint32_t n) noexcept {
     if (entries_ != 0) return nullptr;
+    CycleScope timed(cycles_, n);
     misses_ += n;
     return &default_action_;
   }
+
+  // Where lookups add their cycles (StageProfile), or nullptr: not timed (the default).
+  void SetCycleCounter(CycleCounter* counter) noexcept { cycles_ = counter; }
 
   uint64_t hits() const { return hits_; }
   uint64_t misses() const { return misses_; }
@@ -131,6 +138,7 @@ class MatchTable {
   // The fast path's counters, bumped by the kinds' Lookup.
   uint64_t hits_ = 0;
   uint64_t misses_ = 0;
+  CycleCounter* cycles_ = nullptr;
   ActionCall default_action_;
 
  private:

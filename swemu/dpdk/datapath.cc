@@ -63,6 +63,8 @@ void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop
   const uint64_t period = options.stats_interval_ns ? NsToCycles(options.stats_interval_ns) : 0;
   uint64_t next_stats = period ? start + period : UINT64_MAX;
   stats_last_tsc_ = start;
+  stats_stages_ = options.stats_stages;
+  if (options.stats_stages) StartStageSampling();
   while (!stop.load(std::memory_order_relaxed)) {
     const uint64_t now = rte_rdtsc();  // the loop's one TSC read
     if (now >= deadline) break;
@@ -94,6 +96,9 @@ bool Datapath::Iterate(bool rx, uint64_t now_tsc) noexcept {
   loop_tsc_ = now_tsc;
   loop_clock_.Latch(now_tsc);
   timing_ = runtime_.loops++ % kTimingEvery == 0;
+  if (stage_sampling_ && sw_.stage_profile().enabled() != timing_) {
+    sw_.stage_profile().Enable(timing_);
+  }
   uint32_t moved = shard_ != nullptr ? DrainPeers() : 0;
   if (rx) {
     for (PortId p = 0; p < sw_.num_ports(); ++p) {

@@ -31,6 +31,7 @@ struct DatapathOptions {
   bool cut_through = true;         // [dpdk] cut_through: runs for an idle plain port skip the TM
   uint64_t run_for_ns = 0;         // 0: until stop
   uint64_t stats_interval_ns = 0;  // 0: no periodic line
+  bool stats_stages = false;       // each stats line is followed by the per-stage cycles
 };
 
 // Frames as the DPDK ports saw them (a frame the TX queue refused is not counted as tx).
@@ -136,6 +137,10 @@ class Datapath final : public CutThroughSink {
   // Sharded: port p's row from shards[p % size], drops and counts summed over the shards.
   static std::string Summary(const std::vector<const Datapath*>& shards);
   std::string RuntimeReport() const;
+  // `show runtime`'s per-stage lines (the switch's StageProfile over the loops that time their
+  // phases): the first call starts the sampling and says so; nothing is timed before.
+  std::string StageReport();
+  void StartStageSampling();
   // Several lcores: this lcore's counters, taken on the lcore (ControlMailbox::Call).
   StatsSample Sample() const { return {wire_, AllDrops()}; }
   // The whole switch from every lcore's sample: port p from lcore p % N, drops summed.
@@ -187,6 +192,8 @@ class Datapath final : public CutThroughSink {
   std::ostream& out_;
   uint64_t loop_tsc_ = 0;  // TSC at the start of the current loop
   bool timing_ = false;    // this loop samples phase cycles
+  bool stage_sampling_ = false;  // the loops that time phases also time the stages
+  ScopeOverhead stage_overhead_{};
   bool busy_poll_ = false;
   uint64_t idle_streak_ = 0;
   uint64_t sleep_ns_ = kMinSleepNs;
@@ -210,6 +217,7 @@ class Datapath final : public CutThroughSink {
   uint64_t wall_offset_ns_ = 0;
   // --stats-interval: counters at the previous line.
   uint64_t stats_last_tsc_ = 0;
+  bool stats_stages_ = false;  // DatapathOptions::stats_stages (one lcore: PrintStats prints)
   StatsSample stats_last_;
 };
 

@@ -341,8 +341,8 @@ class PeriodicThread {
 // lcore's counters through its mailbox (each lcore copies its own between bursts).
 class StatsPrinter {
  public:
-  StatsPrinter(Realtime& rt, uint64_t interval_ns, std::ostream& out)
-      : rt_(rt), out_(out), thread_(interval_ns, [this] { return Tick(); }) {}
+  StatsPrinter(Realtime& rt, uint64_t interval_ns, bool stages, std::ostream& out)
+      : rt_(rt), out_(out), stages_(stages), thread_(interval_ns, [this] { return Tick(); }) {}
 
  private:
   // Every lcore's sample, or nothing once an lcore has stopped.
@@ -363,7 +363,14 @@ class StatsPrinter {
     if (!now) return false;
     if (last_) {
       const double seconds = std::chrono::duration<double>(at - last_at_).count();
-      out_ << Datapath::StatsLine(rt_.ports, *now, *last_, seconds) << std::flush;
+      std::string text = Datapath::StatsLine(rt_.ports, *now, *last_, seconds);
+      for (std::size_t i = 0; stages_ && i < rt_.replicas.size(); ++i) {
+        Datapath& datapath = *rt_.replicas[i]->datapath;
+        std::string stages;
+        if (!rt_.replicas[i]->mailbox.Call([&] { stages = datapath.StageReport(); })) return false;
+        text += "lcore " + std::to_string(i) + ":\n" + stages;
+      }
+      out_ << text << std::flush;
     }
     last_ = std::move(now);
     last_at_ = at;
@@ -372,6 +379,7 @@ class StatsPrinter {
 
   Realtime& rt_;
   std::ostream& out_;
+  bool stages_;  // --stats-stages: each lcore's per-stage cycles after the line
   std::optional<StatsSample> last_;
   std::chrono::steady_clock::time_point last_at_;
   PeriodicThread thread_;  // last: it stops before the members it reads go
@@ -425,7 +433,7 @@ void RunLcores(Realtime& rt, const DatapathOptions& options, std::ostream& out) 
     runs[i].options = options;
     runs[i].options.stats_interval_ns = 0;  // the StatsPrinter writes the lines
   }
-  StatsPrinter stats(rt, options.stats_interval_ns, out);
+  StatsPrinter stats(rt, options.stats_interval_ns, options.stats_stages, out);
   std::size_t next = 1;
   unsigned lcore = 0;
   RTE_LCORE_FOREACH_WORKER(lcore) {
@@ -464,6 +472,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.busy_poll = cmd.busy_poll;
       options.run_for_ns = cmd.run_for_ns;
       options.stats_interval_ns = cmd.stats_interval_ns;
+      options.stats_stages = cmd.stats_stages;
       options.cut_through = loaded->cut_through;
       {
         TelemetrySampler sampler(rt, loaded->config.name, telemetry.get(),

@@ -1,0 +1,410 @@
+#include "swemu/bench.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pipeline/core/cycles.h"
+#include "pipeline/core/json_writer.h"
+#include "pipeline/core/packet_pool.h"
+#include "pipeline/engine/pcap_io.h"
+#include "pipeline/switch/switch.h"
+#include "swemu/switch_config.h"
+
+namespace swemu {
+namespace {
+
+constexpr uint32_t kBurst = 32;
+// Frames kept in memory: a larger capture is measured over its first kMaxFrames (and says so).
+constexpr std::size_t kMaxFrames = 1'000'000;
+constexpr std::size_t kPoolPackets = 16384;
+constexpr double kStableSpread = 0.02;  // the last rounds' whole within +-2% of their median
+constexpr int kStableRounds = 3;
+constexpr double kRoundSeconds = 0.1;  // each half of a round (plain, then timed)
+constexpr double kWarmSeconds = 0.1;
+
+struct Frame {
+  PortId port;
+  TimeNs ts;  // since the first frame
+  std::vector<uint8_t> bytes;
+};
+
+struct Burst {
+  PortId port;
+  std::size_t first;  // into Frames::frames, which holds each burst's frames together
+  uint32_t n;
+};
+
+struct Frames {
+  std::vector<Frame> frames;
+  std::vector<Burst> bursts;
+  uint64_t skipped = 0;  // beyond kMaxFrames
+  TimeNs span = 0;
+};
+
+Result<Frames> LoadFrames(const CommandLine& cmd, uint32_t max_frame) {
+  Frames out;
+  TimeNs first = kNever;
+  for (const InputSpec& in : cmd.inputs) {
+    Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(in.file);
+    if (!reader.ok()) return Status::Error("--in " + in.text + ": " + reader.message());
+    PcapRecord record;
+    while ((*reader)->Next(&record)) {
+      if (out.frames.size() >= kMaxFrames) {
+        ++out.skipped;
+        continue;
+      }
+      if (record.bytes.size() > max_frame) {
+        return Status::Error("--in " + in.text + ": frame " +
+                             std::to_string((*reader)->records_read()) + " has " +
+                             std::to_string(record.bytes.size()) + " bytes, more than the " +
+                             std::to_string(max_frame) + " a packet buffer holds");
+      }
+      first = std::min(first, record.ts_ns);
+      out.frames.push_back({in.port, record.ts_ns, record.bytes});
+    }
+    if (!(*reader)->status().ok()) {
+      return Status::Error("--in " + in.text + ": " + (*reader)->status().message());
+    }
+  }
+  if (out.frames.empty()) return Status::Error("--in: the inputs hold no frames to measure");
+  std::stable_sort(out.frames.begin(), out.frames.end(),
+                   [](const Frame& a, const Frame& b) { return a.ts < b.ts; });
+  for (Frame& f : out.frames) f.ts -= first;
+  out.span = out.frames.back().ts;
+  // Bursts as a poll-mode switch receives them: ports polled in turn, each poll taking up to 32
+  // of that port's frames in their order (a time-merged trace of several ports would otherwise
+  // come as bursts of one frame).
+  std::vector<std::vector<Frame>> by_port;
+  for (Frame& f : out.frames) {
+    if (f.port >= by_port.size()) by_port.resize(f.port + 1u);
+    by_port[f.port].push_back(std::move(f));
+  }
+  out.frames.clear();
+  std::vector<std::size_t> next(by_port.size(), 0);
+  for (bool more = true; more;) {
+    more = false;
+    for (PortId p = 0; p < by_port.size(); ++p) {
+      const std::size_t left = by_port[p].size() - next[p];
+      if (left == 0) continue;
+      const auto n = static_cast<uint32_t>(std::min<std::size_t>(kBurst, left));
+      out.bursts.push_back({p, out.frames.size(), n});
+      for (uint32_t i = 0; i < n; ++i) out.frames.push_back(std::move(by_port[p][next[p]++]));
+      more = more || next[p] < by_port[p].size();
+    }
+  }
+  return out;
+}
+
+// One switch and the frames, passed through it.
+class Bench {
+ public:
+  Bench(const LoadedSwitchConfig& loaded, Frames frames)
+      : loaded_(loaded), frames_(std::move(frames)), pool_(kPoolPackets) {}
+
+  Status Load() {
+    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded_.config, pool_, clock_);
+    if (!created.ok()) return created.status();
+    sw_ = std::move(*created);
+    for (const PortRate& rate : loaded_.port_rates) {
+      if (rate.port >= sw_->num_ports()) {
+        return Status::Error("port." + std::to_string(rate.port) + ": port out of range");
+      }
+      SWEMU_RETURN_IF_ERROR(sw_->tm().SetPortRate(rate.port, rate.bps));
+    }
+    if (!loaded_.startup_script.empty()) {
+      SWEMU_RETURN_IF_ERROR(sw_->commands().RunScript(loaded_.startup_script));
+    }
+    for (const Frame& f : frames_.frames) {
+      if (f.port >= sw_->num_ports()) {
+        return Status::Error("--in: port " + std::to_string(f.port) + " out of range (switch " +
+                             sw_->name() + " has " + std::to_string(sw_->num_ports()) + " ports)");
+      }
+    }
+    return Status::Ok();
+  }
+
+  // One pass over every frame; the cycles spent inside the switch's calls.
+  Result<uint64_t> Pass() {
+    for (RegisterArray* reg : sw_->resources().Registers()) reg->Reset();
+    // Virtual time moves on between passes (shapers and timers see a later copy of the trace).
+    const TimeNs base = clock_.NowNs() + frames_.span + 1'000'000'000;
+    uint64_t cycles = 0;
+    Packet* pkts[kBurst];
+    const std::vector<Frame>& frames = frames_.frames;
+    for (const Burst& burst : frames_.bursts) {
+      const PortId port = burst.port;
+      const std::size_t at = burst.first;
+      const uint32_t n = burst.n;
+      clock_.Set(std::max(clock_.NowNs(), base + frames[at + n - 1].ts));
+      for (uint32_t i = 0; i < n; ++i) {
+        const std::vector<uint8_t>& bytes = frames[at + i].bytes;
+        pkts[i] = pool_.FromBytes(bytes.data(), static_cast<uint32_t>(bytes.size()));
+        if (pkts[i] == nullptr) {
+          for (uint32_t j = 0; j < i; ++j) pool_.Free(pkts[j]);
+          return Status::Error("the switch holds more than " + std::to_string(kPoolPackets) +
+                               " packets at once (queues of shaped ports?); shorten the input");
+        }
+      }
+      const uint64_t t0 = ReadCycles();
+      sw_->ReceiveBurst(pkts, n, port);
+      cycles += ReadCycles() - t0;
+      cycles += Drain();
+    }
+    // What shaped ports still hold leaves at its time.
+    while (true) {
+      TimeNs next = kNever;
+      for (PortId p = 0; p < sw_->num_ports(); ++p) next = std::min(next, sw_->NextTransmitTime(p));
+      if (next == kNever) break;
+      clock_.Set(std::max(clock_.NowNs(), next));
+      cycles += Drain();
+    }
+    return cycles;
+  }
+
+  Switch& sw() { return *sw_; }
+  const Frames& frames() const { return frames_; }
+
+ private:
+  // Transmits what every port may send now; the cycles of the switch's calls.
+  uint64_t Drain() {
+    uint64_t cycles = 0;
+    Packet* out[kBurst];
+    const TimeNs now = clock_.NowNs();
+    for (PortId p = 0; p < sw_->num_ports(); ++p) {
+      while (sw_->NextTransmitTime(p) <= now) {
+        const uint64_t t0 = ReadCycles();
+        const uint32_t k = sw_->TransmitBurst(p, out, kBurst);
+        cycles += ReadCycles() - t0;
+        for (uint32_t i = 0; i < k; ++i) pool_.Free(out[i]);
+        if (k == 0) break;
+      }
+    }
+    return cycles;
+  }
+
+  const LoadedSwitchConfig& loaded_;
+  Frames frames_;
+  VirtualClock clock_;
+  HeapPacketPool pool_;
+  std::unique_ptr<Switch> sw_;
+};
+
+struct Round {
+  double whole_cycles = 0;              // per packet, stages untimed
+  double timed_whole_cycles = 0;        // per packet, while the stages were timed
+  std::vector<StageProfile::Row> rows;  // per pass
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The spread of the last kStableRounds rounds' whole around their median.
+double Spread(const std::vector<Round>& rounds) {
+  if (rounds.size() < static_cast<std::size_t>(kStableRounds)) return INFINITY;
+  std::vector<double> last;
+  for (std::size_t i = rounds.size() - kStableRounds; i < rounds.size(); ++i) {
+    last.push_back(rounds[i].whole_cycles);
+  }
+  const double median = Median(last);
+  double spread = 0;
+  for (double v : last) spread = std::max(spread, std::fabs(v - median) / median);
+  return spread;
+}
+
+struct Summary {
+  std::vector<StageProfile::Row> rows;  // per pass, the median over the rounds used
+  double whole = 0;                     // cycles per packet
+  double timed_whole = 0;
+  std::size_t rounds_used = 0;
+};
+
+Summary Summarize(const std::vector<Round>& rounds) {
+  const std::size_t used = std::min<std::size_t>(rounds.size(), kStableRounds);
+  const std::size_t from = rounds.size() - used;
+  Summary s;
+  s.rounds_used = used;
+  std::vector<double> whole, timed;
+  for (std::size_t i = from; i < rounds.size(); ++i) {
+    whole.push_back(rounds[i].whole_cycles);
+    timed.push_back(rounds[i].timed_whole_cycles);
+  }
+  s.whole = Median(whole);
+  s.timed_whole = Median(timed);
+  s.rows = rounds.back().rows;
+  for (std::size_t r = 0; r < s.rows.size(); ++r) {
+    std::vector<double> v;
+    for (std::size_t i = from; i < rounds.size(); ++i) v.push_back(rounds[i].rows[r].cycles);
+    s.rows[r].cycles = Median(v);
+  }
+  return s;
+}
+
+Status CheckBenchCommand(const CommandLine& cmd) {
+  if (!cmd.topology.empty()) {
+    return Status::Error("--bench: measures one switch; give --config, not --topology");
+  }
+  if (cmd.inputs.empty()) return Status::Error("--bench: needs at least one --in PORT=FILE.pcap");
+  if (!cmd.out_dir.empty())
+    return Status::Error("--out-dir: not with --bench (it writes no files)");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunBench(const CommandLine& cmd, std::ostream& out) {
+  SWEMU_RETURN_IF_ERROR(CheckBenchCommand(cmd));
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(cmd.config);
+  if (!loaded.ok()) return loaded.status();
+  if (cmd.seed.has_value()) loaded->config.seed = *cmd.seed;
+  Result<Frames> frames = LoadFrames(cmd, HeapPacketPool(1).MaxFrame());
+  if (!frames.ok()) return frames.status();
+  Bench bench(*loaded, std::move(*frames));
+  Status ready = bench.Load();
+  if (!ready.ok()) return Status::Error(cmd.config + ": " + ready.message());
+  Switch& sw = bench.sw();
+  StageProfile& profile = sw.stage_profile();
+  const double per_ns = CyclesPerNs();
+  const ScopeOverhead overhead = MeasureScopeOverhead();
+  const double packets = static_cast<double>(bench.frames().frames.size());
+
+  using Steady = std::chrono::steady_clock;
+  const Steady::time_point start = Steady::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(Steady::now() - start).count(); };
+  // Warm-up (caches, tables, the allocator) for kWarmSeconds, which also sizes a round.
+  int warm_passes = 0;
+  while (warm_passes == 0 || elapsed() < kWarmSeconds) {
+    Result<uint64_t> warm = bench.Pass();
+    if (!warm.ok()) return warm.status();
+    ++warm_passes;
+  }
+  const double pass_seconds = elapsed() / warm_passes;
+  const int passes = std::max(1, static_cast<int>(kRoundSeconds / pass_seconds));
+
+  std::vector<Round> rounds;
+  const double budget = cmd.bench_seconds;
+  while (true) {
+    Round round;
+    uint64_t plain = 0;
+    for (int i = 0; i < passes; ++i) {
+      Result<uint64_t> c = bench.Pass();
+      if (!c.ok()) return c.status();
+      plain += *c;
+    }
+    profile.Reset();
+    profile.Enable(true);
+    uint64_t timed = 0;
+    for (int i = 0; i < passes; ++i) {
+      Result<uint64_t> c = bench.Pass();
+      if (!c.ok()) {
+        profile.Enable(false);
+        return c.status();
+      }
+      timed += *c;
+    }
+    profile.Enable(false);
+    const double pkts = packets * passes;
+    round.whole_cycles = static_cast<double>(plain) / pkts;
+    round.timed_whole_cycles = static_cast<double>(timed) / pkts;
+    round.rows = profile.Rows(overhead);
+    for (StageProfile::Row& r : round.rows) {  // per pass
+      r.cycles /= passes;
+      r.calls = static_cast<uint64_t>(std::llround(static_cast<double>(r.calls) / passes));
+      r.packets = static_cast<uint64_t>(std::llround(static_cast<double>(r.packets) / passes));
+    }
+    rounds.push_back(std::move(round));
+    if (cmd.bench_repeat != 0) {
+      if (rounds.size() >= cmd.bench_repeat) break;
+    } else if (Spread(rounds) <= kStableSpread || elapsed() >= budget) {
+      break;
+    }
+  }
+  const double spread = Spread(rounds);
+  const bool stable = spread <= kStableSpread;
+  const Summary s = Summarize(rounds);
+  double sum = 0;  // per packet
+  for (const StageProfile::Row& r : s.rows) sum += r.cycles / packets;
+  const double unattributed = s.whole - sum;
+  const uint64_t n_frames = bench.frames().frames.size();
+  auto ns = [&](double cycles) { return cycles / per_ns; };
+
+  if (cmd.json) {
+    JsonWriter j;
+    j.BeginObject()
+        .String("config", cmd.config)
+        .String("program", sw.config().program)
+        .Uint("frames", n_frames)
+        .Uint("frames_skipped", bench.frames().skipped)
+        .Uint("rounds", rounds.size())
+        .Uint("passes_per_round", static_cast<uint64_t>(passes))
+        .Double("seconds", elapsed())
+        .Bool("stable", stable)
+        .Double("spread", std::isfinite(spread) ? spread : -1)
+        .Double("cycles_per_ns", per_ns)
+        .Double("timing_overhead_ns", ns(overhead.inside))
+        .BeginArray("elements");
+    for (const StageProfile::Row& r : s.rows) {
+      j.BeginObject()
+          .String("name", r.name)
+          .Bool("stage", r.stage)
+          .Double("ns_per_packet", ns(r.cycles) / packets)
+          .Double("calls_per_packet", static_cast<double>(r.calls) / packets)
+          .EndObject();
+    }
+    j.EndArray()
+        .Double("sum_ns_per_packet", ns(sum))
+        .Double("whole_ns_per_packet", ns(s.whole))
+        .Double("whole_mpps", 1000.0 / ns(s.whole))
+        .Double("timed_whole_ns_per_packet", ns(s.timed_whole))
+        .Double("unattributed_share", unattributed / s.whole)
+        .EndObject();
+    out << j.str() << "\n";
+    return Status::Ok();
+  }
+  char line[512];
+  std::snprintf(
+      line, sizeof(line), "swemu bench: %s (program %s), %llu frames from %zu input%s%s\n",
+      cmd.config.c_str(), sw.config().program.c_str(), static_cast<unsigned long long>(n_frames),
+      cmd.inputs.size(), cmd.inputs.size() == 1 ? "" : "s",
+      bench.frames().skipped != 0 ? (", the first " + std::to_string(kMaxFrames) + "; " +
+                                     std::to_string(bench.frames().skipped) + " more not used")
+                                        .c_str()
+                                  : "");
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  %zu rounds of %d + %d passes in %.1f s; whole pipeline %s (last %d rounds "
+                "within %.1f%% of their median)\n",
+                rounds.size(), passes, passes, elapsed(), stable ? "stable" : "NOT stable",
+                kStableRounds, std::isfinite(spread) ? 100 * spread : 100.0);
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  every pass starts from cleared registers; clock %.3f GHz; %.1f ns per timed "
+                "call subtracted\n",
+                per_ns, ns(overhead.inside));
+  out << line;
+  out << StageProfile::Format(s.rows, n_frames, per_ns, "  ");
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n", "sum of the elements", ns(sum));
+  out << line;
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet  %.2f Mpps\n",
+                "whole pipeline (elements not timed)", ns(s.whole), 1000.0 / ns(s.whole));
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  %-40s %9.1f ns/packet  (%.1f%% of the whole: switch glue outside the "
+                "elements, and timing error)\n",
+                "not attributed", ns(unattributed), 100.0 * unattributed / s.whole);
+  out << line;
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n",
+                "whole pipeline while timing elements", ns(s.timed_whole));
+  out << line;
+  return Status::Ok();
+}
+
+}  // namespace swemu
