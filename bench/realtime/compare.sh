@@ -6,6 +6,7 @@
 # docs/performance.md, "Comparison harness".
 #
 #   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--no-huge] [--build DIR]
+#                             [--only LIST]
 #
 #   --reps N     rounds per setup; default 3 for net_null 64 B, 1 for the other setups
 #   --quick      one round per setup everywhere
@@ -13,6 +14,8 @@
 #   --no-huge    4 KiB pages for everyone even when 1 GiB of hugepages is free (the default
 #                then uses hugepages for every process)
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
+#   --only LIST  run only these, comma-separated: null, pcap, ring (the forwarding setups),
+#                atp, goat (the aggregation lines); default all of them
 #
 # Setups: net_null (copy=1) and net_pcap (1024 UDP frames replayed), 64 and 256 B; with
 # hugepages also net_ring, two ring loops that ring_seed fills with the same UDP frames once.
@@ -24,12 +27,39 @@
 # idempotent) installs dpdk-dev and dpdk-doc, adds a deb-src entry, fetches `apt-get source dpdk`
 # for the SWX pipeline's internal headers and builds examples/pipeline against the installed
 # DPDK. A step that fails skips its comparison, with one line saying why.
+#
+# Aggregation lines (a third table): swemu `atp` against swx_atp.spec and swemu `goat` against
+# swx_goat.spec, SWX specs written for this harness (each lists what it simplifies), at 64 int32
+# elements, with the same table entries on both sides. On net_pcap only: the frames are a job's
+# gradients (314 and 326 bytes), which net_null's all-zero frames are not, and a net_ring loop
+# would drain (a consumed gradient never comes back). Each port replays its own job
+# (bench/realtime/agg_frames.py): atp, per seq 4 workers' gradients from swemu-gen and the PS's
+# parameter packet that frees the aggregator for the pcap's next pass (per 5 frames: 3 consumed,
+# the completing one sent on to the PS, the parameter packet sent on to the group); goat, per
+# fragment 4 workers' gradients in GOAT mode (3 consumed, 1 completing), two sub-models sharing
+# slots so that each claim reclaims a completed slot, as a new round does. The figure is the rate
+# of frames RECEIVED (both ports' rx summed), every one processed by the pipeline, consumed or
+# not: the forwarded rate would count 2 of 5 (atp) or 1 of 4 (goat) of the work. swemu's from its
+# --stats-interval rx, SWX's from the ethdevs' ipackets (ethstats_rx.py); one round by default,
+# rounds, orders and ratios as above. Beside each line, l2l3 and swx_l2.spec bridging the same
+# frames (every frame sent on by dmac), and each aggregator's ns per packet beyond its own
+# bridging. No pcn or dlcp line: SWX cannot express them. DPDK 22.11's SWX pipeline has no
+# queues and no traffic manager: `tx` hands a packet to the output port's ethdev TX burst, and no
+# instruction, metadata or table gives a queue's depth (only a C extern added to the app could
+# ask a TX ring, which on these vdevs never fills, and still with no priority queues). PCN marks
+# CE by comparing the egress queue's depth with a per-port threshold that a PCN-START lowers,
+# and sends STARTs through a strict-priority control queue; DLCP maps DSCP to 7 priority queues,
+# each marking (ECT) or dropping (Not-ECT) above a threshold S_i on its depth, up to a capacity
+# L_i. Without a depth, a spec would keep only the header reads and rewrites (a depth estimate in
+# a register, as swx_pisa.spec has, is not a queue), so neither gets a line; their ns per packet
+# are in docs/performance.md.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE=$ROOT/bench/realtime
 BUILD=$ROOT/build-rel
 REPS=""
+ONLY=""
 SETUP=1
 FORCE_NO_HUGE=0
 WARMUP=1
@@ -42,10 +72,20 @@ while [[ $# -gt 0 ]]; do
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+    --only) ONLY=$2; shift 2 ;;
+    -h|--help) awk 'NR > 1 && /^set -u/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
+
+for w in ${ONLY//,/ }; do
+  case $w in
+    null|pcap|ring|atp|goat) ;;
+    *) echo "compare.sh: --only: unknown line $w (null, pcap, ring, atp, goat)" >&2; exit 2 ;;
+  esac
+done
+# True when line $1 runs (--only not given, or it names $1).
+want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
 
 OUT=$BUILD/compare
 SWX=$BUILD/swx
@@ -211,13 +251,16 @@ seed_ring() {
 }
 
 # Runs a DPDK app in the background (arguments: log, prefix, its mbuf pool's name, command...),
-# reads its ports' tx rate through telemetry and prints the median Mpps (empty on failure).
+# reads its ports' tx rate (COUNT=rx: rx rate) through telemetry and prints the median Mpps
+# (empty on failure).
 measure_dpdk() {
   local log=$1 prefix=$2 pool=$3; shift 3
+  local stats=$HERE/ethstats.py
+  [[ ${COUNT:-tx} == rx ]] && stats=$HERE/ethstats_rx.py
   "$@" </dev/null >"$log" 2>&1 &
   local pid=$!
   seed_ring "$prefix" "$pool" >>"$log.seed" 2>&1
-  python3 "$HERE/ethstats.py" "$(telemetry "$prefix")" 0,1 "$WARMUP" "$INTERVALS" \
+  /usr/bin/python3 "$stats" "$(telemetry "$prefix")" 0,1 "$WARMUP" "$INTERVALS" \
     >"$log.rates" 2>>"$log"
   stop_pid "$pid"
   cleanup_prefix "$prefix"
@@ -239,22 +282,24 @@ fill() {  # template -> stdout, with the @...@ fields of this run
       -e "s|@PREFIX@|$6|g" "$1"
 }
 
-# Arguments: setup name, devargs 0, devargs 1, spec file.
+# Arguments: setup name, devargs 0, devargs 1, spec file[, app script template, ports template]
+# (default swx.cli.in and swx.io.in). COUNT=rx: the rate received, not forwarded.
 run_swx() {
-  local name=$1 dev0=$2 dev1=$3 spec=$4 prefix=$TAG-swx
+  local name=$1 dev0=$2 dev1=$3 spec=$4 cli=${5:-swx.cli.in} io=${6:-swx.io.in} prefix=$TAG-swx
   local dir=swx-${spec%.spec}-$name
   mkdir -p "$OUT/$dir"
   # The SWX app's ethdev command takes the device name (devargs up to the first comma).
-  fill "$HERE/swx.cli.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.cli"
-  fill "$HERE/swx.io.in" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.io"
+  fill "$HERE/$cli" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.cli"
+  fill "$HERE/$io" "${dev0%%,*}" "${dev1%%,*}" "$spec" "$dir" "" >"$OUT/$dir/swx.io"
   rm -f "$OUT/$dir/swx.so"
   measure_dpdk "$OUT/$dir/run.log" "$prefix" MEMPOOL0 \
     "$SWX_APP" -l 0,1 $EAL_MEM --no-pci --file-prefix "$prefix" --vdev "$dev0" --vdev "$dev1" \
     -- -s "$OUT/$dir/swx.cli" -p $((20000 + $$ % 10000))
 }
 
-# Arguments: setup name, devargs 0, devargs 1, program (wire|l2l3). Prints the median of the
-# intervals' summed tx Mpps from --stats-interval lines (the first, with the warm-up, skipped).
+# Arguments: setup name, devargs 0, devargs 1, program (wire|l2l3|atp|goat). Prints the median
+# of the intervals' summed tx Mpps (COUNT=rx: rx) from --stats-interval lines (the first, with
+# the warm-up, skipped).
 run_swemu() {
   local name=$1 dev0=$2 dev1=$3 prog=$4 prefix=$TAG-sw
   local ini=$OUT/swemu-$prog-$name.ini log=$OUT/swemu-$prog-$name.log
@@ -267,8 +312,8 @@ run_swemu() {
   wait "$pid"
   cleanup_prefix "$prefix"
   # Intervals from the first with traffic on, which is the warm-up (WARMUP is 1 s).
-  awk -v n="$INTERVALS" '/^stats:/ {
-        s = 0; for (i = 1; i < NF; i++) if ($i == "tx") s += $(i + 1)
+  awk -v n="$INTERVALS" -v count="${COUNT:-tx}" '/^stats:/ {
+        s = 0; for (i = 1; i < NF; i++) if ($i == count) s += $(i + 1)
         if (!on) { on = s > 0; next }
         if (++k <= n) print s }' "$log" | median
 }
@@ -303,11 +348,11 @@ beyond_io() { awk -v a="$1" -v b="$2" 'BEGIN {
 setup_packages
 HAVE_TESTPMD=1
 command -v dpdk-testpmd >/dev/null || { HAVE_TESTPMD=0; skip "testpmd: dpdk-testpmd not found (dpdk-dev)"; }
-command -v python3 >/dev/null || { HAVE_TESTPMD=0; skip "testpmd and SWX: no python3 to read DPDK telemetry"; }
+[[ -x /usr/bin/python3 ]] || { HAVE_TESTPMD=0; skip "testpmd and SWX: no python3 to read DPDK telemetry"; }
 HAVE_SWEMU=1
 setup_swemu || { HAVE_SWEMU=0; skip "swemu: $SWEMU or $GEN missing and could not be built (see $OUT/build-swemu.log)"; }
 HAVE_SWX=0
-if command -v python3 >/dev/null; then
+if [[ -x /usr/bin/python3 ]]; then
   setup_swx && HAVE_SWX=1
 fi
 note "setup done in $(($(date +%s) - START)) s"
@@ -316,9 +361,14 @@ note "setup done in $(($(date +%s) - START)) s"
 # port 0 receives frames to 00:00:00:00:00:02, which l2l3.cli and swx_dmac.txt send to port 1,
 # port 1 frames to 00:00:00:00:00:03, sent to port 0: both directions, like wire and testpmd.
 # ECT(0) (tos 2), so the ECN mark logic of l2l3 and swx_pisa.spec has work to do.
-SETUPS=("null 64 net_null0,copy=1,size=64 net_null1,copy=1,size=64"
-        "null 256 net_null0,copy=1,size=256 net_null1,copy=1,size=256")
-if [[ $HAVE_SWEMU -eq 1 || -x $GEN ]]; then
+SETUPS=()
+if want null; then
+  SETUPS+=("null 64 net_null0,copy=1,size=64 net_null1,copy=1,size=64"
+           "null 256 net_null0,copy=1,size=256 net_null1,copy=1,size=256")
+fi
+if ! want pcap && ! want ring; then
+  :
+elif [[ $HAVE_SWEMU -eq 1 || -x $GEN ]]; then
   for size in 64 256; do
     "$GEN" --out "$OUT/udp$size-0.pcap" --count 1024 --size "$size" --flows 16 --tos 2 \
       --src-mac 00:00:00:00:00:03 --dst-mac 00:00:00:00:00:02 >/dev/null &&
@@ -327,6 +377,7 @@ if [[ $HAVE_SWEMU -eq 1 || -x $GEN ]]; then
       --dst-ip 10.0.0.1 >/dev/null
   done
   for size in 64 256; do
+    want pcap || continue
     SETUPS+=("pcap $size net_pcap0,rx_pcap=udp$size-0.pcap,infinite_rx=1 net_pcap1,rx_pcap=udp$size-1.pcap,infinite_rx=1")
   done
 else
@@ -336,7 +387,9 @@ fi
 # both pcaps go into port 0's loop once (ring_seed), then circulate: wire and testpmd send them
 # across, l2l3 and the SWX specs to the port of their destination MAC, so both loops carry some.
 # io forwarding on a ring moves pointers only and touches no frame.
-if [[ $EAL_MEM == *--no-huge* ]]; then
+if ! want ring; then
+  :
+elif [[ $EAL_MEM == *--no-huge* ]]; then
   skip "net_ring: the loop is seeded by a DPDK secondary process (ring_seed), and DPDK has" \
        "secondary processes on hugepages only"
 elif [[ ! -x $SEEDER ]]; then
@@ -406,7 +459,88 @@ for s in "${SETUPS[@]}"; do
     "$(median_of $own_pisa_l2l3)")")
 done
 
+# ---------------------------------------------------------------------------------------------
+# Aggregation lines: swemu atp / goat against swx_atp.spec / swx_goat.spec (see the header)
+# ---------------------------------------------------------------------------------------------
+
+# Writes $OUT/$1-0.pcap and $OUT/$1-1.pcap: port p replays job p + 1, whose PS is
+# 02:00:00:00:00:(p+1)0 (10.0.0.16 (p+1)) and whose group is 01:00:5e:01:00:0(p+1) (239.1.0.(p+1)).
+agg_frames() {
+  local prog=$1 p j
+  for p in 0 1; do
+    j=$((p + 1))
+    if [[ $prog == atp ]]; then
+      "$GEN" --workload atp --out "$OUT/atp-gen-$p.pcap" --workers 4 --layers 3 --elements 64 \
+        --job "$j" --ps-mac "02:00:00:00:00:${j}0" --ps-ip "10.0.0.$((16 * j))" &&
+      /usr/bin/python3 "$HERE/agg_frames.py" atp "$OUT/atp-gen-$p.pcap" "$OUT/atp-$p.pcap" --seqs 256 \
+        --group-mac "01:00:5e:01:00:0$j" --group-ip "239.1.0.$j" || return 1
+    else
+      /usr/bin/python3 "$HERE/agg_frames.py" goat "$OUT/goat-$p.pcap" --job "$j" --node 7 \
+        --fragments 128 --workers 4 --ps-mac "02:00:00:00:00:${j}0" \
+        --ps-ip "10.0.0.$((16 * j))" || return 1
+    fi
+  done
+}
+
+AGG_ROWS=()
+for prog in atp goat; do
+  want "$prog" || continue
+  if [[ $HAVE_SWEMU -eq 0 && $HAVE_SWX -eq 0 ]]; then
+    skip "$prog: neither swemu nor SWX to run"
+    continue
+  fi
+  if ! agg_frames "$prog" >"$OUT/$prog-frames.log" 2>&1; then
+    skip "$prog: could not write its frames (see $OUT/$prog-frames.log)"
+    continue
+  fi
+  [[ $HAVE_SWX -eq 1 ]] || skip "$prog: no SWX side (the SWX line above says why)"
+  dev0="net_pcap0,rx_pcap=$prog-0.pcap,infinite_rx=1"
+  dev1="net_pcap1,rx_pcap=$prog-1.pcap,infinite_rx=1"
+  mix="3/5 consumed, 2/5 sent"
+  [[ $prog == goat ]] && mix="3/4 consumed, 1/4 sent"
+  reps=${REPS:-1}
+  load=$(cut -d' ' -f1 /proc/loadavg)
+  note "$prog: $reps round(s), load $load"
+  # Each round: l2l3 bridging the same frames (every frame out, none aggregated), swemu's
+  # aggregator, SWX's, and swx_l2.spec bridging them (the order reversed every other round, the
+  # two sides of the ratio next to each other); +agg is a tool's ns per packet beyond its own
+  # bridging of the same frames.
+  runs_sw="" runs_swx="" runs_br="" runs_swxbr="" rounds_ratio="" own_sw="" own_swx=""
+  for ((round = 0; round < reps; round++)); do
+    sw=- swx=- br=- swxbr=-
+    order="br sw swx swxbr"
+    [[ $((round % 2)) -eq 1 ]] && order="swxbr swx sw br"
+    for tool in $order; do
+      case $tool in
+        br|sw) [[ $HAVE_SWEMU -eq 1 ]] || continue
+          p=$prog
+          [[ $tool == br ]] && p=agg_l2l3
+          printf -v "$tool" '%s' \
+            "$(COUNT=rx or_dash run_swemu "pcap-$prog" "$dev0" "$dev1" "$p")" ;;
+        swx|swxbr) [[ $HAVE_SWX -eq 1 ]] || continue
+          spec=swx_$prog.spec cli=swx_$prog.cli.in
+          [[ $tool == swxbr ]] && spec=swx_l2.spec cli=swx_agg_l2.cli.in
+          printf -v "$tool" '%s' "$(COUNT=rx or_dash run_swx "pcap-$prog" "$dev0" "$dev1" "$spec" \
+            "$cli" swx_agg.io.in)" ;;
+      esac
+    done
+    runs_sw+="$sw " runs_swx+="$swx " runs_br+="$br " runs_swxbr+="$swxbr "
+    rounds_ratio+="$(ratio "$sw" "$swx") "
+    own_sw+="$(beyond_io "$sw" "$br") " own_swx+="$(beyond_io "$swx" "$swxbr") "
+    note "$prog round $((round + 1)) (Mpps received): swemu $sw SWX $swx;" \
+         "bridging the same frames: l2l3 $br SWX-L2 $swxbr"
+  done
+  [[ $HAVE_SWX -eq 1 && $(median_of $runs_swx) == - ]] &&
+    skip "$prog: SWX gave no figure (see $OUT/swx-swx_$prog-pcap-$prog/)"
+  sw=$(median_of $runs_sw) swx=$(median_of $runs_swx)
+  br=$(median_of $runs_br) swxbr=$(median_of $runs_swxbr)
+  AGG_ROWS+=("$(printf '%-5s %-22s %6s %7s %7s %9s %7s %7s | %7s %7s %7s %7s %5s' "$prog" "$mix" \
+    "$reps" "$sw" "$swx" "$(median_of $rounds_ratio)" "$(ns "$sw")" "$(ns "$swx")" \
+    "$(ns "$br")" "$(ns "$swxbr")" "$(median_of $own_sw)" "$(median_of $own_swx)" "$load")")
+done
+
 {
+  if [[ ${#SETUPS[@]} -gt 0 ]]; then
   echo "swemu real-time comparison, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $MEM_NOTE," \
        "one forwarding lcore each, Mpps forwarded (sum of both ports' tx), median of rounds;" \
        "ratios: median of the rounds' ratios"
@@ -420,6 +554,21 @@ done
   printf '%-9s %5s %6s %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %11s\n' setup bytes io mac \
     wire l2l3 SWX-L2 PISA +mac +wire +l2l3 +L2 +PISA PISA/l2l3
   printf '%s\n' "${NS_ROWS[@]}"
+  fi
+  if [[ ${#AGG_ROWS[@]} -gt 0 ]]; then
+    [[ ${#SETUPS[@]} -gt 0 ]] && echo
+    echo "aggregation lines, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $MEM_NOTE," \
+         "net_pcap, 64 elements, one lcore each: Mpps RECEIVED and processed (both ports' rx;" \
+         "consumed frames count), median of rounds; swemu/SWX: median of the rounds' ratios;" \
+         "ns per packet of the medians; then ns per packet of l2l3 and swx_l2.spec bridging" \
+         "the same frames, and each aggregator's ns beyond its own bridging (median of" \
+         "rounds); load: 1-minute load average before the line"
+    printf '%-5s %-22s %6s %7s %7s %9s %7s %7s | %7s %7s %7s %7s %5s\n' line mix rounds swemu \
+      SWX swemu/SWX ns ns-SWX l2l3 SWX-L2 +agg +agg-SWX load
+    printf '%s\n' "${AGG_ROWS[@]}"
+    echo "pcn, dlcp: no line; SWX has no queues, so no queue depth to mark or drop on (see the" \
+         "script's header)"
+  fi
   [[ -s $OUT/skipped.txt ]] && { echo; cat "$OUT/skipped.txt"; }
   echo "total harness time $(($(date +%s) - START)) s; logs in $OUT"
 } | tee "$BUILD/compare.txt"

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Rate of a running DPDK process's ports, read through its telemetry socket.
 
 usage: ethstats.py SOCKET PORTS WARMUP INTERVALS
