@@ -23,6 +23,10 @@ enum class PipeElement : uint8_t {
   kTmDequeue,
   kEgressProgram,  // the program's egress, its stages included
   kDeparser,       // the deparser and the egress pass's drops and tx accounting
+  // Whole calls into the switch (Switch::ReceiveBurst, TransmitBurst), timed only with
+  // TimeSwitchCalls: what they spend outside the elements above is the switch's own glue.
+  kReceiveCall,
+  kTransmitCall,
   kCount,
 };
 
@@ -47,6 +51,12 @@ class StageProfile {
   // The counter of an element the switch times; nullptr while off.
   CycleCounter* element(PipeElement e) noexcept {
     return enabled_ ? &elements_[static_cast<std::size_t>(e)] : nullptr;
+  }
+  // Also time whole receive and transmit calls (swemu --bench, which drives the switch through
+  // exactly those two calls), so that the switch's glue around the elements gets its rows.
+  void TimeSwitchCalls(bool on) noexcept { switch_calls_ = on; }
+  CycleCounter* switch_call(PipeElement e) noexcept {
+    return enabled_ && switch_calls_ ? &elements_[static_cast<std::size_t>(e)] : nullptr;
   }
   void Reset() noexcept;
   // Adds another profile of the same program's counters (a replica on another lcore).
@@ -83,6 +93,7 @@ class StageProfile {
   std::vector<Stage> stages_;  // sorted by gress, then stage; never resized after construction
   std::array<CycleCounter, static_cast<std::size_t>(PipeElement::kCount)> elements_{};
   bool enabled_ = false;
+  bool switch_calls_ = false;
   Gress pass_ = Gress::kIngress;
 };
 

@@ -70,6 +70,7 @@ void Switch::Drop(Packet* pkt) noexcept {
 }
 
 void Switch::ReceiveBurst(Packet** pkts, uint32_t n, PortId ingress_port) noexcept {
+  CycleScope timed_call(profile_->switch_call(PipeElement::kReceiveCall), n);
   const TimeNs now = clock_.NowNs();
   if (ingress_port >= config_.num_ports) {
     for (uint32_t i = 0; i < n; ++i) {
@@ -279,6 +280,7 @@ bool Switch::CutThrough(Packet** pkts, uint32_t n, uint64_t bytes, TimeNs now) n
 
 uint32_t Switch::TransmitBurst(PortId port, Packet** out, uint32_t max) noexcept {
   if (port >= config_.num_ports) return 0;
+  CycleScope timed_call(profile_->switch_call(PipeElement::kTransmitCall), 0);
   const TimeNs now = clock_.NowNs();
   uint32_t n = 0;
   // Packets the egress drops, consumes or recirculates leave gaps: dequeue again to fill them.

@@ -132,3 +132,35 @@ TEST(StageProfileTest, OverheadIsTakenOffEachRow) {
 
 }  // namespace
 }  // namespace swemu::testing
+
+namespace swemu::testing {
+namespace {
+
+// The switch's own glue gets rows only when whole receive and transmit calls are timed too
+// (swemu --bench); a real-time datapath, which enters the switch elsewhere, never sees them.
+TEST(StageProfileTest, SwitchCallRowsOnlyWhenAsked) {
+  for (const bool calls : {false, true}) {
+    SwitchHarness h(AtpConfig());
+    ASSERT_TRUE(h.ok()) << h.error();
+    SetupRack(h);
+    StageProfile& profile = h.sw().stage_profile();
+    profile.TimeSwitchCalls(calls);
+    profile.Enable(true);
+    h.SendBurst(0, Job(8));
+    h.Drain();
+    profile.Enable(false);
+    const std::vector<StageProfile::Row> rows = profile.Rows(kNoOverhead);
+    const StageProfile::Row* rx = FindRow(rows, "switch receive call");
+    const StageProfile::Row* tx = FindRow(rows, "switch transmit call");
+    EXPECT_EQ(rx != nullptr, calls);
+    EXPECT_EQ(tx != nullptr, calls);
+    if (calls) {
+      EXPECT_EQ(rx->calls, 1u);
+      EXPECT_EQ(rx->packets, 32u);
+      EXPECT_GT(tx->calls, 0u);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace swemu::testing
