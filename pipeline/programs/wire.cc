@@ -19,6 +19,10 @@ class WireProgram final : public Program {
     for (uint32_t i = 0; i < n; ++i) Patch(*pkts[i], ports);
   }
   void EgressBurst(Packet** /*pkts*/, uint32_t /*n*/) noexcept override {}
+  // Stateless: ingress may run wherever the packet arrived. The receiving lcore owns the port
+  // (port % N), so keying by port keeps ingress there; the default (the flow hash of a packet
+  // nobody parsed: one key for all) sent every packet to one lcore.
+  uint32_t ShardKey(const Packet& pkt) const noexcept override { return pkt.meta.ingress_port; }
   bool NeedsParser() const noexcept override { return false; }
   uint32_t UserMetadataWords() const noexcept override { return 0; }
 
