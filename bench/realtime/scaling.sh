@@ -5,7 +5,7 @@
 # BUILD/scaling.txt (logs and configs in BUILD/scaling/). See docs/performance.md, "More than one
 # lcore".
 #
-#   bench/realtime/scaling.sh [--build DIR] [--quick] [--reps N]     (as root; needs python3)
+#   bench/realtime/scaling.sh [--build DIR] [--quick] [--reps N]     (as root; needs /usr/bin/python3)
 #
 #   --build DIR  Release build directory with swemu and swemu-gen (default build-rel)
 #   --quick      one round (default 3)
