@@ -20,7 +20,8 @@ namespace swemu {
 namespace {
 
 constexpr uint32_t kBurst = 32;
-// Frames kept in memory: a larger capture is measured over its first kMaxFrames (and says so).
+// Frames kept in memory, shared out over the inputs: a larger capture is measured over its
+// first frames (and the run says so).
 constexpr std::size_t kMaxFrames = 1'000'000;
 constexpr std::size_t kPoolPackets = 16384;
 constexpr double kStableSpread = 0.02;  // the last rounds' whole within +-2% of their median
@@ -43,21 +44,24 @@ struct Burst {
 struct Frames {
   std::vector<Frame> frames;
   std::vector<Burst> bursts;
-  uint64_t skipped = 0;  // beyond kMaxFrames
+  uint64_t inputs_cut = 0;  // inputs that hold more than their share of kMaxFrames (not read)
   TimeNs span = 0;
 };
 
 Result<Frames> LoadFrames(const CommandLine& cmd, uint32_t max_frame) {
   Frames out;
   TimeNs first = kNever;
+  // Each input's share of kMaxFrames; what is beyond it is not read (a stream may not end).
+  const std::size_t per_input = kMaxFrames / std::max<std::size_t>(1, cmd.inputs.size());
   for (const InputSpec& in : cmd.inputs) {
+    std::size_t taken = 0;
     Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(in.file);
     if (!reader.ok()) return Status::Error("--in " + in.text + ": " + reader.message());
     PcapRecord record;
     while ((*reader)->Next(&record)) {
-      if (out.frames.size() >= kMaxFrames) {
-        ++out.skipped;
-        continue;
+      if (taken++ == per_input) {
+        ++out.inputs_cut;
+        break;
       }
       if (record.bytes.size() > max_frame) {
         return Status::Error("--in " + in.text + ": frame " +
@@ -343,7 +347,7 @@ Status RunBench(const CommandLine& cmd, std::ostream& out) {
         .String("config", cmd.config)
         .String("program", sw.config().program)
         .Uint("frames", n_frames)
-        .Uint("frames_skipped", bench.frames().skipped)
+        .Uint("inputs_cut", bench.frames().inputs_cut)
         .Uint("rounds", rounds.size())
         .Uint("passes_per_round", static_cast<uint64_t>(passes))
         .Double("seconds", elapsed())
@@ -375,10 +379,11 @@ Status RunBench(const CommandLine& cmd, std::ostream& out) {
       line, sizeof(line), "swemu bench: %s (program %s), %llu frames from %zu input%s%s\n",
       cmd.config.c_str(), sw.config().program.c_str(), static_cast<unsigned long long>(n_frames),
       cmd.inputs.size(), cmd.inputs.size() == 1 ? "" : "s",
-      bench.frames().skipped != 0 ? (", the first " + std::to_string(kMaxFrames) + "; " +
-                                     std::to_string(bench.frames().skipped) + " more not used")
-                                        .c_str()
-                                  : "");
+      bench.frames().inputs_cut != 0
+          ? (" (the first " + std::to_string(kMaxFrames / cmd.inputs.size()) + " of each; " +
+             std::to_string(bench.frames().inputs_cut) + " held more, not read)")
+                .c_str()
+          : "");
   out << line;
   std::snprintf(line, sizeof(line),
                 "  %zu rounds of %d + %d passes in %.1f s; whole pipeline %s (last %d rounds "

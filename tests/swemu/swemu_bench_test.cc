@@ -127,5 +127,32 @@ TEST(SwemuBenchTest, MistakesGiveOneLineAndStatus2) {
   }
 }
 
+// An endless pcap stream: swemu reads its share of the frame cap (1,000,000 over one input),
+// stops reading, measures, says the input held more, and ends (the writer then gets SIGPIPE).
+TEST(SwemuBenchTest, AnEndlessInputIsCutAtTheCapAndTheRunEnds) {
+  const std::string writer =
+      "/usr/bin/python3 -c 'import struct,sys\n"
+      "o=sys.stdout.buffer\n"
+      "o.write(struct.pack(\"<IHHiIII\",0xa1b2c3d4,2,4,0,0,65535,1))\n"
+      "r=struct.pack(\"<IIII\",0,0,60,60)+bytes(60)\n"
+      "b=r*1000\n"
+      "try:\n"
+      "  while True: o.write(b)\n"
+      "except (BrokenPipeError, OSError): pass\n'";
+  const std::string dir = ::testing::TempDir() + "swemu_bench_test/";
+  std::filesystem::create_directories(dir);
+  const std::string fifo = dir + "endless.pcap";
+  std::filesystem::remove(fifo);
+  RunResult run = RunCommandIn(dir, "mkfifo " + fifo + " && (" + writer + " >" + fifo + " &) && " +
+                                        kSwemu + " --config " + kConfigs +
+                                        "leaf.ini --bench --bench-repeat 1 --in 0=" + fifo);
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("1000000 frames from 1 input (the first 1000000 of each; 1 held more, "
+                         "not read)"),
+            std::string::npos)
+      << run.out;
+}
+
 }  // namespace
 }  // namespace swemu
