@@ -65,14 +65,24 @@ FORCE_NO_HUGE=0
 WARMUP=1
 INTERVALS=3
 
+# An option's value: present, and for --reps a positive number (one line and exit 2 if not).
+value() {
+  [[ $# -ge 2 && -n $2 ]] || { echo "compare.sh: $1: needs a value" >&2; exit 2; }
+  if [[ $1 == --reps && ! $2 =~ ^[1-9][0-9]*$ ]]; then
+    echo "compare.sh: --reps: expected a positive whole number, got '$2'" >&2
+    exit 2
+  fi
+  printf '%s' "$2"
+}
+
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --reps) REPS=$2; shift 2 ;;
+    --reps) REPS=$(value "$@") || exit 2; shift 2 ;;
     --quick) REPS=1; shift ;;
     --no-setup) SETUP=0; shift ;;
     --no-huge) FORCE_NO_HUGE=1; shift ;;
-    --build) BUILD=$(realpath -m "$2"); shift 2 ;;
-    --only) ONLY=$2; shift 2 ;;
+    --build) BUILD=$(value "$@") || exit 2; BUILD=$(realpath -m "$BUILD"); shift 2 ;;
+    --only) ONLY=$(value "$@") || exit 2; shift 2 ;;
     -h|--help) awk 'NR > 1 && /^set -u/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac

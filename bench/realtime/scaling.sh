@@ -38,11 +38,21 @@ REPS=3
 WARMUP=1
 INTERVALS=3
 
+# An option's value: present, and for --reps a positive number (one line and exit 2 if not).
+value() {
+  [[ $# -ge 2 && -n $2 ]] || { echo "scaling.sh: $1: needs a value" >&2; exit 2; }
+  if [[ $1 == --reps && ! $2 =~ ^[1-9][0-9]*$ ]]; then
+    echo "scaling.sh: --reps: expected a positive whole number, got '$2'" >&2
+    exit 2
+  fi
+  printf '%s' "$2"
+}
+
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --build) BUILD=$(realpath -m "$2"); shift 2 ;;
+    --build) BUILD=$(value "$@") || exit 2; BUILD=$(realpath -m "$BUILD"); shift 2 ;;
     --quick) REPS=1; shift ;;
-    --reps) REPS=$2; shift 2 ;;
+    --reps) REPS=$(value "$@") || exit 2; shift 2 ;;
     -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     *) echo "scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
