@@ -110,25 +110,21 @@ void CountShares(benchmark::State& state, SwitchBench& b) {
   state.counters["completed_share"] = static_cast<double>(c.completed) / pkts;
 }
 
-void BM_GoatRound(benchmark::State& state) {
+// GOAT mode at `workers` fan-in, in a steady state: `progress` must have moved, and no slot was
+// evicted or given a duplicate.
+void RunRounds(benchmark::State& state, uint8_t workers, uint64_t GoatCounters::*progress) {
   const auto elements = static_cast<uint16_t>(state.range(0));
   SwitchBench b(Config("goat", elements), kPs);
-  Aggregating(b, 4);
-  b.Run(state, Rounds(elements, 4));
+  Aggregating(b, workers);
+  b.Run(state, Rounds(elements, workers));
   const GoatCounters& c = Goat(b).counters();
-  if (c.completed == 0 || c.evicted != 0 || c.duplicates != 0) state.SkipWithError("not steady");
+  if (c.*progress == 0 || c.evicted != 0 || c.duplicates != 0) state.SkipWithError("not steady");
   CountShares(state, b);
 }
 
-void BM_GoatAggregate(benchmark::State& state) {
-  const auto elements = static_cast<uint16_t>(state.range(0));
-  SwitchBench b(Config("goat", elements), kPs);
-  Aggregating(b, 64);
-  b.Run(state, Rounds(elements, 64));
-  const GoatCounters& c = Goat(b).counters();
-  if (c.aggregated == 0 || c.evicted != 0 || c.duplicates != 0) state.SkipWithError("not steady");
-  CountShares(state, b);
-}
+void BM_GoatRound(benchmark::State& state) { RunRounds(state, 4, &GoatCounters::completed); }
+
+void BM_GoatAggregate(benchmark::State& state) { RunRounds(state, 64, &GoatCounters::aggregated); }
 
 void BM_GoatShare(benchmark::State& state) {
   const auto elements = static_cast<uint16_t>(state.range(0));
