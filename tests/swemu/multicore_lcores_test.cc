@@ -32,6 +32,9 @@
 namespace swemu {
 namespace {
 
+using testing::AtpElement;
+using testing::AtpOf;
+
 using testing::Frames;
 using testing::ReadFrames;
 using testing::ReadText;
@@ -257,18 +260,6 @@ TEST_F(MulticoreLcoresTest, EightLcoresOnTwoCpusForwardEveryFlowInOrder) {
   EXPECT_EQ(swemu.err().find("leak"), std::string::npos) << swemu.err();
 }
 
-// ATP header fields and element i of a gradient frame (UDP to the ATP port), or nullopt.
-std::optional<AtpFields> Atp(const std::vector<uint8_t>& f) {
-  if (f.size() < kAtpHeaderOffset + kAtpHeaderLen || f[23] != kIpProtoUdp ||
-      LoadBe16(&f[36]) != kAtpDefaultUdpPort) {
-    return std::nullopt;
-  }
-  return AtpFields::Decode(f.data() + kAtpHeaderOffset, f.size() - kAtpHeaderOffset);
-}
-int32_t Element(const std::vector<uint8_t>& f, std::size_t i) {
-  return LoadAtpInt(f.data() + kAtpHeaderOffset + kAtpHeaderLen, i);
-}
-
 // configs/atp_rack.cli's job (job 1, 16384 aggregators): 4 workers (ports 0-3) from swemu-gen,
 // the PS on port 4, with background TCP flows to the PS. The shard key is the aggregator, and a
 // job's seqs take consecutive aggregators, so each lcore aggregates every 8th seq; each seq's 4
@@ -292,14 +283,14 @@ TEST_F(MulticoreLcoresTest, EightLcoresOnTwoCpusAggregateExactSums) {
   for (int w = 0; w < kWorkers; ++w) {
     for (const auto& f : ReadFrames(dir + "in" + std::to_string(w) + ".pcap")) {
       ++received;
-      std::optional<AtpFields> atp = Atp(f);
+      std::optional<AtpFields> atp = AtpOf(f);
       if (!atp) {
         tcp.push_back(f);
         continue;
       }
       std::vector<int64_t>& sum = sums[atp->seq];
       sum.resize(kElements);
-      for (int i = 0; i < kElements; ++i) sum[i] += Element(f, i);
+      for (int i = 0; i < kElements; ++i) sum[i] += AtpElement(f, i);
     }
   }
   ASSERT_GT(sums.size(), std::size_t{kLcores} * 8);  // every lcore aggregates several seqs
@@ -330,7 +321,7 @@ TEST_F(MulticoreLcoresTest, EightLcoresOnTwoCpusAggregateExactSums) {
   std::map<uint32_t, int> results;
   Frames tcp_sent;
   for (const auto& f : ReadFrames(dir + "out4.pcap")) {
-    std::optional<AtpFields> atp = Atp(f);
+    std::optional<AtpFields> atp = AtpOf(f);
     if (!atp) {
       tcp_sent.push_back(f);
       continue;
@@ -341,7 +332,7 @@ TEST_F(MulticoreLcoresTest, EightLcoresOnTwoCpusAggregateExactSums) {
     EXPECT_EQ(atp->bitmap, 0xFu) << "seq " << atp->seq;
     ASSERT_TRUE(sums.count(atp->seq)) << atp->seq;
     for (int i = 0; i < kElements; ++i) {
-      ASSERT_EQ(Element(f, i), sums[atp->seq][i]) << "seq " << atp->seq << " element " << i;
+      ASSERT_EQ(AtpElement(f, i), sums[atp->seq][i]) << "seq " << atp->seq << " element " << i;
     }
   }
   EXPECT_EQ(results.size(), sums.size());  // every seq, once

@@ -4,10 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "pipeline/engine/pcap_io.h"
+#include "pipeline/wire/atp.h"
+#include "pipeline/wire/byte_order.h"
+#include "pipeline/wire/ipv4.h"
 
 namespace swemu::testing {
 
@@ -30,6 +34,19 @@ inline Frames ReadFrames(const std::string& path) {
     for (const PcapRecord& record : *records) frames.push_back(record.bytes);
   }
   return frames;
+}
+
+// The ATP header of a gradient frame (IPv4 without options, UDP to port 9000), or nullopt.
+inline std::optional<AtpFields> AtpOf(const std::vector<uint8_t>& f) {
+  if (f.size() < kAtpHeaderOffset + kAtpHeaderLen || f[23] != kIpProtoUdp ||
+      LoadBe16(&f[36]) != kAtpDefaultUdpPort) {
+    return std::nullopt;
+  }
+  return AtpFields::Decode(f.data() + kAtpHeaderOffset, f.size() - kAtpHeaderOffset);
+}
+// Element i of an ATP gradient frame.
+inline int32_t AtpElement(const std::vector<uint8_t>& f, std::size_t i) {
+  return LoadAtpInt(f.data() + kAtpHeaderOffset + kAtpHeaderLen, i);
 }
 
 }  // namespace swemu::testing

@@ -18,6 +18,7 @@
 #include "pipeline/wire/byte_order.h"
 #include "pipeline/wire/ipv4.h"
 #include "pipeline/wire/tcp.h"
+#include "tests/swemu/pcap_frames.h"
 #include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu::testing {
@@ -46,17 +47,6 @@ std::vector<PcapRecord> Read(const std::string& path) {
   return records.ok() ? std::move(*records) : std::vector<PcapRecord>{};
 }
 
-// The ATP header of a gradient frame (UDP to port 9000), or nullopt.
-std::optional<AtpFields> Atp(const std::vector<uint8_t>& f) {
-  if (f.size() < kAtpHeaderOffset + kAtpHeaderLen || f[23] != kIpProtoUdp ||
-      LoadBe16(&f[36]) != kAtpDefaultUdpPort) {
-    return std::nullopt;
-  }
-  return AtpFields::Decode(f.data() + kAtpHeaderOffset, f.size() - kAtpHeaderOffset);
-}
-int32_t Element(const std::vector<uint8_t>& f, std::size_t i) {
-  return LoadAtpInt(f.data() + kAtpHeaderOffset + kAtpHeaderLen, i);
-}
 bool IsTcp(const std::vector<uint8_t>& f) { return f.size() >= 54 && f[23] == kIpProtoTcp; }
 uint32_t SrcIp(const std::vector<uint8_t>& f) { return LoadBe32(&f[26]); }
 uint32_t WorkerOf(const std::vector<uint8_t>& f) { return SrcIp(f) & 0xFF; }  // 10.0.0.w
@@ -147,7 +137,7 @@ TEST(SwemuGenAtpTest, EveryWorkerSendsEverySeqAsHostlibNumbersThem) {
       EXPECT_EQ(SrcIp(f), MakeIpv4Addr(10, 0, 0, static_cast<uint8_t>(w)));
       EXPECT_EQ(LoadBe32(&f[30]), MakeIpv4Addr(10, 0, 0, 16));
       EXPECT_EQ(LoadBe16(&f[34]), 9000);
-      std::optional<AtpFields> atp = Atp(f);
+      std::optional<AtpFields> atp = AtpOf(f);
       ASSERT_TRUE(atp.has_value());
       EXPECT_EQ(*atp, (AtpFields{0, static_cast<uint8_t>(w), 4, 0, 1, 60, k, 1u << w}))
           << "worker " << w << " packet " << k;
@@ -157,18 +147,18 @@ TEST(SwemuGenAtpTest, EveryWorkerSendsEverySeqAsHostlibNumbersThem) {
       const uint64_t used0 = layers[0] - last_of_layer0 * 60;
       const uint64_t used1 = layers[1] - (per_iteration - 1 - last_of_layer0 - 1) * 60;
       for (uint64_t i = used0; i < 60; ++i) {
-        EXPECT_EQ(Element(link[base + last_of_layer0].bytes, i), 0);
+        EXPECT_EQ(AtpElement(link[base + last_of_layer0].bytes, i), 0);
       }
       for (uint64_t i = used1; i < 60; ++i) {
-        EXPECT_EQ(Element(link[base + per_iteration - 1].bytes, i), 0);
+        EXPECT_EQ(AtpElement(link[base + per_iteration - 1].bytes, i), 0);
       }
-      EXPECT_NE(Element(link[base + last_of_layer0].bytes, used0 - 1), 0);
+      EXPECT_NE(AtpElement(link[base + last_of_layer0].bytes, used0 - 1), 0);
     }
     // Iteration 2 has gradients of its own.
-    EXPECT_NE(Element(link[0].bytes, 0), Element(link[per_iteration].bytes, 0));
+    EXPECT_NE(AtpElement(link[0].bytes, 0), AtpElement(link[per_iteration].bytes, 0));
   }
   // Workers have gradients of their own.
-  EXPECT_NE(Element(links.at(0)[0].bytes, 0), Element(links.at(1)[0].bytes, 0));
+  EXPECT_NE(AtpElement(links.at(0)[0].bytes, 0), AtpElement(links.at(1)[0].bytes, 0));
 }
 
 TEST(SwemuGenAtpTest, WindowRttAndOneFrameAtATimePerLink) {
@@ -184,7 +174,7 @@ TEST(SwemuGenAtpTest, WindowRttAndOneFrameAtATimePerLink) {
     ExpectNoOverlap(link, 10'000'000'000ull);
     std::vector<TimeNs> grads;
     for (const PcapRecord& r : link) {
-      if (Atp(r.bytes)) grads.push_back(r.ts_ns);
+      if (AtpOf(r.bytes)) grads.push_back(r.ts_ns);
     }
     ASSERT_EQ(grads.size(), PacketsPerIteration(ResNetLayers(3), 64));
     for (std::size_t k = 8; k < grads.size(); ++k) {
@@ -223,8 +213,8 @@ TEST(SwemuGenAtpTest, SameSeedSameFilesAndTheSplitHoldsTheMergedFrames) {
   ASSERT_EQ(RunGen(common + "--seed 8 -o " + dir + "c.pcap").status, 0);
   const std::vector<PcapRecord> a = Read(dir + "a.pcap"), c = Read(dir + "c.pcap");
   ASSERT_EQ(a.size(), c.size());
-  EXPECT_EQ(Atp(a[0].bytes), Atp(c[0].bytes));  // same headers
-  EXPECT_NE(a[0].bytes, c[0].bytes);            // other gradients
+  EXPECT_EQ(AtpOf(a[0].bytes), AtpOf(c[0].bytes));  // same headers
+  EXPECT_NE(a[0].bytes, c[0].bytes);                // other gradients
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     EXPECT_EQ(entry.path().filename().string().find(".tmp-"), std::string::npos) << entry.path();
   }
@@ -317,11 +307,11 @@ TEST(SwemuGenAtpTest, SwemuAggregatesTheGeneratedJobOffline) {
   std::map<uint32_t, std::vector<int64_t>> sums;
   for (int w = 0; w < 4; ++w) {
     for (const PcapRecord& r : Read(dir + "atp_w" + std::to_string(w) + ".pcap")) {
-      std::optional<AtpFields> atp = Atp(r.bytes);
+      std::optional<AtpFields> atp = AtpOf(r.bytes);
       if (!atp) continue;
       std::vector<int64_t>& sum = sums[atp->seq];
       sum.resize(64);
-      for (std::size_t i = 0; i < 64; ++i) sum[i] += Element(r.bytes, i);
+      for (std::size_t i = 0; i < 64; ++i) sum[i] += AtpElement(r.bytes, i);
     }
   }
   const uint64_t seqs = 2 * PacketsPerIteration(ResNetLayers(2), 64);
@@ -334,7 +324,7 @@ TEST(SwemuGenAtpTest, SwemuAggregatesTheGeneratedJobOffline) {
       ++tcp;
       continue;
     }
-    std::optional<AtpFields> atp = Atp(r.bytes);
+    std::optional<AtpFields> atp = AtpOf(r.bytes);
     ASSERT_TRUE(atp.has_value());
     EXPECT_EQ(atp->flags, kAtpFlagEdge) << "seq " << atp->seq;
     EXPECT_EQ(atp->bitmap, 0xFu) << "seq " << atp->seq;
@@ -345,7 +335,8 @@ TEST(SwemuGenAtpTest, SwemuAggregatesTheGeneratedJobOffline) {
     ++seen[atp->seq];
     ASSERT_TRUE(sums.count(atp->seq)) << atp->seq;
     for (std::size_t i = 0; i < 64; ++i) {
-      ASSERT_EQ(Element(r.bytes, i), sums[atp->seq][i]) << "seq " << atp->seq << " element " << i;
+      ASSERT_EQ(AtpElement(r.bytes, i), sums[atp->seq][i])
+          << "seq " << atp->seq << " element " << i;
     }
   }
   EXPECT_EQ(seen.size(), seqs);  // every seq, once
