@@ -118,7 +118,7 @@ Result<std::unique_ptr<DpdkHost>> DpdkHost::Open(const DpdkHostConfig& config) {
   // sends, RX can no longer refill, and the hosts stop hearing anything (the GOAT demo did, with
   // 9 ports and 16383 mbufs). So the pool is at least the rings, the cache and a margin.
   const uint64_t rings =
-      uint64_t{config.ports.size()} * (DpdkPorts::kRxDescriptors + DpdkPorts::kTxDescriptors);
+      uint64_t{config.ports.size()} * (config.queues.rx_descriptors + config.queues.tx_descriptors);
   const auto mbufs =
       static_cast<uint32_t>(std::max<uint64_t>(config.mbufs, rings + 2 * config.mbuf_cache + 1024));
   Result<MbufPool> pool =
@@ -132,7 +132,7 @@ Result<std::unique_ptr<DpdkHost>> DpdkHost::Open(const DpdkHostConfig& config) {
   }
   const auto num_ports = static_cast<uint16_t>(config.ports.size());
   host->num_ports_ = num_ports;
-  if (Status opened = host->ports_->Open(num_ports, devargs, host->pool_->mempool());
+  if (Status opened = host->ports_->Open(num_ports, devargs, host->pool_->mempool(), config.queues);
       !opened.ok()) {
     (void)host->Close();  // a leak report would only hide the real error
     return opened;

@@ -15,6 +15,7 @@
 
 #include "hostlib/common/endpoint.h"
 #include "pipeline/core/status.h"
+#include "swemu/dpdk/ports.h"
 
 struct rte_mbuf;
 struct rte_mempool;
@@ -22,7 +23,6 @@ struct rte_mempool;
 namespace swemu {
 
 class MbufPool;
-class DpdkPorts;
 
 struct DpdkPortCounters {
   uint64_t rx_frames = 0;         // handed to Poll's callback
@@ -67,10 +67,19 @@ class DpdkPortTransport final : public Transport {
 
 struct DpdkHostConfig {
   std::vector<std::string> ports;  // devargs, one per host port: "net_virtio_user0,path=/x.sock"
-  // At least every port's RX and TX ring (1024 each) plus the cache and a margin: a smaller
-  // figure is raised to that.
+  // At least every port's RX and TX ring plus the cache and a margin: a smaller figure is
+  // raised to that.
   uint32_t mbufs = 4095;
   uint32_t mbuf_cache = 128;
+  // A host's rings are smaller than a switch's, and it reclaims sent mbufs early: what it
+  // touches per frame (mbuf headers, RX buffers) then stays within one core's L2. With the
+  // switch's 1024/1024 and the driver's late reclaim, the hosts' working set was ~5 MB over five
+  // virtio_user ports, met the L3 shared with whatever else ran, and the ATP main job's
+  // in-network goodput varied from 0.651 to 0.735 Gbit/s between runs; with these, 0.729 to
+  // 0.746 (docs/performance.md). A frame that finds the RX ring full waits in the switch's
+  // TM queue (a port whose device refused frames is not dequeued),
+  // so the smaller ring loses nothing there.
+  PortQueues queues{.rx_descriptors = 256, .tx_descriptors = 1024, .tx_reclaim_after = 32};
   TimeNs link_wait_ns = 3'000'000'000;  // a virtio_user link comes up when vhost attaches
 };
 

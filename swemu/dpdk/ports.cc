@@ -6,6 +6,8 @@
 #include <rte_devargs.h>
 #include <rte_ethdev.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 namespace swemu {
@@ -38,11 +40,21 @@ Result<std::string> Probe(const std::string& where, const std::string& devargs) 
   return name;
 }
 
+// How many entries the TX ring really has. Most drivers size it from nb_desc; virtio_user sizes
+// its virtqueues from its own queue_size devarg (256 when absent) and ignores nb_desc.
+uint16_t TxRingEntries(const std::string& devargs, uint16_t tx_desc) {
+  if (devargs.rfind("net_virtio_user", 0) != 0) return tx_desc;
+  const std::size_t at = devargs.find(",queue_size=");
+  if (at == std::string::npos) return 256;
+  const unsigned long size = std::strtoul(devargs.c_str() + at + 12, nullptr, 10);
+  return size > 0 && size <= 0xFFFF ? static_cast<uint16_t>(size) : 0;
+}
+
 }  // namespace
 
 Status DpdkPorts::Open(uint16_t num_switch_ports,
                        const std::vector<std::pair<PortId, std::string>>& devargs,
-                       rte_mempool* mempool) {
+                       rte_mempool* mempool, const PortQueues& queues) {
   dpdk_ports_.assign(num_switch_ports, kNoDpdkPort);
   devices_.assign(num_switch_ports, "-");
   // Every devargs names a known driver before the first device is probed (and, for net_pcap,
@@ -52,11 +64,14 @@ Status DpdkPorts::Open(uint16_t num_switch_ports,
         DeviceName("port " + std::to_string(port) + ": devargs " + args, args);
     if (!name.ok()) return name.status();
   }
-  for (const auto& [port, args] : devargs) SWEMU_RETURN_IF_ERROR(OpenOne(port, args, mempool));
+  for (const auto& [port, args] : devargs) {
+    SWEMU_RETURN_IF_ERROR(OpenOne(port, args, mempool, queues));
+  }
   return Status::Ok();
 }
 
-Status DpdkPorts::OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool) {
+Status DpdkPorts::OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool,
+                          const PortQueues& queues) {
   const std::string where = "port " + std::to_string(port) + ": devargs " + devargs;
   Result<std::string> name = Probe(where, devargs);
   if (!name.ok()) return name.status();
@@ -72,15 +87,28 @@ Status DpdkPorts::OpenOne(PortId port, const std::string& devargs, rte_mempool* 
   std::memset(&conf, 0, sizeof(conf));
   int rc = rte_eth_dev_configure(id, 1, 1, &conf);
   if (rc != 0) return Status::Error(failed + "configure: " + ErrnoText(rc));
-  uint16_t rx_desc = kRxDescriptors;
-  uint16_t tx_desc = kTxDescriptors;
+  uint16_t rx_desc = queues.rx_descriptors;
+  uint16_t tx_desc = queues.tx_descriptors;
   rc = rte_eth_dev_adjust_nb_rx_tx_desc(id, &rx_desc, &tx_desc);
   if (rc != 0) return Status::Error(failed + "descriptors: " + ErrnoText(rc));
   const int socket = rte_eth_dev_socket_id(id);
   const unsigned queue_socket = socket < 0 ? 0 : static_cast<unsigned>(socket);
   rc = rte_eth_rx_queue_setup(id, 0, rx_desc, queue_socket, nullptr, mempool);
   if (rc != 0) return Status::Error(failed + "rx queue: " + ErrnoText(rc));
-  rc = rte_eth_tx_queue_setup(id, 0, tx_desc, queue_socket, nullptr);
+  // Drivers reclaim sent mbufs once fewer than tx_free_thresh entries are free; they refuse a
+  // threshold within 3 of the ring's size, so a ring too small for the wish keeps the default.
+  const uint16_t entries = TxRingEntries(devargs, tx_desc);
+  rte_eth_dev_info info;
+  if (queues.tx_reclaim_after != 0 && entries > queues.tx_reclaim_after + 3u &&
+      rte_eth_dev_info_get(id, &info) == 0) {
+    rte_eth_txconf txconf = info.default_txconf;
+    txconf.tx_free_thresh = static_cast<uint16_t>(entries - queues.tx_reclaim_after);
+    rc = rte_eth_tx_queue_setup(id, 0, tx_desc, queue_socket, &txconf);
+    // A driver with further rules on the threshold (tx_rs_thresh, alignment) keeps its default.
+    if (rc == -EINVAL) rc = rte_eth_tx_queue_setup(id, 0, tx_desc, queue_socket, nullptr);
+  } else {
+    rc = rte_eth_tx_queue_setup(id, 0, tx_desc, queue_socket, nullptr);
+  }
   if (rc != 0) return Status::Error(failed + "tx queue: " + ErrnoText(rc));
   rc = rte_eth_dev_start(id);
   if (rc != 0) return Status::Error(failed + ErrnoText(rc));

@@ -17,11 +17,20 @@ namespace swemu {
 
 inline constexpr uint16_t kNoDpdkPort = 0xFFFF;
 
+// The rings of each port's one RX and one TX queue.
+struct PortQueues {
+  uint16_t rx_descriptors = 1024;
+  uint16_t tx_descriptors = 1024;
+  // 0: the driver's default TX cleanup (virtio and most NICs reclaim sent mbufs only when the
+  // ring is nearly full, so ~a ring's worth of them lingers). N: ask it to reclaim once more
+  // than N sent descriptors are outstanding (tx_free_thresh = ring - N), so freed mbufs return
+  // to the pool's per-lcore cache while still warm. A ring of N+3 entries or fewer, or a driver
+  // that refuses the threshold, keeps the default.
+  uint16_t tx_reclaim_after = 0;
+};
+
 class DpdkPorts {
  public:
-  static constexpr uint16_t kRxDescriptors = 1024;
-  static constexpr uint16_t kTxDescriptors = 1024;
-
   DpdkPorts() = default;
   ~DpdkPorts() { Close(); }
   DpdkPorts(const DpdkPorts&) = delete;
@@ -29,7 +38,7 @@ class DpdkPorts {
 
   // Errors: "port 2: devargs net_foo0: no such driver", "port 1 failed to start: ...".
   Status Open(uint16_t num_switch_ports, const std::vector<std::pair<PortId, std::string>>& devargs,
-              rte_mempool* mempool);
+              rte_mempool* mempool, const PortQueues& queues = {});
   // Stops and closes every started port (flushes pcap outputs); idempotent.
   void Close();
 
@@ -41,7 +50,8 @@ class DpdkPorts {
   const std::string& device(PortId p) const { return devices_[p]; }
 
  private:
-  Status OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool);
+  Status OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool,
+                 const PortQueues& queues);
 
   std::vector<uint16_t> dpdk_ports_;  // by switch port
   std::vector<std::string> devices_;

@@ -191,6 +191,34 @@ TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
   EXPECT_EQ(ReadText(dir_ + "swemu.err").find("leak"), std::string::npos);
 }
 
+// A host reclaims the mbufs of frames the switch has taken after at most 32 more are
+// outstanding (PortQueues::tx_reclaim_after), not when the ring is nearly full: 200 frames
+// through a 256-entry ring leave none of theirs in use once the switch has forwarded them all.
+// With the driver's default (reclaim below 32 free entries) all 200 would still be held.
+TEST_F(SwemuVhostTest, SentMbufsReturnToThePoolOnceTheSwitchTookThem) {
+  ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
+  StartSwemu();
+  auto host = OpenBothPorts();
+  ASSERT_TRUE(host.ok()) << host.message();
+  DpdkPortTransport& a = (*host)->port(0);
+  DpdkPortTransport& b = (*host)->port(1);
+  const std::size_t idle = (*host)->mbufs_in_use();  // the RX rings' posted buffers
+  for (uint16_t id = 1; id <= 200; ++id) ASSERT_TRUE(a.Send(Frame(kMacB, id)));
+  a.Flush();
+  uint32_t at_b = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (at_b < 200 && std::chrono::steady_clock::now() < deadline) {
+    at_b += b.Poll([](std::span<const uint8_t>) {}, 64);
+  }
+  ASSERT_EQ(at_b, 200u) << "swemu forwarded only " << at_b << " of 200 frames";
+  // Every sent descriptor is used now; the next send reclaims them.
+  ASSERT_TRUE(a.Send(Frame(kMacB, 201)));
+  a.Flush();
+  EXPECT_LE((*host)->mbufs_in_use(), idle + 1);
+  EXPECT_TRUE((*host)->Close().ok());
+  EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
+}
+
 // PCN's hosts over DPDK ports through swemu's pcn program: a DdlWorker on port 0 (host A)
 // announces each burst to a DdlPs on port 1 (host B), which answers; the bursts (model TCP) follow
 // and the switch sees every START and every burst arrive.
