@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <thread>
+#include <utility>
 
 namespace swemu {
 namespace {
@@ -23,6 +24,17 @@ TimeNs ThreadCpuNs() noexcept {
 constexpr TimeNs kCheckIntervalNs = 1'000'000;
 
 }  // namespace
+
+HostRunner::HostRunner(HostRunnerOptions options) : options_(std::move(options)) {
+  for (pid_t tid : options_.busy_peers) {
+    Result<ThreadCpuClock> clock = ThreadCpuClock::Open(tid);
+    if (clock.ok()) {
+      peers_.push_back(std::move(*clock));
+    } else {
+      unwatched_peers_.push_back(clock.message());
+    }
+  }
+}
 
 void HostRunner::Add(Endpoint& endpoint, DpdkPortTransport& port) {
   pairs_.push_back({&endpoint, &port});
@@ -96,9 +108,33 @@ void HostRunner::CheckContention(TimeNs now) noexcept {
     timers_held_until_ =
         std::max(timers_held_until_, now + std::min(lost, options_.max_timer_hold_ns));
   }
+  CheckPeers(now, now - check_wall_);
   check_wall_ = now;
   check_cpu_ = cpu;
   check_slept_ = stats_.slept_ns;
+}
+
+void HostRunner::CheckPeers(TimeNs now, TimeNs interval) noexcept {
+  TimeNs lost = 0;
+  for (std::size_t i = 0; i < peers_.size(); ++i) {
+    const TimeNs cpu = peers_[i].ReadNs();
+    const TimeNs before = peer_cpu_[i];
+    peer_cpu_[i] = cpu;
+    if (cpu == ThreadCpuClock::kUnreadable || before == ThreadCpuClock::kUnreadable) continue;
+    const TimeNs ran = cpu > before ? cpu - before : 0;
+    if (ran < interval / 2) lost = std::max(lost, interval - ran);
+  }
+  if (lost == 0) {
+    peer_stall_start_ = kNever;
+    return;
+  }
+  ++stats_.peer_stalls;
+  stats_.peer_lost_ns += lost;
+  if (peer_stall_start_ == kNever) peer_stall_start_ = now - lost;
+  const TimeNs lasted = now - peer_stall_start_;
+  // A peer off its CPU this long (or gone: its clock stops) is not merely late.
+  if (lasted > options_.max_timer_hold_ns) return;
+  timers_held_until_ = std::max(timers_held_until_, now + lasted);
 }
 
 bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
@@ -107,6 +143,9 @@ bool HostRunner::RunRounds(const std::function<bool()>& done, TimeNs deadline) {
   check_wall_ = now;
   check_cpu_ = ThreadCpuNs();
   check_slept_ = stats_.slept_ns;
+  peer_cpu_.clear();
+  for (const ThreadCpuClock& peer : peers_) peer_cpu_.push_back(peer.ReadNs());
+  peer_stall_start_ = kNever;
   struct WallTime {  // counted however the run ends
     HostRunner* runner;
     TimeNs start;

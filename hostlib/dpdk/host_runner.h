@@ -11,12 +11,22 @@
 // time it was runnable but off the CPU (a busy machine). After such a stall (> 1 ms), timers are
 // held for as long as the stall lasted, since the switch and the links were likely starved too
 // and the answers are on their way: scheduling delay alone does not time packets out.
+//
+// The switch may lose its CPU instead: on a machine it shares with the hosts, any other runnable
+// thread takes a slice of a few ms from one of the two pollers, and its answers are then late,
+// not lost. busy_peers names threads that busy-poll a core for these hosts (the switch's lcore):
+// in a check where one ran less than half the interval it was off its CPU, and timers are held
+// for as long as that stall has lasted, as after the runner's own. A peer stalled for longer than
+// max_timer_hold_ns (or gone) no longer holds them: its packets may really be lost.
+#include <sys/types.h>
+
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
 #include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/thread_cpu_clock.h"
 #include "pipeline/core/status.h"
 #include "swemu/dpdk/tsc_clock.h"
 
@@ -30,6 +40,9 @@ struct HostRunnerOptions {
   uint32_t rx_budget = DpdkPortTransport::kBurst;  // frames per port per round
   TimeNs stall_ns = 1'000'000;            // lost CPU time in one check interval that is a stall
   TimeNs max_timer_hold_ns = 64'000'000;  // timers are held at most this long after a stall
+  // Thread ids of busy-polling peers (a process's main thread has its pid), watched through
+  // ThreadCpuClock; one that cannot be watched is named by unwatched_peers().
+  std::vector<pid_t> busy_peers;
 };
 
 struct HostRunnerStats {
@@ -42,13 +55,15 @@ struct HostRunnerStats {
   uint64_t timers_held = 0;  // due timers deferred: frames still waiting, or after a stall
   uint64_t stalls = 0;       // check intervals that lost more than stall_ns of CPU
   TimeNs lost_ns = 0;        // wall time off the CPU while not sleeping (contention)
+  uint64_t peer_stalls = 0;  // checks in which a busy peer ran less than half the interval
+  TimeNs peer_lost_ns = 0;   // the time those checks' peers did not run
   TimeNs slept_ns = 0;       // idle back-off sleeps
   TimeNs wall_ns = 0;        // time inside RunUntil/RunFor
 };
 
 class HostRunner {
  public:
-  explicit HostRunner(HostRunnerOptions options = {}) : options_(options) {}
+  explicit HostRunner(HostRunnerOptions options = {});
 
   // The endpoint receives the port's frames and sends through it (wired by the caller). Both
   // must outlive the runner's runs.
@@ -64,6 +79,9 @@ class HostRunner {
   // The clock endpoints see: nanoseconds since the runner was made.
   TimeNs NowNs() const noexcept { return clock_.NowNs(); }
   const HostRunnerStats& stats() const noexcept { return stats_; }
+  // Why busy peers are not watched ("thread 123: perf_event_open: Permission denied"), one
+  // line each; empty when all are.
+  const std::vector<std::string>& unwatched_peers() const noexcept { return unwatched_peers_; }
 
  private:
   struct Pair {
@@ -78,6 +96,8 @@ class HostRunner {
   bool RunRounds(const std::function<bool()>& done, TimeNs deadline);
   // Every millisecond: CPU time lost to other processes since the last check.
   void CheckContention(TimeNs now) noexcept;
+  // The same for busy_peers over the last `interval`: holds timers while one is off its CPU.
+  void CheckPeers(TimeNs now, TimeNs interval) noexcept;
 
   HostRunnerOptions options_;
   TscClock clock_;
@@ -89,6 +109,10 @@ class HostRunner {
   TimeNs check_wall_ = 0;  // at the last contention check: wall, thread CPU and slept time
   TimeNs check_cpu_ = 0;
   TimeNs check_slept_ = 0;
+  std::vector<ThreadCpuClock> peers_;
+  std::vector<std::string> unwatched_peers_;
+  std::vector<TimeNs> peer_cpu_;  // each watched peer's CPU time at the last check
+  TimeNs peer_stall_start_ = kNever;
 };
 
 }  // namespace swemu

@@ -1,9 +1,15 @@
 // HostRunner on a net_ring port (it loops what it sends back to itself): frames reach the
 // endpoint, timers fire no earlier than asked, a timeout names what was left, and idle rounds
-// back off to sleeps unless busy polling was asked for.
+// back off to sleeps unless busy polling was asked for, and a watched busy peer (the switch)
+// that is off its CPU holds the timers.
 #include "hostlib/dpdk/host_runner.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "pipeline/wire/frame_builder.h"
 #include "tests/hostlib/dpdk/eal_environment.h"
@@ -134,11 +140,134 @@ TEST_F(HostRunnerTest, TimeoutNamesWhatIsUnfinishedAndIdleRoundsSleep) {
 
 TEST_F(HostRunnerTest, BusyPollNeverSleeps) {
   Pinger pinger(host_->port(0), {}, 1, 1000);
-  HostRunner runner(HostRunnerOptions{.busy_poll = true});
+  HostRunnerOptions options;
+  options.busy_poll = true;
+  HostRunner runner(options);
   runner.Add(pinger, host_->port(0));
   runner.RunFor(2'000'000);
   EXPECT_EQ(runner.stats().idle_sleeps, 0u);
   EXPECT_GT(runner.stats().rounds, 0u);
+}
+
+// Whether this process may count another thread's CPU time (perf_event_open); a machine whose
+// perf_event_paranoid or seccomp forbids it cannot watch peers, and HostRunner says so.
+std::string PeerWatchUnavailable() {
+  Result<ThreadCpuClock> self = ThreadCpuClock::Open(getpid());
+  return self.ok() ? std::string() : self.message();
+}
+
+// A timer that is due at a given time, once.
+class OneTimer final : public Endpoint {
+ public:
+  explicit OneTimer(TimeNs at) : at_(at) {}
+  void OnFrame(TimeNs, std::span<const uint8_t>) noexcept override {}
+  void OnTimer(TimeNs now) noexcept override {
+    fired_at_ = now;
+    at_ = kNever;
+  }
+  TimeNs NextTimer() const noexcept override { return at_; }
+  void Pump(TimeNs) noexcept override {}
+  TimeNs fired_at() const { return fired_at_; }
+
+ private:
+  TimeNs at_;
+  TimeNs fired_at_ = kNever;
+};
+
+// A busy-polling peer (a child spinning on a core, standing in for the switch) that loses its
+// CPU (SIGSTOP: it is not running, as when another thread took its core) holds the hosts'
+// timers: answers from a stalled switch are late, not lost. Without busy_peers the same timer
+// fires on time; once the peer runs again, it fires too.
+TEST_F(HostRunnerTest, TimersWaitWhileABusyPeerIsOffItsCpu) {
+  if (const std::string why = PeerWatchUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  // The peer needs a CPU of its own, as the switch has: EAL pinned this thread to one, and a
+  // child sharing it would get half of it and look stalled all the time.
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(mine), &mine), 0);
+  cpu_set_t other;
+  CPU_ZERO(&other);
+  for (int cpu = 0; cpu < CPU_SETSIZE && cpu < get_nprocs(); ++cpu) {
+    if (!CPU_ISSET(cpu, &mine)) CPU_SET(cpu, &other);
+  }
+  if (CPU_COUNT(&other) == 0) GTEST_SKIP() << "no CPU besides this thread's for the peer";
+  const pid_t peer = fork();
+  ASSERT_GE(peer, 0);
+  if (peer == 0) {
+    (void)sched_setaffinity(0, sizeof(other), &other);
+    volatile uint64_t spin = 0;
+    for (;;) spin = spin + 1;
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{peer};
+  ASSERT_EQ(kill(peer, SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(peer, &status, WUNTRACED), peer);  // stopped now
+
+  for (bool watched : {false, true}) {
+    HostRunnerOptions options;
+    options.busy_poll = true;
+    if (watched) options.busy_peers = {peer};
+    HostRunner runner(options);
+    ASSERT_TRUE(runner.unwatched_peers().empty()) << runner.unwatched_peers().front();
+    OneTimer endpoint(runner.NowNs() + 5'000'000);
+    runner.Add(endpoint, host_->port(0));
+    runner.RunFor(30'000'000);
+    if (!watched) {
+      EXPECT_NE(endpoint.fired_at(), kNever) << "an unwatched stall does not hold timers";
+      EXPECT_EQ(runner.stats().peer_stalls, 0u);
+      continue;
+    }
+    EXPECT_EQ(endpoint.fired_at(), kNever) << "fired while the peer was stopped";
+    EXPECT_GT(runner.stats().peer_stalls, 20u);
+    EXPECT_GT(runner.stats().peer_lost_ns, 20'000'000u);
+    // The peer runs again: the hold ends (it lasts at most as long as the stall did).
+    ASSERT_EQ(kill(peer, SIGCONT), 0);
+    Status run = runner.RunUntil([&] { return endpoint.fired_at() != kNever; }, 5'000'000'000,
+                                 [] { return std::string("the timer after the peer resumed"); });
+    EXPECT_TRUE(run.ok()) << run.message();
+  }
+}
+
+// A peer that stays off its CPU longer than max_timer_hold_ns (here it never runs; one that
+// exited looks the same, its clock stops) holds the timers no longer: its packets may be lost.
+// And one that cannot be watched is named.
+TEST_F(HostRunnerTest, APeerStalledBeyondTheHoldNoLongerHoldsTimers) {
+  if (const std::string why = PeerWatchUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  const pid_t peer = fork();
+  ASSERT_GE(peer, 0);
+  if (peer == 0) {
+    for (;;) pause();
+  }
+  struct Reap {
+    pid_t pid;
+    ~Reap() {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+  } reap{peer};
+  HostRunnerOptions options;
+  options.busy_poll = true;
+  options.max_timer_hold_ns = 10'000'000;
+  options.busy_peers = {peer, 0x3fffffff};  // the second: no such thread
+  HostRunner runner(options);
+  ASSERT_EQ(runner.unwatched_peers().size(), 1u);
+  EXPECT_NE(runner.unwatched_peers()[0].find("thread 1073741823: perf_event_open"),
+            std::string::npos)
+      << runner.unwatched_peers()[0];
+  OneTimer endpoint(runner.NowNs() + 2'000'000);
+  runner.Add(endpoint, host_->port(0));
+  Status run = runner.RunUntil([&] { return endpoint.fired_at() != kNever; }, 5'000'000'000,
+                               [] { return std::string("the timer"); });
+  ASSERT_TRUE(run.ok()) << run.message();
+  // Held while the stall was shorter than the hold's bound, then fired: at most 2 x 10 ms late.
+  EXPECT_GE(endpoint.fired_at(), 2'000'000u);
+  EXPECT_LT(endpoint.fired_at(), 2'000'000u + 40'000'000u);
+  EXPECT_GT(runner.stats().peer_stalls, 0u);
 }
 
 }  // namespace
