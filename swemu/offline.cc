@@ -174,6 +174,18 @@ class StagedOutputs {
     moves_.emplace_back(aside, final_path);
     return aside;
   }
+  // An error about a staged file names the file the user asked for instead.
+  Status Unstaged(const Status& status) const {
+    if (status.ok()) return status;
+    std::string message = status.message();
+    for (const auto& [aside, final_path] : moves_) {
+      for (std::size_t at = message.find(aside); at != std::string::npos;
+           at = message.find(aside, at + final_path.size())) {
+        message.replace(at, aside.size(), final_path);
+      }
+    }
+    return Status::Error(message);
+  }
   Status Commit() {
     for (const auto& [aside, final_path] : moves_) {
       std::error_code error;
@@ -357,7 +369,7 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                         }
                       });
   }
-  Status ran = engine.Run();
+  Status ran = staged.Unstaged(engine.Run());
   if (!ran.ok()) {
     return Status::Error(ran.message() +
                          (engine.limit_reached()
@@ -365,8 +377,8 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                                 "--max-virtual-time if the run is meant to be this long)"
                               : ""));
   }
-  SWEMU_RETURN_IF_ERROR(WriteTextFile(counters, engine.CountersJson()));
-  if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(telemetry->Close());
+  SWEMU_RETURN_IF_ERROR(staged.Unstaged(WriteTextFile(counters, engine.CountersJson())));
+  if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(staged.Unstaged(telemetry->Close()));
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());
   SWEMU_RETURN_IF_ERROR(staged.Commit());
