@@ -72,14 +72,20 @@ Status Run(const po::variables_map& vm) {
 int Main(int argc, char** argv) {
   po::variables_map vm;
   try {
-    // No positional arguments: a stray word is an error, not ignored.
-    po::store(po::command_line_parser(argc, argv)
-                  .options(AllOptions())
-                  .positional(po::positional_options_description())
-                  .run(),
-              vm);
+    // No positional arguments: a stray word is an error naming it, not ignored.
+    po::options_description parsed = AllOptions();
+    parsed.add_options()("stray", po::value<std::vector<std::string>>());
+    po::positional_options_description stray;
+    stray.add("stray", -1);
+    po::store(po::command_line_parser(argc, argv).options(parsed).positional(stray).run(), vm);
   } catch (const po::error& e) {
     std::cerr << "swemu-gen: " << e.what() << "\n";
+    return 2;
+  }
+  if (vm.count("stray") != 0) {
+    std::cerr << "swemu-gen: unexpected argument '"
+              << vm["stray"].as<std::vector<std::string>>().front()
+              << "' (every option starts with - or --; see --help)\n";
     return 2;
   }
   if (vm.count("help")) {

@@ -90,6 +90,10 @@ TEST(SwemuGenTest, BadOptionsGiveOneLineAndStatus2) {
     EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
     EXPECT_FALSE(std::filesystem::exists(out)) << args;
   }
+  std::string err;
+  EXPECT_EQ(RunGen("-o " + out + " -n 3 extra args", &err), 2);
+  EXPECT_EQ(err, "swemu-gen: unexpected argument 'extra' (every option starts with - or --; see "
+                 "--help)\n");
 }
 
 // pcap cannot hold a time past 2^32 s: swemu-gen once wrote such times wrapped. It refuses
