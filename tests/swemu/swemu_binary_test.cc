@@ -77,9 +77,13 @@ TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
   const std::string tools = SWEMU_BINARY_DIR "/tools/";
   for (const std::string& command :
        {kSwemu + " --help", tools + "swemu-gen --help", tools + "swemu-cli --help",
-        tools + "swemu-replay --help", tools + "swemu-atp demo --help",
-        tools + "swemu-atp sim --help", tools + "swemu-pcn --help",
-        tools + "swemu-dlcp --help"}) {
+        tools + "swemu-replay --help", tools + "swemu-atp --help", tools + "swemu-atp demo --help",
+        tools + "swemu-atp sim --help", tools + "swemu-pcn --help", tools + "swemu-dlcp --help",
+        tools + "swemu-goat --help", tools + "swemu-goat plan --help",
+        tools + "swemu-goat sim --help", tools + "swemu-goat publish --help",
+        tools + "swemu-goat demo --help", tools + "swemu-plink --help",
+        tools + "swemu-plink probe --help", tools + "swemu-plink experiment --help",
+        tools + "swemu-plink demo --help", tools + "swemu-analyze --help"}) {
     const std::string dir = TestDir() + "help/";
     std::filesystem::create_directories(dir);
     RunResult run = RunCommandIn(dir, command);

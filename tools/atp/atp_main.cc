@@ -64,11 +64,23 @@ int Usage(std::ostream& err) {
   return 2;
 }
 
+// swemu-atp --help: the commands, one example each.
+void Help(std::ostream& out) {
+  out << "usage: swemu-atp COMMAND [options]   (COMMAND --help for its options)\n"
+         "  demo  real time: swemu on vhost ports, the hosts over virtio_user (the README's job)\n"
+         "  sim   the same job in virtual time: a topology's switches and the hosts co-simulated\n"
+         "\nexamples:\n"
+         "  swemu-atp demo                       the README's main job, 4 workers and a PS\n"
+         "  swemu-atp sim --topology configs/atp_two_rack.topo \\\n"
+         "      --job configs/atp_two_rack.job   the job on two racks, in virtual time\n"
+         "every option: docs/cli.md\n";
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) return Usage(std::cerr);
   const std::string mode = argv[1];
   if (mode == "--help" || mode == "-h") {
-    Usage(std::cout);
+    Help(std::cout);
     return 0;
   }
   if (mode != "demo" && mode != "sim") return Usage(std::cerr);

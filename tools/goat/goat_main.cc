@@ -152,25 +152,65 @@ struct Command {
   const char* help;
   po::options_description (*options)();
   Status (*run)(const po::variables_map&, std::ostream&);
+  const char* examples;  // printed after the options by COMMAND --help
 };
+
+// Each command's examples, after README.md, docs/cli.md and tests/swemu/goat_tool_test.cc.
+constexpr char kPlanExamples[] =
+    "  swemu-goat plan                               the paper's simulated leaf-spine, AlexNet\n"
+    "  swemu-goat plan --model VGG16 --memory 32MB   another model, less memory per switch\n"
+    "  swemu-goat plan --leaf-spine 2,4,17 --programmable leaf0,leaf1,spine1 --memory 8MB \\\n"
+    "      --json plan.json                          three named switches, the plan as JSON too\n";
+
+constexpr char kSimExamples[] =
+    "  swemu-goat sim                                            GOAT vs ATP-style vs PS-only\n"
+    "  swemu-goat sim --fabric leaf-spine --workers 35           "
+    "the paper's leaf-spine (Exp. #6, #7)\n"
+    "  swemu-goat sim --per-switch 8 --csv sim.csv               "
+    "16 workers, a CSV row per scheme\n"
+    "  swemu-goat sim --async --k 7 --delay 5=100ms --rounds 3   K = 7 of 8, a straggler\n";
+
+constexpr char kPublishExamples[] =
+    "  swemu-goat publish --out-dir out/goat --pcap                   "
+    "the testbed's plan as files\n"
+    "  swemu-goat publish --scheme atp-style --out-dir out/goat_atp   ATP-style sharing instead\n"
+    "  swemu-goat publish --fabric leaf-spine --leaf-spine 2,4,17 \\\n"
+    "      --out-dir out/goat_ls                                      a small leaf-spine\n";
+
+constexpr char kDemoExamples[] =
+    "  swemu-goat demo                                 "
+    "3 rounds, 3 swemu processes (the testbed)\n"
+    "  swemu-goat demo --async --k 7 --delay 5=100ms   "
+    "a straggler: rounds done by the 7 fastest\n"
+    "  swemu-goat demo --scheme atp-style --rounds 5   ATP-style sharing in real time\n";
 
 const Command kCommands[] = {
     {"plan", "GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model", PlanOptions,
-     RunPlan},
+     RunPlan, kPlanExamples},
     {"sim", "a GOAT job packet by packet in virtual time: GOAT, ATP-style sharing, PS-only",
-     GoatSimOptions, RunGoatSim},
+     GoatSimOptions, RunGoatSim, kSimExamples},
     {"publish", "a plan as files: switch configs and startup scripts, a topology, the job",
-     GoatPublishOptions, nullptr},
+     GoatPublishOptions, nullptr, kPublishExamples},
     {"demo", "real time: a published plan on one swemu per switch, hosts over virtio_user",
-     GoatDemoOptions, RunGoatDemo},
+     GoatDemoOptions, RunGoatDemo, kDemoExamples},
 };
+
+// swemu-goat --help: one example per command.
+constexpr char kExamples[] =
+    "  swemu-goat plan                                 "
+    "the paper's simulated leaf-spine, AlexNet\n"
+    "  swemu-goat sim                                  "
+    "GOAT vs ATP-style vs PS-only, virtual time\n"
+    "  swemu-goat publish --out-dir out/goat --pcap    the testbed's plan as files\n"
+    "  swemu-goat demo --async --k 7 --delay 5=100ms   "
+    "real time: 3 swemu processes, a straggler\n";
 
 int Main(int argc, char** argv) {
   const std::string first = argc < 2 ? "" : argv[1];
   if (argc < 2 || first == "--help" || first == "-h") {
     std::cout << "usage: swemu-goat COMMAND [options]   (COMMAND --help for its options)\n";
-    for (const Command& c : kCommands) std::printf("  %-5s %s\n", c.name, c.help);
-    std::cout << "every option: docs/cli.md\n";
+    for (const Command& c : kCommands) std::printf("  %-7s %s\n", c.name, c.help);
+    std::cout << "\nexamples:\n" << kExamples << "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }
   for (const Command& c : kCommands) {
@@ -178,6 +218,7 @@ int Main(int argc, char** argv) {
     po::variables_map vm;
     const int exit_now =
         ParseSubcommand("swemu-goat", c.name, "[options]", c.options(), argc - 1, argv + 1, &vm);
+    if (exit_now == 0 && vm.count("help")) std::cout << "\nexamples:\n" << c.examples;
     if (exit_now >= 0) return exit_now;
     std::cout.flush();
     std::string command = "swemu-goat";
