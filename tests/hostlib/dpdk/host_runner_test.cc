@@ -156,6 +156,31 @@ std::string PeerWatchUnavailable() {
   return self.ok() ? std::string() : self.message();
 }
 
+// A child process standing in for a peer, running `body` (which never returns); killed and
+// reaped when the test ends.
+class ChildProcess {
+ public:
+  template <typename Body>
+  explicit ChildProcess(Body body) : pid_(fork()) {
+    if (pid_ == 0) {
+      body();
+      _exit(0);
+    }
+  }
+  ~ChildProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+  pid_t pid() const { return pid_; }
+
+ private:
+  pid_t pid_;
+};
+
 // A timer that is due at a given time, once.
 class OneTimer final : public Endpoint {
  public:
@@ -190,20 +215,13 @@ TEST_F(HostRunnerTest, TimersWaitWhileABusyPeerIsOffItsCpu) {
     if (!CPU_ISSET(cpu, &mine)) CPU_SET(cpu, &other);
   }
   if (CPU_COUNT(&other) == 0) GTEST_SKIP() << "no CPU besides this thread's for the peer";
-  const pid_t peer = fork();
-  ASSERT_GE(peer, 0);
-  if (peer == 0) {
+  const ChildProcess child([&other] {
     (void)sched_setaffinity(0, sizeof(other), &other);
     volatile uint64_t spin = 0;
     for (;;) spin = spin + 1;
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  } reap{peer};
+  });
+  const pid_t peer = child.pid();
+  ASSERT_GT(peer, 0);
   ASSERT_EQ(kill(peer, SIGSTOP), 0);
   int status = 0;
   ASSERT_EQ(waitpid(peer, &status, WUNTRACED), peer);  // stopped now
@@ -238,18 +256,11 @@ TEST_F(HostRunnerTest, TimersWaitWhileABusyPeerIsOffItsCpu) {
 // And one that cannot be watched is named.
 TEST_F(HostRunnerTest, APeerStalledBeyondTheHoldNoLongerHoldsTimers) {
   if (const std::string why = PeerWatchUnavailable(); !why.empty()) GTEST_SKIP() << why;
-  const pid_t peer = fork();
-  ASSERT_GE(peer, 0);
-  if (peer == 0) {
+  const ChildProcess child([] {
     for (;;) pause();
-  }
-  struct Reap {
-    pid_t pid;
-    ~Reap() {
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-  } reap{peer};
+  });
+  const pid_t peer = child.pid();
+  ASSERT_GT(peer, 0);
   HostRunnerOptions options;
   options.busy_poll = true;
   options.max_timer_hold_ns = 10'000'000;
