@@ -193,7 +193,8 @@ TEST_F(SwemuVhostTest, FramesFromPort0ComeBackForwardedPerTheTable) {
 
 // A host reclaims the mbufs of frames the switch has taken after at most 32 more are
 // outstanding (PortQueues::tx_reclaim_after), not when the ring is nearly full: 200 frames
-// through a 256-entry ring leave none of theirs in use once the switch has forwarded them all.
+// through a 256-entry ring leave at most 32 of theirs in use once the switch has forwarded them
+// all (none, usually; under ASan 8 were, their used entries not yet published by the switch).
 // With the driver's default (reclaim below 32 free entries) all 200 would still be held.
 TEST_F(SwemuVhostTest, SentMbufsReturnToThePoolOnceTheSwitchTookThem) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
@@ -211,10 +212,10 @@ TEST_F(SwemuVhostTest, SentMbufsReturnToThePoolOnceTheSwitchTookThem) {
     at_b += b.Poll([](std::span<const uint8_t>) {}, 64);
   }
   ASSERT_EQ(at_b, 200u) << "swemu forwarded only " << at_b << " of 200 frames";
-  // Every sent descriptor is used now; the next send reclaims them.
+  // The sent descriptors are used now; the next send reclaims them.
   ASSERT_TRUE(a.Send(Frame(kMacB, 201)));
   a.Flush();
-  EXPECT_LE((*host)->mbufs_in_use(), idle + 1);
+  EXPECT_LE((*host)->mbufs_in_use(), idle + 1 + 32);
   EXPECT_TRUE((*host)->Close().ok());
   EXPECT_EQ(StopSwemu(), 0) << ReadText(dir_ + "swemu.err");
 }
