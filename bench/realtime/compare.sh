@@ -65,15 +65,9 @@ FORCE_NO_HUGE=0
 WARMUP=1
 INTERVALS=3
 
-# An option's value: present, and for --reps a positive number (one line and exit 2 if not).
-value() {
-  [[ $# -ge 2 && -n $2 ]] || { echo "compare.sh: $1: needs a value" >&2; exit 2; }
-  if [[ $1 == --reps && ! $2 =~ ^[1-9][0-9]*$ ]]; then
-    echo "compare.sh: --reps: expected a positive whole number, got '$2'" >&2
-    exit 2
-  fi
-  printf '%s' "$2"
-}
+SCRIPT=compare.sh
+# shellcheck source=bench/realtime/options.sh
+source "$ROOT/bench/realtime/options.sh"
 
 while [[ $# -gt 0 ]]; do
   case $1 in

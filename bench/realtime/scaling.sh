@@ -38,15 +38,9 @@ REPS=3
 WARMUP=1
 INTERVALS=3
 
-# An option's value: present, and for --reps a positive number (one line and exit 2 if not).
-value() {
-  [[ $# -ge 2 && -n $2 ]] || { echo "scaling.sh: $1: needs a value" >&2; exit 2; }
-  if [[ $1 == --reps && ! $2 =~ ^[1-9][0-9]*$ ]]; then
-    echo "scaling.sh: --reps: expected a positive whole number, got '$2'" >&2
-    exit 2
-  fi
-  printf '%s' "$2"
-}
+SCRIPT=scaling.sh
+# shellcheck source=bench/realtime/options.sh
+source "$ROOT/bench/realtime/options.sh"
 
 while [[ $# -gt 0 ]]; do
   case $1 in
