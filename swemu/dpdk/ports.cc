@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace swemu {
 namespace {
@@ -44,9 +45,10 @@ Result<std::string> Probe(const std::string& where, const std::string& devargs) 
 // its virtqueues from its own queue_size devarg (256 when absent) and ignores nb_desc.
 uint16_t TxRingEntries(const std::string& devargs, uint16_t tx_desc) {
   if (devargs.rfind("net_virtio_user", 0) != 0) return tx_desc;
-  const std::size_t at = devargs.find(",queue_size=");
+  constexpr std::string_view kKey = ",queue_size=";
+  const std::size_t at = devargs.find(kKey);
   if (at == std::string::npos) return 256;
-  const unsigned long size = std::strtoul(devargs.c_str() + at + 12, nullptr, 10);
+  const unsigned long size = std::strtoul(devargs.c_str() + at + kKey.size(), nullptr, 10);
   return size > 0 && size <= 0xFFFF ? static_cast<uint16_t>(size) : 0;
 }
 
