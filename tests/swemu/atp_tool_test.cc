@@ -97,7 +97,8 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
         sim + "--job " + kConfigs + "atp_two_rack.job --loss -1",
         sim + "--job " + kConfigs + "atp_two_rack.job --loss nan", sim + "--job " + kConfigs,
         sim + "--job /dev/zero", std::string("demo --workers 0"), std::string("demo --racks 3"),
-        std::string("demo --timeout -5"), std::string("demo --timeout 0")}) {
+        std::string("demo --timeout -5"), std::string("demo --timeout 0"),
+        std::string("demo --link-rate fast")}) {
     const RunResult run = RunAtp(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;

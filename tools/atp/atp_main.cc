@@ -10,6 +10,7 @@
 
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/workload/model_layers.h"
+#include "pipeline/control/units.h"
 #include "tools/atp/atp_demo.h"
 #include "tools/atp/atp_sim.h"
 #include "tools/tool_main.h"
@@ -153,6 +154,13 @@ int Main(int argc, char** argv) {
   if (vm.count("loss") && !(sim.host_loss >= 0 && sim.host_loss <= 1)) {
     std::cerr << "swemu-atp: --loss must be in [0, 1]\n";
     return 2;
+  }
+  // Checked here, before the demo writes its switch configs: swemu would refuse it only later.
+  if (mode == "demo") {
+    if (Result<uint64_t> rate = ParseRate(demo.link_rate); !rate.ok()) {
+      std::cerr << "swemu-atp: --link-rate: " << rate.status().message() << '\n';
+      return 2;
+    }
   }
   if (mode == "demo" && !(demo.timeout_s > 0 && demo.timeout_s <= 86400)) {
     std::cerr << "swemu-atp: --timeout must be in (0, 86400] seconds\n";
