@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/pcap_fixlen.h"
 #include "pipeline/engine/pcap_host.h"
@@ -123,90 +124,6 @@ Status ScanInput(const std::string& path, InputSpan* span) {
   return (*reader)->status();
 }
 
-// Output files written aside (DIR/.swemu-staging-<pid>/) and renamed into DIR at the end; the
-// staging directory is removed whatever happens.
-class StagedOutputs {
- public:
-  explicit StagedOutputs(std::string dir)
-      : dir_(std::move(dir)),
-        staging_(OutPath(dir_, ".swemu-staging-" + std::to_string(getpid()))) {}
-  ~StagedOutputs() {
-    std::error_code ignored;
-    if (created_) std::filesystem::remove_all(staging_, ignored);
-    if (!committed_) {
-      for (const std::string& aside : beside_) std::filesystem::remove(aside, ignored);
-    }
-    // A run that failed leaves no directory it made (remove() keeps a non-empty one).
-    if (made_dir_ && !committed_) std::filesystem::remove(dir_, ignored);
-  }
-  StagedOutputs(const StagedOutputs&) = delete;
-  StagedOutputs& operator=(const StagedOutputs&) = delete;
-
-  // Creates DIR (if missing) and the staging directory in it.
-  Status Create() {
-    std::error_code error;
-    made_dir_ = !std::filesystem::exists(dir_, error);
-    std::filesystem::create_directories(dir_, error);
-    if (error || !std::filesystem::is_directory(dir_)) {
-      return Status::Error("--out-dir " + dir_ + ": cannot create directory" +
-                           (error ? " (" + error.message() + ")" : ""));
-    }
-    std::filesystem::remove_all(staging_, error);
-    if (!std::filesystem::create_directory(staging_, error) || error) {
-      return Status::Error("--out-dir " + dir_ + ": cannot create " + staging_ +
-                           (error ? " (" + error.message() + ")" : ""));
-    }
-    created_ = true;
-    return Status::Ok();
-  }
-  // A file that may go anywhere (another file system, a name a pcap has): written beside its
-  // final path, moved into place with the rest, removed when the run fails.
-  std::string StageBeside(const std::string& final_path) {
-    const std::string aside = final_path + ".tmp-" + std::to_string(getpid());
-    moves_.emplace_back(aside, final_path);
-    beside_.push_back(aside);
-    return aside;
-  }
-  // Where the file meant for `final_path` is written during the run.
-  std::string Stage(const std::string& final_path) {
-    const std::string aside =
-        OutPath(staging_, std::filesystem::path(final_path).filename().string());
-    moves_.emplace_back(aside, final_path);
-    return aside;
-  }
-  // An error about a staged file names the file the user asked for instead.
-  Status Unstaged(const Status& status) const {
-    if (status.ok()) return status;
-    std::string message = status.message();
-    for (const auto& [aside, final_path] : moves_) {
-      for (std::size_t at = message.find(aside); at != std::string::npos;
-           at = message.find(aside, at + final_path.size())) {
-        message.replace(at, aside.size(), final_path);
-      }
-    }
-    return Status::Error(message);
-  }
-  Status Commit() {
-    for (const auto& [aside, final_path] : moves_) {
-      std::error_code error;
-      std::filesystem::rename(aside, final_path, error);
-      if (error)
-        return Status::Error(final_path + ": cannot move into place (" + error.message() + ")");
-    }
-    committed_ = true;
-    return Status::Ok();
-  }
-
- private:
-  std::string dir_;
-  std::string staging_;
-  bool created_ = false;
-  bool made_dir_ = false;
-  bool committed_ = false;
-  std::vector<std::pair<std::string, std::string>> moves_;
-  std::vector<std::string> beside_;
-};
-
 // Real time reports its own errors and exit status (*exit_status); everything else is a Status.
 Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, int* exit_status) {
   if (cmd.help) {
@@ -302,15 +219,13 @@ Status ShowResources(const CommandLine& cmd, std::ostream& out) {
   return Status::Ok();
 }
 
-// --telemetry FILE offline: refused before the run when it cannot be written in the end (a
-// directory, or a directory that neither exists nor is --out-dir, which the run creates).
+// --telemetry FILE offline: a path OutputFiles can write, in a directory that exists or is
+// --out-dir (which the run makes); a typo in a directory name is not made into a directory.
 Status CheckTelemetryPath(const CommandLine& cmd) {
   if (cmd.telemetry.empty()) return Status::Ok();
+  SWEMU_RETURN_IF_ERROR(CheckOutputPath(cmd.telemetry, "--telemetry"));
   namespace fs = std::filesystem;
   std::error_code ignored;
-  if (fs::is_directory(cmd.telemetry, ignored)) {
-    return Status::Error("--telemetry " + cmd.telemetry + ": is a directory");
-  }
   const fs::path parent = fs::path(cmd.telemetry).parent_path();
   if (!parent.empty() && !fs::is_directory(parent, ignored) &&
       fs::weakly_canonical(parent, ignored) != fs::weakly_canonical(cmd.out_dir, ignored)) {
@@ -319,33 +234,47 @@ Status CheckTelemetryPath(const CommandLine& cmd) {
   return Status::Ok();
 }
 
+// Inputs are read twice (checked, then run): each must be a regular file.
+Status CheckInputsAreFiles(const RunPlan& plan) {
+  for (const HostPortSpec& host : plan.hosts) {
+    if (host.in_pcap.empty()) continue;
+    SWEMU_RETURN_IF_ERROR(CheckRereadablePcap(host.in_pcap));
+  }
+  return Status::Ok();
+}
+
 Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
+  SWEMU_RETURN_IF_ERROR(CheckOutputDirectory(cmd.out_dir, "--out-dir"));
   SWEMU_RETURN_IF_ERROR(CheckTelemetryPath(cmd));
   Result<RunPlan> plan = MakeRunPlan(cmd);
   if (!plan.ok()) return plan.status();
   // Read every input once, so a corrupt file is refused before any output exists; the frames
   // and their time span also size the run's default limits.
+  SWEMU_RETURN_IF_ERROR(CheckInputsAreFiles(*plan));
   InputSpan span;
   for (const HostPortSpec& host : plan->hosts) {
     if (host.in_pcap.empty()) continue;
     SWEMU_RETURN_IF_ERROR(ScanInput(host.in_pcap, &span));
   }
   // The run writes into a staging directory inside DIR; only a run that succeeded moves its
-  // files into place, so a failure leaves an earlier run's outputs as they were. Nothing is
-  // created before the engine is built (which opens every input but no output).
-  StagedOutputs staged(cmd.out_dir);
+  // files into place, so a failure (or a signal) leaves an earlier run's outputs as they were.
+  OutputFiles staged;
   for (HostPortSpec& host : plan->hosts) {
-    if (!host.out_pcap.empty()) host.out_pcap = staged.Stage(host.out_pcap);
+    if (host.out_pcap.empty()) continue;
+    const std::filesystem::path final_path(host.out_pcap);
+    Result<std::string> aside =
+        staged.Staged(final_path.parent_path().string(), final_path.filename().string());
+    if (!aside.ok()) return Status::Error("--out-dir " + aside.message());
+    host.out_pcap = *aside;
   }
-  const std::string counters = staged.Stage(OutPath(cmd.out_dir, "counters.json"));
-  const std::string telemetry_path =
-      cmd.telemetry.empty() ? "" : staged.StageBeside(cmd.telemetry);
+  Result<std::string> counters = staged.Staged(cmd.out_dir, "counters.json");
+  if (!counters.ok()) return Status::Error("--out-dir " + counters.message());
+  const std::string telemetry_path = cmd.telemetry.empty() ? "" : staged.Aside(cmd.telemetry);
   std::vector<const PcapHost*> pcap_hosts;
   Result<std::unique_ptr<Engine>> built = BuildEngineWithFixlen(*plan, cmd.fixlen, &pcap_hosts);
   if (!built.ok()) return built.status();
   Engine& engine = **built;
-  SWEMU_RETURN_IF_ERROR(staged.Create());
   EngineLimits limits;
   limits.max_virtual_ns = cmd.max_virtual_ns.value_or(
       span.frames == 0 ? kDefaultExtraVirtualNs
@@ -377,7 +306,7 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                                 "--max-virtual-time if the run is meant to be this long)"
                               : ""));
   }
-  SWEMU_RETURN_IF_ERROR(staged.Unstaged(WriteTextFile(counters, engine.CountersJson())));
+  SWEMU_RETURN_IF_ERROR(staged.Unstaged(WriteTextFile(*counters, engine.CountersJson())));
   if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(staged.Unstaged(telemetry->Close()));
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());

@@ -59,6 +59,7 @@ Status Run(const po::variables_map& vm) {
     return Status::Error("--workload " + workload + ": not flows/atp");
   }
   if (!vm.count("out")) return Status::Error("--out: required");
+  SWEMU_RETURN_IF_ERROR(CheckOutputPath(Text(vm, "out"), "--out"));
   if (workload == "flows") {
     po::options_description atp;
     atp.add(AtpOptions()).add(BackgroundOptions());

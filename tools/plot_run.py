@@ -33,10 +33,12 @@ def time_unit(span_s):
 
 
 def main(argv):
-    if len(argv) != 3:
-        print("usage: plot_run.py CSV_DIR OUT.png", file=sys.stderr)
+    if len(argv) not in (3, 4):
+        print("usage: plot_run.py CSV_DIR OUT.png [FORMAT]", file=sys.stderr)
         return 2
+    # FORMAT: when OUT is a temporary name (swemu-analyze writes aside, then renames).
     csv_dir, out = argv[1], argv[2]
+    fmt = argv[3] if len(argv) == 4 else None
     throughput = read_rows(os.path.join(csv_dir, "throughput.csv"))
     queues = read_rows(os.path.join(csv_dir, "queue.csv"))
     runs = list(OrderedDict.fromkeys([r["run"] for r in throughput] + [r["run"] for r in queues]))
@@ -92,7 +94,11 @@ def main(argv):
                         transform=ax.transAxes, color="gray")
         axes[rows - 1][col].set_xlabel("time since the run's first frame (%s)" % unit)
     fig.tight_layout()
-    fig.savefig(out, dpi=120)
+    try:
+        fig.savefig(out, dpi=120, format=fmt)
+    except (OSError, ValueError) as e:
+        print("plot_run.py: cannot write the plot: %s" % e, file=sys.stderr)
+        return 1
     return 0
 
 

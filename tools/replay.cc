@@ -25,6 +25,7 @@
 
 #include "pipeline/control/units.h"
 #include "pipeline/engine/pcap_fixlen.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/engine/pcap_io.h"
 #include "swemu/dpdk/eal.h"
 #include "swemu/dpdk/mbuf_pool.h"
@@ -112,15 +113,13 @@ Result<double> ParsePositive(const std::string& text, double max) {
 }
 
 // Seconds as a plain number ("10", "0.5") as tcpreplay takes them, or a duration ("500ms").
+// A positive duration up to 1e6 s; a plain number means seconds ("0.5", "500ms").
 Result<uint64_t> ParseSeconds(const std::string& text) {
-  char* end = nullptr;
-  const double seconds = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end == text.c_str() + text.size()) {
-    if (!(seconds > 0 && seconds <= 1e6)) return Status::Error(text + " is not in (0, 1000000]");
-    return static_cast<uint64_t>(seconds * 1e9);
+  Result<uint64_t> ns = ParseDurationOption(text);
+  if (!ns.ok()) return ns;
+  if (*ns == 0 || *ns > 1'000'000ull * 1'000'000'000) {
+    return Status::Error(text + " is not in (0, 1000000]");
   }
-  Result<uint64_t> ns = ParseDuration(text);
-  if (ns.ok() && *ns == 0) return Status::Error("must be > 0");
   return ns;
 }
 
@@ -144,7 +143,10 @@ Status ParseSpec(const po::variables_map& vm, ReplaySpec& spec) {
     }
   }
   if (vm.count("in")) spec.in = str("in");
-  if (vm.count("out")) spec.out = str("out");
+  if (vm.count("out")) {
+    spec.out = str("out");
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(spec.out, "--out"));
+  }
   if (vm.count("ready-file")) spec.ready_file = str("ready-file");
   const int paces = static_cast<int>(vm.count("topspeed") + vm.count("pps") + vm.count("mbps") +
                                      vm.count("timing"));
@@ -176,6 +178,8 @@ Status ParseSpec(const po::variables_map& vm, ReplaySpec& spec) {
     }
     Result<double> multiplier = ParsePositive(str("multiplier"), 1e6);
     if (!multiplier.ok()) return Status::Error("--multiplier: " + multiplier.message());
+    // Below 1e-6 a gap of a microsecond becomes days: the deadlines overflow to top speed.
+    if (*multiplier < 1e-6) return Status::Error("--multiplier: " + str("multiplier") + " is below 1e-6");
     spec.pace.multiplier = *multiplier;
     spec.pace_text += " x" + str("multiplier");
   }
@@ -193,7 +197,7 @@ Status ParseSpec(const po::variables_map& vm, ReplaySpec& spec) {
     if (!fixlen.ok()) return Status::Error("--fixlen: " + fixlen.message());
     spec.fixlen = *fixlen;
   }
-  Result<uint64_t> wait = ParseDuration(str("wait"));
+  Result<uint64_t> wait = ParseDurationOption(str("wait"));
   if (!wait.ok()) return Status::Error("--wait: " + wait.message());
   spec.send.wait_ns = static_cast<TimeNs>(*wait);
   if (vm.count("expect")) {
@@ -264,9 +268,18 @@ void WaitForLink(uint16_t port) {
   }
 }
 
-Result<std::unique_ptr<PcapWriter>> OpenCapture(const ReplaySpec& spec) {
+// --out is written aside and moved into place once closed (CloseCapture).
+Result<std::unique_ptr<PcapWriter>> OpenCapture(const ReplaySpec& spec, OutputFiles& files) {
   if (spec.out.empty()) return std::unique_ptr<PcapWriter>();
-  return PcapWriter::Open(spec.out);
+  Result<std::unique_ptr<PcapWriter>> writer = PcapWriter::Open(files.Aside(spec.out));
+  if (!writer.ok()) return files.Unstaged(writer.status());
+  return writer;
+}
+
+Status CloseCapture(PcapWriter* writer, OutputFiles& files) {
+  if (writer == nullptr) return Status::Ok();
+  SWEMU_RETURN_IF_ERROR(files.Unstaged(writer->Close()));
+  return files.Commit();
 }
 
 // Runs the sender on an output that is up; prints the summary and the report.
@@ -294,15 +307,12 @@ Status ReplayOnIface(const ReplaySpec& spec, std::ostream& out, std::ostream& er
     if (!opened.ok()) return opened.status();
     source = std::move(*opened);
   }
-  Result<std::unique_ptr<PcapWriter>> writer = OpenCapture(spec);
+  OutputFiles files;
+  Result<std::unique_ptr<PcapWriter>> writer = OpenCapture(spec, files);
   if (!writer.ok()) return writer.status();
   (*output)->set_capture(writer->get());
   Status status = SendAndReport(spec, **output, source.get(), out, err, short_of_expect);
-  if (*writer != nullptr) {
-    Status closed = (*writer)->Close();
-    if (status.ok()) status = closed;
-  }
-  return status;
+  return status.ok() ? CloseCapture(writer->get(), files) : status;
 }
 
 Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err,
@@ -319,6 +329,7 @@ Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err
   eal.added_no_huge = false;
   SWEMU_RETURN_IF_ERROR(InitEal(eal, err));
   Status status;
+  OutputFiles files;
   std::unique_ptr<PcapWriter> writer;
   {  // the pool and the port go before EAL does
     Result<MbufPool> pool = MbufPool::Create(kMbufs, 128, static_cast<int>(rte_socket_id()));
@@ -326,7 +337,7 @@ Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err
     status = pool.status();
     if (status.ok()) status = ports.Open(1, {{0, spec.devargs}}, pool->mempool());
     Result<std::unique_ptr<PcapWriter>> opened = std::unique_ptr<PcapWriter>();
-    if (status.ok()) opened = OpenCapture(spec);  // only once the port is up
+    if (status.ok()) opened = OpenCapture(spec, files);  // only once the port is up
     if (status.ok()) status = opened.status();
     if (status.ok()) {
       writer = std::move(*opened);
@@ -337,11 +348,7 @@ Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err
     }
   }
   CleanupEal();
-  if (writer != nullptr) {
-    Status closed = writer->Close();
-    if (status.ok()) status = closed;
-  }
-  return status;
+  return status.ok() ? CloseCapture(writer.get(), files) : status;
 }
 
 int Main(int argc, char** argv) {

@@ -1,6 +1,6 @@
 #pragma once
-// SIGINT and SIGTERM as a request to stop, for tools that run until told (real-time hosts):
-// the run ends cleanly and says it was stopped.
+// SIGINT and SIGTERM (and SIGHUP and SIGQUIT, treated like SIGTERM) as a request to stop, for
+// tools that run until told (real-time hosts): the run ends cleanly and says it was stopped.
 #include <signal.h>
 
 #include <atomic>
@@ -13,8 +13,7 @@ inline std::atomic<bool> g_stop_requested{false};
 inline void CatchStopSignals() {
   struct sigaction sa {};
   sa.sa_handler = [](int) { g_stop_requested = true; };
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &sa, nullptr);
 }
 
 }  // namespace swemu

@@ -16,6 +16,7 @@
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/atp/demo_layout.h"
 #include "tools/atp/swemu_process.h"

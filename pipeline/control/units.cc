@@ -133,6 +133,13 @@ Result<uint64_t> ParseDuration(std::string_view text) {
   return Scaled(text, number, scale, "ns");
 }
 
+Result<uint64_t> ParseDurationOption(std::string_view text) {
+  double number = 0;
+  std::string_view suffix;
+  if (SplitNumber(text, &number, &suffix) && suffix.empty()) return Scaled(text, number, 1e9, "ns");
+  return ParseDuration(text);
+}
+
 Result<bool> ParseBool(std::string_view text) {
   for (std::string_view yes : {"1", "true", "yes", "on"}) {
     if (EqualsIgnoreCase(text, yes)) return true;

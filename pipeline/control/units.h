@@ -14,8 +14,11 @@ Result<uint64_t> ParseUint(std::string_view text, uint64_t min = 0, uint64_t max
 Result<uint64_t> ParseRate(std::string_view text);
 // Bytes: plain number, or suffix K/KB (1000), KiB (1024), M/MB, MiB, G/GB, GiB.
 Result<uint64_t> ParseBytes(std::string_view text);
-// Nanoseconds: number with suffix ns, us, ms or s (a plain number means ns).
+// Nanoseconds: number with suffix ns, us, ms or s (a plain number means ns: configs).
 Result<uint64_t> ParseDuration(std::string_view text);
+// A duration typed on a command line, in nanoseconds: a plain number means seconds ("0.5"),
+// as in every tool's options; otherwise a number with its unit ("500ms").
+Result<uint64_t> ParseDurationOption(std::string_view text);
 // true/false, yes/no, on/off, 1/0.
 Result<bool> ParseBool(std::string_view text);
 // Probability in [0, 1], e.g. "0.001" or "0.1%".

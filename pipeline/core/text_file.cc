@@ -1,15 +1,17 @@
 #include "pipeline/core/text_file.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 
 namespace swemu {
 namespace {
+
+constexpr int kFifoWriterWaitMs = 10'000;
 
 // "PATH: config is a directory", "PATH: cannot open config (No such file or directory)".
 Status Refuse(const std::string& path, const std::string& what, const std::string& why) {
@@ -50,7 +52,20 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
     ::close(fd);
     return kind;
   }
-  // A pipe is read blocking (O_NONBLOCK only kept open() from waiting for a writer).
+  // A pipe is read blocking (O_NONBLOCK only kept open() from waiting for a writer), once a
+  // writer has come: a FIFO nobody writes to is an error, not an empty input.
+  if (S_ISFIFO(st.st_mode)) {
+    pollfd waiting{fd, POLLIN, 0};
+    int ready = 0;
+    do {
+      ready = ::poll(&waiting, 1, kFifoWriterWaitMs);
+    } while (ready < 0 && errno == EINTR);
+    if (ready == 0) {
+      ::close(fd);
+      return Refuse(path, what, "is a FIFO that nobody wrote to within " +
+                                    std::to_string(kFifoWriterWaitMs / 1000) + " s");
+    }
+  }
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   std::string text;
   char buffer[65536];
@@ -71,20 +86,6 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
   }
   ::close(fd);
   return text;
-}
-
-Status CheckOutputFile(const std::string& path, const std::string& option) {
-  std::ofstream probe(path, std::ios::app);
-  if (!probe) return Status::Error(option + " " + path + ": cannot write");
-  return Status::Ok();
-}
-
-Status WriteTextFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::trunc | std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return Status::Error("cannot write " + path);
-  return Status::Ok();
 }
 
 }  // namespace swemu

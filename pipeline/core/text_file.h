@@ -19,11 +19,4 @@ Result<std::string> ReadTextFile(const std::string& path, const std::string& wha
 // The same checks without reading: for loaders that only record a path to read later.
 Status CheckTextFile(const std::string& path, const std::string& what);
 
-// An output a tool will write at the end: checked before the run (opened for appending, so
-// nothing is truncated yet), so that a directory or an unwritable path fails before any work.
-// The error reads "OPTION PATH: cannot write" (option e.g. "--json").
-Status CheckOutputFile(const std::string& path, const std::string& option);
-// Writes (replaces) a whole text file; the error reads "cannot write PATH".
-Status WriteTextFile(const std::string& path, const std::string& text);
-
 }  // namespace swemu

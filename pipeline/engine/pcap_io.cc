@@ -1,8 +1,12 @@
 #include "pipeline/engine/pcap_io.h"
 
 #include <pcap/pcap.h>
+#include <sys/stat.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 
 namespace swemu {
 namespace {
@@ -17,13 +21,76 @@ std::string WithPath(const std::string& path, const std::string& message) {
   return path + ": " + message;
 }
 
+// A classic pcap file's header names a snaplen, and libpcap cuts every record to it, even one
+// whose caplen says more was captured (tshark reads such a record whole). The stream handed to
+// libpcap reads the file with that field zeroed, which libpcap takes as the largest snaplen of
+// the link type: every record is read as long as its caplen says.
+class WholeRecords {
+ public:
+  static FILE* Open(FILE* file) {
+    auto* self = new WholeRecords(file);
+    self->head_len_ = std::fread(self->head_, 1, sizeof self->head_, file);
+    uint32_t magic = 0;
+    if (self->head_len_ == sizeof self->head_) std::memcpy(&magic, self->head_, sizeof magic);
+    for (uint32_t classic : {0xa1b2c3d4u, 0xd4c3b2a1u, 0xa1b23c4du, 0x4d3cb2a1u}) {
+      if (magic == classic) std::memset(self->head_ + kSnaplenOffset, 0, 4);
+    }
+    FILE* stream = fopencookie(self, "r", {&Read, nullptr, nullptr, &Close});
+    if (stream == nullptr) Close(self);
+    return stream;
+  }
+
+ private:
+  static constexpr std::size_t kSnaplenOffset = 16;
+  explicit WholeRecords(FILE* file) : file_(file) {}
+  static ssize_t Read(void* cookie, char* buffer, size_t size) {
+    auto* self = static_cast<WholeRecords*>(cookie);
+    if (self->served_ < self->head_len_) {
+      const std::size_t n = std::min(size, self->head_len_ - self->served_);
+      std::memcpy(buffer, self->head_ + self->served_, n);
+      self->served_ += n;
+      return static_cast<ssize_t>(n);
+    }
+    const std::size_t n = std::fread(buffer, 1, size, self->file_);
+    return n == 0 && std::ferror(self->file_) ? -1 : static_cast<ssize_t>(n);
+  }
+  static int Close(void* cookie) {
+    auto* self = static_cast<WholeRecords*>(cookie);
+    const int rc = std::fclose(self->file_);
+    delete self;
+    return rc;
+  }
+  FILE* file_;
+  unsigned char head_[24] = {};
+  std::size_t head_len_ = 0;
+  std::size_t served_ = 0;
+};
+
 }  // namespace
 
+Status CheckRereadablePcap(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Status::Error(path + ": " + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Status::Error(path + ": is a directory");
+  if (!S_ISREG(st.st_mode)) {
+    return Status::Error(path + ": not a regular file (a pcap is read more than once: save " +
+                         "the capture or pipe to a file first)");
+  }
+  return Status::Ok();
+}
+
 Result<std::unique_ptr<PcapReader>> PcapReader::Open(const std::string& path, PcapLinks links) {
+  FILE* file = std::fopen(path.c_str(), "rbe");
+  if (file == nullptr) return Status::Error(path + ": " + std::strerror(errno));
+  FILE* stream = WholeRecords::Open(file);
+  if (stream == nullptr) return Status::Error(path + ": " + std::strerror(errno));
   char errbuf[PCAP_ERRBUF_SIZE] = {};
   pcap* handle =
-      pcap_open_offline_with_tstamp_precision(path.c_str(), PCAP_TSTAMP_PRECISION_NANO, errbuf);
-  if (handle == nullptr) return Status::Error(WithPath(path, errbuf));
+      pcap_fopen_offline_with_tstamp_precision(stream, PCAP_TSTAMP_PRECISION_NANO, errbuf);
+  if (handle == nullptr) {
+    std::fclose(stream);
+    return Status::Error(WithPath(path, errbuf));
+  }
   int link_type = pcap_datalink(handle);
   if (links == PcapLinks::kEthernetOnly && link_type != DLT_EN10MB) {
     const char* name = pcap_datalink_val_to_name(link_type);
@@ -51,12 +118,18 @@ bool PcapReader::Next(PcapRecord* record) {
   // on comes back negative. pcapng's 64-bit times come back as they are, up to what TimeNs holds.
   int64_t sec = header->ts.tv_sec;
   if (sec < 0) sec += int64_t{1} << 32;
-  if (sec < 0 || static_cast<uint64_t>(sec) > kMaxPcapReadSec || header->ts.tv_usec < 0 ||
-      header->ts.tv_usec >= static_cast<long>(kNsPerSec)) {
+  if (sec < 0 || static_cast<uint64_t>(sec) > kMaxPcapReadSec) {
     status_ = Status::Error(WithPath(path_, "record " + std::to_string(records_read_ + 1) +
-                                                ": timestamp " + std::to_string(header->ts.tv_sec) +
-                                                "." + std::to_string(header->ts.tv_usec) +
+                                                ": timestamp " + std::to_string(sec) +
                                                 " s is out of range"));
+    return false;
+  }
+  // libpcap has scaled the fraction field to nanoseconds (and may have wrapped it).
+  if (header->ts.tv_usec < 0 || header->ts.tv_usec >= static_cast<long>(kNsPerSec)) {
+    status_ = Status::Error(WithPath(
+        path_, "record " + std::to_string(records_read_ + 1) +
+                   ": the timestamp's fraction of a second is a second or more (its field is "
+                   "out of range)"));
     return false;
   }
   // With nanosecond precision libpcap stores nanoseconds in tv_usec.

@@ -50,6 +50,10 @@ class PcapReader {
   uint64_t records_read_ = 0;
 };
 
+// A reader of a FIFO or a pipe reads it once, as it streams (swemu --bench). A tool that reads
+// an input twice (checked before the run, then run) refuses anything but a regular file first.
+Status CheckRereadablePcap(const std::string& path);
+
 // Reads a whole file once to check it (so a corrupt input is refused before a run starts).
 Result<uint64_t> CountPcapRecords(const std::string& path);
 

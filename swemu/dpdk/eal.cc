@@ -12,6 +12,8 @@
 #include <iterator>
 #include <sstream>
 
+#include "pipeline/core/interrupt.h"
+
 namespace swemu {
 namespace {
 
@@ -136,6 +138,10 @@ bool HostHugepagesUsable() {
   return HugepagesUsable(ReadProcFile("/proc/meminfo"), ReadProcFile("/proc/mounts"));
 }
 
+namespace {
+int g_runtime_dir = -1;  // its RemoveOnInterrupt handle
+}  // namespace
+
 Status InitEal(const EalArgs& eal, std::ostream& err) {
   // EAL may keep pointers into argv for the life of the process.
   static std::vector<std::string> storage;
@@ -158,10 +164,15 @@ Status InitEal(const EalArgs& eal, std::ostream& err) {
     if (complaint.rfind("EAL: ", 0) == 0) complaint.erase(0, 5);
     return Status::Error("EAL: " + (complaint.empty() ? std::string(rte_strerror(error))
                                                       : complaint + " (" + rte_strerror(error) +
-                                                            "; EAL's options: dpdk-testpmd -h)"));
+                                                            "; EAL's options: docs/cli.md, [eal])"));
   }
   WriteAll(STDOUT_FILENO, printed_out);
   WriteAll(STDERR_FILENO, printed_err);
+  // A signal that ends the process before CleanupEal still removes the runtime directory.
+  if (rte_eal_process_type() == RTE_PROC_PRIMARY) {
+    const std::string runtime = rte_eal_get_runtime_dir();
+    if (runtime.find("/dpdk/") != std::string::npos) g_runtime_dir = RemoveOnInterrupt(runtime);
+  }
   // Said once EAL is up, so that a failure stays one line.
   if (eal.added_no_huge) err << "swemu: no free hugepages; running with --no-huge\n" << std::flush;
   return Status::Ok();
@@ -171,6 +182,8 @@ Status InitEal(const EalArgs& eal, std::ostream& err) {
 // config, memseg fbarrays and mp socket, several MB in tmpfs) behind; every run with a new
 // --file-prefix would add one for good. The primary process removes its own after cleanup.
 void CleanupEal() {
+  Forget(g_runtime_dir);
+  g_runtime_dir = -1;
   const std::string runtime = rte_eal_get_runtime_dir();
   rte_eal_cleanup();
   if (rte_eal_process_type() == RTE_PROC_PRIMARY && runtime.find("/dpdk/") != std::string::npos) {

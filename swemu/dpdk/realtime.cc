@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <functional>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "pipeline/core/output_files.h"
 #include "pipeline/engine/telemetry.h"
 #include "swemu/control_mailbox.h"
 #include "swemu/control_server.h"
@@ -41,8 +43,8 @@ void InstallSignalHandlers() {
   struct sigaction action = {};
   action.sa_handler = OnSignal;
   sigemptyset(&action.sa_mask);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGTERM, &action, nullptr);
+  // SIGHUP and SIGQUIT stop the switch as SIGTERM does (a closed terminal, Ctrl-\).
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(sig, &action, nullptr);
 }
 
 Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
@@ -397,7 +399,22 @@ class TelemetrySampler {
       : rt_(rt),
         name_(std::move(name)),
         writer_(writer),
+        period_ns_(period_ns),
         thread_(writer == nullptr ? 0 : period_ns, [this] { return Take(); }) {}
+
+  // A line when the samples came markedly less often than asked, or "": each lcore answers
+  // between bursts, and an idle lcore that backs off answers late.
+  std::string Shortfall() const {
+    if (samples_ < 3) return "";
+    const double mean_ns = static_cast<double>(last_ns_ - first_ns_) / (samples_ - 1);
+    if (mean_ns <= 1.5 * static_cast<double>(period_ns_)) return "";
+    char line[200];
+    std::snprintf(line, sizeof line,
+                  "swemu: telemetry: one sample every %.0f us on average, not every %.0f us as "
+                  "asked (the lcores answer between bursts; --busy-poll answers sooner)\n",
+                  mean_ns / 1e3, static_cast<double>(period_ns_) / 1e3);
+    return line;
+  }
 
  private:
   bool Take() {
@@ -411,12 +428,17 @@ class TelemetrySampler {
     const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::system_clock::now().time_since_epoch());
     writer_->Write(static_cast<TimeNs>(wall.count()), name_, merged_);
+    if (samples_++ == 0) first_ns_ = static_cast<TimeNs>(wall.count());
+    last_ns_ = static_cast<TimeNs>(wall.count());
     return true;
   }
 
   Realtime& rt_;
   std::string name_;
   TelemetryWriter* writer_;
+  uint64_t period_ns_;
+  uint64_t samples_ = 0;  // written by the sampler's thread, read once it has stopped
+  TimeNs first_ns_ = 0, last_ns_ = 0;
   std::vector<QueueSnapshot> part_, merged_;
   PeriodicThread thread_;  // last: it stops before the members it uses go
 };
@@ -457,6 +479,8 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
     Realtime rt;
     std::unique_ptr<TelemetryWriter> telemetry;
     Status ready = CheckWorkers(*loaded);
+    if (ready.ok() && !cmd.telemetry.empty()) ready = CheckOutputPath(cmd.telemetry, "--telemetry");
+    // Written in place, as it is sampled: a live run's telemetry is watched while it grows.
     if (ready.ok() && !cmd.telemetry.empty()) {
       Result<std::unique_ptr<TelemetryWriter>> opened = TelemetryWriter::Open(cmd.telemetry);
       ready = opened.status();
@@ -474,14 +498,17 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       options.stats_interval_ns = cmd.stats_interval_ns;
       options.stats_stages = cmd.stats_stages;
       options.cut_through = loaded->cut_through;
+      std::string shortfall;
       {
         TelemetrySampler sampler(rt, loaded->config.name, telemetry.get(),
                                  cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns
                                                               : kRealtimeTelemetryPeriodNs);
         RunLcores(rt, options, out);
+        shortfall = sampler.Shortfall();
       }
       status = ShutDown(rt, cmd.quiet, out, err);
       if (telemetry != nullptr) {
+        err << shortfall << std::flush;
         Status closed = telemetry->Close();
         if (!closed.ok() && status == 0) status = Fail(err, closed);
       }

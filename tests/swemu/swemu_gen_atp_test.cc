@@ -406,7 +406,7 @@ TEST(SwemuGenAtpTest, AFailedRunLeavesEveryEarlierOutputAsItWas) {
   std::filesystem::remove(dir + "d2");
   std::filesystem::create_directories(dir + "d2");
   RunResult late =
-      RunGen("--workload atp --layers 1 --workers 3 --seed 9 --start 4294967295999900000" + out);
+      RunGen("--workload atp --layers 1 --workers 3 --seed 9 --start 4294967295999900000ns" + out);
   EXPECT_EQ(late.status, 2);
   EXPECT_NE(late.err.find("past the last time a pcap file can hold"), std::string::npos)
       << late.err;
@@ -414,7 +414,7 @@ TEST(SwemuGenAtpTest, AFailedRunLeavesEveryEarlierOutputAsItWas) {
   EXPECT_EQ(FileText(dir + "d0/x.pcap"), before);
   EXPECT_FALSE(std::filesystem::exists(dir + "d2/x.pcap"));
   RunResult merged_late =
-      RunGen("--workload atp --layers 1 --start 4294967295999900000 -o " + dir + "merged.pcap");
+      RunGen("--workload atp --layers 1 --start 4294967295999900000ns -o " + dir + "merged.pcap");
   EXPECT_EQ(merged_late.status, 2);
   EXPECT_FALSE(std::filesystem::exists(dir + "merged.pcap"));
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "tools/analyze/run_analysis.h"
 #include "tools/tool_main.h"
 
@@ -65,8 +66,13 @@ Status ParseSettings(const po::variables_map& vm, Settings& s) {
   if (vm.count("json")) s.json = vm["json"].as<std::string>();
   if (vm.count("plot")) s.plot = vm["plot"].as<std::string>();
   if (vm.count("packets")) s.packets = vm["packets"].as<std::string>();
+  for (const char* option : {"csv", "json", "plot", "packets"}) {
+    if (vm.count(option) && vm[option].as<std::string>().empty()) {
+      return Status::Error(std::string("--") + option + ": an empty path");
+    }
+  }
   if (vm.count("bin")) {
-    Result<uint64_t> bin = ParseDuration(vm["bin"].as<std::string>());
+    Result<uint64_t> bin = ParseDurationOption(vm["bin"].as<std::string>());
     if (!bin.ok() || *bin == 0) {
       return Status::Error("--bin: " + (bin.ok() ? std::string("must be > 0") : bin.message()));
     }
@@ -132,12 +138,15 @@ Status CheckPlotter() {
   return Status::Ok();
 }
 
-Status RunPlot(const std::string& csv_dir, const std::string& png) {
+// Draws into `png` (the aside name of `asked`, whose extension names the format).
+Status RunPlot(const std::string& csv_dir, const std::string& png, const std::string& asked) {
+  std::string format = fs::path(asked).extension().string();
+  format = format.empty() ? "png" : format.substr(1);
   const pid_t pid = fork();
   if (pid < 0) return Status::Error(std::string("--plot: fork: ") + std::strerror(errno));
   if (pid == 0) {
     const std::string script = PlotScript();
-    execl(kPython, kPython, script.c_str(), csv_dir.c_str(), png.c_str(),
+    execl(kPython, kPython, script.c_str(), csv_dir.c_str(), png.c_str(), format.c_str(),
           static_cast<char*>(nullptr));
     _exit(127);
   }
@@ -150,22 +159,21 @@ Status RunPlot(const std::string& csv_dir, const std::string& png) {
   return Status::Ok();
 }
 
-Status CheckOutputDir(const std::string& option, const std::string& path) {
-  std::error_code ec;
-  fs::create_directories(path, ec);
-  if (ec || !fs::is_directory(path)) return Status::Error(option + " " + path + ": not a directory");
-  if (access(path.c_str(), W_OK) != 0) return Status::Error(option + " " + path + ": not writable");
+// Every CSV written into the staging directory is moved into DIR when the run commits.
+Status MoveCsvsIntoPlace(OutputFiles& files, const std::string& dir, const std::string& staging) {
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(staging, error)) {
+    Result<std::string> staged = files.Staged(dir, entry.path().filename().string());
+    if (!staged.ok()) return Status::Error("--csv " + staged.message());
+  }
+  if (error) return Status::Error("--csv " + dir + ": " + error.message());
   return Status::Ok();
 }
 
+// "-" is standard output; everything else goes through OutputFiles.
 Status CheckOutputFile(const std::string& option, const std::string& path) {
   if (path == "-") return Status::Ok();
-  if (fs::is_directory(path)) return Status::Error(option + " " + path + ": is a directory");
-  const fs::path parent = fs::path(path).parent_path();
-  if (!parent.empty() && !fs::is_directory(parent)) {
-    return Status::Error(option + " " + path + ": no directory " + parent.string());
-  }
-  return Status::Ok();
+  return CheckOutputPath(path, option);
 }
 
 Status Analyze(const Settings& s, const po::variables_map& vm) {
@@ -197,11 +205,13 @@ Status Analyze(const Settings& s, const po::variables_map& vm) {
     if (!run.ok()) return run.status();
     runs.push_back(std::move(*run));
   }
-  if (!s.csv_dir.empty()) SWEMU_RETURN_IF_ERROR(CheckOutputDir("--csv", s.csv_dir));
+  if (!s.csv_dir.empty()) SWEMU_RETURN_IF_ERROR(CheckOutputDirectory(s.csv_dir, "--csv"));
 
+  // Every output is written aside and moved into place only once all are complete.
+  OutputFiles files;
   std::ofstream packets;
   if (!s.packets.empty()) {
-    packets.open(s.packets);
+    packets.open(s.packets == "-" ? "/dev/stdout" : files.Aside(s.packets));
     if (!packets) return Status::Error("--packets " + s.packets + ": cannot write");
     packets << PacketsCsvHeader() << "\n";
   }
@@ -230,8 +240,9 @@ Status Analyze(const Settings& s, const po::variables_map& vm) {
     if (s.json == "-") {
       std::cout << json.str() << "\n";
     } else {
-      std::ofstream out(s.json);
+      std::ofstream out(files.Aside(s.json));
       out << json.str() << "\n";
+      out.close();
       if (!out) return Status::Error("--json " + s.json + ": cannot write");
     }
   }
@@ -243,12 +254,20 @@ Status Analyze(const Settings& s, const po::variables_map& vm) {
     csv_dir = temp_dir = pattern;
   }
   Status status;
+  if (!s.csv_dir.empty()) {
+    // Into the staging directory: the CSVs of this run replace the earlier ones all at once.
+    Result<std::string> staging = files.StagingDirectory(s.csv_dir);
+    if (!staging.ok()) return Status::Error("--csv " + staging.message());
+    csv_dir = *staging;
+  }
   if (!csv_dir.empty()) {
     for (std::size_t i = 0; i < runs.size() && status.ok(); ++i) {
-      status = runs[i]->WriteCsv(csv_dir, i == 0);
+      status = files.Unstaged(runs[i]->WriteCsv(csv_dir, i == 0));
     }
   }
-  if (status.ok() && !s.plot.empty()) status = RunPlot(csv_dir, s.plot);
+  if (status.ok() && !s.plot.empty()) status = RunPlot(csv_dir, files.Aside(s.plot), s.plot);
+  if (status.ok() && !s.csv_dir.empty()) status = MoveCsvsIntoPlace(files, s.csv_dir, csv_dir);
+  if (status.ok()) status = files.Commit();
   if (!temp_dir.empty()) fs::remove_all(temp_dir);
   return status;
 }

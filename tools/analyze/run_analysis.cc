@@ -64,6 +64,7 @@ Result<RunInput> ScanRunInput(const std::string& path) {
     return Status::Error(path + ": not a regular file or a directory");
   }
   for (const std::string& pcap : pcaps) {
+    SWEMU_RETURN_IF_ERROR(CheckRereadablePcap(pcap));  // scanned here, read again to analyse
     SWEMU_RETURN_IF_ERROR(ScanPcap(pcap, &run.pcaps.emplace_back()));
     run.first_ns = std::min(run.first_ns, run.pcaps.back().first_ns);
     run.last_ns = std::max(run.last_ns, run.pcaps.back().last_ns);

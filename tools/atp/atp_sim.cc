@@ -7,6 +7,7 @@
 
 #include "hostlib/atp/context.h"
 #include "hostlib/common/engine_transport.h"
+#include "pipeline/core/output_files.h"
 #include "swemu/topology_config.h"
 #include "tools/atp/atp_job_file.h"
 
@@ -115,10 +116,8 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
   if (!options.out_dir.empty()) {
-    std::filesystem::create_directories(options.out_dir);
-    std::ofstream json(options.out_dir + "/counters.json");
-    json << engine.CountersJson() << '\n';
-    if (!json) return Status::Error("cannot write " + options.out_dir + "/counters.json");
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(options.out_dir + "/counters.json",
+                                        engine.CountersJson() + "\n"));
   }
   return Status::Ok();
 }

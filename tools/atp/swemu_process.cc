@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -35,6 +36,13 @@ SwemuProcess::~SwemuProcess() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  Forget(on_interrupt_);
+}
+
+void SwemuProcess::Reaped() {
+  pid_ = -1;
+  Forget(on_interrupt_);
+  on_interrupt_ = -1;
 }
 
 Status SwemuProcess::Start(const std::string& binary, const std::vector<std::string>& args,
@@ -48,12 +56,20 @@ Status SwemuProcess::Start(const std::string& binary, const std::vector<std::str
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
     close(log);
     return Status::Error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // A parent killed outright (SIGKILL) cannot stop its switch: the switch stops itself, as
+    // after Ctrl-C, when the parent goes away (also if that happened before this line).
+    prctl(PR_SET_PDEATHSIG, SIGINT);
+    if (getppid() != parent) _exit(1);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
     dup2(log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
     execv(binary.c_str(), argv.data());
@@ -61,6 +77,7 @@ Status SwemuProcess::Start(const std::string& binary, const std::vector<std::str
   }
   close(log);
   pid_ = pid;
+  on_interrupt_ = StopOnInterrupt(pid);
   log_path_ = log_path;
   return Status::Ok();
 }
@@ -74,7 +91,7 @@ Status SwemuProcess::WaitForPaths(const std::vector<std::string>& paths,
     if (all) return Status::Ok();
     const int exited = Reap(pid_);
     if (exited >= 0) {
-      pid_ = -1;
+      Reaped();
       return Status::Error("swemu exited with status " + std::to_string(exited) +
                            " before it was ready (log: " + log_path_ + ")");
     }
@@ -103,13 +120,13 @@ Result<int> SwemuProcess::Stop(std::chrono::milliseconds timeout) {
   for (;;) {
     const int exited = Reap(pid_);
     if (exited >= 0) {
-      pid_ = -1;
+      Reaped();
       return exited;
     }
     if (std::chrono::steady_clock::now() > deadline) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
-      pid_ = -1;
+      Reaped();
       return Status::Error("swemu did not stop within " + std::to_string(timeout.count()) +
                            " ms after SIGINT (killed)");
     }

@@ -2,13 +2,15 @@
 // A swemu switch run as a child process by swemu-atp's real-time demo: started with a config,
 // waited for (its vhost-user sockets and its control socket appear), asked for statistics over
 // the control socket, and stopped with SIGINT (it drains, prints its counters and checks for
-// mbuf leaks; its exit status says whether that went well).
+// mbuf leaks; its exit status says whether that went well). A signal that ends the parent stops
+// the child too (interrupt.h), and a child whose parent dies stops itself (PR_SET_PDEATHSIG).
 #include <sys/types.h>
 
 #include <chrono>
 #include <string>
 #include <vector>
 
+#include "pipeline/core/interrupt.h"
 #include "pipeline/core/status.h"
 
 namespace swemu {
@@ -37,7 +39,9 @@ class SwemuProcess {
   const std::string& log_path() const { return log_path_; }
 
  private:
+  void Reaped();  // the child is gone: nothing left to stop after a signal
   pid_t pid_ = -1;
+  int on_interrupt_ = -1;  // stopped by the parent's signal cleanup while it runs
   std::string log_path_;
 };
 

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "hostlib/dlcp/experiment.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/dlcp/dlcp_realtime.h"
 #include "tools/dlcp/dlcp_udp.h"
@@ -149,7 +150,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   Result<uint64_t> rate = ParseRate(vm["link-rate"].as<std::string>());
   if (!rate.ok() || *rate == 0) return Status::Error("--link-rate: " + (rate.ok() ? std::string("must be > 0") : rate.message()));
   o.link_bps = *rate;
-  Result<uint64_t> rto = ParseDuration(vm["rto-min"].as<std::string>());
+  Result<uint64_t> rto = ParseDurationOption(vm["rto-min"].as<std::string>());
   if (!rto.ok() || *rto == 0) return Status::Error("--rto-min: " + (rto.ok() ? std::string("must be > 0") : rto.message()));
   o.min_rto_ns = static_cast<TimeNs>(*rto);
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
@@ -167,7 +168,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   std::string csv;
   if (vm.count("csv")) {
     csv = vm["csv"].as<std::string>();
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(csv, "--csv"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
   Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
@@ -175,7 +176,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
   out << FormatDlcpComparison(o, *d, *b);
   if (!csv.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b)));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b), "--csv"));
     out << "wrote " << csv << "\n";
   }
   return Status::Ok();

@@ -17,6 +17,7 @@
 #include "hostlib/dlcp/host.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/atp/swemu_process.h"
 

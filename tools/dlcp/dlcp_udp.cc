@@ -18,6 +18,7 @@
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/dlcp/host.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
@@ -72,13 +73,13 @@ Status ParseCommon(const po::variables_map& vm, Common* c) {
   c->tensors = static_cast<uint32_t>(v);
   SWEMU_RETURN_IF_ERROR(Check("loss", ParseProbability(Text(vm, "loss")), &c->loss));
   if (c->loss >= 1) return Status::Error("--loss: must be below 100%");
-  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDuration(Text(vm, "timeout")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDurationOption(Text(vm, "timeout")), &v));
   if (v == 0) return Status::Error("--timeout: must be > 0");
   c->timeout_ns = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &c->seed));
   c->busy_poll = vm.count("busy-poll") != 0;
   if (Text(vm, "rate-period") != "auto") {
-    SWEMU_RETURN_IF_ERROR(Check("rate-period", ParseDuration(Text(vm, "rate-period")), &v));
+    SWEMU_RETURN_IF_ERROR(Check("rate-period", ParseDurationOption(Text(vm, "rate-period")), &v));
     if (v < 10'000 || v > 1'000'000'000) return Status::Error("--rate-period: 10us to 1s");
     c->rate_period_ns = static_cast<TimeNs>(v);
   } else {
@@ -86,7 +87,7 @@ Status ParseCommon(const po::variables_map& vm, Common* c) {
   }
   if (vm.count("json")) {
     c->json = Text(vm, "json");
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(c->json, "--json"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(c->json, "--json"));
   }
   return Status::Ok();
 }
@@ -150,7 +151,7 @@ Status OpenHost(const Common& c, uint64_t rate_bps, UdpHost* h) {
 double Ms(TimeNs ns) { return static_cast<double>(ns) / 1e6; }
 
 Status WriteJson(const std::string& path, const std::string& text) {
-  return path.empty() ? Status::Ok() : WriteTextFile(path, text);
+  return path.empty() ? Status::Ok() : WriteTextFile(path, text, "--json");
 }
 
 // ---- send ----

@@ -117,10 +117,10 @@ Status FillSpec(const po::variables_map& vm, AtpGenSpec& spec) {
   spec.iterations = static_cast<uint32_t>(value);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "window", 1, 1'000'000, &value));
   spec.window = static_cast<uint32_t>(value);
-  SWEMU_RETURN_IF_ERROR(Check("rtt", ParseDuration(Text(vm, "rtt")), &spec.rtt_ns));
+  SWEMU_RETURN_IF_ERROR(Check("rtt", ParseDurationOption(Text(vm, "rtt")), &spec.rtt_ns));
   SWEMU_RETURN_IF_ERROR(Check("rate", ParseRate(Text(vm, "rate")), &spec.rate_bps));
   if (spec.rate_bps == 0) return Status::Error("--rate: must be > 0");
-  SWEMU_RETURN_IF_ERROR(Check("start", ParseDuration(Text(vm, "start")), &spec.start_ns));
+  SWEMU_RETURN_IF_ERROR(Check("start", ParseDurationOption(Text(vm, "start")), &spec.start_ns));
   SWEMU_RETURN_IF_ERROR(Check("seed", ParseUint(Text(vm, "seed")), &spec.seed));
   SWEMU_RETURN_IF_ERROR(FillBackgroundSpec(vm, spec.background));
   spec.calls = AtpCallsOfIteration(spec.model, spec.job.spec.elements);
@@ -212,7 +212,7 @@ Status RunAtp(const po::variables_map& vm, std::ostream& out) {
   AtpGenSpec spec;
   SWEMU_RETURN_IF_ERROR(FillSpec(vm, spec));
   const uint32_t workers = spec.job.num_workers();
-  AsideFiles files;
+  OutputFiles files;
   std::vector<std::string> links;
   TimeNs last_ns = 0;
   for (uint32_t w = 0; w < workers; ++w) {

@@ -86,7 +86,7 @@ Status FillSpec(const po::variables_map& vm, FlowsSpec& spec) {
   SWEMU_RETURN_IF_ERROR(ParseSize(Text(vm, "size"), spec));
   SWEMU_RETURN_IF_ERROR(Check("rate", ParseRate(Text(vm, "rate")), &spec.rate_bps));
   if (spec.rate_bps == 0) return Status::Error("--rate: must be > 0");
-  SWEMU_RETURN_IF_ERROR(Check("start", ParseDuration(Text(vm, "start")), &spec.start_ns));
+  SWEMU_RETURN_IF_ERROR(Check("start", ParseDurationOption(Text(vm, "start")), &spec.start_ns));
   spec.poisson = vm.count("poisson") != 0;
   SWEMU_RETURN_IF_ERROR(Check("seed", ParseUint(Text(vm, "seed")), &spec.seed));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "tos", 0, 255, &value));
@@ -180,7 +180,7 @@ po::options_description FlowsOptions() {
 Status RunFlows(const po::variables_map& vm) {
   FlowsSpec spec;
   SWEMU_RETURN_IF_ERROR(FillSpec(vm, spec));
-  AsideFiles files;
+  OutputFiles files;
   SWEMU_RETURN_IF_ERROR(GenerateInto(spec, files.Aside(spec.out)));
   return files.Commit();
 }

@@ -23,35 +23,4 @@ Status CheckPcapTime(TimeNs ts, const std::string& frame, const std::string& adv
                        " s, past the last time a pcap file can hold (4294967295 s): " + advice);
 }
 
-AsideFiles::~AsideFiles() {
-  for (const Entry& e : entries_) {
-    if (!e.renamed) std::remove(e.temp.c_str());
-  }
-}
-
-std::string AsideFiles::Aside(const std::string& final_path) {
-  // A missing directory is made, as swemu --out-dir does (a failure shows when the file opens).
-  const std::filesystem::path parent = std::filesystem::path(final_path).parent_path();
-  std::error_code ignored;
-  if (!parent.empty()) std::filesystem::create_directories(parent, ignored);
-  entries_.push_back({final_path + ".tmp-" + std::to_string(getpid()), final_path});
-  return entries_.back().temp;
-}
-
-std::string AsideFiles::Scratch(const std::string& near, const std::string& tag) {
-  entries_.push_back({near + ".tmp-" + std::to_string(getpid()) + "-" + tag, ""});
-  return entries_.back().temp;
-}
-
-Status AsideFiles::Commit() {
-  for (Entry& e : entries_) {
-    if (e.final_path.empty()) continue;
-    if (std::rename(e.temp.c_str(), e.final_path.c_str()) != 0) {
-      return Status::Error(e.final_path + ": " + std::strerror(errno));
-    }
-    e.renamed = true;
-  }
-  return Status::Ok();
-}
-
 }  // namespace swemu::gen

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "pipeline/core/clock.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/status.h"
 #include "pipeline/tm/tm_config.h"
 
@@ -83,31 +84,5 @@ class LinkClock {
 
 // An error naming the frame when `ts` is past the last time a pcap file can hold.
 Status CheckPcapTime(TimeNs ts, const std::string& frame, const std::string& advice);
-
-// Files written beside their final names (FILE.tmp-<pid>) and renamed into place only once all
-// are complete, so a failed run leaves earlier outputs as they were. Scratch files are removed
-// at the end either way.
-class AsideFiles {
- public:
-  AsideFiles() = default;
-  AsideFiles(const AsideFiles&) = delete;
-  AsideFiles& operator=(const AsideFiles&) = delete;
-  ~AsideFiles();
-
-  // The temporary path to write for `final_path`.
-  std::string Aside(const std::string& final_path);
-  // A temporary file beside `near`, never renamed (`tag` tells several apart).
-  std::string Scratch(const std::string& near, const std::string& tag);
-  // Renames every Aside file to its final name, in order.
-  Status Commit();
-
- private:
-  struct Entry {
-    std::string temp;
-    std::string final_path;  // empty: scratch
-    bool renamed = false;
-  };
-  std::vector<Entry> entries_;
-};
 
 }  // namespace swemu::gen

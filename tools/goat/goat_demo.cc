@@ -49,9 +49,9 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   TimeNs timeout = 0, rto = 0;
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "rounds", 1, 1000, &rounds));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "k", 0, kGoatMaxWorkers, &k));
-  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDuration(Text(vm, "timeout")), &timeout));
+  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDurationOption(Text(vm, "timeout")), &timeout));
   if (timeout == 0) return Status::Error("--timeout must be above 0");
-  SWEMU_RETURN_IF_ERROR(Check("rto", ParseDuration(Text(vm, "rto")), &rto));
+  SWEMU_RETURN_IF_ERROR(Check("rto", ParseDurationOption(Text(vm, "rto")), &rto));
   if (rto == 0) return Status::Error("--rto must be above 0");
   const bool async = vm.count("async") != 0;
   if (k != 0 && !async) return Status::Error("--k needs --async");
@@ -72,7 +72,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
       const std::size_t eq = d.find('=');
       Result<uint64_t> w = ParseUint(d.substr(0, eq), 0, workers - 1);
       Result<uint64_t> t = eq == std::string::npos ? Result<uint64_t>(Status::Error("no '='"))
-                                                   : ParseDuration(d.substr(eq + 1));
+                                                   : ParseDurationOption(d.substr(eq + 1));
       if (!w.ok() || !t.ok()) {
         return Status::Error("--delay " + d + ": W=TIME with W in 0.." +
                              std::to_string(workers - 1));

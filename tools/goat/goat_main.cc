@@ -17,6 +17,7 @@
 #include "hostlib/goat/plan_json.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
@@ -65,7 +66,7 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   std::string json;
   if (vm.count("json")) {
     json = Text(vm, "json");
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(json, "--json"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(json, "--json"));
   }
   const uint64_t slots = memory / 256;
   Result<goat_tool::ModelSlots> model =
@@ -141,7 +142,7 @@ Status RunPlan(const po::variables_map& vm, std::ostream& out) {
   }
   out << "\n";
   if (!json.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, GinaPlanJson(*problem, *plan)));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, GinaPlanJson(*problem, *plan), "--json"));
     out << "wrote " << json << "\n";
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 #include "hostlib/goat/gina_lp.h"
 #include "hostlib/goat/job_file.h"
 #include "pipeline/core/hash.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/pcap_io.h"
 #include "tools/gen/gen_common.h"

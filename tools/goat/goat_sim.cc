@@ -6,6 +6,7 @@
 
 #include "hostlib/goat/experiment.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/gen/gen_common.h"
 #include "tools/goat/goat_common.h"
@@ -71,7 +72,7 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "k", 0, kGoatMaxWorkers, &k));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "window", 0, UINT32_MAX, &window));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "queue-depth", 1, 1 << 20, &depth));
-  SWEMU_RETURN_IF_ERROR(Check("rto", ParseDuration(Text(vm, "rto")), &rto));
+  SWEMU_RETURN_IF_ERROR(Check("rto", ParseDurationOption(Text(vm, "rto")), &rto));
   if (rto == 0) return Status::Error("--rto must be above 0");
   SWEMU_RETURN_IF_ERROR(Check("rate-mean", ParseDouble(Text(vm, "rate-mean"), 0, 1), &rate_mean));
   SWEMU_RETURN_IF_ERROR(Check("rate-std", ParseDouble(Text(vm, "rate-std"), 0, 10), &rate_std));
@@ -85,7 +86,7 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
   std::string csv;
   if (vm.count("csv")) {
     csv = Text(vm, "csv");
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(csv, "--csv"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
   Result<GoatSetup> setup = MakeGoatSetup(vm);
   if (!setup.ok()) return setup.status();
@@ -119,7 +120,7 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
       const std::size_t eq = spec.find('=');
       Result<uint64_t> w = ParseUint(spec.substr(0, eq), 0, workers - 1);
       Result<TimeNs> t = eq == std::string::npos ? Result<TimeNs>(Status::Error("no '='"))
-                                                 : ParseDuration(spec.substr(eq + 1));
+                                                 : ParseDurationOption(spec.substr(eq + 1));
       if (!w.ok() || !t.ok()) {
         return Status::Error("--delay " + spec + ": W=TIME with W in 0.." +
                              std::to_string(workers - 1));
@@ -184,7 +185,7 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
       << " B per fragment) at the scaled size; PS/model: the PS's traffic in model sizes per "
          "round (1.00 = one aggregate per fragment)\n";
   if (!csv.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, rows));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, rows, "--csv"));
     out << "wrote " << csv << "\n";
   }
   return Status::Ok();

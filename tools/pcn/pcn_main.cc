@@ -34,7 +34,7 @@ Status RunThreshold(const po::variables_map& vm, std::ostream& out) {
   if (!vm.count("rtt")) return Status::Error("--rtt: required");
   if (!vm.count("rate")) return Status::Error("--rate: required");
   PcnLink link;
-  Result<uint64_t> rtt = ParseDuration(vm["rtt"].as<std::string>());
+  Result<uint64_t> rtt = ParseDurationOption(vm["rtt"].as<std::string>());
   if (!rtt.ok() || *rtt == 0) {
     return Status::Error("--rtt: " + (rtt.ok() ? std::string("must be > 0") : rtt.message()));
   }

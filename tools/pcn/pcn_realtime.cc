@@ -30,6 +30,7 @@
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/pcn/handshake.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/wire/byte_order.h"
 #include "tools/gen/gen_common.h"
@@ -163,21 +164,21 @@ Status ParseDdl(const po::variables_map& vm, DdlConfig* c) {
   if (c->burst == 0) return Status::Error("--burst: must be > 0");
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "iterations", 1, 100'000, &v));
   c->iterations = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(Check("idle", ParseDuration(Text(vm, "idle")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("idle", ParseDurationOption(Text(vm, "idle")), &v));
   c->idle = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "start-at", 0, INT64_MAX, &v));
   c->start_at = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "threshold", 0, 75, &v));
   c->announce.threshold = static_cast<uint32_t>(v);
   c->pcn = vm.count("no-pcn") == 0;
-  SWEMU_RETURN_IF_ERROR(Check("ack-wait", ParseDuration(Text(vm, "ack-wait")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("ack-wait", ParseDurationOption(Text(vm, "ack-wait")), &v));
   c->announce.ack_wait_ns = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "retries", 0, 100, &v));
   c->announce.start_retries = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(Check("lead", ParseDuration(Text(vm, "lead")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("lead", ParseDurationOption(Text(vm, "lead")), &v));
   c->lead = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(Check("rate", ParseRate(Text(vm, "rate")), &c->rate_bps));
-  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDuration(Text(vm, "timeout")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDurationOption(Text(vm, "timeout")), &v));
   if (v == 0) return Status::Error("--timeout: must be > 0");
   c->timeout = static_cast<TimeNs>(v);
   if (vm.count("json")) c->json = vm["json"].as<std::string>();
@@ -334,7 +335,7 @@ int RunDdlCommand(int argc, char** argv) {
       status = t.status();
     }
   }
-  if (status.ok() && !c.json.empty()) status = CheckOutputFile(c.json, "--json");
+  if (status.ok() && !c.json.empty()) status = CheckOutputPath(c.json, "--json");
   if (!status.ok()) {
     std::cerr << "swemu-pcn ddl: " << status.message() << "\n";
     return 2;
@@ -385,7 +386,7 @@ int RunDdlCommand(int argc, char** argv) {
     exit_code = 1;
   }
   if (!c.json.empty()) {
-    if (Status w = WriteTextFile(c.json, BurstsJson(c, bursts)); !w.ok()) {
+    if (Status w = WriteTextFile(c.json, BurstsJson(c, bursts), "--json"); !w.ok()) {
       std::cerr << "swemu-pcn ddl: " << w.message() << "\n";
       exit_code = 1;
     }
@@ -402,7 +403,7 @@ int RunPsCommand(int argc, char** argv) {
   Status status = ParseIp(vm, "bind", &bind_ip);
   if (status.ok()) status = CheckUint(vm, "pcn-port", 1, 65535, &pcn_port);
   if (status.ok()) status = CheckUint(vm, "data-port", 1, 65535, &data_port);
-  if (status.ok()) status = Check("duration", ParseDuration(Text(vm, "duration")), &duration);
+  if (status.ok()) status = Check("duration", ParseDurationOption(Text(vm, "duration")), &duration);
   std::unique_ptr<UdpSocketTransport> udp;
   if (status.ok()) {
     Result<std::unique_ptr<UdpSocketTransport>> t =

@@ -7,6 +7,7 @@
 
 #include "hostlib/pcn/experiment.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/gen/gen_common.h"
 #include "tools/pcn/pcn_commands.h"
@@ -58,7 +59,7 @@ Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
   uint64_t v = 0;
   SWEMU_RETURN_IF_ERROR(positive("rate", ParseRate(Text(vm, "rate")), &o->bottleneck_bps));
   SWEMU_RETURN_IF_ERROR(positive("edge-rate", ParseRate(Text(vm, "edge-rate")), &o->edge_bps));
-  SWEMU_RETURN_IF_ERROR(positive("rtt", ParseDuration(Text(vm, "rtt")), &v));
+  SWEMU_RETURN_IF_ERROR(positive("rtt", ParseDurationOption(Text(vm, "rtt")), &v));
   o->rtt_ns = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "queue", 1, 1 << 20, &v));
   o->queue_pkts = static_cast<uint32_t>(v);
@@ -70,19 +71,19 @@ Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
   o->background_per_leaf = static_cast<uint32_t>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 1, 64, &v));
   o->workers = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(positive("duration", ParseDuration(Text(vm, "duration")), &v));
+  SWEMU_RETURN_IF_ERROR(positive("duration", ParseDurationOption(Text(vm, "duration")), &v));
   o->duration_ns = static_cast<TimeNs>(v);
-  SWEMU_RETURN_IF_ERROR(Check("ddl-start", ParseDuration(Text(vm, "ddl-start")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("ddl-start", ParseDurationOption(Text(vm, "ddl-start")), &v));
   o->ddl_start_ns = static_cast<TimeNs>(v);
-  SWEMU_RETURN_IF_ERROR(Check("idle", ParseDuration(Text(vm, "idle")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("idle", ParseDurationOption(Text(vm, "idle")), &v));
   o->idle_ns = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "iterations", 1, 10'000, &v));
   o->iterations = static_cast<uint32_t>(v);
   SWEMU_RETURN_IF_ERROR(positive("burst", ParseBytes(Text(vm, "burst")), &o->burst_bytes));
   SWEMU_RETURN_IF_ERROR(Check("burst-rate", ParseRate(Text(vm, "burst-rate")), &o->burst_rate_bps));
-  SWEMU_RETURN_IF_ERROR(Check("lead", ParseDuration(Text(vm, "lead")), &v));
+  SWEMU_RETURN_IF_ERROR(Check("lead", ParseDurationOption(Text(vm, "lead")), &v));
   o->lead_ns = static_cast<TimeNs>(v);
-  SWEMU_RETURN_IF_ERROR(positive("min-rto", ParseDuration(Text(vm, "min-rto")), &v));
+  SWEMU_RETURN_IF_ERROR(positive("min-rto", ParseDurationOption(Text(vm, "min-rto")), &v));
   o->min_rto_ns = static_cast<TimeNs>(v);
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &o->seed));
   return o->Validate();
@@ -138,9 +139,9 @@ int RunSimCommand(int argc, char** argv) {
       status = WriteTextFile(out + (pcn ? "/with" : "/without") + "/summary.json",
                          PcnRunJson(runs[pcn]) + "\n");
     }
-    if (!status.ok()) {
-      std::cerr << "swemu-pcn sim: " << status.message() << "\n";
-      return 1;
+    if (!status.ok()) {  // an output that cannot be written is the user's to fix: status 2
+      std::cerr << "swemu-pcn sim: --out " << status.message() << "\n";
+      return 2;
     }
     std::cout << "wrote " << out << "/{without,with}/{telemetry.csv,summary.json}, "
               << out << "/comparison.txt\n";

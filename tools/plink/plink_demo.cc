@@ -32,6 +32,7 @@
 #include "hostlib/plink/prober.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/hash.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/atp/swemu_process.h"
 #include "tools/common/swemu_network.h"
@@ -123,7 +124,7 @@ Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
     return Status::Error("--host-rate and --uplink-rate: at least 1M");
   }
   o->timeout_text = Text(vm, "timeout");
-  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDuration(o->timeout_text), &o->timeout));
+  SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDurationOption(o->timeout_text), &o->timeout));
   if (o->timeout == 0) return Status::Error("--timeout must be above 0");
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &o->seed));
   const std::string transport = Text(vm, "transport");

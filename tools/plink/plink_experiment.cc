@@ -16,6 +16,7 @@
 #include "hostlib/plink/grouping.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/hash.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
 #include "tools/gen/gen_common.h"
@@ -99,10 +100,10 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
   SWEMU_RETURN_IF_ERROR(Check("background-max", ParseRate(Text(vm, "background-max")), &bg_max));
   SWEMU_RETURN_IF_ERROR(
-      Check("background-period", ParseDuration(Text(vm, "background-period")), &period));
+      Check("background-period", ParseDurationOption(Text(vm, "background-period")), &period));
   if (period == 0) return Status::Error("--background-period must be above 0");
-  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDuration(Text(vm, "jitter")), &jitter));
-  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDuration(Text(vm, "host-delay")), &host_delay));
+  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDurationOption(Text(vm, "jitter")), &jitter));
+  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &host_delay));
   SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(Text(vm, "buffer")), &buffer));
   SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &chunk));
   if (buffer == 0 || chunk == 0 || buffer % 4 != 0 || chunk % 4 != 0 || buffer > (256u << 20)) {
@@ -116,7 +117,7 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
   std::string csv;
   if (vm.count("csv")) {
     csv = Text(vm, "csv");
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(csv, "--csv"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
   DatacenterSpec spec;
   spec.fanout.assign(fanout->begin(), fanout->end());
@@ -266,7 +267,7 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
                     static_cast<unsigned long long>(x.retransmissions), x.ami);
       text += line;
     }
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, text));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, text, "--csv"));
   }
   return Status::Ok();
 }

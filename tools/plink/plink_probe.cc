@@ -17,6 +17,7 @@
 #include "hostlib/plink/grouping.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/json_writer.h"
+#include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/gen/gen_common.h"
 #include "tools/plink/plink_tool.h"
@@ -54,7 +55,7 @@ Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::st
   std::vector<uint64_t> out;
   std::stringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
-    Result<uint64_t> v = kind == PlinkListKind::kDurations ? ParseDuration(item)
+    Result<uint64_t> v = kind == PlinkListKind::kDurations ? ParseDurationOption(item)
                          : kind == PlinkListKind::kRates   ? ParseRate(item)
                                                            : ParseUint(item, 1, 64);
     if (!v.ok()) return Status::Error("--" + option + ": " + v.message());
@@ -82,8 +83,8 @@ Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &samples));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "dims", 1, 16, &dims));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
-  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDuration(Text(vm, "jitter")), &jitter));
-  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDuration(Text(vm, "host-delay")), &host_delay));
+  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDurationOption(Text(vm, "jitter")), &jitter));
+  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &host_delay));
   SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &alpha));
   SWEMU_RETURN_IF_ERROR(
       Check("elasticity", ParseDouble(Text(vm, "elasticity"), 1, 2), &elasticity));
@@ -99,7 +100,7 @@ Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
   std::string json;
   if (vm.count("json")) {
     json = Text(vm, "json");
-    SWEMU_RETURN_IF_ERROR(CheckOutputFile(json, "--json"));
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(json, "--json"));
   }
   spec.fanout.assign(fanout->begin(), fanout->end());
   spec.tier_delay_ns.assign(delays->begin(), delays->end());
@@ -180,7 +181,7 @@ Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(row("flat aggregation", MakeFlatPlan(n, chunks)));
   j.EndObject().EndObject();
   if (!json.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, j.str() + "\n"));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, j.str() + "\n", "--json"));
     out << "wrote " << json << "\n";
   }
   return Status::Ok();

@@ -68,21 +68,15 @@ TEST(TextFileTest, APipeIsReadToItsEnd) {
   EXPECT_EQ(*read, text);
 }
 
-TEST(TextFileTest, AnOutputIsCheckedWithoutTruncatingAndWrittenWhole) {
-  const std::string path = Dir() + "out.json";
-  std::ofstream(path) << "earlier";
-  ASSERT_TRUE(CheckOutputFile(path, "--json").ok());
-  Result<std::string> kept = ReadTextFile(path, "output");
-  ASSERT_TRUE(kept.ok());
-  EXPECT_EQ(*kept, "earlier");  // the check touched nothing
-  ASSERT_TRUE(WriteTextFile(path, "{}\n").ok());
-  EXPECT_EQ(*ReadTextFile(path, "output"), "{}\n");
-  const Status dir = CheckOutputFile(Dir(), "--json");
-  ASSERT_FALSE(dir.ok());
-  EXPECT_EQ(dir.message(), "--json " + Dir() + ": cannot write");
-  const Status missing = WriteTextFile(Dir() + "no/such/dir/x", "x");
-  ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.message(), "cannot write " + Dir() + "no/such/dir/x");
+// A FIFO nobody opens for writing is an error after a bounded wait, not an empty config.
+TEST(TextFileTest, AFifoWithNoWriterIsRefusedNotReadAsEmpty) {
+  const std::string path = Dir() + "nobody.fifo";
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  Result<std::string> text = ReadTextFile(path, "config");
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.message(), path + ": config is a FIFO that nobody wrote to within 10 s");
+  ::unlink(path.c_str());
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <pcap/pcap.h>
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -108,6 +109,41 @@ TEST(PcapIoTest, ReadsPcapng) {
   ASSERT_EQ(read->size(), 1u);
   EXPECT_EQ((*read)[0].ts_ns, ts_us * 1000);
   EXPECT_EQ((*read)[0].bytes, frame);
+}
+
+// A record longer than the file header's snaplen is read as long as its caplen says, as tshark
+// does (libpcap alone cut it to 64 bytes; the frame then dropped as ipv4_bad_total_length).
+TEST(PcapIoTest, ARecordLongerThanTheSnaplenIsReadWhole) {
+  const std::string path = TempPath("short_snaplen.pcap");
+  pcap_t* handle = pcap_open_dead(DLT_EN10MB, 64);
+  pcap_dumper_t* dumper = pcap_dump_open(handle, path.c_str());
+  ASSERT_NE(dumper, nullptr);
+  const std::vector<uint8_t> frame = Bytes(542, 4);
+  pcap_pkthdr header = {};
+  header.caplen = header.len = 542;
+  pcap_dump(reinterpret_cast<u_char*>(dumper), &header, frame.data());
+  pcap_dump_close(dumper);
+  pcap_close(handle);
+  ASSERT_EQ(ReadRaw(path)[16], 64);  // the file says snaplen 64
+  Result<std::vector<PcapRecord>> read = ReadPcapFile(path);
+  ASSERT_TRUE(read.ok()) << read.message();
+  ASSERT_EQ(read->size(), 1u);
+  EXPECT_EQ((*read)[0].bytes, frame);
+}
+
+// Inputs that are read twice (checked, then run): a FIFO or a pipe is one line at once, not a
+// hang (swemu --bench reads a FIFO once, as it streams).
+TEST(PcapIoTest, AFifoIsRefusedAtOnceWhereInputsAreReadTwice) {
+  const std::string path = TempPath("input.fifo");
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  const Status refused = CheckRereadablePcap(path);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.message(), path + ": not a regular file (a pcap is read more than once: save "
+                                      "the capture or pipe to a file first)");
+  WriteRaw(TempPath("regular.pcap"), Bytes(24, 0));
+  EXPECT_TRUE(CheckRereadablePcap(TempPath("regular.pcap")).ok());
+  std::remove(path.c_str());
 }
 
 TEST(PcapIoTest, MissingFileIsAnErrorNamingIt) {
