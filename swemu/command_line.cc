@@ -95,16 +95,11 @@ Result<std::vector<uint16_t>> ParsePortList(const std::string& text) {
   }
 }
 
-// "1", "0.5", or any duration ("500ms"): a plain number here means seconds.
+// A positive duration within a day; a plain number means seconds ("0.5", "500ms").
 Result<uint64_t> ParseSeconds(const std::string& text) {
-  char* end = nullptr;
-  double seconds = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end == text.c_str() + text.size()) {
-    if (!(seconds > 0 && seconds <= 86400)) return Status::Error(text + " is not in (0, 86400]");
-    return static_cast<uint64_t>(seconds * 1e9);
-  }
-  Result<uint64_t> ns = ParseDuration(text);
-  if (ns.ok() && *ns == 0) return Status::Error("must be > 0");
+  Result<uint64_t> ns = ParseDurationOption(text);
+  if (!ns.ok()) return ns;
+  if (*ns == 0 || *ns > 86400ull * 1'000'000'000) return Status::Error(text + " is not in (0, 86400] s");
   return ns;
 }
 
@@ -190,13 +185,17 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   if (vm.count("config")) cmd.config = vm["config"].as<std::string>();
   if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
   if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
+  if (vm.count("run-for") && vm.count("offline")) {
+    return Status::Error("--run-for: only in real time (offline, a run ends with its inputs; "
+                         "see --max-virtual-time)");
+  }
   if (vm.count("seed")) {
     Result<uint64_t> seed = ParseUint(vm["seed"].as<std::string>());
     if (!seed.ok()) return Status::Error("--seed: " + seed.message());
     cmd.seed = *seed;
   }
   if (vm.count("max-virtual-time")) {
-    Result<uint64_t> ns = ParseDuration(vm["max-virtual-time"].as<std::string>());
+    Result<uint64_t> ns = ParseDurationOption(vm["max-virtual-time"].as<std::string>());
     if (!ns.ok()) return Status::Error("--max-virtual-time: " + ns.message());
     if (*ns == 0) return Status::Error("--max-virtual-time: must be > 0");
     cmd.max_virtual_ns = *ns;
@@ -222,7 +221,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   }
   if (vm.count("telemetry-period")) {
     if (cmd.telemetry.empty()) return Status::Error("--telemetry-period: only with --telemetry");
-    Result<uint64_t> ns = ParseDuration(vm["telemetry-period"].as<std::string>());
+    Result<uint64_t> ns = ParseDurationOption(vm["telemetry-period"].as<std::string>());
     if (!ns.ok()) return Status::Error("--telemetry-period: " + ns.message());
     if (*ns < 1000) return Status::Error("--telemetry-period: at least 1us");
     if (!cmd.offline && *ns < 100'000) {
@@ -232,19 +231,25 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   }
   cmd.busy_poll = vm.count("busy-poll") != 0;
   if (vm.count("run-for")) {
-    Result<uint64_t> ns = ParseDuration(vm["run-for"].as<std::string>());
+    Result<uint64_t> ns = ParseSeconds(vm["run-for"].as<std::string>());
     if (!ns.ok()) return Status::Error("--run-for: " + ns.message());
-    if (*ns == 0) return Status::Error("--run-for: must be > 0");
     cmd.run_for_ns = *ns;
   }
   if (vm.count("stats-interval")) {
     Result<uint64_t> ns = ParseSeconds(vm["stats-interval"].as<std::string>());
     if (!ns.ok()) return Status::Error("--stats-interval: " + ns.message());
+    // A line per lcore per interval: below 10 ms the lines are a flood, not a report.
+    if (*ns < 10'000'000) return Status::Error("--stats-interval: at least 10ms");
     cmd.stats_interval_ns = *ns;
   }
   cmd.stats_stages = vm.count("stats-stages") != 0;
   if (cmd.stats_stages && cmd.stats_interval_ns == 0) {
     return Status::Error("--stats-stages: only with --stats-interval");
+  }
+  for (const char* option : {"control-socket", "control-tcp", "out-dir", "config", "topology"}) {
+    if (vm.count(option) && vm[option].as<std::string>().empty()) {
+      return Status::Error(std::string("--") + option + ": an empty path");
+    }
   }
   if (vm.count("control-socket")) cmd.control_socket = vm["control-socket"].as<std::string>();
   if (vm.count("control-tcp")) cmd.control_tcp = vm["control-tcp"].as<std::string>();

@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -18,39 +19,71 @@ namespace {
 // Longest header line: "ERR " + a 20-digit size.
 constexpr std::size_t kMaxHeaderBytes = 32;
 
+// SO_RCVTIMEO and SO_SNDTIMEO bound connect(), send() and recv() alike.
+void SetTimeouts(int fd, int timeout_ms) {
+  if (timeout_ms <= 0) return;
+  timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+std::string Failure(const std::string& peer, int err, int timeout_ms) {
+  if (err == EAGAIN || err == EWOULDBLOCK || err == EINPROGRESS) {
+    return "no answer from " + peer + " within " + std::to_string(timeout_ms) +
+           " ms (--timeout)";
+  }
+  return std::string(std::strerror(err));
+}
+
 }  // namespace
 
 ControlClient::~ControlClient() {
   if (fd_ >= 0) close(fd_);
 }
 
-Result<std::unique_ptr<ControlClient>> ControlClient::ConnectUnix(const std::string& path) {
+Result<std::unique_ptr<ControlClient>> ControlClient::ConnectUnix(const std::string& path,
+                                                                 int timeout_ms) {
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) {
     return Status::Error("cannot connect to " + path + ": path too long");
   }
   std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  SWEMU_RETURN_IF_ERROR(CheckPrivateSocketDirectory(path, false));
   const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) SetTimeouts(fd, timeout_ms);
   if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
     const int err = errno;
     if (fd >= 0) close(fd);
-    return Status::Error("cannot connect to " + path + ": " + std::strerror(err));
+    return Status::Error("cannot connect to " + path + ": " + Failure(path, err, timeout_ms));
   }
-  return std::unique_ptr<ControlClient>(new ControlClient(fd, path));
+  Result<uid_t> server = PeerUid(fd);
+  if (!server.ok() || (*server != 0 && *server != geteuid())) {
+    close(fd);
+    return Status::Error(path + " is served by " +
+                         (server.ok() ? "uid " + std::to_string(*server) : server.message()) +
+                         ", not by you or root: refusing to talk to it");
+  }
+  auto client = std::unique_ptr<ControlClient>(new ControlClient(fd, path));
+  client->timeout_ms_ = timeout_ms;
+  return client;
 }
 
-Result<std::unique_ptr<ControlClient>> ControlClient::ConnectTcp(const std::string& endpoint) {
+Result<std::unique_ptr<ControlClient>> ControlClient::ConnectTcp(const std::string& endpoint,
+                                                                int timeout_ms) {
   Result<sockaddr_in> addr = ParseTcpEndpoint(endpoint);
   if (!addr.ok()) return addr.status();
   const std::string peer = FormatTcpEndpoint(*addr);
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0) SetTimeouts(fd, timeout_ms);
   if (fd < 0 || connect(fd, reinterpret_cast<const sockaddr*>(&*addr), sizeof(*addr)) != 0) {
     const int err = errno;
     if (fd >= 0) close(fd);
-    return Status::Error("cannot connect to " + peer + ": " + std::strerror(err));
+    return Status::Error("cannot connect to " + peer + ": " + Failure(peer, err, timeout_ms));
   }
-  return std::unique_ptr<ControlClient>(new ControlClient(fd, peer));
+  auto client = std::unique_ptr<ControlClient>(new ControlClient(fd, peer));
+  client->timeout_ms_ = timeout_ms;
+  return client;
 }
 
 Status ControlClient::ReadMore() {
@@ -63,7 +96,7 @@ Status ControlClient::ReadMore() {
     }
     if (n < 0 && errno == EINTR) continue;
     if (n == 0) return Status::Error("connection to " + peer_ + " closed by swemu");
-    return Status::Error("connection to " + peer_ + ": " + std::strerror(errno));
+    return Status::Error("connection to " + peer_ + ": " + Failure(peer_, errno, timeout_ms_));
   }
 }
 
@@ -75,7 +108,9 @@ Result<ControlReply> ControlClient::Call(const std::string& line) {
   for (std::size_t sent = 0; sent < message.size();) {
     const ssize_t n = send(fd_, message.data() + sent, message.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return Status::Error("connection to " + peer_ + ": " + std::strerror(errno));
+    if (n < 0) {
+      return Status::Error("connection to " + peer_ + ": " + Failure(peer_, errno, timeout_ms_));
+    }
     sent += static_cast<std::size_t>(n);
   }
   std::size_t newline;

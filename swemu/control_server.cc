@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -23,6 +24,12 @@ constexpr std::size_t kReadChunk = 16 * 1024;
 constexpr std::size_t kMaxPendingOutput = 1 << 20;
 constexpr std::size_t kMaxClients = 256;
 constexpr int kListenBacklog = 64;
+// A client that neither sends nor reads for this long is closed, so idle connections cannot
+// hold every slot for good.
+constexpr auto kIdleTimeout = std::chrono::seconds(60);
+// Commands executed for one client before the others get their turn: one client pipelining
+// thousands of commands delays the rest by at most this many commands each round.
+constexpr int kCommandsPerTurn = 16;
 
 std::string ErrnoText(int err) { return std::strerror(err); }
 
@@ -48,10 +55,18 @@ void DrainAndClose(int fd) {
   close(fd);
 }
 
+// The Unix socket's mode already keeps other users out; the peer's credentials are checked as
+// well, so a socket whose mode was widened still answers only its owner (and root).
+bool PeerMayControl(int fd) {
+  Result<uid_t> peer = PeerUid(fd);
+  return peer.ok() && (*peer == 0 || *peer == geteuid());
+}
+
 }  // namespace
 
 struct ControlServer::Client {
   int fd = -1;
+  std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
   std::string in;   // received, not yet executed
   std::string out;  // answers, not yet sent from out_pos on
   std::size_t out_pos = 0;
@@ -97,6 +112,7 @@ Status ControlServer::ListenUnix() {
   const std::string& path = config_.unix_path;
   if (path.empty()) return Status::Ok();
   const std::string where = "control socket " + path;
+  SWEMU_RETURN_IF_ERROR(CheckPrivateSocketDirectory(path, true));
   sockaddr_un addr{};
   addr.sun_family = AF_UNIX;
   if (path.size() >= sizeof(addr.sun_path)) {
@@ -202,22 +218,35 @@ void ControlServer::Run() {
       if (fd >= 0) fds.push_back({fd, static_cast<short>(accepting ? POLLIN : 0), 0});
     }
     const std::size_t first_client = fds.size();
+    bool more_queued = false;  // a client has complete commands waiting for its next turn
     for (const std::unique_ptr<Client>& c : clients_) {
       short events = 0;
       if (!c->eof && !c->closing && c->Pending() < kMaxPendingOutput) events |= POLLIN;
       if (c->Pending() > 0) events |= POLLOUT;
+      more_queued = more_queued || (!c->closing && c->Pending() < kMaxPendingOutput &&
+                                    c->in.find('\n') != std::string::npos);
       fds.push_back({c->fd, events, 0});
     }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    const int timeout_ms = more_queued ? 0 : clients_.empty() ? -1 : 1000;
+    if (poll(fds.data(), fds.size(), timeout_ms) < 0) {
       if (errno == EINTR) continue;
       return;  // cannot happen with valid descriptors; Stop still cleans up
     }
     if (fds[0].revents != 0) return;
 
+    const auto now = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < clients_.size(); ++i) {
       Client& c = *clients_[i];
       const short revents = fds[first_client + i].revents;
-      if (revents == 0) continue;
+      if (revents != 0) c.last_active = now;
+      if (revents == 0) {
+        if (now - c.last_active > kIdleTimeout) {
+          DrainAndClose(c.fd);
+          c.fd = -1;
+          continue;
+        }
+        if (c.closing || c.in.find('\n') == std::string::npos) continue;
+      }
       // The peer is gone and nothing is readable: its answers can never be delivered.
       bool keep = (revents & POLLIN) ? ReadFrom(c) : !(revents & (POLLHUP | POLLERR));
       if (keep) ExecuteLines(c);
@@ -235,11 +264,26 @@ void ControlServer::Run() {
 }
 
 void ControlServer::Accept(int listen_fd) {
-  while (clients_.size() < kMaxClients) {
+  for (;;) {
     const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;  // EAGAIN: no more pending; anything else: retried on the next poll
+    }
+    // Past the limit a client is told so at once instead of waiting in the backlog.
+    const char* refusal = clients_.size() >= kMaxClients ? "too many control clients" : nullptr;
+    if (refusal == nullptr && listen_fd == unix_fd_ && !PeerMayControl(fd)) {
+      refusal = "permission denied (another user)";
+    }
+    if (refusal != nullptr) {
+      const std::string reply = FormatControlReply(
+          false, std::string(refusal) + " (at most " + std::to_string(kMaxClients) +
+                     " connections); closing the connection");
+      if (send(fd, reply.data(), reply.size(), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        // The client is gone already; closing is all that is left.
+      }
+      DrainAndClose(fd);
+      continue;
     }
     auto client = std::make_unique<Client>();
     client->fd = fd;
@@ -264,7 +308,8 @@ bool ControlServer::ReadFrom(Client& c) {
 void ControlServer::ExecuteLines(Client& c) {
   std::size_t pos = 0;
   bool too_long = false;
-  while (!c.closing && c.Pending() < kMaxPendingOutput) {
+  for (int turn = 0; turn < kCommandsPerTurn && !c.closing && c.Pending() < kMaxPendingOutput;
+       ++turn) {
     const std::size_t newline = c.in.find('\n', pos);
     if (newline == std::string::npos) break;
     if (newline - pos > kMaxControlLineBytes) {
@@ -289,7 +334,8 @@ void ControlServer::ExecuteLines(Client& c) {
                                            " bytes; closing the connection");
     c.closing = true;
   }
-  // After end of input a partial last line is discarded, never executed.
+  // After end of input a partial last line is discarded, never executed (the complete ones
+  // still queued get their turns first).
   if (c.closing || (c.eof && !has_line)) {
     c.in.clear();
     c.closing = true;

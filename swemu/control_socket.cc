@@ -1,17 +1,60 @@
 #include "swemu/control_socket.h"
 
 #include <arpa/inet.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
+#include <cstring>
 
 namespace swemu {
 
+namespace {
+
+std::string PrivateSocketDirectory() {
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  if (xdg != nullptr && xdg[0] == '/') return xdg;
+  return "/tmp/swemu-" + std::to_string(geteuid());
+}
+
+}  // namespace
+
 std::string DefaultControlSocketPath() {
-  const uid_t uid = geteuid();
-  if (uid == 0) return kRootControlSocket;
-  return "/tmp/swemu-" + std::to_string(uid) + ".sock";
+  if (geteuid() == 0) return kRootControlSocket;
+  return PrivateSocketDirectory() + "/swemu.sock";
+}
+
+Status CheckPrivateSocketDirectory(const std::string& socket_path, bool create) {
+  if (geteuid() == 0) return Status::Ok();
+  const std::string dir = PrivateSocketDirectory();
+  if (socket_path != dir + "/swemu.sock") return Status::Ok();
+  if (create && mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::Error("control socket directory " + dir + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) != 0) {
+    return Status::Error("control socket directory " + dir + ": " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+    return Status::Error("control socket directory " + dir +
+                         " is not a directory of yours that only you can enter (mode 0700); "
+                         "refusing to use it");
+  }
+  return Status::Ok();
+}
+
+Result<uid_t> PeerUid(int fd) {
+  ucred peer{};
+  socklen_t len = sizeof(peer);
+  if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &peer, &len) != 0) {
+    return Status::Error(std::string("cannot read the peer's credentials: ") +
+                         std::strerror(errno));
+  }
+  return peer.uid;
 }
 
 Result<sockaddr_in> ParseTcpEndpoint(const std::string& spec) {

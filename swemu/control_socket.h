@@ -16,8 +16,15 @@ inline constexpr std::size_t kMaxControlLineBytes = 64 * 1024;
 // Per-user so that two users never collide; root gets a system path.
 inline constexpr const char* kRootControlSocket = "/run/swemu.sock";
 
-// "/run/swemu.sock" for root, "/tmp/swemu-<uid>.sock" for anyone else.
+// "/run/swemu.sock" for root; for anyone else a socket in a directory only they can enter:
+// "$XDG_RUNTIME_DIR/swemu.sock", or "/tmp/swemu-<uid>/swemu.sock" without XDG_RUNTIME_DIR.
 std::string DefaultControlSocketPath();
+// Checks (and with `create`, makes) the directory of a non-root default socket: it must be a
+// real directory owned by this user with no access for anyone else, so no other user can
+// plant a socket there. Any other path: nothing to check.
+Status CheckPrivateSocketDirectory(const std::string& socket_path, bool create);
+// The uid of the process on the other end of a Unix socket, or an error.
+Result<uid_t> PeerUid(int fd);
 
 // "PORT" or "ADDR:PORT"; ADDR is an IPv4 address or "localhost" and defaults to 127.0.0.1.
 Result<sockaddr_in> ParseTcpEndpoint(const std::string& spec);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/control/units.h"
 #include "swemu/control_client.h"
 #include "swemu/control_socket.h"
 #include "swemu/version.h"
@@ -31,6 +32,8 @@ po::options_description Options() {
            .c_str())
       ("tcp", po::value<std::string>()->value_name("ADDR:PORT"),
        "talk over TCP instead (PORT alone means 127.0.0.1:PORT)")
+      ("timeout", po::value<std::string>()->value_name("DURATION")->default_value("10s"),
+       "give up when swemu does not answer within this (a plain number means seconds)")
       ("version", "print the version and exit")
       ("help,h", "print this help and exit");
   // clang-format on
@@ -115,8 +118,17 @@ int Main(int argc, char** argv) {
   const std::string peer = tcp                  ? vm["tcp"].as<std::string>()
                            : vm.count("socket") ? vm["socket"].as<std::string>()
                                                 : DefaultControlSocketPath();
+  Result<uint64_t> timeout_ns = ParseDurationOption(vm["timeout"].as<std::string>());
+  if (!timeout_ns.ok() || *timeout_ns < 1'000'000 || *timeout_ns > 86400ull * 1'000'000'000) {
+    std::cerr << "swemu-cli: --timeout: "
+              << (timeout_ns.ok() ? vm["timeout"].as<std::string>() + " is not in [1ms, 1 day]"
+                                  : timeout_ns.message())
+              << '\n';
+    return kExitTrouble;
+  }
+  const int timeout_ms = static_cast<int>(*timeout_ns / 1'000'000);
   Result<std::unique_ptr<ControlClient>> client =
-      tcp ? ControlClient::ConnectTcp(peer) : ControlClient::ConnectUnix(peer);
+      tcp ? ControlClient::ConnectTcp(peer, timeout_ms) : ControlClient::ConnectUnix(peer, timeout_ms);
   if (!client.ok()) {
     std::cerr << "swemu-cli: " << client.message() << '\n';
     return kExitTrouble;

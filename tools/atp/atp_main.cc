@@ -13,6 +13,8 @@
 #include "pipeline/control/units.h"
 #include "tools/atp/atp_demo.h"
 #include "tools/atp/atp_sim.h"
+#include "pipeline/core/output_files.h"
+#include "tools/option_values.h"
 #include "tools/tool_main.h"
 
 namespace po = boost::program_options;
@@ -33,11 +35,11 @@ void AddCommon(po::options_description& desc, Common& c) {
   desc.add_options()
       ("model", po::value(&c.model)->default_value(c.model),
        "model whose layer sizes are all-reduced: ResNet50, VGG16, AlexNet")
-      ("layers", po::value(&c.layers)->default_value(0), "only the first N layers (0: all)")
-      ("iterations", po::value(&c.iterations)->default_value(c.iterations),
+      ("layers", po::value<std::string>()->default_value("0"), "only the first N layers (0: all)")
+      ("iterations", po::value<std::string>()->default_value(std::to_string(c.iterations)),
        "iterations, each run with and without in-network aggregation")
-      ("seed", po::value(&c.seed)->default_value(c.seed), "seed of the synthetic gradients")
-      ("lanes", po::value(&c.lanes)->default_value(c.lanes),
+      ("seed", po::value<std::string>()->default_value(std::to_string(c.seed)), "seed of the synthetic gradients")
+      ("lanes", po::value<std::string>()->default_value(std::to_string(c.lanes)),
        "sender lanes (the paper's threads) per worker");
   // clang-format on
 }
@@ -95,12 +97,12 @@ int Main(int argc, char** argv) {
   if (mode == "demo") {
     // clang-format off
     desc.add_options()
-        ("workers", po::value(&demo.workers)->default_value(demo.workers), "workers (1..32)")
-        ("racks", po::value(&demo.racks)->default_value(demo.racks),
+        ("workers", po::value<std::string>()->default_value(std::to_string(demo.workers)), "workers (1..32)")
+        ("racks", po::value<std::string>()->default_value(std::to_string(demo.racks)),
          "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
-        ("elements", po::value(&demo.elements)->default_value(demo.elements),
+        ("elements", po::value<std::string>()->default_value(std::to_string(demo.elements)),
          "int32 elements per packet")
-        ("aggregators", po::value(&demo.aggregators)->default_value(demo.aggregators),
+        ("aggregators", po::value<std::string>()->default_value(std::to_string(demo.aggregators)),
          "aggregators in each switch")
         ("link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
          "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")
@@ -108,7 +110,7 @@ int Main(int argc, char** argv) {
          "generated switch configs, scripts, logs and sockets")
         ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "
                                                  "next to this one)")
-        ("timeout", po::value(&demo.timeout_s)->default_value(demo.timeout_s),
+        ("timeout", po::value<std::string>()->default_value("600"),
          "seconds a pass may take before the demo gives up")
         ("backoff", "swemu and the hosts back off when idle instead of busy polling "
                     "(for a machine with fewer than two free cores)");
@@ -118,7 +120,7 @@ int Main(int argc, char** argv) {
     desc.add_options()
         ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
         ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
-        ("loss", po::value(&sim.host_loss),
+        ("loss", po::value<std::string>(),
          "loss probability in [0, 1] on every host link (default: the topology's)")
         ("out-dir", po::value(&sim.out_dir), "write counters.json here");
     // clang-format on
@@ -145,14 +147,33 @@ int Main(int argc, char** argv) {
     std::cerr << "swemu-atp: " << e.what() << '\n';
     return 2;
   }
+  // Counts as text: a negative value, NaN or one past the field is refused here.
+  Status read = ReadUintOption(vm, "layers", 0, UINT32_MAX, &common.layers);
+  if (read.ok()) read = ReadUintOption(vm, "iterations", 0, UINT32_MAX, &common.iterations);
+  if (read.ok()) read = ReadUintOption(vm, "seed", 0, UINT64_MAX, &common.seed);
+  if (read.ok()) read = ReadUintOption(vm, "lanes", 0, UINT32_MAX, &common.lanes);
+  if (read.ok() && mode == "demo") {
+    read = ReadUintOption(vm, "workers", 0, UINT32_MAX, &demo.workers);
+    if (read.ok()) read = ReadUintOption(vm, "racks", 0, UINT32_MAX, &demo.racks);
+    if (read.ok()) read = ReadUintOption(vm, "elements", 0, UINT32_MAX, &demo.elements);
+    if (read.ok()) read = ReadUintOption(vm, "aggregators", 0, UINT32_MAX, &demo.aggregators);
+    if (read.ok()) read = ReadDoubleOption(vm, "timeout", 1e-3, 86400, &demo.timeout_s);
+  }
+  if (read.ok() && mode == "sim") {
+    if (vm.count("loss")) {
+      Result<double> loss = ParseProbability(vm["loss"].as<std::string>());
+      if (loss.ok()) sim.host_loss = *loss;
+      read = loss.ok() ? Status::Ok() : Status::Error("--loss: " + loss.status().message());
+    }
+    if (read.ok() && !sim.out_dir.empty()) read = CheckOutputDirectory(sim.out_dir, "--out-dir");
+  }
+  if (!read.ok()) {
+    std::cerr << "swemu-atp: " << read.message() << '\n';
+    return 2;
+  }
   auto workload = MakeWorkload(common);
   if (!workload.ok()) {
     std::cerr << "swemu-atp: " << workload.status().message() << '\n';
-    return 2;
-  }
-  // Written so that NaN fails too.
-  if (vm.count("loss") && !(sim.host_loss >= 0 && sim.host_loss <= 1)) {
-    std::cerr << "swemu-atp: --loss must be in [0, 1]\n";
     return 2;
   }
   // Checked here, before the demo writes its switch configs: swemu would refuse it only later.
@@ -161,10 +182,6 @@ int Main(int argc, char** argv) {
       std::cerr << "swemu-atp: --link-rate: " << rate.status().message() << '\n';
       return 2;
     }
-  }
-  if (mode == "demo" && !(demo.timeout_s > 0 && demo.timeout_s <= 86400)) {
-    std::cerr << "swemu-atp: --timeout must be in (0, 86400] seconds\n";
-    return 2;
   }
   if (vm.count("backoff")) demo.busy_poll = false;
   AtpWorkerOptions worker;

@@ -1,0 +1,38 @@
+#pragma once
+// Numeric command-line options read as text and parsed by units.h, never by Boost's
+// lexical_cast: that one reads "-1" into an unsigned as 4294967295 and lets "nan" into a
+// double. A negative count, NaN, inf or a value past the field's type is one line naming the
+// option.
+#include <boost/program_options.hpp>
+#include <algorithm>
+#include <limits>
+#include <string>
+
+#include "pipeline/control/units.h"
+#include "pipeline/core/status.h"
+
+namespace swemu {
+
+// `*out` from option `name` (declared as a std::string value), within [min, max] and the type.
+template <typename T>
+Status ReadUintOption(const boost::program_options::variables_map& vm, const std::string& name,
+                      uint64_t min, uint64_t max, T* out) {
+  if (!vm.count(name)) return Status::Ok();
+  max = std::min<uint64_t>(max, std::numeric_limits<T>::max());
+  Result<uint64_t> value = ParseUint(vm[name].as<std::string>(), min, max);
+  if (!value.ok()) return Status::Error("--" + name + ": " + value.status().message());
+  *out = static_cast<T>(*value);
+  return Status::Ok();
+}
+
+// A finite number within [min, max].
+inline Status ReadDoubleOption(const boost::program_options::variables_map& vm,
+                               const std::string& name, double min, double max, double* out) {
+  if (!vm.count(name)) return Status::Ok();
+  Result<double> value = ParseDouble(vm[name].as<std::string>(), min, max);
+  if (!value.ok()) return Status::Error("--" + name + ": " + value.status().message());
+  *out = *value;
+  return Status::Ok();
+}
+
+}  // namespace swemu
