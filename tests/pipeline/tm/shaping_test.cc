@@ -106,6 +106,20 @@ TEST_F(ShapingTest, RateChangeAppliesToTheNextFrame) {
   EXPECT_FALSE(tm_->SetPortRate(0, kTmMaxPortRateBps + 1).ok());
 }
 
+// A frame sent at 1 bit/s would hold the link for 8192 s; sped up to 10G, the port sends the
+// next frame when the first would have ended at the new rate (issue: 133 M frames dropped).
+TEST_F(ShapingTest, SpeedingUpEndsTheFrameUnderWayAtTheNewRate) {
+  Build(Shaped(1));
+  for (int i = 0; i < 2; ++i) Send(1000, 0, 0, 0);
+  pool_->Free(tm_->Dequeue(0, 0));
+  EXPECT_EQ(tm_->NextDequeueTime(0, 0), 8192ull * 1'000'000'000);
+  ASSERT_TRUE(tm_->SetPortRate(0, 10'000'000'000).ok());
+  EXPECT_EQ(tm_->NextDequeueTime(0, 0), 820u);  // ceil(819.2)
+  Packet* next = tm_->Dequeue(0, 820);
+  ASSERT_NE(next, nullptr);
+  pool_->Free(next);
+}
+
 TEST_F(ShapingTest, UnshapedPortDrainsAtOnce) {
   Build(TmConfig());
   for (int i = 0; i < 50; ++i) Send(1500, 2, 0, 0);
