@@ -59,7 +59,7 @@ Status GoatProgram::DeclareResources(ProgramContext& ctx, uint64_t entries) {
                                           {"goat_route",
                                            MatchKind::kExact,
                                            {{"node_id", 16}},
-                                           {{"forward", {{"port", 16}}}, {"miss", {}}},
+                                           {{"forward", {{"port", 16, ctx.num_ports}}}, {"miss", {}}},
                                            1024,
                                            "miss",
                                            {}});

@@ -41,6 +41,12 @@ Status MatchTable::CheckAction(const ActionCall& action) const {
                            std::to_string(action.params[i]) + " does not fit in " +
                            std::to_string(bits) + " bits");
     }
+    if (a.params[i].below != 0 && action.params[i] >= a.params[i].below) {
+      return Status::Error(Where() + "parameter " + a.params[i].name + ": " +
+                           std::to_string(action.params[i]) + " is not below " +
+                           std::to_string(a.params[i].below) + " (the switch's ports are 0.." +
+                           std::to_string(a.params[i].below - 1) + ")");
+    }
   }
   return Status::Ok();
 }

@@ -26,6 +26,9 @@ struct KeyField {
 struct ActionParam {
   std::string name;
   uint8_t bits = 0;
+  // Nonzero: a value must be below it. An egress port's limit is the switch's port count, so
+  // an entry naming a port that does not exist is refused when added, not dropped per packet.
+  uint64_t below = 0;
 };
 
 struct ActionSpec {

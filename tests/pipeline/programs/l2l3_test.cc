@@ -64,6 +64,18 @@ TEST_F(L2l3Test, ForwardsByDestinationMac) {
   EXPECT_EQ(h_.sw().counters().ports[1].tx_packets, 1u);
 }
 
+// On a 4-port switch, port 9 is refused when the entry is added (it used to be accepted, then
+// every packet dropped as bad_egress_port).
+TEST_F(L2l3Test, AnEntryNamingAPortTheSwitchLacksIsRefused) {
+  Result<std::string> added = h_.Cmd("table_add dmac forward 00:00:00:00:00:0b => 9");
+  ASSERT_FALSE(added.ok());
+  EXPECT_NE(added.message().find("parameter port: 9 is not below 4 (the switch's ports are 0..3)"),
+            std::string::npos)
+      << added.message();
+  EXPECT_FALSE(h_.Cmd("table_add nexthop rewrite 7 => 00:00:00:00:02:02 00:00:00:00:00:fe 4").ok());
+  EXPECT_TRUE(h_.Cmd("table_add dmac forward 00:00:00:00:00:0b => 3").ok());
+}
+
 TEST_F(L2l3Test, DropsUnknownMacAsTableMissAndDropActionAsProgramDrop) {
   h_.MustCmd("table_add dmac drop 00:00:00:00:00:0b =>");
   h_.Send(0, Udp(kHostB, 1));
