@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <tuple>
@@ -272,6 +273,39 @@ std::string MergeRuntime(const std::vector<std::string>& answers) {
   return out;
 }
 
+// show pcn: "pcn: ..." (configuration, replica 0's), "port P: ..." lines, then the counters as
+// one line of JSON (summed). A port's pending jobs and active threshold live on the lcore that
+// owns the port, so its line is the one that names jobs, else replica 0's.
+std::string MergeShowPcn(const std::vector<std::string>& answers) {
+  std::map<uint64_t, std::string> ports;
+  std::vector<std::string_view> counters;
+  std::string header;
+  for (std::size_t r = 0; r < answers.size(); ++r) {
+    std::vector<std::string_view> lines;
+    for (std::string_view rest = answers[r]; !rest.empty();) {
+      const std::size_t end = rest.find('\n');
+      lines.push_back(rest.substr(0, end));
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    }
+    if (lines.size() < 2) return answers[0];
+    if (r == 0) header = std::string(lines.front());
+    counters.push_back(lines.back());
+    for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
+      const std::string_view line = lines[i];
+      if (!line.starts_with("port ")) return answers[0];
+      const uint64_t port = std::strtoull(std::string(line.substr(5)).c_str(), nullptr, 10);
+      auto [it, added] = ports.try_emplace(port, line);
+      if (!added && it->second.find(" job ") == std::string::npos &&
+          line.find(" job ") != std::string_view::npos) {
+        it->second = std::string(line);
+      }
+    }
+  }
+  std::string out = header + "\n";
+  for (const auto& [port, line] : ports) out += line + "\n";
+  return out + MergeLine(counters, [](std::size_t, std::size_t) { return Op::kSum; }) + "\n";
+}
+
 }  // namespace
 
 MergeRule MergeRuleFor(std::string_view line) {
@@ -289,7 +323,7 @@ MergeRule MergeRuleFor(std::string_view line) {
       {"drops", MergeRule::kShowDrops},     {"queues", MergeRule::kShowQueues},
       {"tables", MergeRule::kShowTables},   {"counters", MergeRule::kShowCounters},
       {"runtime", MergeRule::kShowRuntime}, {"atp", MergeRule::kShowAtp},
-      {"goat", MergeRule::kGoatStats},
+      {"goat", MergeRule::kGoatStats},     {"pcn", MergeRule::kShowPcn},
   };
   auto it = kShow.find(words[1]);
   return it == kShow.end() ? MergeRule::kNone : it->second;
@@ -345,6 +379,8 @@ std::string MergeAnswers(MergeRule rule, const std::vector<std::string>& answers
       std::vector<std::string_view> lines(answers.begin(), answers.end());
       return MergeLine(lines, [](std::size_t, std::size_t) { return Op::kSum; });
     }
+    case MergeRule::kShowPcn:
+      return MergeShowPcn(answers);
   }
   return answers[0];
 }

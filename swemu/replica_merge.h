@@ -27,6 +27,7 @@ enum class MergeRule {
   kAtpStats,   // the same as one line of JSON; the configuration (aggregators, elements) kept
   kPcnStats,   // the pcn program's counters, one line of JSON: all summed (each replica counts
                // the packets of the egress ports it owns)
+  kShowPcn,   // show pcn: configuration kept, each port's line from its owner, counters summed
   kGoatStats,  // goat_stats and show goat: counters and slots in use summed (each slot has one
                // owner), the configuration (slots, elements) kept
 };

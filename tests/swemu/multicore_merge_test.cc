@@ -188,5 +188,18 @@ TEST(MulticoreMergeRuleTest, PcnCountersAreSummed) {
             R"({"starts": 3, "bursts_arrived": 3, "marked_pcn": 7})");
 }
 
+// With the PS on port 1, owned by lcore 1: lcore 0 alone said "no port line, starts 0".
+TEST(MulticoreMergeRuleTest, ShowPcnTakesEachPortFromItsOwnerAndSumsTheCounters) {
+  EXPECT_EQ(MergeRuleFor("show pcn"), MergeRule::kShowPcn);
+  const std::string header = "pcn: udp_port 9200, timeout 8 ms, 4 job lanes per port\n";
+  const std::vector<std::string> answers = {
+      header + "port 0: initial 64, active 64\n" + R"({"starts": 0, "bursts_arrived": 0})" + "\n",
+      header + "port 0: initial 64, active 64\nport 1: initial 64, active 12, job 0: 3 " +
+          "pending, threshold 12;\n" + R"({"starts": 9, "bursts_arrived": 8})" + "\n"};
+  EXPECT_EQ(MergeAnswers(MergeRule::kShowPcn, answers),
+            header + "port 0: initial 64, active 64\nport 1: initial 64, active 12, job 0: 3 " +
+                "pending, threshold 12;\n" + R"({"starts": 9, "bursts_arrived": 8})" + "\n");
+}
+
 }  // namespace
 }  // namespace swemu
