@@ -2,6 +2,7 @@
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/parsers.hpp>
+#include <algorithm>
 #include <filesystem>
 #include <sstream>
 
@@ -12,6 +13,12 @@ namespace swemu {
 Result<std::vector<IniEntry>> ReadIniFile(const std::string& path, const std::string& what) {
   Result<std::string> text = ReadTextFile(path, what);
   if (!text.ok()) return text.status();
+  // A NUL would vanish from the messages that quote the line: name it here instead.
+  if (const std::size_t nul = text->find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(text->begin(), text->begin() + static_cast<long>(nul), '\n');
+    return Status::Error(path + ": line " + std::to_string(line) + " holds a NUL byte (a " + what +
+                         " is text)");
+  }
   std::istringstream in(*text);
   std::vector<IniEntry> entries;
   try {

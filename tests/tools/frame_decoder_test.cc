@@ -128,6 +128,16 @@ TEST(FrameDecoder, ReadsRawIpAndLinuxCookedCaptures) {
   f = Decode(decoder, sll, 0, kLinkLinuxSll);
   EXPECT_TRUE(f.malformed.empty()) << f.malformed;
   EXPECT_EQ(f.sport, 80);
+  // SLL2 (tcpdump -i any): the protocol first, then 18 bytes of interface, type and address.
+  std::vector<uint8_t> sll2(20, 0);
+  sll2[0] = 0x08;
+  sll2[4] = 3;  // interface index, not the protocol
+  sll2.insert(sll2.end(), raw.begin(), raw.end());
+  f = Decode(decoder, sll2, 0, kLinkLinuxSll2);
+  EXPECT_TRUE(f.malformed.empty()) << f.malformed;
+  EXPECT_EQ(f.dport, 443);
+  EXPECT_EQ(Decode(decoder, std::vector<uint8_t>(19, 0), 0, kLinkLinuxSll2).malformed,
+            "truncated_sll2");
   EXPECT_EQ(Decode(decoder, {0x60, 0, 0}, 0, kLinkRaw).ether_type, 0x86DD);  // IPv6: named only
   EXPECT_EQ(Decode(decoder, {0x10, 0, 0}, 0, kLinkRaw).malformed, "raw_not_ip");
 }

@@ -5,6 +5,7 @@
 
 #include "pipeline/wire/ipv4.h"
 #include "pipeline/wire/tcp.h"
+#include "tools/analyze/time_format.h"
 
 namespace swemu {
 
@@ -164,10 +165,11 @@ Status FlowTable::WriteCsv(std::ostream& out, std::string_view run, bool header)
   }
   for (const auto& [key, f] : ByBytes(flows_)) {
     char line[512];
-    std::snprintf(line, sizeof(line), ",%llu,%llu,%.9f,%.9f,%.6f,%llu,%llu,%.6f,%.3f,%.3f,%llu,%llu,%llu\n",
+    // Times exact to the nanosecond (a double holds only ~16 digits of an epoch time).
+    std::snprintf(line, sizeof(line), ",%llu,%llu,%s,%s,%.6f,%llu,%llu,%.6f,%.3f,%.3f,%llu,%llu,%llu\n",
                   static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->bytes),
-                  static_cast<double>(f->first_ns) / 1e9, static_cast<double>(f->last_ns) / 1e9,
+                  FormatSeconds(f->first_ns).c_str(), FormatSeconds(f->last_ns).c_str(),
                   f->RateBps() / 1e6, static_cast<unsigned long long>(f->ect),
                   static_cast<unsigned long long>(f->ce), Share(f->ce, f->packets),
                   static_cast<double>(f->gaps.max()) / 1e3,

@@ -12,14 +12,15 @@
 namespace swemu {
 namespace {
 
-constexpr std::size_t kSllHeaderLen = 16;  // Linux cooked capture v1
+constexpr std::size_t kSllHeaderLen = 16;   // Linux cooked capture v1: protocol at 14
+constexpr std::size_t kSll2HeaderLen = 20;  // v2: protocol first, then ifindex, type, address
 constexpr uint8_t kMaxVlanTags = 2;
 
 }  // namespace
 
 bool IsDecodableLinkType(int link_type) {
   return link_type == kLinkEthernet || link_type == kLinkRaw || link_type == kLinkRawAlt ||
-         link_type == kLinkLinuxSll;
+         link_type == kLinkLinuxSll || link_type == kLinkLinuxSll2;
 }
 
 void FrameDecoder::Register(uint16_t udp_port, ProtocolAnalyzer* protocol) {
@@ -48,6 +49,9 @@ void FrameDecoder::Decode(int link_type, std::span<const uint8_t> bytes,
       return;
     case kLinkLinuxSll:
       DecodeSll(bytes, frame);
+      return;
+    case kLinkLinuxSll2:
+      DecodeSll2(bytes, frame);
       return;
     case kLinkRaw:
     case kLinkRawAlt:
@@ -99,6 +103,14 @@ void FrameDecoder::DecodeSll(std::span<const uint8_t> bytes, DecodedFrame& frame
     return;
   }
   DecodeL3(LoadBe16(bytes.data() + 14), bytes.subspan(kSllHeaderLen), frame);
+}
+
+void FrameDecoder::DecodeSll2(std::span<const uint8_t> bytes, DecodedFrame& frame) const {
+  if (bytes.size() < kSll2HeaderLen) {
+    if (!frame.snapped()) frame.malformed = "truncated_sll2";
+    return;
+  }
+  DecodeL3(LoadBe16(bytes.data()), bytes.subspan(kSll2HeaderLen), frame);
 }
 
 void FrameDecoder::DecodeL3(uint16_t ether_type, std::span<const uint8_t> bytes,

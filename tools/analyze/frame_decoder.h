@@ -16,6 +16,7 @@ inline constexpr int kLinkEthernet = 1;  // DLT_EN10MB
 inline constexpr int kLinkRaw = 101;     // LINKTYPE_RAW (IPv4 or IPv6, no link header)
 inline constexpr int kLinkRawAlt = 12;   // DLT_RAW on most systems
 inline constexpr int kLinkLinuxSll = 113;
+inline constexpr int kLinkLinuxSll2 = 276;  // what tcpdump -i any writes today
 bool IsDecodableLinkType(int link_type);
 
 class FrameDecoder {
@@ -32,6 +33,7 @@ class FrameDecoder {
  private:
   void DecodeEthernet(std::span<const uint8_t> bytes, DecodedFrame& frame) const;
   void DecodeSll(std::span<const uint8_t> bytes, DecodedFrame& frame) const;
+  void DecodeSll2(std::span<const uint8_t> bytes, DecodedFrame& frame) const;
   void DecodeL3(uint16_t ether_type, std::span<const uint8_t> bytes, DecodedFrame& frame) const;
   void DecodeIpv4(std::span<const uint8_t> bytes, DecodedFrame& frame) const;
 
