@@ -213,9 +213,9 @@ void ControlServer::Run() {
   for (;;) {
     fds.clear();
     fds.push_back({wake_fd_, POLLIN, 0});
-    const bool accepting = clients_.size() < kMaxClients;
+    // Always accepting: a client past the limit is answered and closed (Accept).
     for (int fd : {unix_fd_, tcp_fd_}) {
-      if (fd >= 0) fds.push_back({fd, static_cast<short>(accepting ? POLLIN : 0), 0});
+      if (fd >= 0) fds.push_back({fd, POLLIN, 0});
     }
     const std::size_t first_client = fds.size();
     bool more_queued = false;  // a client has complete commands waiting for its next turn
