@@ -1,6 +1,9 @@
 #include "swemu/dpdk/realtime.h"
 
+#include <pthread.h>
 #include <rte_lcore.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -107,6 +110,35 @@ Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
   return MergeAnswers(MergeRuleFor(line), answers);
 }
 
+// Threads that serve the lcores (the control server, telemetry, stats) are created from the
+// main lcore and would inherit its one CPU: each of their mailbox calls then waited for the
+// busy lcore's time slice (~4 ms a command or a sample). While one lives, the creating thread
+// runs on the CPUs no lcore uses (all CPUs when the lcores take every one), so its threads do.
+class OffLcoreCpus {
+ public:
+  OffLcoreCpus() {
+    if (pthread_getaffinity_np(pthread_self(), sizeof(saved_), &saved_) != 0) return;
+    cpu_set_t all, free;
+    CPU_ZERO(&all);
+    const long cpus = std::min<long>(sysconf(_SC_NPROCESSORS_ONLN), CPU_SETSIZE);
+    for (long c = 0; c < cpus; ++c) CPU_SET(c, &all);
+    free = all;
+    unsigned lcore = 0;
+    RTE_LCORE_FOREACH(lcore) CPU_CLR(rte_lcore_to_cpu_id(lcore), &free);
+    restore_ = pthread_setaffinity_np(pthread_self(), sizeof(cpu_set_t),
+                                      CPU_COUNT(&free) > 0 ? &free : &all) == 0;
+  }
+  ~OffLcoreCpus() {
+    if (restore_) pthread_setaffinity_np(pthread_self(), sizeof(saved_), &saved_);
+  }
+  OffLcoreCpus(const OffLcoreCpus&) = delete;
+  OffLcoreCpus& operator=(const OffLcoreCpus&) = delete;
+
+ private:
+  cpu_set_t saved_{};
+  bool restore_ = false;
+};
+
 // The control socket serves the switch's command table; each line is executed by the lcore
 // between bursts (through the mailbox), so live changes take no lock on the fast path.
 Status StartControl(const CommandLine& cmd, Realtime& rt) {
@@ -119,6 +151,7 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
   config.tcp = cmd.control_tcp;
   rt.control = std::make_unique<ControlServer>(
       config, [&rt](const std::string& line) { return ExecuteEverywhere(rt, line); });
+  OffLcoreCpus off_lcores;
   return rt.control->Start();
 }
 
@@ -307,6 +340,7 @@ class PeriodicThread {
  public:
   PeriodicThread(uint64_t period_ns, std::function<bool()> tick) {
     if (period_ns == 0) return;
+    OffLcoreCpus off_lcores;
     thread_ = std::thread([this, period_ns, tick = std::move(tick)] { Loop(period_ns, tick); });
   }
   ~PeriodicThread() {

@@ -204,6 +204,23 @@ TEST_F(RealtimeEffectsTest, ADeviceThatRefusesFramesBuildsTheTmQueue) {
   EXPECT_EQ(run.err.find("leak"), std::string::npos) << run.err;
 }
 
+// At 1 ms the samples came about every 4 ms: the sampler thread inherited the busy lcore's one
+// CPU and waited for its time slice. It now runs off the lcores' CPUs and keeps the period.
+TEST_F(RealtimeEffectsTest, TelemetryKeepsAMillisecondPeriod) {
+  const std::string dir = TestDir();
+  WriteRefusingRingConfig(dir);
+  RunResult run = RunSwemu("--config " + dir + "loop.ini --run-for 1s --busy-poll --telemetry " +
+                           dir + "t.csv --telemetry-period 1ms" + EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("swemu: telemetry:"), std::string::npos) << run.err;
+  std::istringstream lines(ReadText(dir + "t.csv"));
+  std::string line;
+  std::getline(lines, line);  // header
+  uint64_t rows = 0;
+  while (std::getline(lines, line)) ++rows;
+  EXPECT_GE(rows, 500u) << "one active queue sampled every 1 ms for 1 s";
+}
+
 // --telemetry in real time: the queue that a refusing device builds shows in the samples, taken
 // off the fast path about every period, stamped with the wall clock.
 TEST_F(RealtimeEffectsTest, TelemetrySamplesTheQueueADeviceBuilds) {
