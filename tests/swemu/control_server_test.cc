@@ -306,7 +306,9 @@ TEST_F(ControlTest, TheClientGivesUpOnAServerThatNeverAnswers) {
 // clients of another user.
 TEST_F(ControlTest, ASocketServedByAnotherUserIsRefused) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root to become another user";
-  const std::string dir = dir_ + "/planted/";
+  // Where another user can reach (the fixture's directory is 0700).
+  const std::string dir = ::testing::TempDir() + "swemu_planted_" + std::to_string(getpid()) + "/";
+  std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   chmod(dir.c_str(), 0777);
   const std::string planted = dir + "swemu.sock";
@@ -328,13 +330,15 @@ TEST_F(ControlTest, ASocketServedByAnotherUserIsRefused) {
     pause();
     _exit(0);
   }
+  close(ready[1]);  // a child that fails closes the pipe: read() then returns 0, not never
   char byte = 0;
-  ASSERT_EQ(read(ready[0], &byte, 1), 1);
-  Result<std::unique_ptr<ControlClient>> client = ControlClient::ConnectUnix(planted, 1000);
+  const bool up = read(ready[0], &byte, 1) == 1;
+  close(ready[0]);
+  Result<std::unique_ptr<ControlClient>> client = Status::Error("the impostor did not start");
+  if (up) client = ControlClient::ConnectUnix(planted, 1000);
   kill(impostor, SIGKILL);
   waitpid(impostor, nullptr, 0);
-  close(ready[0]);
-  close(ready[1]);
+  std::filesystem::remove_all(dir);
   ASSERT_FALSE(client.ok());
   EXPECT_EQ(client.message(),
             planted + " is served by uid 65534, not by you or root: refusing to talk to it");
