@@ -217,17 +217,21 @@ std::string Datapath::Summary(const std::vector<const Datapath*>& shards) {
   uint64_t consumed = 0;
   uint64_t queued = 0;
   uint64_t cut_through = 0;
+  uint64_t copies = 0;
   for (const Datapath* shard : shards) {
     // Since the start, as the wire counters above are: counter_reset does not unbalance it.
     const std::array<uint64_t, kDropReasonCount> own = shard->AllDropsSinceStart();
     for (std::size_t i = 0; i < kDropReasonCount; ++i) drops[i] += own[i];
     consumed += shard->sw_.ConsumedSinceStart();
+    copies += shard->sw_.MulticastCopiesSinceStart();
     queued += shard->sw_.tm().TotalQueued();
     cut_through += shard->runtime_.cut_through;
   }
   out += "  drops:" + FormatDrops(drops) + "\n";
+  // rx + multicast copies = tx + drops + consumed + queued (+ what shutdown discarded, below).
   out += "  consumed " + std::to_string(consumed) + ", queued " + std::to_string(queued) +
-         ", cut through " + std::to_string(cut_through) + "\n";
+         ", cut through " + std::to_string(cut_through) + ", multicast copies " +
+         std::to_string(copies) + "\n";
   if (sw.counter_resets() != 0) {
     out += "  (counter_reset ran " + std::to_string(sw.counter_resets()) +
            " times; this summary counts from the start)\n";

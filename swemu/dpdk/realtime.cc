@@ -107,7 +107,16 @@ Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
     if (!other.ok()) return Status::Error("lcore " + std::to_string(i) + ": " + other.message());
     answers.push_back(std::move(*other));
   }
-  return MergeAnswers(MergeRuleFor(line), answers);
+  const MergeRule rule = MergeRuleFor(line);
+  std::string merged = MergeAnswers(rule, answers);
+  // Frames handed from one lcore to another sit in the shard rings, in no replica's TM: said
+  // so that show stats adds up (rx = tx + drops + consumed + queued + between lcores).
+  if (rule == MergeRule::kShowStats && rt.rings) {
+    uint64_t between = 0;
+    for (uint32_t to = 0; to < rt.rings->lcores(); ++to) between += rt.rings->PendingFor(to);
+    merged += "between lcores (shard rings): " + std::to_string(between) + "\n";
+  }
+  return merged;
 }
 
 // Threads that serve the lcores (the control server, telemetry, stats) are created from the
