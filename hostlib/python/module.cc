@@ -133,6 +133,14 @@ class PyWorker {
     std::shared_ptr<CallState> call = Get(impl_->Submit(static_cast<float*>(array.mutable_data()),
                                                         static_cast<std::size_t>(array.size())));
     inflight_.push_back({call, array});
+    // Told, not silently passed on: NaN/inf poison the sum as they would in any all-reduce.
+    if (call->nonfinite != 0) {
+      const std::string warning = "swemu: all_reduce: " + std::to_string(call->nonfinite) +
+                                  " NaN or inf element(s) in the input reach the sum as they are";
+      if (PyErr_WarnEx(PyExc_RuntimeWarning, warning.c_str(), 1) != 0) {
+        throw py::error_already_set();
+      }
+    }
     return call;
   }
 
@@ -532,6 +540,13 @@ write the array.)doc")
           "done", [](PyHandle& h) { return h.worker->impl().Done(*h.call); },
           "True once the sum is in the array.")
       .def_property_readonly("size", [](const PyHandle& h) { return h.call->n; })
+      .def_property_readonly(
+          "nonfinite", [](const PyHandle& h) { return h.call->nonfinite; },
+          "Input elements that were NaN or inf (also warned of with a RuntimeWarning).")
+      .def_property_readonly(
+          "past_int32", [](const PyHandle& h) { return h.call->past_int32; },
+          "Finite input elements too large for int32 at the job's scale: their packets went on "
+          "the float path, summed exactly at the PS instead of in the switch.")
       .def_property_readonly(
           "seconds",
           [](PyHandle& h) -> py::object {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -223,6 +224,15 @@ Result<std::shared_ptr<CallState>> FabricWorker::Submit(float* data, std::size_t
   }
   auto call = std::make_shared<CallState>();
   call->n = n;
+  const double limit = 2147483647.5 / job_.spec.scale;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float x = data[i];
+    if (!std::isfinite(x)) {
+      ++call->nonfinite;
+    } else if (std::fabs(static_cast<double>(x)) >= limit) {
+      ++call->past_int32;
+    }
+  }
   call->packets = static_cast<uint32_t>((n + e - 1) / e);
   call->elements_before = submitted_elements_;
   call->submitted = std::chrono::steady_clock::now();

@@ -47,6 +47,10 @@ struct CallState {
   // Set at Submit, then read-only.
   std::size_t n = 0;
   uint32_t packets = 0;
+  // Elements the switch cannot add as int32 at the job's scale: NaN or inf (they reach the sum
+  // as they are), and finite ones past int32 (their packets take the float path to the PS).
+  uint64_t nonfinite = 0;
+  uint64_t past_int32 = 0;
   uint64_t elements_before = 0;  // elements of the calls submitted before this one
   std::chrono::steady_clock::time_point submitted;
   // Loop thread only.

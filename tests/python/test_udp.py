@@ -65,8 +65,23 @@ def sizes_worker(spec, rank, sizes, seed):
     big = [lib.inputs(200, r, seed + 4) for r in range(w.workers)]
     big[0][5] = 3000.5
     mine = big[rank].copy()
-    w.all_reduce(mine, timeout=60)
+    handle = w.all_reduce_async(mine)
+    handle.wait(timeout=60)
     out["float_path"] = lib.check_sum(mine, big, w.error_bound)
+    out["past_int32"] = handle.past_int32
+    # NaN and inf reach the sum as they are, and the caller is told (a RuntimeWarning, and
+    # Handle.nonfinite).
+    import warnings
+    odd = np.ones(10, dtype=np.float32)
+    if rank == 1:
+        odd[2], odd[7] = np.nan, np.inf
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        handle = w.all_reduce_async(odd)
+        handle.wait(timeout=60)
+    out["nonfinite"] = handle.nonfinite
+    out["nonfinite_warned"] = any("NaN or inf" in str(c.message) for c in caught)
+    out["nonfinite_sum"] = [bool(np.isnan(odd[2])), bool(np.isinf(odd[7])), float(odd[0])]
     out["stats"] = w.stats()
     w.close()
     return out
@@ -91,6 +106,10 @@ class UdpTest(unittest.TestCase):
                 self.assertEqual(value["async_done"], [True, True, True])
                 self.assertTrue(all(s is not None and s >= 0 for s in value["async_seconds"]))
                 self.assertTrue(value["torch_shares"])
+                self.assertEqual(value["past_int32"], 1 if rank == 0 else 0)
+                self.assertEqual(value["nonfinite"], 2 if rank == 1 else 0)
+                self.assertEqual(value["nonfinite_warned"], rank == 1)
+                self.assertEqual(value["nonfinite_sum"], [True, True, float(WORKERS)])
                 stats = value["stats"]
                 self.assertEqual(stats["rank"], rank)
                 self.assertEqual(stats["calls_submitted"], stats["calls_completed"])
