@@ -45,6 +45,12 @@ Result<GoatSetup> MakeGoatSetup(const po::variables_map& vm) {
     return Status::Error("--memory " + memory + " / --scale gives " + std::to_string(slots) +
                          " slots per switch (1.." + std::to_string(1u << 22) + ")");
   }
+  // Checked whatever the fabric: "--workers -1" on the testbed ran with it silently ignored.
+  uint64_t workers = 0;
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 0, kGoatMaxWorkers, &workers));
+  if (testbed && !vm["workers"].defaulted()) {
+    return Status::Error("--workers: only with --fabric leaf-spine (the testbed's are --per-switch)");
+  }
   GoatFabricSpec spec;
   std::ostringstream what;
   if (testbed) {
@@ -65,8 +71,6 @@ Result<GoatSetup> MakeGoatSetup(const po::variables_map& vm) {
     if (!programmable.ok()) return programmable.status();
     spec = GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, *programmable,
                                      static_cast<uint32_t>(slots));
-    uint64_t workers = 0;
-    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 0, kGoatMaxWorkers, &workers));
     std::vector<GoatFabricSpec::Host> kept;
     uint64_t taken = 0;
     for (const auto& h : spec.hosts) {
