@@ -1,6 +1,7 @@
 #include "swemu/control_server.h"
 
 #include <netinet/in.h>
+#include <pthread.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -94,6 +95,7 @@ Status ControlServer::Start() {
     return status;
   }
   thread_ = std::thread(&ControlServer::Run, this);
+  pthread_setname_np(thread_.native_handle(), "swemu-control");
   return Status::Ok();
 }
 

@@ -347,10 +347,12 @@ int RunLcore(void* arg) {
 // machine is not made up for), until tick() returns false or the object is destroyed.
 class PeriodicThread {
  public:
-  PeriodicThread(uint64_t period_ns, std::function<bool()> tick) {
+  // `name` (at most 15 characters) is what ps and /proc show for the thread.
+  PeriodicThread(const char* name, uint64_t period_ns, std::function<bool()> tick) {
     if (period_ns == 0) return;
     OffLcoreCpus off_lcores;
     thread_ = std::thread([this, period_ns, tick = std::move(tick)] { Loop(period_ns, tick); });
+    pthread_setname_np(thread_.native_handle(), name);
   }
   ~PeriodicThread() {
     {
@@ -387,7 +389,7 @@ class PeriodicThread {
 class StatsPrinter {
  public:
   StatsPrinter(Realtime& rt, uint64_t interval_ns, bool stages, std::ostream& out)
-      : rt_(rt), out_(out), stages_(stages), thread_(interval_ns, [this] { return Tick(); }) {}
+      : rt_(rt), out_(out), stages_(stages), thread_("swemu-stats", interval_ns, [this] { return Tick(); }) {}
 
  private:
   // Every lcore's sample, or nothing once an lcore has stopped.
@@ -443,7 +445,7 @@ class TelemetrySampler {
         name_(std::move(name)),
         writer_(writer),
         period_ns_(period_ns),
-        thread_(writer == nullptr ? 0 : period_ns, [this] { return Take(); }) {}
+        thread_("swemu-telemetry", writer == nullptr ? 0 : period_ns, [this] { return Take(); }) {}
 
   // A line when the samples came markedly less often than asked, or "": each lcore answers
   // between bursts, and an idle lcore that backs off answers late.
