@@ -325,8 +325,10 @@ Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err
     source = std::move(*opened);
   }
   EalArgs eal = MakeEalArgs("", spec.eal_args, HostHugepagesUsable());
-  if (eal.added_no_huge) err << "swemu-replay: no free hugepages; running with --no-huge\n";
+  const bool added_no_huge = eal.added_no_huge;
   eal.added_no_huge = false;
+  // What EAL and the driver print is held until the port is up: a failed set-up is one line.
+  HeldOutput held;
   SWEMU_RETURN_IF_ERROR(InitEal(eal, err));
   Status status;
   OutputFiles files;
@@ -339,7 +341,10 @@ Status ReplayOnPort(const ReplaySpec& spec, std::ostream& out, std::ostream& err
     Result<std::unique_ptr<PcapWriter>> opened = std::unique_ptr<PcapWriter>();
     if (status.ok()) opened = OpenCapture(spec, files);  // only once the port is up
     if (status.ok()) status = opened.status();
+    if (!status.ok()) held.Drop();
     if (status.ok()) {
+      held.Release();
+      if (added_no_huge) err << "swemu-replay: no free hugepages; running with --no-huge\n";
       writer = std::move(*opened);
       WaitForLink(ports.dpdk_port(0));
       replay::DpdkOutput output(ports.dpdk_port(0), pool->mempool());

@@ -28,49 +28,6 @@ bool HasArg(const std::vector<std::string>& args, const std::string& name) {
   });
 }
 
-// Holds one of this process's standard streams in a memory file while EAL initialises, so that
-// a bad argument gives one line instead of EAL's whole usage text; on success what EAL printed
-// is passed on as it would have been.
-class CapturedFd {
- public:
-  explicit CapturedFd(int fd) : fd_(fd) {
-    std::fflush(nullptr);
-    memfd_ = memfd_create("swemu-eal", MFD_CLOEXEC);
-    saved_ = memfd_ < 0 ? -1 : dup(fd_);
-    if (saved_ >= 0 && dup2(memfd_, fd_) < 0) {
-      close(saved_);
-      saved_ = -1;
-    }
-  }
-  ~CapturedFd() { Restore(); }
-  CapturedFd(const CapturedFd&) = delete;
-  CapturedFd& operator=(const CapturedFd&) = delete;
-
-  // Puts the stream back and returns what was written to it meanwhile.
-  std::string Restore() {
-    std::string text;
-    if (saved_ < 0) return text;
-    std::fflush(nullptr);
-    dup2(saved_, fd_);
-    close(saved_);
-    saved_ = -1;
-    char buffer[4096];
-    for (off_t at = 0;;) {
-      const ssize_t n = pread(memfd_, buffer, sizeof buffer, at);
-      if (n <= 0) break;
-      text.append(buffer, static_cast<std::size_t>(n));
-      at += n;
-    }
-    close(memfd_);
-    return text;
-  }
-
- private:
-  int fd_;
-  int memfd_ = -1;
-  int saved_ = -1;
-};
-
 void WriteAll(int fd, const std::string& text) {
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
@@ -136,6 +93,77 @@ EalArgs MakeEalArgs(const std::string& file_args, const std::vector<std::string>
 
 bool HostHugepagesUsable() {
   return HugepagesUsable(ReadProcFile("/proc/meminfo"), ReadProcFile("/proc/mounts"));
+}
+
+CapturedFd::CapturedFd(int fd) : fd_(fd) {
+  std::fflush(nullptr);
+  memfd_ = memfd_create("swemu-dpdk", MFD_CLOEXEC);
+  saved_ = memfd_ < 0 ? -1 : dup(fd_);
+  if (saved_ >= 0 && dup2(memfd_, fd_) < 0) {
+    close(saved_);
+    saved_ = -1;
+  }
+}
+
+std::string CapturedFd::Restore() {
+  std::string text;
+  if (saved_ < 0) return text;
+  std::fflush(nullptr);
+  dup2(saved_, fd_);
+  close(saved_);
+  saved_ = -1;
+  char buffer[4096];
+  for (off_t at = 0;;) {
+    const ssize_t n = pread(memfd_, buffer, sizeof buffer, at);
+    if (n <= 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+    at += n;
+  }
+  close(memfd_);
+  memfd_ = -1;
+  return text;
+}
+
+void CapturedFd::Release() { WriteAll(fd_, Restore()); }
+
+HeldOutput::HeldOutput() : out_(STDOUT_FILENO), err_(STDERR_FILENO) {}
+
+void HeldOutput::Release() {
+  err_.Release();
+  out_.Release();
+}
+
+void HeldOutput::Drop() {
+  err_.Restore();
+  out_.Restore();
+}
+
+std::string DriverReason(const std::string& printed) {
+  std::istringstream lines(printed);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.empty() || line.rfind("EAL: ", 0) == 0 || line.rfind("swemu: ", 0) == 0) continue;
+    // Drivers prefix their lines with the function that logs them: "probe_fn(): ".
+    const std::size_t call = line.find("(): ");
+    if (call != std::string::npos && line.find(' ') > call) line.erase(0, call + 4);
+    return line;
+  }
+  return "";
+}
+
+Status QuietDpdkStep(const std::function<Status()>& step) {
+  CapturedFd out(STDOUT_FILENO);
+  CapturedFd errs(STDERR_FILENO);
+  Status status = step();
+  const std::string printed_err = errs.Restore();
+  const std::string printed_out = out.Restore();
+  if (!status.ok()) {
+    const std::string reason = DriverReason(printed_err + printed_out);
+    return reason.empty() ? status : Status::Error(status.message() + " (" + reason + ")");
+  }
+  WriteAll(STDOUT_FILENO, printed_out);
+  WriteAll(STDERR_FILENO, printed_err);
+  return status;
 }
 
 namespace {

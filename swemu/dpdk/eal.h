@@ -2,6 +2,7 @@
 // DPDK's Environment Abstraction Layer: its arguments come from the config's [eal] args and
 // from everything after "--" on swemu's command line (in that order, so the command line can
 // add to the file). Without usable hugepages swemu adds --no-huge itself, so it runs anywhere.
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,5 +31,46 @@ bool HostHugepagesUsable();
 // rte_eal_init; prints the --no-huge warning on `err`. Error: "EAL: <rte_strerror(rte_errno)>".
 Status InitEal(const EalArgs& eal, std::ostream& err);
 void CleanupEal();
+
+// Holds one of this process's standard streams in a memory file while DPDK runs a step that
+// may print several lines (EAL's whole usage text, a driver's log), so that a failure gives
+// one line; Restore() puts the stream back and returns what was written meanwhile.
+class CapturedFd {
+ public:
+  explicit CapturedFd(int fd);
+  ~CapturedFd() { Restore(); }
+  CapturedFd(const CapturedFd&) = delete;
+  CapturedFd& operator=(const CapturedFd&) = delete;
+  std::string Restore();
+  // Puts the stream back and writes to it what was held.
+  void Release();
+
+ private:
+  int fd_;
+  int memfd_ = -1;
+  int saved_ = -1;
+};
+
+// Holds stdout and stderr while a run sets itself up (EAL, ports, pools): Release() passes on
+// what was printed once it is up; Drop(), or the destructor, discards it when the set-up fails
+// and the run's own one line says why.
+class HeldOutput {
+ public:
+  HeldOutput();
+  void Release();
+  void Drop();
+
+ private:
+  CapturedFd out_;
+  CapturedFd err_;
+};
+
+// The line of what DPDK printed that says why a device failed: the driver's own (EAL's generic
+// "cannot attach" lines skipped), without its "function(): " prefix; empty if there is none.
+std::string DriverReason(const std::string& printed);
+
+// Runs `step` with stdout and stderr held. On success what it printed is passed on; on
+// failure it is dropped and the driver's reason is added to the error, in parentheses.
+Status QuietDpdkStep(const std::function<Status()>& step);
 
 }  // namespace swemu

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <string_view>
 
+#include "swemu/dpdk/eal.h"
+
 namespace swemu {
 namespace {
 
@@ -67,7 +69,7 @@ Status DpdkPorts::Open(uint16_t num_switch_ports,
     if (!name.ok()) return name.status();
   }
   for (const auto& [port, args] : devargs) {
-    SWEMU_RETURN_IF_ERROR(OpenOne(port, args, mempool, queues));
+    SWEMU_RETURN_IF_ERROR(QuietDpdkStep([&] { return OpenOne(port, args, mempool, queues); }));
   }
   return Status::Ok();
 }

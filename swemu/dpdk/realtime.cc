@@ -517,8 +517,14 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
   Result<LoadedSwitchConfig> loaded = LoadRealtimeConfig(cmd);
   if (!loaded.ok()) return Fail(err, loaded.status());
   EalArgs eal = MakeEalArgs(loaded->eal_args, cmd.eal_args, HostHugepagesUsable());
+  // What EAL, the drivers and the set-up print is held until the switch is up, so that a
+  // set-up that fails says so in one line.
+  HeldOutput held;
   Status eal_up = InitEal(eal, err);
-  if (!eal_up.ok()) return Fail(err, eal_up);
+  if (!eal_up.ok()) {
+    held.Drop();
+    return Fail(err, eal_up);
+  }
   int status = 0;
   {
     Realtime rt;
@@ -532,9 +538,12 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       if (opened.ok()) telemetry = std::move(*opened);
     }
     if (ready.ok()) ready = SetUp(cmd, *loaded, out, rt);
+    out << std::flush;
     if (!ready.ok()) {
+      held.Drop();
       status = Fail(err, ready);
     } else {
+      held.Release();
       g_stop.store(false);
       InstallSignalHandlers();
       DatapathOptions options;
