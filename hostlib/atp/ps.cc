@@ -24,6 +24,7 @@ AtpPs::AtpPs(const AtpJobConfig& job, Transport* transport, AtpPsOptions options
       sums_(std::size_t{slot_mask_ + 1} * elements_),
       fsums_(std::size_t{slot_mask_ + 1} * elements_),
       done_seq_(history_mask_ + 1),
+      overflowed_seq_(history_mask_ + 1),
       done_frames_(std::size_t{history_mask_ + 1} * tmpl_.frame_len()) {
   for (const AtpHost& worker : job.spec.workers) {
     unicast_.emplace_back(job.spec.ps.mac, worker.mac, job.spec.ps.ip, worker.ip, job.spec.udp_port,
@@ -72,6 +73,7 @@ void AtpPs::OnGradient(const AtpHeader& header, bool ce) noexcept {
   }
   if (header.Has(kAtpFlagOverflow)) {
     ++stats_.overflow_ignored;
+    overflowed_seq_[seq & history_mask_] = seq + 1;  // its parameter packet will say so
     return;
   }
   if (!active) {
@@ -122,7 +124,9 @@ void AtpPs::Complete(Slot& slot, uint32_t index) noexcept {
   uint8_t* frame = &done_frames_[std::size_t{h} * tmpl_.frame_len()];
   uint8_t* atp = tmpl_.Write(frame);
   AtpFields fields;
-  fields.flags = static_cast<uint8_t>(kAtpFlagParam | kAtpFlagFloat | (slot.ecn ? kAtpFlagEcn : 0));
+  const bool redone = overflowed_seq_[h] == seq + 1;
+  fields.flags = static_cast<uint8_t>(kAtpFlagParam | kAtpFlagFloat | (slot.ecn ? kAtpFlagEcn : 0) |
+                                      (redone ? kAtpFlagOverflow : 0));
   fields.job_id = job_.spec.job_id;
   fields.num_elements = elements_;
   fields.seq = seq;

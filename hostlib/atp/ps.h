@@ -16,7 +16,8 @@
 //   - otherwise added, bitmap |= its bitmap.
 // When the bitmap holds all W workers the seq is complete: one parameter packet
 // (kAtpFlagParam | kAtpFlagFloat, float32 sums, full bitmap, ECN flag if any contribution
-// carried ECN/CE) goes to the job's multicast group. A gradient for a completed seq (its
+// carried ECN/CE; kAtpFlagOverflow if a switch's sum for the seq overflowed and the PS redid it
+// from the originals) goes to the job's multicast group. A gradient for a completed seq (its
 // parameter packet was lost somewhere) re-sends that parameter packet.
 //
 // Memory is fixed at setup: `slots` in-progress seqs (seq mod slots; a gradient whose slot is
@@ -97,6 +98,7 @@ class AtpPs {
   std::vector<int64_t> sums_;         // slots x elements
   std::vector<double> fsums_;         // slots x elements, float packets only
   std::vector<uint32_t> done_seq_;    // history: seq + 1 of the stored parameter packet, 0 = none
+  std::vector<uint32_t> overflowed_seq_;  // history: seq + 1 of a seq whose switch sum overflowed
   std::vector<uint8_t> done_frames_;  // history x frame_len
   uint32_t newest_done_ = 0;          // highest completed seq + 1 (0: none)
   AtpPsStats stats_;

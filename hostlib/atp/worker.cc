@@ -230,11 +230,11 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   }
   AllReduceJob& call = *calls_.front();
   const uint32_t k = header.Seq() - call.first_seq_;  // wraps for older seqs
-  if (k >= call.packets_ || header.NumElements() != job_.spec.elements ||
-      header.Has(kAtpFlagOverflow)) {
+  if (k >= call.packets_ || header.NumElements() != job_.spec.elements) {
     ++stats_.stale_params;
     return;
   }
+
   if (acked_[k]) {
     ++stats_.duplicate_params;
     if (answers_[k] < 255) ++answers_[k];
@@ -256,6 +256,11 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     for (std::size_t i = 0; i < count; ++i) {
       out[i] = DequantizeSum(LoadAtpInt(elements, i), job_.spec.scale);
     }
+  }
+  // The PS's sum, redone from the originals after a switch's int32 sum overflowed.
+  if (header.Has(kAtpFlagOverflow)) {
+    ++call.overflow_results_;
+    ++stats_.overflow_results;
   }
   acked_[k] = 1;
   answers_[k] = 1;

@@ -77,6 +77,7 @@ struct AtpWorkerStats {
   uint64_t params_received = 0;
   uint64_t duplicate_params = 0;
   uint64_t stale_params = 0;  // for a seq outside the current call
+  uint64_t overflow_results = 0;  // AllReduceJob::overflow_results, over every call
   uint64_t elements_completed = 0;
   uint64_t calls_completed = 0;
   uint64_t window_bytes = 0;  // sum over lanes, now
@@ -94,6 +95,9 @@ class AllReduceJob {
   uint32_t packets() const { return packets_; }
   TimeNs start_ns() const { return start_ns_; }
   TimeNs finish_ns() const { return finish_ns_; }
+  // This call's packets whose int32 sum overflowed in a switch: the PS redid the sum from the
+  // retransmitted originals and its parameter packet carried kAtpFlagOverflow.
+  uint64_t overflow_results() const { return overflow_results_; }
   // Drives `loop` until this call is done; false after timeout_ns.
   bool Wait(EventLoop& loop, TimeNs timeout_ns) const;
 
@@ -109,6 +113,7 @@ class AllReduceJob {
   bool done_ = false;
   TimeNs start_ns_ = 0;
   TimeNs finish_ns_ = 0;
+  uint64_t overflow_results_ = 0;
 };
 
 class AtpWorker {

@@ -548,6 +548,15 @@ write the array.)doc")
           "Finite input elements too large for int32 at the job's scale: their packets went on "
           "the float path, summed exactly at the PS instead of in the switch.")
       .def_property_readonly(
+          "switch_overflows",
+          [](PyHandle& h) -> py::object {
+            if (!h.worker->impl().Done(*h.call)) return py::none();
+            return py::int_(h.call->switch_overflows);
+          },
+          "Packets of this call whose int32 sum overflowed in the switch (the result came back "
+          "flagged kAtpFlagOverflow): ignored, resent and summed exactly at the PS; once done "
+          "(None before).")
+      .def_property_readonly(
           "seconds",
           [](PyHandle& h) -> py::object {
             if (!h.worker->impl().Done(*h.call)) return py::none();

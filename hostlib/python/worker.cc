@@ -201,6 +201,7 @@ void FabricWorker::Tick() {
       std::lock_guard lock(loop_.mutex());
       call.done = true;
       call.seconds = std::chrono::duration<double>(now - call.submitted).count();
+      for (const AllReduceJob* chunk : call.chunks) call.switch_overflows += chunk->overflow_results();
     }
     ++calls_completed_;
     running_.erase(running_.begin());
@@ -331,6 +332,7 @@ Counters FabricWorker::Snapshot() const {
       {"params_received", s.params_received},
       {"duplicate_params", s.duplicate_params},
       {"stale_params", s.stale_params},
+      {"overflow_results", s.overflow_results},
       {"elements_completed", s.elements_completed},
       {"atp_calls_completed", s.calls_completed},
       {"window_bytes", s.window_bytes},

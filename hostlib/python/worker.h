@@ -59,6 +59,8 @@ struct CallState {
   bool done = false;
   bool abandoned = false;  // the worker closed first: the buffer was left half-written
   double seconds = 0;      // submission to completion
+  // Packets whose int32 sum overflowed in a switch (kAtpFlagOverflow), redone at the PS.
+  uint64_t switch_overflows = 0;
 };
 
 // The file that says a Worker of `rank` joined the job since the fabric's last start or reset

@@ -49,6 +49,21 @@ def sizes_worker(spec, rank, sizes, seed, big):
     return out
 
 
+def overflow_worker(spec, rank):
+    """Every worker sends 1500.0: each fits int32 at 2^20, but four of them overflow int32 in
+    the switch. The call still gets the exact sum (redone at the PS) and its handle says how
+    many packets went that way."""
+    w = swemu.Worker(spec, rank)
+    mine = np.full(10_000, 1500.0, dtype=np.float32)
+    h = w.all_reduce_async(mine)
+    h.wait(timeout=60)
+    out = {"exact": bool(np.all(mine == 1500.0 * w.workers)), "past_int32": h.past_int32,
+           "switch_overflows": h.switch_overflows,
+           "overflow_results": w.stats()["overflow_results"]}
+    w.close()
+    return out
+
+
 def loss_worker(spec, rank, seed):
     """One call while the switch loses 1% of frames (the launcher set it): still exact."""
     w = swemu.Worker(spec, rank)
@@ -106,6 +121,19 @@ class DpdkTest(unittest.TestCase):
             # A new group of workers needs a reset: their seqs start again.
             reported, _ = lib.run_workers(spec, [0], loss_worker, (3,), timeout=60)
             self.assertIn("rank 0 has already joined", reported[0][1])
+            fabric.reset()
+            # A sum that overflows int32 in the switch: exact all the same, and each handle
+            # counts the packets that were redone at the PS.
+            reported, exitcodes = lib.run_workers(spec, range(WORKERS), overflow_worker, (),
+                                                  timeout=120)
+            for rank in range(WORKERS):
+                ok, value = reported.get(rank, (False, "exit %s" % exitcodes[rank]))
+                self.assertTrue(ok, value)
+                self.assertTrue(value["exact"], value)
+                self.assertEqual(value["past_int32"], 0)
+                self.assertGreater(value["switch_overflows"], 0, value)
+                self.assertEqual(value["switch_overflows"], value["overflow_results"])
+            self.assertGreater(json.loads(fabric.switch_command("atp_stats"))["overflow"], 0)
             fabric.reset()
             # Losses on every switch port: retransmissions, same sums.
             fabric.switch_command("set_port_loss all 0.01")

@@ -335,6 +335,9 @@ TEST(AtpOverflowTest, ASwitchSumThatOverflowsInt32IsCompletedAtThePsFromTheOrigi
   }
   EXPECT_GT(c.atp(0)->counters().overflow, 0u);
   EXPECT_GT(c.ps().ps_stats(1)->overflow_ignored, 0u);
+  // Every worker is told that each of its 10 packets (64 elements, a 1500 in every 7th) was
+  // summed at the PS after the overflow.
+  for (uint32_t w = 0; w < 4; ++w) EXPECT_EQ(calls[w]->overflow_results(), 10u) << w;
   EXPECT_EQ(c.AggregatorsInUse(), 0u);
 }
 

@@ -119,6 +119,11 @@ TEST_F(PsTest, OverflowFlaggedPacketsAreIgnoredAndOriginalsComplete) {
   Gradient(3, 0b100, 2e9);
   ASSERT_EQ(tx_.frames.size(), 1u);
   EXPECT_FLOAT_EQ(ParamValue(0), static_cast<float>(6e9 / kScale));
+  // The parameter packet says its sum was redone after a switch overflowed; another seq's not.
+  EXPECT_EQ(tx_.Header(0).Flags(), kAtpFlagParam | kAtpFlagFloat | kAtpFlagOverflow);
+  Gradient(4, 0b111, 3 * kScale);
+  ASSERT_EQ(tx_.frames.size(), 2u);
+  EXPECT_EQ(tx_.Header(1).Flags(), kAtpFlagParam | kAtpFlagFloat);
 }
 
 TEST_F(PsTest, FloatPacketsAreAddedInDoubleWithTheIntegers) {
