@@ -23,13 +23,14 @@ constexpr int kStopWaitMs = 3000;  // a swemu drains and exits well within this 
 std::atomic<char*> g_paths[kPathSlots];
 std::atomic<pid_t> g_children[kChildSlots];
 std::atomic<const char*> g_tool{"swemu"};
+std::atomic<int> g_message_fd{STDERR_FILENO};
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 void WriteStderr(const char* text) {
   const std::size_t n = std::strlen(text);
   for (std::size_t done = 0; done < n;) {
-    const ssize_t w = ::write(STDERR_FILENO, text + done, n - done);
+    const ssize_t w = ::write(g_message_fd.load(), text + done, n - done);
     if (w <= 0) return;
     done += static_cast<std::size_t>(w);
   }
@@ -131,6 +132,8 @@ void OnSignal(int sig) {
 }
 
 }  // namespace
+
+int SetInterruptMessageFd(int fd) { return g_message_fd.exchange(fd); }
 
 void InstallInterruptCleanup(const char* tool) {
   g_tool.store(tool);

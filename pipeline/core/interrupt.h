@@ -23,6 +23,10 @@ int RemoveOnInterrupt(const std::string& path);  // a file, or a directory and w
 int StopOnInterrupt(pid_t child);
 void Forget(int handle);
 
+// Where the handler's line goes; returns the previous one. While stderr is held in memory (a
+// DPDK step's output, swemu/dpdk/eal.h), the line still reaches the real stderr.
+int SetInterruptMessageFd(int fd);
+
 // The handler's work without exiting (for tests): stops the children, removes the paths.
 void RunInterruptCleanup();
 

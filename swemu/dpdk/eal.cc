@@ -103,6 +103,8 @@ CapturedFd::CapturedFd(int fd) : fd_(fd) {
     close(saved_);
     saved_ = -1;
   }
+  // A signal meanwhile still says so on the real stderr.
+  if (saved_ >= 0 && fd_ == STDERR_FILENO) message_fd_ = SetInterruptMessageFd(saved_);
 }
 
 std::string CapturedFd::Restore() {
@@ -110,6 +112,8 @@ std::string CapturedFd::Restore() {
   if (saved_ < 0) return text;
   std::fflush(nullptr);
   dup2(saved_, fd_);
+  if (message_fd_ >= 0) SetInterruptMessageFd(message_fd_);
+  message_fd_ = -1;
   close(saved_);
   saved_ = -1;
   char buffer[4096];

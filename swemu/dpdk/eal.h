@@ -49,6 +49,7 @@ class CapturedFd {
   int fd_;
   int memfd_ = -1;
   int saved_ = -1;
+  int message_fd_ = -1;  // the interrupt line's fd before this one held stderr
 };
 
 // Holds stdout and stderr while a run sets itself up (EAL, ports, pools): Release() passes on
