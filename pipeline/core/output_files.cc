@@ -201,18 +201,23 @@ Status OutputFiles::Commit() {
   return Status::Ok();
 }
 
-Status WriteTextFile(const std::string& path, const std::string& text, const std::string& option) {
-  const std::string cannot = (option.empty() ? "" : option + ": ") + "cannot write " + path + " (";
-  OutputFiles files;
-  const std::string temp = files.Aside(path);
+Status OutputFiles::WriteText(const std::string& final_path, const std::string& text) {
+  const std::string cannot = "cannot write " + final_path + " (";
+  const std::string temp = Aside(final_path);
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Status::Error(cannot + std::strerror(errno) + ")");
   Status written = WriteAll(fd, text);
   if (::close(fd) != 0 && written.ok()) written = Status::Error(std::strerror(errno));
   if (!written.ok()) return Status::Error(cannot + written.message() + ")");
-  Status moved = files.Commit();
-  if (!moved.ok() && !option.empty()) return Status::Error(option + ": " + moved.message());
-  return moved;
+  return Status::Ok();
+}
+
+Status WriteTextFile(const std::string& path, const std::string& text, const std::string& option) {
+  OutputFiles files;
+  Status status = files.WriteText(path, text);
+  if (status.ok()) status = files.Commit();
+  if (!status.ok() && !option.empty()) return Status::Error(option + ": " + status.message());
+  return status;
 }
 
 }  // namespace swemu

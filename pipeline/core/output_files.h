@@ -41,6 +41,8 @@ class OutputFiles {
   // DIR's staging directory (made, with DIR, on first use): files written there are moved
   // into DIR only when Staged names them.
   Result<std::string> StagingDirectory(const std::string& dir);
+  // Writes `text` as `final_path` (aside, until Commit); "cannot write FINAL_PATH (<why>)".
+  Status WriteText(const std::string& final_path, const std::string& text);
   // A temporary file beside `near` that is never moved into place (removed at the end).
   std::string Scratch(const std::string& near, const std::string& tag);
   // An error naming a temporary path names the file the user asked for instead.

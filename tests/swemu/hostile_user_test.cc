@@ -10,10 +10,12 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -132,6 +134,11 @@ std::vector<OutputOption> OutputOptions() {
       {"swemu-analyze", kPcap + " --json PATH"},
       {"swemu-analyze", kPcap + " --packets PATH"},
       {"swemu", offline + " --out-dir DIR/o --telemetry PATH"},
+      {"swemu-dlcp", "sim --tors 2 --hosts-per-tor 2 --scale 1024 --csv PATH"},
+      {"swemu-goat", "plan --json PATH"},
+      {"swemu-goat", "sim --csv PATH"},
+      {"swemu-plink",
+       "experiment --fanout 2,2 --rack-hosts 2,2,2,2 --assignments 1 --background 0 --csv PATH"},
   };
 }
 
@@ -195,6 +202,59 @@ TEST(HostileUserTest, AFullDiskEndsWithOneLineAndLeavesEarlierOutputsWhole) {
   EXPECT_EQ(run.status, 2) << run.err;
   EXPECT_EQ(ReadText(dir + "csv/throughput.csv"), "earlier");
   EXPECT_EQ(std::distance(fs::directory_iterator(dir + "csv"), fs::directory_iterator()), 1);
+}
+
+// Every file under `dir`, by path relative to it, with its contents.
+std::map<std::string, std::string> Contents(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.is_regular_file()) files[fs::relative(e.path(), dir).string()] = ReadText(e.path());
+  }
+  return files;
+}
+
+// Tools that write a directory of outputs, on a small tmpfs: the first run fills the
+// directory; with the disk then full, a second run ends with one line and status 2, and the
+// first run's files are all there, unchanged, with nothing beside them.
+TEST(HostileUserTest, AFullDiskLeavesAnEarlierRunsDirectoryOfOutputsWhole) {
+  const std::string dir = Dir();
+  const std::string disk = dir + "disk/";
+  fs::create_directories(disk);
+  ASSERT_EQ(std::system(("mount -t tmpfs -o size=2m swemu-full " + disk).c_str()), 0)
+      << "needs root";
+  struct Unmount {
+    std::string at;
+    ~Unmount() { EXPECT_EQ(std::system(("umount " + at).c_str()), 0); }
+  } unmount{disk};
+  const std::string atp_sim = "sim --topology " + kConfigs + "atp_two_rack.topo --job " +
+                              kConfigs + "atp_two_rack.job --layers 1 --iterations 1";
+  const std::vector<OutputOption> tools = {
+      {"swemu-atp", atp_sim + " --out-dir OUT"},
+      {"swemu-pcn", "sim --duration 5s --ddl-start 1s --iterations 1 --idle 1s --out OUT"},
+      {"swemu", "--offline --config " + kConfigs + "leaf.ini --in 0=" + kPcap + " --out-dir OUT"},
+      {"swemu-analyze", kPcap + " --csv OUT"},
+  };
+  for (const OutputOption& o : tools) {
+    std::string args = o.args;
+    args.replace(args.find("OUT"), 3, disk + "out");
+    const RunResult first = RunCommandIn(dir, Binary(o.tool) + " " + args);
+    ASSERT_EQ(first.status, 0) << o.tool << " " << args << "\n" << first.err;
+    const std::map<std::string, std::string> earlier = Contents(disk + "out");
+    ASSERT_FALSE(earlier.empty()) << o.tool;
+    {  // fill what is left
+      std::ofstream fill(disk + "fill");
+      const std::string block(4096, 'x');
+      for (int i = 0; i < 1024 && fill; ++i) fill << block << std::flush;
+    }
+    const RunResult second = RunCommandIn(dir, Binary(o.tool) + " " + args);
+    EXPECT_EQ(second.status, 2) << o.tool << " " << args << "\n" << second.err;
+    EXPECT_EQ(std::count(second.err.begin(), second.err.end(), '\n'), 1) << o.tool << second.err;
+    EXPECT_NE(second.err.find(disk + "out"), std::string::npos) << o.tool << second.err;
+    EXPECT_TRUE(Contents(disk + "out") == earlier) << o.tool << " changed the earlier files";
+    fs::remove_all(disk + "out");
+    fs::remove(disk + "fill");
+    EXPECT_TRUE(fs::is_empty(disk)) << o.tool << " left files behind";
+  }
 }
 
 TEST(HostileUserTest, APcapFromAFifoIsRefusedAtOnceNotAHang) {

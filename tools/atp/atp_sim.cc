@@ -116,6 +116,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
   if (!options.out_dir.empty()) {
+    *bad_input = true;  // an output that cannot be written (a full disk) is the user's to fix
     SWEMU_RETURN_IF_ERROR(WriteTextFile(options.out_dir + "/counters.json",
                                         engine.CountersJson() + "\n"));
   }

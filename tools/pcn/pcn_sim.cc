@@ -89,16 +89,10 @@ Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
   return o->Validate();
 }
 
-// The output directory: made if missing; refused when it is something else.
-Status PrepareOut(const std::string& dir) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
+// The output directory and its two run directories: refused when one is something else.
+Status CheckOut(const std::string& dir) {
   for (const std::string& d : {dir, dir + "/without", dir + "/with"}) {
-    if (fs::exists(d, ec) && !fs::is_directory(d, ec)) {
-      return Status::Error("--out: " + d + " exists and is not a directory");
-    }
-    fs::create_directories(d, ec);
-    if (ec) return Status::Error("--out: cannot make " + d + ": " + ec.message());
+    SWEMU_RETURN_IF_ERROR(CheckOutputDirectory(d, "--out"));
   }
   return Status::Ok();
 }
@@ -114,35 +108,48 @@ int RunSimCommand(int argc, char** argv) {
   std::string out;
   if (status.ok() && vm.count("out")) {
     out = vm["out"].as<std::string>();
-    status = PrepareOut(out);
+    status = CheckOut(out);
   }
   if (!status.ok()) {
     std::cerr << "swemu-pcn sim: " << status.message() << "\n";
     return 2;
   }
+  // Every file is written aside and moved into place once both runs and all files are done:
+  // a run that fails leaves an earlier run's files as they were.
+  OutputFiles files;
+  auto path = [&](int pcn, const char* name) {
+    return out + (pcn ? "/with/" : "/without/") + name;
+  };
   PcnRunResult runs[2];
   for (int pcn = 0; pcn < 2; ++pcn) {
-    o.telemetry_path = out.empty() ? "" : out + (pcn ? "/with" : "/without") + "/telemetry.csv";
+    o.telemetry_path = out.empty() ? "" : files.Aside(path(pcn, "telemetry.csv"));
     Result<PcnRunResult> r = RunPcnExperiment(o, pcn == 1);
     if (!r.ok()) {
-      std::cerr << "swemu-pcn sim: " << (pcn ? "with" : "without") << " PCN: " << r.message()
-                << "\n";
+      // The telemetry file that cannot be written (a full disk) is --out's: the user's to fix.
+      std::string why = files.Unstaged(r.status()).message();
+      if (why.rfind("--telemetry ", 0) == 0) {
+        std::cerr << "swemu-pcn sim: --out " << why.substr(12) << "\n";
+        return 2;
+      }
+      std::cerr << "swemu-pcn sim: " << (pcn ? "with" : "without") << " PCN: " << why << "\n";
       return 1;
     }
     runs[pcn] = *r;
   }
   const std::string table = FormatPcnComparison(o, runs[0], runs[1]);
-  std::cout << table;
   if (!out.empty()) {
-    status = WriteTextFile(out + "/comparison.txt", table);
+    status = files.WriteText(out + "/comparison.txt", table);
     for (int pcn = 0; pcn < 2 && status.ok(); ++pcn) {
-      status = WriteTextFile(out + (pcn ? "/with" : "/without") + "/summary.json",
-                         PcnRunJson(runs[pcn]) + "\n");
+      status = files.WriteText(path(pcn, "summary.json"), PcnRunJson(runs[pcn]) + "\n");
     }
+    if (status.ok()) status = files.Commit();
     if (!status.ok()) {  // an output that cannot be written is the user's to fix: status 2
-      std::cerr << "swemu-pcn sim: --out " << status.message() << "\n";
+      std::cerr << "swemu-pcn sim: --out " << files.Unstaged(status).message() << "\n";
       return 2;
     }
+  }
+  std::cout << table;
+  if (!out.empty()) {
     std::cout << "wrote " << out << "/{without,with}/{telemetry.csv,summary.json}, "
               << out << "/comparison.txt\n";
   }
