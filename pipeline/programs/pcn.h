@@ -56,6 +56,11 @@ class PcnProgram final : public Program {
   void Egress(Packet& pkt) noexcept override;
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
   uint32_t UserMetadataWords() const noexcept override { return 0; }
+  // On several lcores, by the sending host (IPv4 source; other frames by flow): a worker's
+  // START and its burst take the same lcore and the same shard ring to the PS port's lcore, so
+  // the START reaches egress first, as it was sent. By flow, a START handed across lcores could
+  // arrive after a burst that stayed on its lcore, and the burst would not count as arrived.
+  uint32_t ShardKey(const Packet& pkt) const noexcept override;
 
   const PcnCounters& counters() const noexcept { return counters_; }
   // Slow path, for `show pcn` and tests: the threshold port marks against at now_ns.

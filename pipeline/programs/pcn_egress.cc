@@ -1,7 +1,9 @@
 // pcn egress: scope, the announced bursts, the port's job lanes and the marking decision
 // (pipeline/programs/pcn.h). Packets go through the stages one after another, each touching
 // each array once, in order, as they follow one another through the egress pipeline.
+#include "pipeline/core/hash.h"
 #include "pipeline/parser/header_ops.h"
+#include "pipeline/parser/parser.h"
 #include "pipeline/programs/pcn.h"
 #include "pipeline/wire/byte_order.h"
 #include "pipeline/wire/ipv4.h"
@@ -35,6 +37,12 @@ uint32_t L4Payload(const Packet& pkt, const Ipv4Header& ip) noexcept {
 }
 
 }  // namespace
+
+uint32_t PcnProgram::ShardKey(const Packet& pkt) const noexcept {
+  if (!pkt.hdr.has_ipv4()) return FlowHash(pkt);
+  const auto* ip = HeaderAt<Ipv4Header>(pkt.data + pkt.hdr.ipv4);
+  return static_cast<uint32_t>(Mix64(uint64_t{ip->SrcAddr()} * 0x9E3779B97F4A7C15ULL));
+}
 
 void PcnProgram::Ingress(Packet& pkt) noexcept {
   Packet* one = &pkt;

@@ -305,3 +305,26 @@ TEST(PcnOptions, BadOptionsAndCommandsAreRefused) {
 
 }  // namespace
 }  // namespace swemu
+
+namespace swemu {
+namespace {
+
+// On several lcores a packet's ingress runs on the lcore its shard key names, and hand-overs
+// between two lcores keep their order. A worker's START and its burst (another flow: UDP to the
+// PCN port, then TCP) must share the key, or a START handed across could reach the PS port's
+// egress after a burst that stayed on its lcore, and the burst would not count as arrived.
+TEST_F(PcnTest, AWorkersStartAndBurstShareAShardKeyOtherWorkersMayNot) {
+  auto key = [&](const std::vector<uint8_t>& frame) {
+    Packet* pkt = h_.pool().FromBytes(frame.data(), static_cast<uint32_t>(frame.size()));
+    const uint32_t k = h_.sw().ShardKeyOf(*pkt, 0);
+    h_.pool().Free(pkt);
+    return k;
+  };
+  EXPECT_EQ(key(Start(kW1, 10)), key(Data(kW1)));
+  EXPECT_EQ(key(Data(kW1, 1448, kPs, 50000)), key(Data(kW1, 1448, kPs2, 50001)));
+  EXPECT_NE(key(Start(kW1, 10)), key(Start(kW2, 10)));
+  EXPECT_NE(key(Data(kW1)), key(Data(kW2)));
+}
+
+}  // namespace
+}  // namespace swemu
