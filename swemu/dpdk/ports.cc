@@ -68,8 +68,9 @@ Status DpdkPorts::Open(uint16_t num_switch_ports,
         DeviceName("port " + std::to_string(port) + ": devargs " + args, args);
     if (!name.ok()) return name.status();
   }
-  for (const auto& [port, args] : devargs) {
-    SWEMU_RETURN_IF_ERROR(QuietDpdkStep([&] { return OpenOne(port, args, mempool, queues); }));
+  for (const auto& one : devargs) {  // clang 14 cannot capture structured bindings
+    SWEMU_RETURN_IF_ERROR(
+        QuietDpdkStep([&] { return OpenOne(one.first, one.second, mempool, queues); }));
   }
   return Status::Ok();
 }
