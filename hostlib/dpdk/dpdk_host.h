@@ -118,4 +118,14 @@ class DpdkHost {
   std::vector<std::unique_ptr<DpdkPortTransport>> transports_;
 };
 
+// Calls DpdkHost::CleanupEal when it goes out of scope. Declared right after a successful
+// InitEal and before the host, it runs after the host is closed, on every path, and removes
+// the process's runtime directory (/var/run/dpdk/<prefix>, MBs in tmpfs).
+struct EalCleanupAtScopeExit {
+  EalCleanupAtScopeExit() = default;
+  EalCleanupAtScopeExit(const EalCleanupAtScopeExit&) = delete;
+  EalCleanupAtScopeExit& operator=(const EalCleanupAtScopeExit&) = delete;
+  ~EalCleanupAtScopeExit() { DpdkHost::CleanupEal(); }
+};
+
 }  // namespace swemu

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <string>
+#include <vector>
 
 #include "tests/swemu/swemu_subprocess.h"
 
@@ -221,8 +223,21 @@ TEST(GoatTool, TheTestbedRunsOfflineFromTheWorkersPcaps) {
 // the others, the straggler's gradients are excluded, and every result is the exact sum of the
 // workers it counted. The times are compared with each other, not with a bound: under
 // AddressSanitizer on a busy 2-core machine a round of the seven took 714 ms.
+// The hosts' EAL runtime directories (/var/run/dpdk/swemu-goat-<pid>-hosts).
+std::vector<std::string> HostRuntimeDirs() {
+  std::vector<std::string> dirs;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/var/run/dpdk", ec)) {
+    const std::string name = e.path().filename();
+    if (name.rfind("swemu-goat-", 0) == 0) dirs.push_back(name);
+  }
+  std::sort(dirs.begin(), dirs.end());
+  return dirs;
+}
+
 TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
   const std::string dir = Dir();
+  const std::vector<std::string> runtime_before = HostRuntimeDirs();
   RunResult run = RunCommandIn(dir, kGoat +
                                         " demo --rounds 3 --async --k 7 --delay 5=300ms "
                                         "--out-dir " +
@@ -241,6 +256,8 @@ TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
   for (const char* sw : {"s1", "s2", "s3"}) {
     EXPECT_NE(run.out.find(std::string(sw) + ": {\"claimed\""), std::string::npos) << run.out;
   }
+  // The demo's hosts cleaned up their EAL: no runtime directory was left behind.
+  EXPECT_EQ(HostRuntimeDirs(), runtime_before);
 }
 
 // Exp. #3's setting scaled down: GOAT against ATP-style sharing and the PS alone, with the

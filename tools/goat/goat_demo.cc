@@ -116,6 +116,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "512",
                                            "--file-prefix", layout.file_prefix + "-hosts"},
                                           out));
+  const EalCleanupAtScopeExit eal_cleanup;  // after the host, which is declared below
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;  // 9 ports of 1024-entry rings, and retransmissions in flight
   host_config.mbuf_cache = 256;

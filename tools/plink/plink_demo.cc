@@ -476,11 +476,7 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
       DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--no-telemetry",
                          "--file-prefix", "swemu-plink-" + std::to_string(getpid()) + "-hosts"},
                         out));
-  // After the host is closed (declared before it), on every path: EAL's cleanup, which also
-  // removes this process's runtime directory (/var/run/dpdk/<prefix>, MBs in tmpfs).
-  struct EalCleanup {
-    ~EalCleanup() { DpdkHost::CleanupEal(); }
-  } eal_cleanup;
+  const EalCleanupAtScopeExit eal_cleanup;
   DpdkHostConfig host_config;
   // Each port's rings (1024 RX and TX descriptors) and windows in flight.
   host_config.mbufs = 3072 * o.hosts + 8191;
