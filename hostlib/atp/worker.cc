@@ -69,11 +69,13 @@ void AtpWorker::StartCall(TimeNs now) {
   acked_count_ = 0;
   for (Lane& lane : lanes_) {
     lane.order.clear();
-    lane.una = lane.next = lane.halve_guard = lane.ooo = lane.high = lane.timeouts_in_row = 0;
+    lane.una = lane.next = lane.halve_guard = lane.recovered_below = lane.high = 0;
+    lane.timeouts_in_row = 0;
     lane.undo = {};
     lane.outstanding = 0;
-    lane.fast_sent = false;
     lane.deadline = kNever;
+    lane.probe_at = kNever;
+    lane.probed_una = 0;
   }
   const uint32_t chunk = std::max<uint32_t>(options_.chunk_packets, 1);
   for (uint32_t first = 0; first < p; first += chunk) {
@@ -144,6 +146,7 @@ void AtpWorker::Pump(TimeNs now) noexcept {
     for (; lane.next < limit; ++lane.next) {
       if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false, now);
     }
+    if (lane.probe_at == kNever) ArmProbe(lane, now);
   }
 }
 
@@ -281,25 +284,17 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   lane.high = std::max(lane.high, pos_of_[k] + 1);
   if (pos_of_[k] == lane.una) {
     while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
-    lane.ooo = 0;
-    lane.fast_sent = false;
+    lane.recovered_below = std::max(lane.recovered_below, lane.una);
     // Only the ACK of an original transmission ends a timeout streak: one that acknowledges a
     // retransmission moves UNA through a lost tail one packet at a time, and the next timeout
     // must resend the rest of it at once, not the next packet alone.
     if (!resent_[k]) lane.timeouts_in_row = 0;
     lane.rto = BaseRto(lane);
     lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
-  } else if (++lane.ooo >= options_.ooo_threshold && !lane.fast_sent) {
-    // Once per UNA (TCP's fast recovery): until UNA moves, every later parameter packet is
-    // out of order, and resending UNA for each third of them only floods duplicates. A lost
-    // retransmission is the timeout's to recover.
-    lane.ooo = 0;
-    lane.fast_sent = true;
-    ++stats_.fast_retransmits;
-    RememberUndo(lane, lane.order[lane.una], false, now);
-    SendPacket(lane.order[lane.una], true, now);
-    Halve(lane, false);
+  } else {
+    RecoverHoles(lane, pos_of_[k], now);
   }
+  ArmProbe(lane, now);
   if (header.Has(kAtpFlagEcn) || ce) {
     Halve(lane, true);
   } else {
@@ -311,13 +306,57 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     ++stats_.calls_completed;
     calls_.pop_front();
     // Lane deadlines belong to the call: none is due until the next call starts.
-    for (Lane& l : lanes_) l.deadline = kNever;
+    for (Lane& l : lanes_) l.deadline = l.probe_at = kNever;
   }
+}
+
+// Section 5.3: a packet is lost once three later ones of its lane were answered. Every hole
+// gets this once (RFC 6675's rule, packet by packet), not only UNA: with several holes in a
+// window, waiting for UNA to move before the next one is resent turned each further loss into
+// a timeout. A resent hole lost again is the timeout's to recover; one halving per window.
+void AtpWorker::RecoverHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept {
+  uint32_t later = 0;  // answered positions above the one looked at, `answered` included
+  uint32_t pos = answered + 1;
+  while (pos > lane.recovered_below && later < options_.ooo_threshold) {
+    if (acked_[lane.order[--pos]]) ++later;
+  }
+  if (later < options_.ooo_threshold) return;
+  // Every position below `pos` has ooo_threshold answered ones after it.
+  bool resent = false;
+  for (uint32_t q = lane.recovered_below; q < pos; ++q) {
+    const uint32_t k = lane.order[q];
+    if (acked_[k]) continue;
+    ++stats_.fast_retransmits;
+    RememberUndo(lane, k, false, now);
+    SendPacket(k, true, now);
+    resent = true;
+  }
+  lane.recovered_below = std::max(lane.recovered_below, pos);
+  if (resent) Halve(lane, false);
+}
+
+void AtpWorker::ArmProbe(Lane& lane, TimeNs now) const noexcept {
+  // A tail: every packet sent and only a few unanswered, too few for three later answers to
+  // reveal a loss. More are a burst loss (or a slow peer), the RTO's to judge.
+  const bool tail = options_.tail_probe && lane.next == lane.order.size() && lane.una < lane.next &&
+                    lane.next - lane.una <= 2 * options_.ooo_threshold && lane.srtt != 0 &&
+                    lane.probed_una != lane.una + 1;
+  lane.probe_at =
+      tail ? now + std::max(2 * lane.srtt, lane.srtt + 4 * lane.rttvar) : kNever;
+}
+
+void AtpWorker::Probe(Lane& lane, TimeNs now) noexcept {
+  lane.probe_at = kNever;
+  if (lane.una >= lane.next) return;
+  lane.probed_una = lane.una + 1;  // once per UNA: a lost probe is the timeout's
+  ++stats_.tail_probes;
+  SendPacket(lane.order[lane.una], true, now);
 }
 
 void AtpWorker::OnTimer(TimeNs now) noexcept {
   if (calls_.empty() || !calls_.front()->started_) return;
   for (Lane& lane : lanes_) {
+    if (lane.probe_at <= now) Probe(lane, now);
     if (lane.deadline > now) continue;
     if (lane.una >= lane.next) {
       lane.deadline = kNever;
@@ -347,7 +386,7 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
 
 TimeNs AtpWorker::NextTimer() const noexcept {
   TimeNs next = kNever;
-  for (const Lane& lane : lanes_) next = std::min(next, lane.deadline);
+  for (const Lane& lane : lanes_) next = std::min({next, lane.deadline, lane.probe_at});
   return next;
 }
 

@@ -55,6 +55,8 @@ struct AtpWorkerOptions {
   // window. Real losses are rare and mostly recovered by fast retransmit; a lost tail waits 4 ms.
   TimeNs min_rto_ns = 4'000'000;
   TimeNs max_rto_ns = 64'000'000;
+  // RFC 8985's tail loss probe (AtpWorker::ArmProbe); off: a lost tail waits for the RTO.
+  bool tail_probe = true;
   // How far spurious timeouts may raise a lane's RTO floor: scheduling delays on a busy machine
   // (a few ms of CFS slices) are covered; a late answer that waited on another worker's
   // recovery does not make every later recovery slow.
@@ -68,6 +70,7 @@ struct AtpWorkerStats {
   uint64_t retransmissions = 0;
   uint64_t fast_retransmits = 0;  // after ooo_threshold out-of-order parameter packets
   uint64_t timeouts = 0;
+  uint64_t tail_probes = 0;  // a lane's last packets resent after 2 srtt without an answer
   uint64_t spurious_fast = 0;      // fast retransmits found spurious (cut undone)
   uint64_t spurious_timeouts = 0;  // timeouts found spurious (cut undone)
   uint64_t ecn_halvings = 0;
@@ -145,8 +148,8 @@ class AtpWorker {
     uint32_t una = 0;             // positions in `order`
     uint32_t next = 0;
     uint32_t halve_guard = 0;  // no new halving until una reaches it
-    uint32_t ooo = 0;
-    bool fast_sent = false;        // UNA was fast-retransmitted (once until UNA moves)
+    // Positions below this are answered or were fast-retransmitted (each hole once).
+    uint32_t recovered_below = 0;
     uint32_t high = 0;             // one past the highest position acknowledged
     uint32_t timeouts_in_row = 0;  // since UNA last moved
     uint64_t window = 0;           // bytes
@@ -158,6 +161,8 @@ class AtpWorker {
     TimeNs rttvar = 0;
     TimeNs min_rtt = kNever;
     TimeNs deadline = kNever;
+    TimeNs probe_at = kNever;  // the tail loss probe, armed once every packet is sent
+    uint32_t probed_una = 0;   // UNA + 1 when it was probed (0: not yet)
     TimeNs min_rto = 0;  // adaptive floor: raised after a spurious timeout
     // The last loss cut, to undo when it proves spurious.
     struct Undo {
@@ -180,6 +185,14 @@ class AtpWorker {
   void RememberUndo(Lane& lane, uint32_t k, bool timeout, TimeNs now) noexcept;
   void UndoSpurious(Lane& lane, uint32_t k) noexcept;
   void Grow(Lane& lane) noexcept;
+  // After position `answered` of the lane was answered out of order: resends each hole below it
+  // with ooo_threshold answered packets after it, once.
+  void RecoverHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept;
+  // RFC 8985's tail loss probe: when every packet of the lane is sent and none is answered for
+  // max(2 srtt, srtt + 4 rttvar), UNA is resent, once per UNA (a lost tail has no three later
+  // packets to reveal it, and would otherwise wait for the RTO's floor).
+  void ArmProbe(Lane& lane, TimeNs now) const noexcept;
+  void Probe(Lane& lane, TimeNs now) noexcept;
   uint32_t WindowPackets(const Lane& lane) const noexcept;
 
   AtpJobConfig job_;

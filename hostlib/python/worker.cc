@@ -323,6 +323,7 @@ Counters FabricWorker::Snapshot() const {
       {"retransmissions", s.retransmissions},
       {"fast_retransmits", s.fast_retransmits},
       {"timeouts", s.timeouts},
+      {"tail_probes", s.tail_probes},
       {"spurious_fast", s.spurious_fast},
       {"spurious_timeouts", s.spurious_timeouts},
       {"ecn_halvings", s.ecn_halvings},

@@ -645,8 +645,10 @@ void CheckPs(World& w) {
     AtpFrameView view;
     Check(ParseAtpFrame(frame, &view));
     const AtpHeader& h = *view.header;
-    Check(h.Has(kAtpFlagParam) && h.Has(kAtpFlagFloat) && !h.Has(kAtpFlagOverflow));
+    Check(h.Has(kAtpFlagParam) && h.Has(kAtpFlagFloat));
     Check(h.JobId() == kJob || h.JobId() == kPlainJob);
+    // Flagged only for a seq whose overflowed aggregate the PS ignored (redone from originals).
+    if (h.Has(kAtpFlagOverflow)) Check(w.ps->ps_stats(h.JobId())->overflow_ignored > 0);
     Check(h.Bitmap() == w.job.full_bitmap && h.NumElements() == kElements);
     Check(frame.size() == AtpFrameLen(kElements));
   }

@@ -28,12 +28,14 @@ class WorkerTest : public ::testing::Test {
     out_.assign(in_.size(), -1.0f);
     worker_->Submit(&call_, in_.data(), out_.data(), in_.size());
   }
-  // The timer tests are written against a 1 ms initial RTO and floor.
+  // The timer tests are written against a 1 ms initial RTO and floor, and the RTO alone (the
+  // tail loss probe has tests of its own).
   static AtpWorkerOptions OneLane() {
     AtpWorkerOptions o;
     o.lanes = 1;
     o.rto_ns = 1'000'000;
     o.min_rto_ns = 1'000'000;
+    o.tail_probe = false;
     return o;
   }
   // The PS's answer for seq: every element = 2 * (seq + 1), optionally with the ECN flag.
@@ -341,6 +343,7 @@ TEST_F(WorkerTest, ANeededRetransmissionKeepsItsCut) {
 TEST_F(WorkerTest, TheDefaultRtoFloorIsFourMilliseconds) {
   AtpWorkerOptions options;
   options.lanes = 1;
+  options.tail_probe = false;  // the RTO alone
   Make(6, options);
   worker_->Pump(0);
   EXPECT_EQ(worker_->NextTimer(), 4'000'000u);
@@ -383,6 +386,61 @@ TEST_F(WorkerTest, RepeatedTimeoutsResendEveryPacketInFlight) {
 // A lost tail of four: the first timeout resends UNA alone (nothing later was acknowledged);
 // its ACK moves UNA but is the ACK of a retransmission, so the next timeout is the second of
 // the streak and resends the three still missing at once, not one per timeout.
+// Section 5.3's rule for every packet, not only UNA: two holes in one window are both resent as
+// soon as three later packets are answered, each once, with one halving for the window.
+TEST_F(WorkerTest, EveryHoleWithThreeLaterAnswersIsResentOnce) {
+  Make(100);
+  worker_->Pump(0);
+  tx_.frames.clear();
+  for (uint32_t seq : {1u, 2u, 3u}) Param(100 + seq, seq);  // 0 lost
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{0});
+  for (uint32_t seq : {5u, 6u}) Param(100 + seq, seq);  // 4 lost: two answers after it so far
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{0});
+  Param(107, 7);
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{0, 4}));
+  for (uint32_t seq = 8; seq < 20; ++seq) Param(100 + seq, seq);  // no hole is resent twice
+  EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{0, 4}));
+  EXPECT_EQ(worker_->stats().fast_retransmits, 2u);
+  EXPECT_EQ(worker_->stats().loss_halvings, 1u);
+  EXPECT_EQ(worker_->stats().timeouts, 0u);
+}
+
+// A lost last packet has no three later ones to reveal it: once every packet is sent and none
+// is answered for two smoothed RTTs, UNA is resent (once per UNA), long before the RTO.
+TEST_F(WorkerTest, ALostLastPacketIsProbedAfterTwoRttsNotTheRto) {
+  AtpWorkerOptions options = OneLane();
+  options.tail_probe = true;
+  Make(4, options);
+  worker_->Pump(0);
+  Param(10'000, 0);  // srtt 10 us
+  Param(10'100, 1);
+  Param(10'200, 2);  // 3 is lost
+  tx_.frames.clear();
+  EXPECT_LT(worker_->NextTimer(), 10'200u + 100'000u);
+  worker_->OnTimer(worker_->NextTimer());
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{3});
+  EXPECT_EQ(worker_->stats().tail_probes, 1u);
+  EXPECT_EQ(worker_->stats().timeouts, 0u);
+  // The probe was lost too: the next timer is the RTO, not another probe.
+  EXPECT_GE(worker_->NextTimer(), 10'200u + 1'000'000u);
+  worker_->OnTimer(worker_->NextTimer());
+  EXPECT_EQ(worker_->stats().tail_probes, 1u);
+  EXPECT_EQ(worker_->stats().timeouts, 1u);
+  Param(worker_->NextTimer() - 1, 3);
+  EXPECT_TRUE(call_.done());
+}
+
+// Many unanswered packets at the end are a burst loss or a slow peer: the RTO judges them, and
+// no probe walks them one round trip at a time.
+TEST_F(WorkerTest, ManyUnansweredPacketsAreNotProbed) {
+  AtpWorkerOptions options = OneLane();
+  options.tail_probe = true;
+  Make(20, options);
+  worker_->Pump(0);
+  Param(10'000, 0);  // 1..19 unanswered
+  EXPECT_GE(worker_->NextTimer(), 1'000'000u);
+}
+
 TEST_F(WorkerTest, ALostTailIsRecoveredInTwoTimeoutsNotOnePerPacket) {
   AtpWorkerOptions options = OneLane();
   options.min_rto_ns = 1'000'000;
