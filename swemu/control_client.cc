@@ -32,6 +32,11 @@ std::string Failure(const std::string& peer, int err, int timeout_ms) {
     return "no answer from " + peer + " within " + std::to_string(timeout_ms) +
            " ms (--timeout)";
   }
+  // Nobody listens there: say what would.
+  if (err == ENOENT || err == ECONNREFUSED) {
+    return std::string(std::strerror(err)) +
+           " (is swemu running in real time with this control socket? --offline runs have none)";
+  }
   return std::string(std::strerror(err));
 }
 

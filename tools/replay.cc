@@ -134,7 +134,7 @@ Status ParseSpec(const po::variables_map& vm, ReplaySpec& spec) {
   if (vm.count("port") && vm.count("iface")) {
     return Status::Error("--port and --iface: give only one of them");
   }
-  if (!vm.count("port") && !vm.count("iface")) return Status::Error("--port: required");
+  if (!vm.count("port") && !vm.count("iface")) return Status::Error("give --port DEVARGS (a DPDK port) or --iface NAME (a kernel interface); --help lists the options");
   if (vm.count("port")) spec.devargs = str("port");
   if (vm.count("iface")) {
     spec.iface = str("iface");

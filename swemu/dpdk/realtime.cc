@@ -60,7 +60,8 @@ Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
   if (!loaded.ok()) return loaded;
   if (loaded->port_devargs.empty()) {
     return Status::Error(cmd.config +
-                         ": no [port.N] devargs: real time needs at least one DPDK port");
+                         ": no [port.N] devargs: real time needs at least one DPDK port (or add --offline "
+                         "to run it in virtual time on pcaps)");
   }
   if (cmd.seed) loaded->config.seed = *cmd.seed;
   return loaded;

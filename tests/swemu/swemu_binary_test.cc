@@ -96,7 +96,8 @@ TEST_F(SwemuBinaryTest, WithoutOfflineRealTimeNeedsDpdkPorts) {
   RunResult run = RunSwemu("--config " + kConfigs + "leaf.ini");
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(run.err, "swemu: " + kConfigs +
-                         "leaf.ini: no [port.N] devargs: real time needs at least one DPDK port\n");
+                         "leaf.ini: no [port.N] devargs: real time needs at least one DPDK port (or add "
+                         "--offline to run it in virtual time on pcaps)\n");
 }
 
 TEST_F(SwemuBinaryTest, ShowResourcesPrintsTheReport) {

@@ -43,7 +43,8 @@ TEST_F(SwemuCliTest, FailedCommandPrintsItsErrorAndExits1) {
 TEST_F(SwemuCliTest, NoServerIsOneLineAndExit2) {
   RunResult run = Run("--socket " + path_ + " show stats");
   EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(run.err, "swemu-cli: cannot connect to " + path_ + ": No such file or directory\n");
+  EXPECT_EQ(run.err, "swemu-cli: cannot connect to " + path_ + ": No such file or directory (is swemu running in real time with this control socket? "
+            "--offline runs have none)\n");
 }
 
 TEST_F(SwemuCliTest, UsageProblemsExit2) {

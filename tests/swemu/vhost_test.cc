@@ -271,7 +271,8 @@ TEST_F(VhostTest, ReplayRefusesBadDevargsAndOptionsWithOneLine) {
             "swemu-replay: --topspeed, --pps, --mbps and --timing exclude each other\n");
   auto no_port = run(eal);
   EXPECT_EQ(no_port.first, 2);
-  EXPECT_EQ(no_port.second, "swemu-replay: --port: required\n");
+  EXPECT_EQ(no_port.second, "swemu-replay: give --port DEVARGS (a DPDK port) or --iface NAME (a kernel interface); "
+            "--help lists the options\n");
 }
 
 // net_null answers every RX poll with frames: --expect ends the capture, and --pps paces.
