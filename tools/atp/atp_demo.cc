@@ -202,10 +202,11 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
     out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n"
         << "  (what it depends on: the PS sits behind one " << options.link_rate
         << "bps link. At the PS, that link carries every worker's packets; in-network, one "
-           "aggregate per packet, as each worker's own link does. So the ratio is at most the "
+           "aggregate per packet, as each worker's own link does. So the ratio is about the "
         << options.workers
-        << " workers, reached when both passes run at line rate; it says "
-           "nothing about the protocol's speed on a contended host)\n";
+        << " workers when both passes run at line rate, above it only when the at-PS pass "
+           "also lost time to retransmissions; it says nothing about the protocol's speed on a "
+           "contended host)\n";
   }
   out << "switch configs, scripts and logs: " << dir << "\n";
   return Status::Ok();
