@@ -252,17 +252,6 @@ TEST_F(SwemuBinaryTest, BadFilesGiveOneLineAndStatus2BeforeAnyOutput) {
   }
 }
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SWEMU_TEST_SANITIZED 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__) || defined(SWEMU_TEST_SANITIZED)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-
 // Two switches that forward a MAC to each other: the frames circulate for ever. The run ends
 // at its event limit (the default, or --max-events), says so, and writes nothing.
 TEST_F(SwemuBinaryTest, AForwardingLoopEndsAtTheRunsLimitWithOneLineAndNoOutput) {
@@ -293,7 +282,7 @@ TEST_F(SwemuBinaryTest, AForwardingLoopEndsAtTheRunsLimitWithOneLineAndNoOutput)
                               {args + " --max-virtual-time 1ms", "of virtual time, the run's limit"}};
   // The default limit takes 2-3 minutes in the sanitised Debug build (a second here): that build
   // checks the same path through --max-events, the normal build checks the default.
-  if (!kSanitized) runs.push_back({args, "events, the run's limit"});
+  if (!testing::kSanitized) runs.push_back({args, "events, the run's limit"});
   for (const BadRun& bad : runs) ExpectOneLineError(bad, out);
 }
 
