@@ -2,11 +2,12 @@
 # Real-time comparison harness: swemu (`wire`, `l2l3`) against dpdk-testpmd (io, mac) and DPDK's
 # SWX pipeline (examples/pipeline, P4-DPDK's data plane: an L2 spec and a PISA-like spec), each
 # with one forwarding lcore on the same vdevs. Prints Mpps and ratios, then ns per packet and each
-# tool's cost beyond testpmd io's, and writes the tables to BUILD/compare.txt. See
-# docs/performance.md, "Comparison harness".
+# tool's cost beyond testpmd io's, and writes the tables to BUILD/compare.txt. An earlier run's
+# BUILD/compare.txt is never lost: the harness refuses to start (one line, exit 2, nothing
+# touched) unless --force is given. See docs/performance.md, "Comparison harness".
 #
 #   bench/realtime/compare.sh [--reps N] [--quick] [--no-setup] [--no-huge] [--build DIR]
-#                             [--only LIST]
+#                             [--only LIST] [--force]
 #
 #   --reps N     rounds per setup; default 3 for net_null 64 B, 1 for the other setups
 #   --quick      one round per setup everywhere
@@ -16,6 +17,7 @@
 #   --build DIR  Release build directory (default build-rel); the SWX cache is DIR/swx
 #   --only LIST  run only these, comma-separated: null, pcap, ring (the forwarding setups),
 #                atp, goat (the aggregation lines); default all of them
+#   --force      overwrite BUILD/compare.txt when an earlier run left one
 #
 # Setups: net_null (copy=1) and net_pcap (1024 UDP frames replayed), 64 and 256 B; with
 # hugepages also net_ring, two ring loops that ring_seed fills with the same UDP frames once.
@@ -61,6 +63,7 @@ BUILD=$ROOT/build-rel
 REPS=""
 ONLY=""
 SETUP=1
+FORCE=0
 FORCE_NO_HUGE=0
 WARMUP=1
 INTERVALS=3
@@ -77,6 +80,7 @@ while [[ $# -gt 0 ]]; do
     --no-huge) FORCE_NO_HUGE=1; shift ;;
     --build) BUILD=$(value "$@") || exit 2; BUILD=$(realpath -m "$BUILD"); shift 2 ;;
     --only) ONLY=$(value "$@") || exit 2; shift 2 ;;
+    --force) FORCE=1; shift ;;
     -h|--help) awk 'NR > 1 && /^set -u/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -88,6 +92,12 @@ for w in ${ONLY//,/ }; do
     *) echo "compare.sh: --only: unknown line $w (null, pcap, ring, atp, goat)" >&2; exit 2 ;;
   esac
 done
+# An earlier run's tables are not overwritten without --force; checked before anything is made.
+if [[ -e $BUILD/compare.txt && $FORCE -eq 0 ]]; then
+  echo "compare.sh: $BUILD/compare.txt holds an earlier run's tables: move it away, or give" \
+       "--force to overwrite it" >&2
+  exit 2
+fi
 # True when line $1 runs (--only not given, or it names $1).
 want() { [[ -z $ONLY || ,$ONLY, == *,$1,* ]]; }
 
@@ -344,6 +354,11 @@ ns() { awk -v a="$1" 'BEGIN { if (a == "-" || a + 0 == 0) print "-"; else printf
 beyond_io() { awk -v a="$1" -v b="$2" 'BEGIN {
   if (a == "-" || b == "-" || a + 0 == 0 || b + 0 == 0) print "-"
   else printf "%.1f", 1000 / a - 1000 / b }'; }
+# True when a table's rows have a negative cost among the columns after their "|".
+has_negative() {
+  printf '%s\n' "$@" | awk -F'|' '{ n = split($2, f, " ")
+    for (i = 1; i <= n; i++) if (f[i] ~ /^-[0-9]/) found = 1 } END { exit !found }'
+}
 
 # ---------------------------------------------------------------------------------------------
 # Main
@@ -558,6 +573,10 @@ done
   printf '%-9s %5s %6s %6s %6s %6s %6s %6s | %6s %6s %6s %6s %6s %11s\n' setup bytes io mac \
     wire l2l3 SWX-L2 PISA +mac +wire +l2l3 +L2 +PISA PISA/l2l3
   printf '%s\n' "${NS_ROWS[@]}"
+  has_negative "${NS_ROWS[@]}" &&
+    echo "negative: a cost beyond io is a difference of two noisy timings of one round (the" \
+         "tool's ns per packet minus io's); below 0, the tool's own cost is smaller than that" \
+         "noise on this machine, not faster than io, and PISA/l2l3 turns negative with it"
   fi
   if [[ ${#AGG_ROWS[@]} -gt 0 ]]; then
     [[ ${#SETUPS[@]} -gt 0 ]] && echo
@@ -570,6 +589,10 @@ done
     printf '%-5s %-22s %6s %7s %7s %9s %7s %7s | %7s %7s %7s %7s %5s\n' line mix rounds swemu \
       SWX swemu/SWX ns ns-SWX l2l3 SWX-L2 +agg +agg-SWX load
     printf '%s\n' "${AGG_ROWS[@]}"
+    has_negative "${AGG_ROWS[@]}" &&
+      echo "negative: +agg is a difference of two noisy timings of one round (the aggregator's" \
+           "ns per packet minus its own bridging's); below 0, aggregating costs less than that" \
+           "noise on this machine, not less than bridging"
     echo "pcn, dlcp: no line; SWX has no queues, so no queue depth to mark or drop on (see the" \
          "script's header)"
   fi

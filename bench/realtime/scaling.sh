@@ -29,6 +29,8 @@
 # other jobs leave) and CPU ns per packet (the shares summed over Mpps: with one lcore, its cost
 # per packet whatever the load; with two, it also counts an lcore spinning while its peer is
 # descheduled). No hugepages are assumed: --no-huge -m 512 unless 1 GiB of hugepages is free.
+# With fewer than 3 free CPUs (the CPUs less the load average at the start) the table says in
+# one line that it cannot show scaling: the two lcores then share CPUs with everything else.
 set -u -o pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -47,7 +49,7 @@ while [[ $# -gt 0 ]]; do
     --build) BUILD=$(value "$@") || exit 2; BUILD=$(realpath -m "$BUILD"); shift 2 ;;
     --quick) REPS=1; shift ;;
     --reps) REPS=$(value "$@") || exit 2; shift 2 ;;
-    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^set -u/ {exit} NR > 1' "$0"; exit 0 ;;
     *) echo "scaling.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -219,6 +221,10 @@ cpu_ns() { awk -v c="$1" -v m="$2" 'BEGIN {
 
 START=$(date +%s)
 UPTIME_START=$(uptime)
+# Two busy-polling lcores need a CPU each and one more for everything else (the kernel, the EAL's
+# other threads, this script's sampling); free CPUs: those we may use less the load average.
+CPUS=$(nproc)
+FREE=$(awk -v n="$CPUS" '{f = n - $1; print (f > 0 ? int(f + 0.5) : 0)}' /proc/loadavg)
 ROWS=()
 for s in "${SETUPS[@]}"; do
   read -r name prog ports metric devs <<<"$s"
@@ -254,6 +260,10 @@ done
   printf '%-9s %-3s %7s %7s %7s %6s %6s  %-14s %-24s %s\n' setup fig 1-lcore 2-lcore 2/1 \
     ns/p1 ns/p2 "CPU (1)" "CPU (2)" load
   printf '%s\n' "${ROWS[@]}"
+  [[ $FREE -lt 3 ]] &&
+    echo "cannot show scaling here: $CPUS CPUs, about $FREE free at the start, fewer than the" \
+         "3 that 2 busy-polling lcores and the rest of the machine (kernel, EAL threads, this" \
+         "script) need, so the 2-lcore runs share CPUs and 2/1 measures that contention"
   echo "uptime before: $UPTIME_START"
   echo "uptime after:  $(uptime)"
   echo "total $(($(date +%s) - START)) s; logs and configs in $OUT"
