@@ -11,6 +11,10 @@ averaged over bursts), background throughput over the DDL (first burst start to 
 end), and the queueing delay in bursts (depth times a full frame's time, averaged).
 
 usage: pcn_report.py --without DIR --with DIR [--rate 100M] [--port SWITCH:PORT] [--plot PNG]
+
+--plot NAME, a bare file name, is written beside the data: in the directory that holds the two
+run directories (--without out/pcn-sim/without --with out/pcn-sim/with --plot q.png writes
+out/pcn-sim/q.png); a path with a directory part (./q.png, /tmp/q.png) is taken as given.
 """
 import argparse
 import csv
@@ -203,13 +207,28 @@ def plot(without, with_, path, rate):
     fig.savefig(path, dpi=110)
 
 
+def plot_path(plot, without, with_):
+    """Where --plot goes: a bare file name into the directory holding both run directories,
+    any path with a directory part as given."""
+    if os.path.dirname(plot):
+        return plot
+    parents = [os.path.dirname(os.path.normpath(d)) for d in (without, with_)]
+    try:
+        base = os.path.commonpath(parents)
+    except ValueError:  # one absolute, one relative
+        base = os.path.commonpath([os.path.abspath(d) for d in parents])
+    return os.path.join(base, plot)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--without", required=True)
     p.add_argument("--with", dest="with_", required=True)
     p.add_argument("--rate", default="100M", help="bottleneck rate (queueing delay per packet)")
     p.add_argument("--port", help="SWITCH:PORT of the queue toward the PS (default: the fullest)")
-    p.add_argument("--plot", help="write the queue over time as this PNG")
+    p.add_argument("--plot", help="write the queue over time as this PNG; a bare file name goes "
+                   "into the directory that holds the two run directories, a path with a "
+                   "directory part (./q.png) as given")
     a = p.parse_args()
     port = None
     if a.port:
@@ -220,6 +239,8 @@ def main():
     for d in (a.without, a.with_):
         if not os.path.isdir(d):
             fail(f"{d}: not a directory")
+    if a.plot:
+        a.plot = plot_path(a.plot, a.without, a.with_)
     if a.plot and os.path.isdir(a.plot):
         fail(f"--plot {a.plot}: is a directory")
     rate = parse_rate(a.rate)
