@@ -1,8 +1,11 @@
 // swemu-pcn threshold as users run it: the paper's link gives 40 and 10 and the START byte 0x8A;
-// bad options end with one line and exit 2.
+// bad options end with one line and exit 2. tools/pcn/pcn_report.py on a sim run's files prints
+// the figures the sim printed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
+#include <vector>
 
 #include "tests/swemu/swemu_subprocess.h"
 
@@ -42,6 +45,34 @@ TEST(PcnTool, BadOptionsEndWithOneLine) {
       EXPECT_EQ(run.err.rfind("swemu-pcn", 0), 0u) << run.err;
     }
   }
+}
+
+// swemu's columns of a comparison table: what follows " | " on each of its lines.
+std::vector<std::string> SwemuColumns(const std::string& table) {
+  std::vector<std::string> columns;
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    const std::size_t bar = line.find(" | ");
+    if (bar != std::string::npos) columns.push_back(line.substr(bar + 3));
+  }
+  return columns;
+}
+
+// The report reads the queue figures the sim computed from its 10-us depth samples
+// (summary.json), not the 1-ms telemetry rows, so both print the same table.
+TEST(PcnTool, ReportOfASimRunPrintsTheSimsFigures) {
+  const std::string dir = Dir();
+  RunResult sim =
+      RunCommandIn(dir, kPcn + " sim --out " + dir +
+                            "run --duration 30s --ddl-start 5s --idle 1s --iterations 3");
+  ASSERT_EQ(sim.status, 0) << sim.err;
+  const std::vector<std::string> want = SwemuColumns(sim.out);
+  ASSERT_EQ(want.size(), 7u) << sim.out;  // the header and six metrics
+  RunResult report =
+      RunCommandIn(dir, "/usr/bin/python3 " SWEMU_SOURCE_DIR "/tools/pcn/pcn_report.py --without " +
+                            dir + "run/without --with " + dir + "run/with");
+  ASSERT_EQ(report.status, 0) << report.err;
+  EXPECT_EQ(SwemuColumns(report.out), want) << sim.out << report.out;
 }
 
 }  // namespace

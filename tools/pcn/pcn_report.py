@@ -10,6 +10,10 @@ burst, burst completion time, DDL throughput (each burst's bytes over its comple
 averaged over bursts), background throughput over the DDL (first burst start to last burst
 end), and the queueing delay in bursts (depth times a full frame's time, averaged).
 
+The three queue figures of a sim run are the sim's own, read from summary.json: it computed them
+from the depth sampled every 10 us, which telemetry.csv (a row every 1 ms) cannot reproduce, so
+this report prints what comparison.txt prints. A real-time run's come from its telemetry rows.
+
 usage: pcn_report.py --without DIR --with DIR [--rate 100M] [--port SWITCH:PORT] [--plot PNG]
 
 --plot NAME, a bare file name, is written beside the data: in the directory that holds the two
@@ -17,6 +21,7 @@ run directories (--without out/pcn-sim/without --with out/pcn-sim/with --plot q.
 out/pcn-sim/q.png); a path with a directory part (./q.png, /tmp/q.png) is taken as given.
 """
 import argparse
+import bisect
 import csv
 import glob
 import json
@@ -32,6 +37,9 @@ PAPER = [  # metric, paper without, with, change
     ("queueing delay in bursts (ms)", "-", "-", "-13%"),
 ]
 FULL_FRAME_BITS = (1514 + 24) * 8
+# A burst in the sim's summary.json, with its queue figures (QUEUE_KEYS) as the sim computed them.
+QUEUE_KEYS = ("start_queue", "max_queue", "queue_delay_ms")
+SUMMARY_KEYS = ("arrival_ns", "start_ns", "done_ns", "bytes", "acked") + QUEUE_KEYS
 
 
 def fail(message):
@@ -88,8 +96,7 @@ def read_bursts(run):
     path = os.path.join(run, "summary.json")
     if not bursts and os.path.isfile(path):
         with open(path) as f:
-            bursts = [{k: b[k] for k in ("arrival_ns", "start_ns", "done_ns", "bytes", "acked")}
-                      for b in json.load(f)["bursts"]]
+            bursts = [{k: b[k] for k in SUMMARY_KEYS} for b in json.load(f)["bursts"]]
     if not bursts:
         fail(f"{run}: no completed bursts (worker*.json or summary.json)")
     return sorted(bursts, key=lambda b: b["arrival_ns"])
@@ -122,9 +129,19 @@ def background_mbps(run, first_ns, last_ns):
 
 
 def depth_at(samples, times, t):
-    import bisect
     i = bisect.bisect_right(times, t) - 1
     return samples[i][1] if i >= 0 else 0
+
+
+def queue_figures(b, samples, times, frame_ms):
+    """The burst's queue at its start, its maximum and its mean queueing delay (ms): the sim's
+    own when summary.json gave them, else from the telemetry rows of its arrival..done."""
+    if all(k in b for k in QUEUE_KEYS):
+        return tuple(b[k] for k in QUEUE_KEYS)
+    a, z = b["arrival_ns"], b["done_ns"]
+    lo, hi = bisect.bisect_right(times, a) - 1, bisect.bisect_right(times, z)
+    window = [d for _, d in samples[max(lo, 0):hi]] or [0]
+    return depth_at(samples, times, a), max(window), sum(window) / len(window) * frame_ms
 
 
 def analyze(run, port, rate):
@@ -132,16 +149,12 @@ def analyze(run, port, rate):
     times = [t for t, _ in samples]
     bursts = read_bursts(run)
     frame_ms = FULL_FRAME_BITS / rate * 1e3
-    import bisect
     rows = []
     for b in bursts:
-        a, z = b["arrival_ns"], b["done_ns"]
-        lo, hi = bisect.bisect_right(times, a) - 1, bisect.bisect_right(times, z)
-        window = [d for _, d in samples[max(lo, 0):hi]] or [0]
-        bct_ms = (z - b["start_ns"]) / 1e6
-        rows.append({"start_queue": depth_at(samples, times, a), "max_queue": max(window),
-                     "bct_ms": bct_ms, "mbps": b["bytes"] * 8 / 1e3 / bct_ms,
-                     "delay_ms": sum(window) / len(window) * frame_ms})
+        start_queue, max_queue, delay_ms = queue_figures(b, samples, times, frame_ms)
+        bct_ms = (b["done_ns"] - b["start_ns"]) / 1e6
+        rows.append({"start_queue": start_queue, "max_queue": max_queue, "bct_ms": bct_ms,
+                     "mbps": b["bytes"] * 8 / 1e3 / bct_ms, "delay_ms": delay_ms})
     mean = lambda k: sum(r[k] for r in rows) / len(rows)
     first = min(b["start_ns"] for b in bursts)
     last = max(b["done_ns"] for b in bursts)
@@ -174,7 +187,6 @@ def plot(without, with_, path, rate):
         fail("--plot needs python3-matplotlib")
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 8))
     colors = {"without PCN": "tab:blue", "with PCN": "tab:orange"}
-    import bisect
     for label, run in (("without PCN", without), ("with PCN", with_)):
         times = [t for t, _ in run["samples"]]
         # The top panel: the queue around the second burst (the first follows a quiet start).
@@ -224,7 +236,8 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--without", required=True)
     p.add_argument("--with", dest="with_", required=True)
-    p.add_argument("--rate", default="100M", help="bottleneck rate (queueing delay per packet)")
+    p.add_argument("--rate", default="100M",
+                   help="bottleneck rate (queueing delay per packet, where telemetry gives it)")
     p.add_argument("--port", help="SWITCH:PORT of the queue toward the PS (default: the fullest)")
     p.add_argument("--plot", help="write the queue over time as this PNG; a bare file name goes "
                    "into the directory that holds the two run directories, a path with a "
