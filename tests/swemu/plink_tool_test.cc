@@ -90,6 +90,22 @@ TEST(PlinkTool, ExperimentRanksTheMethodsAsFigure8) {
   EXPECT_EQ(again.out, run.out);
 }
 
+// --progress (for plink_figure8.py's ETA): one stderr line per assignment as it ends, and
+// nothing on stderr without it; the figures on stdout are the same either way.
+TEST(PlinkTool, ExperimentProgressLinesOnlyWhenAsked) {
+  const std::string dir = Dir();
+  const std::string args =
+      " experiment --fanout 2,2 --rack-hosts 2,1,2,1 --assignments 3 --buffer 64KB --chunk 8KB "
+      "--background 0";
+  RunResult quiet = RunCommandIn(dir, kPlink + args);
+  ASSERT_EQ(quiet.status, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
+  RunResult shown = RunCommandIn(dir, kPlink + args + " --progress");
+  ASSERT_EQ(shown.status, 0) << shown.err;
+  EXPECT_EQ(shown.err, "assignment 1/3\nassignment 2/3\nassignment 3/3\n");
+  EXPECT_EQ(shown.out, quiet.out);
+}
+
 TEST(PlinkTool, BadOptionsEndWithOneLine) {
   const std::string dir = Dir();
   for (const std::string& args : {std::string(""),

@@ -12,7 +12,9 @@ every run comparing the schemes goat, atp-style and ps-only:
      traffic in model sizes (ps_over_model).
 Sizes are those of the simulator's scaled model (its default --scale 1000). Writes every raw CSV
 to DIR/raw/, a combined DIR/goat_experiment.csv (with the columns experiment, rate_std, seed added),
-one figure of three panels, and prints a summary of the means over seeds.
+one figure of three panels, and prints a summary of the means over seeds. When stderr is a
+terminal, one line shows how many runs are done and about how long the rest will take (nothing
+when stderr is a pipe or a file).
 
   /usr/bin/python3 tools/goat/goat_experiment.py [--swemu-goat PATH] [--seeds S]
       [--out-dir DIR] [--plot FILE] [--quick]
@@ -32,6 +34,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 PROG = "goat_experiment"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools", "common"))
+from progress import Progress  # noqa: E402  (found through the path above)
 SCHEMES = ("goat", "atp-style", "ps-only")
 LEAF_SPINE = ["--fabric", "leaf-spine"]  # the simulator's defaults: 10,10,50, 20%, AlexNet
 TESTBED = ["--fabric", "testbed", "--per-switch", "8"]  # 16 workers, the default 44MB model
@@ -128,13 +132,16 @@ def run_all(binary, raw_dir, jobs):
     for old in glob.glob(os.path.join(raw_dir, "*.csv")):
         os.remove(old)  # a previous run's, possibly of another plan
     rows = []
+    bar = Progress(len(jobs))  # on a terminal only
+    bar.step(0)
     pool = ThreadPoolExecutor(max_workers=max(2, os.cpu_count() or 1))
     for i, out in enumerate(pool.map(lambda j: run(binary, raw_dir, j), jobs), 1):
         if isinstance(out, str):
             pool.shutdown(wait=True, cancel_futures=True)
+            bar.clear()
             die(1, f"sim run failed: {out}")
-        print(f"[{i}/{len(jobs)}] {out[0]['experiment']} workers {out[0]['workers']} "
-              f"rate std {out[0]['rate_std']} seed {out[0]['seed']}", file=sys.stderr)
+        bar.step(i, f"{out[0]['experiment']} workers {out[0]['workers']} "
+                    f"rate std {out[0]['rate_std']} seed {out[0]['seed']}")
         rows += out
     pool.shutdown()
     return rows

@@ -48,7 +48,8 @@ po::options_description PlinkExperimentOptions() {
       ("chunk", po::value<std::string>()->default_value("16KB"), "chunk size")
       ("assignments", po::value<std::string>()->default_value("50"), "cluster assignments (the paper's Figure 8: 50)")
       ("seed", po::value<std::string>()->default_value("1"), "seed (placement of background flows, host delays, probes, embedding, groups)")
-      ("csv", po::value<std::string>()->value_name("FILE"), "one row per reduction: assignment,method,latency_ms,cross_rack_bytes,retransmissions,ami_racks");
+      ("csv", po::value<std::string>()->value_name("FILE"), "one row per reduction: assignment,method,latency_ms,cross_rack_bytes,retransmissions,ami_racks")
+      ("progress", "print \"assignment N/M\" on stderr as each assignment ends (plink_figure8.py's ETA)");
   // clang-format on
   return options;
 }
@@ -114,6 +115,7 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
                          " values each for " + std::to_string(fanout->size()) +
                          " levels and the hosts");
   }
+  const bool progress = vm.count("progress") != 0;
   std::string csv;
   if (vm.count("csv")) {
     csv = Text(vm, "csv");
@@ -215,6 +217,10 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
       }
       runs.push_back(
           {a, m, run->latency_ns / 1e6, run->cross_rack_bytes, run->retransmissions, ami[m]});
+    }
+    if (progress) {
+      std::fprintf(stderr, "assignment %u/%llu\n", a + 1,
+                   static_cast<unsigned long long>(assignments));
     }
   }
   out << "reduction latency over " << assignments << " assignments (ms): mean, p50, p95; "

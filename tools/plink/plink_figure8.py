@@ -9,19 +9,25 @@ over the cluster assignments with each method's mean marked, and prints mean, p5
       [--plot FILE] [--quick] [-- EXPERIMENT OPTIONS...]
 
 Without --csv it runs `swemu-plink experiment --csv OUT` (OUT next to the plot) with the options
-after `--`. --quick (for CI: a 16-host cloud, 3 assignments) also checks that the plot was
-written and that ProbeEmbed 2LHA's mean latency is below Balanced Random's and FA's.
+after `--`; when stderr is a terminal it shows which assignment the experiment is at and about
+how long it has left, on one line (nothing when stderr is a pipe or a file). --quick (for CI:
+a 16-host cloud, 3 assignments) also checks that the plot was written and that ProbeEmbed
+2LHA's mean latency is below Balanced Random's and FA's.
 Exit status: 0 done; 1 the experiment failed or a --quick check failed; 2 bad options.
 """
 import argparse
 import csv
 import math
 import os
+import re
 import subprocess
 import sys
+import threading
 
 PROG = "plink_figure8"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(REPO, "tools", "common"))
+from progress import Progress  # noqa: E402  (found through the path above)
 METHODS = ("FA", "2LHA Balanced Random", "2LHA racks", "2LHA ProbeEmbed")
 QUICK = ["--fanout", "2,2", "--rack-hosts", "7,2,4,3", "--assignments", "3", "--buffer",
          "256KB", "--chunk", "8KB", "--background", "4"]
@@ -37,6 +43,33 @@ def percentile(values, p):
     values = sorted(values)
     rank = max(1, min(len(values), math.ceil(p * len(values))))
     return values[rank - 1]
+
+
+def run_experiment(cmd):
+    """Runs the experiment, passing its stdout on; on a terminal, asks it for a line per
+    assignment (--progress) and turns those into a progress line with the time left. Returns
+    (exit status, the rest of its stderr)."""
+    bar = Progress(0)
+    if bar.on:
+        cmd = cmd + ["--progress"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out = []
+    reader = threading.Thread(target=lambda: out.append(proc.stdout.read()))
+    reader.start()
+    errors = []
+    for line in proc.stderr:
+        step = re.fullmatch(r"assignment (\d+)/(\d+)\n?", line)
+        if step and bar.on:
+            bar.total = int(step.group(2))
+            bar.step(int(step.group(1)), "cluster assignments")
+        else:
+            errors.append(line)
+    status = proc.wait()
+    reader.join()
+    if status != 0:
+        bar.clear()  # an unfinished line, before the error
+    sys.stdout.write("".join(out))
+    return status, "".join(errors).strip()
 
 
 def read_rows(path):
@@ -109,11 +142,9 @@ def main():
             fail(f"--swemu-plink {args.swemu_plink}: not an executable", 2)
         path = os.path.splitext(os.path.abspath(args.plot))[0] + ".csv"
         cmd = [args.swemu_plink, "experiment", "--csv", path] + (QUICK if args.quick else []) + extra
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        sys.stdout.write(run.stdout)
-        if run.returncode != 0:
-            fail(f"{' '.join(cmd)}: exit {run.returncode}: {run.stderr.strip()}",
-                 2 if run.returncode == 2 else 1)
+        status, errors = run_experiment(cmd)
+        if status != 0:
+            fail(f"{' '.join(cmd)}: exit {status}: {errors}", 2 if status == 2 else 1)
     latency = read_rows(path)
     print("method                  mean ms   p50 ms   p95 ms  (assignments)")
     means = {}
