@@ -138,16 +138,19 @@ Status CheckPlotter() {
   return Status::Ok();
 }
 
-// Draws into `png` (the aside name of `asked`, whose extension names the format).
-Status RunPlot(const std::string& csv_dir, const std::string& png, const std::string& asked) {
+// Draws into `png` (the aside name of `asked`, whose extension names the format); the script
+// draws each throughput bin of `bin` ns to its end.
+Status RunPlot(const std::string& csv_dir, const std::string& png, const std::string& asked,
+               TimeNs bin) {
   std::string format = fs::path(asked).extension().string();
   format = format.empty() ? "png" : format.substr(1);
+  const std::string bin_ns = std::to_string(bin);
   const pid_t pid = fork();
   if (pid < 0) return Status::Error(std::string("--plot: fork: ") + std::strerror(errno));
   if (pid == 0) {
     const std::string script = PlotScript();
     execl(kPython, kPython, script.c_str(), csv_dir.c_str(), png.c_str(), format.c_str(),
-          static_cast<char*>(nullptr));
+          bin_ns.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
@@ -265,7 +268,7 @@ Status Analyze(const Settings& s, const po::variables_map& vm) {
       status = files.Unstaged(runs[i]->WriteCsv(csv_dir, i == 0));
     }
   }
-  if (status.ok() && !s.plot.empty()) status = RunPlot(csv_dir, files.Aside(s.plot), s.plot);
+  if (status.ok() && !s.plot.empty()) status = RunPlot(csv_dir, files.Aside(s.plot), s.plot, bin);
   if (status.ok() && !s.csv_dir.empty()) status = MoveCsvsIntoPlace(files, s.csv_dir, csv_dir);
   if (status.ok()) status = files.Commit();
   if (!temp_dir.empty()) fs::remove_all(temp_dir);
