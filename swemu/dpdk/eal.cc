@@ -2,15 +2,18 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_log.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <sstream>
+#include <string_view>
 
 #include "pipeline/core/interrupt.h"
 
@@ -28,7 +31,7 @@ bool HasArg(const std::vector<std::string>& args, const std::string& name) {
   });
 }
 
-void WriteAll(int fd, const std::string& text) {
+void WriteAll(int fd, std::string_view text) {
   for (std::size_t done = 0; done < text.size();) {
     const ssize_t n = write(fd, text.data() + done, text.size() - done);
     if (n <= 0) return;
@@ -50,7 +53,30 @@ std::string ArgumentComplaint(const std::string& text) {
   return "";
 }
 
+// DPDK's log stream in a quiet run: what rte_log writes (one message per write: it flushes after
+// each) goes to stderr unless it is a routine line.
+ssize_t WriteUnlessRoutine(void*, const char* data, std::size_t size) {
+  const std::string message(data, size);
+  if (!IsRoutineDpdkLine(message)) WriteAll(STDERR_FILENO, message);
+  return static_cast<ssize_t>(size);
+}
+
+void DropRoutineDpdkLines() {
+  static FILE* const stream = fopencookie(
+      nullptr, "w", cookie_io_functions_t{nullptr, WriteUnlessRoutine, nullptr, nullptr});
+  if (stream != nullptr) rte_openlog_stream(stream);
+}
+
 }  // namespace
+
+bool IsRoutineDpdkLine(const std::string& line) {
+  static constexpr std::array<std::string_view, 2> kRoutine = {
+      "No legacy callbacks, legacy socket not created",  // EAL's telemetry, at every start
+      "No valid MAC in devargs or device, use random"};  // virtio_user, once per port
+  return std::any_of(kRoutine.begin(), kRoutine.end(), [&](std::string_view routine) {
+    return line.find(routine) != std::string::npos;
+  });
+}
 
 std::vector<std::string> SplitWords(const std::string& text) {
   std::istringstream in(text);
@@ -87,7 +113,10 @@ EalArgs MakeEalArgs(const std::string& file_args, const std::vector<std::string>
     }
     eal.added_no_huge = true;
   }
-  if (!HasArg(eal.args, "--log-level")) eal.args.push_back("--log-level=notice");
+  if (!HasArg(eal.args, "--log-level")) {
+    eal.args.push_back("--log-level=notice");
+    eal.quiet = true;
+  }
   return eal;
 }
 
@@ -184,6 +213,7 @@ Status InitEal(const EalArgs& eal, std::ostream& err) {
   argv.clear();
   for (std::string& arg : storage) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  if (eal.quiet) DropRoutineDpdkLines();
   CapturedFd out(STDOUT_FILENO);
   CapturedFd errs(STDERR_FILENO);
   const int rc = rte_eal_init(static_cast<int>(storage.size()), argv.data());

@@ -14,7 +14,23 @@ namespace swemu {
 struct EalArgs {
   std::vector<std::string> args;  // without argv[0]
   bool added_no_huge = false;     // warn the user once
+  bool quiet = false;             // no --log-level was given: drop DPDK's routine lines
 };
+
+// What a tool's -v/--verbose adds to the EAL arguments of DPDK processes it runs: DPDK's own
+// default level, so its routine lines are printed too.
+inline constexpr const char* kEalVerboseLogLevel = "--log-level=notice";
+
+// `args`, with kEalVerboseLogLevel added under a tool's -v/--verbose.
+inline std::vector<std::string> WithDpdkLog(std::vector<std::string> args, bool verbose) {
+  if (verbose) args.push_back(kEalVerboseLogLevel);
+  return args;
+}
+
+// DPDK logs a few routine events as warnings or errors although nothing is wrong (telemetry
+// without legacy clients; a virtio_user port given no MAC takes a random one). True for a line
+// of those; `quiet` runs do not print them.
+bool IsRoutineDpdkLine(const std::string& line);
 
 // Splits on whitespace (no quoting: EAL arguments never contain spaces in swemu's configs).
 std::vector<std::string> SplitWords(const std::string& text);
@@ -22,13 +38,16 @@ std::vector<std::string> SplitWords(const std::string& text);
 bool HugepagesUsable(const std::string& meminfo, const std::string& mounts);
 // The final argument list: file args, command-line args, then what swemu adds: --no-huge and
 // -m 256 without usable hugepages (unless --no-huge, -m or --socket-mem were given), and
-// --log-level=notice unless a log level was given (keeps EAL's start-up chatter off stderr).
+// --log-level=notice unless a log level was given (keeps EAL's start-up chatter off stderr); then
+// the run is also `quiet`. A given --log-level (kEalVerboseLogLevel, say) shows all DPDK logs.
 EalArgs MakeEalArgs(const std::string& file_args, const std::vector<std::string>& cli_args,
                     bool hugepages_usable);
 // Reads /proc/meminfo and /proc/mounts.
 bool HostHugepagesUsable();
 
 // rte_eal_init; prints the --no-huge warning on `err`. Error: "EAL: <rte_strerror(rte_errno)>".
+// A `quiet` run sends DPDK's log to stderr without its routine lines (IsRoutineDpdkLine), for
+// the life of the process.
 Status InitEal(const EalArgs& eal, std::ostream& err);
 void CleanupEal();
 

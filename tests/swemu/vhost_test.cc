@@ -250,6 +250,31 @@ TEST_F(VhostTest, SigintUnderLoadShutsDownCleanly) {
   EXPECT_TRUE(forwarded) << out;
 }
 
+// DPDK's routine lines (telemetry's at every start, virtio_user's random MAC once per port) are
+// not printed by default; a --log-level (what the demos' -v adds) prints them again.
+TEST_F(VhostTest, DpdkRoutineLinesNeedALogLevel) {
+  const std::string telemetry = "No legacy callbacks, legacy socket not created";
+  const std::string random_mac = "No valid MAC in devargs or device, use random";
+  for (const std::string level : {"", " --log-level=notice"}) {
+    const std::string tag = level.empty() ? "quiet" : "verbose";
+    const pid_t sw = Start(
+        "swemu_" + tag, kSwemu + " --config " + WriteSwitchConfig() + " --control-socket " + dir_ +
+                            tag + ".sock --run-for 20s -- --no-pci -l 0" + " --file-prefix " +
+                            Prefix("sw" + tag) + EalMemory("256") + level);
+    ASSERT_TRUE(WaitForFile(dir_ + tag + ".sock", 5)) << ReadText(dir_ + "swemu_" + tag + ".err");
+    const pid_t peer = Start("peer_" + tag, Peer("peer" + tag, "v0.sock", " --wait 0s") + level);
+    EXPECT_EQ(Wait(peer, 6), 0) << ReadText(dir_ + "peer_" + tag + ".err");
+    ASSERT_EQ(kill(sw, SIGINT), 0);
+    EXPECT_EQ(Wait(sw, 5), 0) << ReadText(dir_ + "swemu_" + tag + ".err");
+    const std::string sw_err = ReadText(dir_ + "swemu_" + tag + ".err");
+    const std::string peer_err = ReadText(dir_ + "peer_" + tag + ".err");
+    EXPECT_EQ(ReadText(dir_ + "peer_" + tag + ".out"), "sent 0, received 0\n");
+    EXPECT_EQ(sw_err.find(telemetry) != std::string::npos, !level.empty()) << tag << sw_err;
+    EXPECT_EQ(peer_err.find(telemetry) != std::string::npos, !level.empty()) << tag << peer_err;
+    EXPECT_EQ(peer_err.find(random_mac) != std::string::npos, !level.empty()) << tag << peer_err;
+  }
+}
+
 TEST_F(VhostTest, ReplayRefusesBadDevargsAndOptionsWithOneLine) {
   const std::string eal = " -- --no-pci -l 0 --no-huge -m 64 --file-prefix " + Prefix("bad");
   auto run = [&](const std::string& args) {

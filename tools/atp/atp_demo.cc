@@ -11,6 +11,7 @@
 #include "hostlib/dpdk/host_runner.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
+#include "swemu/dpdk/eal.h"
 #include "tools/atp/demo_layout.h"
 #include "tools/atp/swemu_process.h"
 
@@ -45,7 +46,10 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
     // One rack: swemu and the hosts each poll their own core. Two racks share the switch core,
     // so they back off when idle.
     if (options.busy_poll && layout.racks() == 1) args.push_back("--busy-poll");
-    for (const char* eal : {"--", "-l", "0", "--no-huge", "-m", "256"}) args.push_back(eal);
+    for (const std::string& eal :
+         WithDpdkLog({"--", "-l", "0", "--no-huge", "-m", "256"}, options.verbose)) {
+      args.push_back(eal);
+    }
     auto sw = std::make_unique<SwemuProcess>();
     SWEMU_RETURN_IF_ERROR(sw->Start(binary, args, base + ".log"));
     SWEMU_RETURN_IF_ERROR(sw->WaitForPaths(ready, std::chrono::seconds(20)));
@@ -84,7 +88,10 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
 
   // The hosts: one virtio_user port each, all on this process's one lcore.
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
-      {"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", prefix + "-hosts"}, out));
+      WithDpdkLog(
+          {"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", prefix + "-hosts"},
+          options.verbose),
+      out));
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;
   host_config.mbuf_cache = 256;

@@ -26,6 +26,7 @@ struct DemoOptions {
   std::string swemu_binary;  // empty: next to this executable (../swemu/swemu)
   double timeout_s = 600;    // per pass
   bool busy_poll = true;     // swemu (one rack) and the hosts poll without backing off
+  bool verbose = false;      // DPDK's routine log lines too
   WorkloadOptions workload;
   AtpWorkerOptions worker;
 };

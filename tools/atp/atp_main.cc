@@ -113,7 +113,10 @@ int Main(int argc, char** argv) {
         ("timeout", po::value<std::string>()->default_value("600"),
          "seconds a pass may take before the demo gives up")
         ("backoff", "swemu and the hosts back off when idle instead of busy polling "
-                    "(for a machine with fewer than two free cores)");
+                    "(for a machine with fewer than two free cores)")
+        ("verbose,v", po::bool_switch(&demo.verbose),
+         "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and "
+         "in the switches' logs");
     // clang-format on
   } else {
     // clang-format off

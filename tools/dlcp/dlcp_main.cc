@@ -192,7 +192,8 @@ po::options_description RealtimeOptions() {
       ("receiver-rate", po::value<std::string>()->default_value("1G"), "the receiver's port rate")
       ("host-rate", po::value<std::string>()->default_value("2G"), "the senders' line rate")
       ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound")
-      ("out-dir", po::value<std::string>()->default_value("out/dlcp_realtime"), "configs, sockets and logs");
+      ("out-dir", po::value<std::string>()->default_value("out/dlcp_realtime"), "configs, sockets and logs")
+      ("verbose,v", "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and in the switches' logs");
   // clang-format on
   return options;
 }
@@ -223,6 +224,7 @@ int RunRealtimeCommand(int argc, char** argv) {
   o.receiver_rate = vm["receiver-rate"].as<std::string>();
   o.out_dir = vm["out-dir"].as<std::string>();
   bool bad_input = false;
+  o.verbose = vm.count("verbose") != 0;
   status = RunDlcpRealtime(o, std::cout, &bad_input);
   if (!status.ok()) {
     std::cerr << "swemu-dlcp realtime: " << status.message() << "\n";

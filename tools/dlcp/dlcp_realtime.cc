@@ -19,6 +19,7 @@
 #include "hostlib/dpdk/host_runner.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
+#include "swemu/dpdk/eal.h"
 #include "tools/atp/swemu_process.h"
 
 namespace swemu {
@@ -64,8 +65,10 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   const std::string control = dir + "/swemu.sock";
   std::filesystem::remove(control, ec);
   SwemuProcess sw;
-  std::vector<std::string> args = {"--config", dir + "/dlcp.ini", "--control-socket", control,
-                                   "--", "-l", "0", "--no-huge", "-m", "256"};
+  const std::vector<std::string> args =
+      WithDpdkLog({"--config", dir + "/dlcp.ini", "--control-socket", control, "--", "-l", "0",
+                   "--no-huge", "-m", "256"},
+                  o.verbose);
   SWEMU_RETURN_IF_ERROR(sw.Start(
       o.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : o.swemu_binary, args,
       dir + "/swemu.log"));
@@ -74,7 +77,10 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   SWEMU_RETURN_IF_ERROR(sw.WaitForPaths(ready, std::chrono::seconds(20)));
 
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
-      {"-l", "1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix", prefix + "-hosts"}, out));
+      WithDpdkLog(
+          {"-l", "1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix", prefix + "-hosts"},
+          o.verbose),
+      out));
   DpdkHostConfig config;
   config.mbufs = 8191;
   for (uint32_t p = 0; p < ports; ++p) {

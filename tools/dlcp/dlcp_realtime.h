@@ -18,6 +18,7 @@ struct DlcpRealtimeOptions {
   double bound = 0.1;
   std::string out_dir = "out/dlcp_realtime";
   std::string swemu_binary;  // empty: next to this tool
+  bool verbose = false;      // DPDK's routine log lines too
   TimeNs timeout_ns = 60'000'000'000;
 };
 

@@ -14,6 +14,7 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/hash.h"
 #include "pipeline/core/text_file.h"
+#include "swemu/dpdk/eal.h"
 #include "tools/atp/swemu_process.h"
 #include "tools/common/swemu_network.h"
 #include "tools/gen/gen_common.h"
@@ -38,7 +39,8 @@ po::options_description GoatDemoOptions() {
       ("delay", po::value<std::vector<std::string>>(), "W=TIME: worker W starts every round this late (e.g. 3=200ms), repeatable")
       ("timeout", po::value<std::string>()->default_value("60s"), "per round")
       ("rto", po::value<std::string>()->default_value("200ms"), "the workers' first retransmission timeout (doubling): above the round trip through three swemu processes on a busy machine, so that waiting is not taken for loss")
-      ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)");
+      ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)")
+      ("verbose,v", "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and in the switches' logs");
   // clang-format on
   AddGoatSetupOptions(options);
   return options;
@@ -111,11 +113,15 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
       vm.count("swemu") ? Text(vm, "swemu") : SelfDirectory() + "/../swemu/swemu";
   const SwemuNetwork network = layout.Network(spec);
   SwemuProcesses switches;
-  SWEMU_RETURN_IF_ERROR(switches.Start(network, binary, {"-l", "0", "--no-huge", "-m", "256"}));
+  const bool verbose = vm.count("verbose") != 0;
+  SWEMU_RETURN_IF_ERROR(
+      switches.Start(network, binary, WithDpdkLog({"-l", "0", "--no-huge", "-m", "256"}, verbose)));
 
-  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "512",
-                                           "--file-prefix", layout.file_prefix + "-hosts"},
-                                          out));
+  SWEMU_RETURN_IF_ERROR(
+      DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "512",
+                                     "--file-prefix", layout.file_prefix + "-hosts"},
+                                    verbose),
+                        out));
   const EalCleanupAtScopeExit eal_cleanup;  // after the host, which is declared below
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;  // 9 ports of 1024-entry rings, and retransmissions in flight

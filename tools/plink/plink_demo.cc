@@ -34,6 +34,7 @@
 #include "pipeline/core/hash.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
+#include "swemu/dpdk/eal.h"
 #include "tools/atp/swemu_process.h"
 #include "tools/common/swemu_network.h"
 #include "tools/gen/gen_common.h"
@@ -60,7 +61,8 @@ po::options_description PlinkDemoOptions() {
       ("out-dir", po::value<std::string>()->default_value("out/plink_demo"), "the switches' configs, startup scripts, sockets and logs")
       ("timeout", po::value<std::string>()->default_value("60s"), "for the probes, and for each reduction")
       ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)")
-      ("seed", po::value<std::string>()->default_value("1"), "seed (the values reduced, the embedding, the grouping)");
+      ("seed", po::value<std::string>()->default_value("1"), "seed (the values reduced, the embedding, the grouping)")
+      ("verbose,v", "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and in the switches' logs");
   // clang-format on
   return options;
 }
@@ -89,6 +91,7 @@ struct DemoOptions {
   uint64_t buffer = 0, chunk = 0, host_rate = 0, uplink_rate = 0, seed = 0;
   TimeNs timeout = 0;
   bool kernel = false;
+  bool verbose = false;  // DPDK's routine log lines too
   std::string buffer_text, timeout_text, dir, binary;
 };
 
@@ -132,6 +135,7 @@ Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
     return Status::Error("--transport " + transport + ": dpdk or kernel-udp");
   }
   o->kernel = transport == "kernel-udp";
+  o->verbose = vm.count("verbose") != 0;
   if (o->kernel) return Status::Ok();
   o->binary = vm.count("swemu") ? Text(vm, "swemu") : SelfDirectory() + "/../swemu/swemu";
   if (access(o->binary.c_str(), X_OK) != 0) {
@@ -471,11 +475,13 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   SwemuProcesses switches;
   // All switches on lcore 0, the hosts on lcore 1; larger racks need a larger mbuf pool.
   SWEMU_RETURN_IF_ERROR(switches.Start(
-      network, o.binary, {"-l", "0", "--no-huge", "-m", o.per_rack > 8 ? "512" : "256"}));
-  SWEMU_RETURN_IF_ERROR(
-      DpdkHost::InitEal({"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--no-telemetry",
-                         "--file-prefix", "swemu-plink-" + std::to_string(getpid()) + "-hosts"},
-                        out));
+      network, o.binary,
+      WithDpdkLog({"-l", "0", "--no-huge", "-m", o.per_rack > 8 ? "512" : "256"}, o.verbose)));
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
+      WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--no-telemetry",
+                   "--file-prefix", "swemu-plink-" + std::to_string(getpid()) + "-hosts"},
+                  o.verbose),
+      out));
   const EalCleanupAtScopeExit eal_cleanup;
   DpdkHostConfig host_config;
   // Each port's rings (1024 RX and TX descriptors) and windows in flight.
