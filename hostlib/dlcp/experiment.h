@@ -71,7 +71,9 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bo
 // Every flow of both runs as CSV (a header line, then transport, stage, layer, from, to, bytes,
 // start_ns, fct_ns, arrived_ns, loss), for tools/dlcp/dlcp_plot.py.
 std::string DlcpFlowsCsv(const DlcpRunResult& dlcp, const DlcpRunResult& dctcp);
+// The comparison table, the drops and each stage's loss per layer: its mean and worst layer, or
+// with `every_layer` one line per layer.
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
-                                 const DlcpRunResult& dctcp);
+                                 const DlcpRunResult& dctcp, bool every_layer);
 
 }  // namespace swemu

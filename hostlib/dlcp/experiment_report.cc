@@ -9,7 +9,8 @@
 namespace swemu {
 
 namespace {
-std::vector<TimeNs> StageFcts(const std::vector<DlcpFlowResult>& flows, DlcpRunResult::Stage stage) {
+std::vector<TimeNs> StageFcts(const std::vector<DlcpFlowResult>& flows,
+                              DlcpRunResult::Stage stage) {
   std::vector<TimeNs> fct;
   for (const DlcpFlowResult& f : flows) {
     if (stage == DlcpRunResult::Stage::kAll || f.pull == (stage == DlcpRunResult::Stage::kPull)) {
@@ -18,6 +19,63 @@ std::vector<TimeNs> StageFcts(const std::vector<DlcpFlowResult>& flows, DlcpRunR
   }
   return fct;
 }
+
+double LayerLossPercent(const std::vector<double>& loss, std::size_t layer) {
+  return layer < loss.size() ? loss[layer] * 100 : 0.0;
+}
+
+constexpr char kLossMeaning[] =
+    "(DLCP: share missing when the bound was met; DCTCP: share of segments retransmitted)";
+
+// One line per layer, input layer first.
+std::string EveryLayersLoss(const DlcpExperimentOptions& o, const DlcpRunResult& d,
+                            const DlcpRunResult& b) {
+  std::string out = std::string("loss per layer ") + kLossMeaning + ", input layer first:\n";
+  char line[160];
+  for (std::size_t l = 0; l < d.layer_loss.size(); ++l) {
+    if (o.pull) {
+      std::snprintf(line, sizeof(line),
+                    "  layer %2zu: push DLCP %6.2f%%  DCTCP %6.2f%% | pull DLCP %6.2f%%  DCTCP "
+                    "%6.2f%%\n",
+                    l, LayerLossPercent(d.layer_loss, l), LayerLossPercent(b.layer_loss, l),
+                    LayerLossPercent(d.layer_loss_pull, l), LayerLossPercent(b.layer_loss_pull, l));
+    } else {
+      std::snprintf(line, sizeof(line), "  layer %2zu: DLCP %6.2f%%  DCTCP %6.2f%%\n", l,
+                    LayerLossPercent(d.layer_loss, l), LayerLossPercent(b.layer_loss, l));
+    }
+    out += line;
+  }
+  return out;
+}
+
+// "mean M%, worst W% (layer L)" over one run's layers in one stage (no layer when none lost).
+std::string MeanAndWorst(const std::vector<double>& loss) {
+  if (loss.empty()) return "no layers";
+  const auto worst = std::max_element(loss.begin(), loss.end());
+  double sum = 0;
+  for (double x : loss) sum += x;
+  char text[96];
+  std::snprintf(text, sizeof(text), "mean %.2f%%, worst %.2f%%",
+                sum / static_cast<double>(loss.size()) * 100, *worst * 100);
+  std::string out = text;
+  if (*worst > 0) out += " (layer " + std::to_string(worst - loss.begin()) + ")";
+  return out;
+}
+
+// Each stage's mean and worst layer, per transport.
+std::string LayerLossSummary(const DlcpExperimentOptions& o, const DlcpRunResult& d,
+                             const DlcpRunResult& b) {
+  std::string out = std::string("loss per layer ") + kLossMeaning +
+                    ", each stage's mean and worst layer (--verbose: every layer):\n";
+  out +=
+      "  push: DLCP " + MeanAndWorst(d.layer_loss) + "; DCTCP " + MeanAndWorst(b.layer_loss) + "\n";
+  if (o.pull) {
+    out += "  pull: DLCP " + MeanAndWorst(d.layer_loss_pull) + "; DCTCP " +
+           MeanAndWorst(b.layer_loss_pull) + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 double DlcpRunResult::MeanFctMs(Stage stage) const {
@@ -52,7 +110,7 @@ std::string DlcpFlowsCsv(const DlcpRunResult& d, const DlcpRunResult& b) {
 }
 
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& d,
-                                 const DlcpRunResult& b) {
+                                 const DlcpRunResult& b, bool every_layer) {
   using Stage = DlcpRunResult::Stage;
   char line[512];
   std::string out;
@@ -65,7 +123,8 @@ std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunRe
                 o.pull_bound * 100, o.min_rto_ns / 1e6);
   out += line;
   out += "DLCP thresholds: " +
-         (d.thresholds.empty() ? std::string("the dlcp program's defaults") : d.thresholds) + "\n\n";
+         (d.thresholds.empty() ? std::string("the dlcp program's defaults") : d.thresholds) +
+         "\n\n";
   auto change = [](double a, double b) { return b == 0 ? 0.0 : (a - b) / b * 100; };
   std::snprintf(line, sizeof(line), "%-22s %10s %10s %8s | paper (ResNet50, RTOmin 10 ms)\n",
                 "FCT (ms)", "DCTCP", "DLCP", "change");
@@ -95,26 +154,12 @@ std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunRe
                 change(static_cast<double>(d.iteration_ns), static_cast<double>(b.iteration_ns)));
   out += line;
   std::snprintf(line, sizeof(line),
-                "drops: DLCP %llu selective (Not-ECT above S_i), %llu at capacity; DCTCP %llu\n"
-                "loss per layer (DLCP: share missing when the bound was met; DCTCP: share of "
-                "segments retransmitted), input layer first:\n",
+                "drops: DLCP %llu selective (Not-ECT above S_i), %llu at capacity; DCTCP %llu\n",
                 static_cast<unsigned long long>(d.red_drops),
                 static_cast<unsigned long long>(d.queue_drops),
                 static_cast<unsigned long long>(b.queue_drops));
   out += line;
-  auto at = [](const std::vector<double>& v, std::size_t l) { return l < v.size() ? v[l] * 100 : 0.0; };
-  for (std::size_t l = 0; l < d.layer_loss.size(); ++l) {
-    if (o.pull) {
-      std::snprintf(line, sizeof(line),
-                    "  layer %2zu: push DLCP %6.2f%%  DCTCP %6.2f%% | pull DLCP %6.2f%%  DCTCP %6.2f%%\n",
-                    l, at(d.layer_loss, l), at(b.layer_loss, l), at(d.layer_loss_pull, l),
-                    at(b.layer_loss_pull, l));
-    } else {
-      std::snprintf(line, sizeof(line), "  layer %2zu: DLCP %6.2f%%  DCTCP %6.2f%%\n", l,
-                    at(d.layer_loss, l), at(b.layer_loss, l));
-    }
-    out += line;
-  }
+  out += every_layer ? EveryLayersLoss(o, d, b) : LayerLossSummary(o, d, b);
   return out;
 }
 

@@ -178,6 +178,21 @@ TEST(DlcpTool, TheSimulationsFlowsAreWrittenAndDrawn) {
   }
 }
 
+// The loss of each of ResNet-50's 54 layers only under --verbose; by default each stage's mean
+// and worst layer.
+TEST(DlcpTool, TheSimulationPrintsEveryLayersLossOnlyWhenVerbose) {
+  const std::string sim = kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024";
+  RunResult brief = RunCommandIn(Dir(), sim);
+  ASSERT_EQ(brief.status, 0) << brief.err;
+  EXPECT_EQ(CountOf(brief.out, "  layer "), 0) << brief.out;
+  EXPECT_EQ(CountOf(brief.out, "  push: DLCP mean "), 1) << brief.out;
+  EXPECT_EQ(CountOf(brief.out, "  pull: DLCP mean "), 1) << brief.out;
+  RunResult verbose = RunCommandIn(Dir(), sim + " --verbose");
+  ASSERT_EQ(verbose.status, 0) << verbose.err;
+  EXPECT_EQ(CountOf(verbose.out, "  layer "), 54) << verbose.out;
+  EXPECT_EQ(CountOf(verbose.out, "  push: DLCP mean "), 0) << verbose.out;
+}
+
 // The real-time smoke run: a swemu child on vhost-user ports, DLCP hosts on virtio_user.
 TEST(DlcpTool, TheRealTimeIncastCompletes) {
   const std::string dir = Dir();

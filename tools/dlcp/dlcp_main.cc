@@ -124,7 +124,8 @@ po::options_description SimOptions() {
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
-      ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)");
+      ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)")
+      ("verbose,v", "print the loss of every layer (default: each stage's mean and worst layer)");
   // clang-format on
   return options;
 }
@@ -174,7 +175,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
   Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
-  out << FormatDlcpComparison(o, *d, *b);
+  out << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
   if (!csv.empty()) {
     SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b), "--csv"));
     out << "wrote " << csv << "\n";
@@ -223,8 +224,8 @@ int RunRealtimeCommand(int argc, char** argv) {
   o.host_bps = *host;
   o.receiver_rate = vm["receiver-rate"].as<std::string>();
   o.out_dir = vm["out-dir"].as<std::string>();
-  bool bad_input = false;
   o.verbose = vm.count("verbose") != 0;
+  bool bad_input = false;
   status = RunDlcpRealtime(o, std::cout, &bad_input);
   if (!status.ok()) {
     std::cerr << "swemu-dlcp realtime: " << status.message() << "\n";

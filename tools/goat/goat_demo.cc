@@ -40,7 +40,7 @@ po::options_description GoatDemoOptions() {
       ("timeout", po::value<std::string>()->default_value("60s"), "per round")
       ("rto", po::value<std::string>()->default_value("200ms"), "the workers' first retransmission timeout (doubling): above the round trip through three swemu processes on a busy machine, so that waiting is not taken for loss")
       ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)")
-      ("verbose,v", "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and in the switches' logs");
+      ("verbose,v", "also print each switch's goat_stats counters (one JSON line per switch), and DPDK's routine log lines (telemetry, virtio_user's random MAC) here and in the switches' logs");
   // clang-format on
   AddGoatSetupOptions(options);
   return options;
@@ -240,7 +240,7 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
                   static_cast<unsigned long long>(excluded));
     out << line;
   }
-  for (std::size_t s = 0; s < switches.size(); ++s) {
+  for (std::size_t s = 0; s < switches.size() && verbose; ++s) {
     Result<std::string> stats = switches.Command(s, "goat_stats");
     out << spec.switches[s].name << ": " << (stats.ok() ? *stats : stats.message()) << "\n";
   }

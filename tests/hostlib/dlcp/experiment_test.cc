@@ -32,7 +32,7 @@ TEST_P(DlcpExperiment, DlcpCutsTheTailAgainstDctcp) {
   Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
   ASSERT_TRUE(d.ok()) << d.message();
   ASSERT_TRUE(b.ok()) << b.message();
-  SCOPED_TRACE(FormatDlcpComparison(o, *d, *b));
+  SCOPED_TRACE(FormatDlcpComparison(o, *d, *b, true));
   ASSERT_EQ(d->flows.size(), b->flows.size());
   for (const DlcpFlowResult& f : d->flows) {
     EXPECT_LE(f.loss, (f.pull ? o.pull_bound : o.loss_bound) + 1e-9) << f.layer << " " << f.pull;
