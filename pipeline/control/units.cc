@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <string>
 
 namespace swemu {
@@ -185,6 +186,24 @@ std::string FormatRate(uint64_t bps) {
     if (bps >= u.scale && bps % u.scale == 0) return std::to_string(bps / u.scale) + u.unit;
   }
   return std::to_string(bps);
+}
+
+std::string FormatSi(double value, std::string_view unit) {
+  static constexpr const char* kPrefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+  std::size_t prefix = 0;
+  // 999.5 k would print as "1000 k": move up before rounding does.
+  while (std::fabs(value) >= 999.5 && prefix + 1 < std::size(kPrefixes)) {
+    value /= 1000;
+    ++prefix;
+  }
+  const double magnitude = std::fabs(value);
+  const int decimals = prefix == 0 || magnitude >= 99.95 ? 0 : magnitude >= 9.995 ? 1 : 2;
+  char text[48];
+  std::snprintf(text, sizeof(text), "%.*f %s", decimals, value, kPrefixes[prefix]);
+  std::string out = text;
+  out += unit;
+  if (out.back() == ' ') out.pop_back();
+  return out;
 }
 
 std::string FormatBytes(uint64_t bytes) {

@@ -28,5 +28,9 @@ Result<double> ParseDouble(std::string_view text, double min, double max);
 
 std::string FormatRate(uint64_t bps);
 std::string FormatBytes(uint64_t bytes);
+// A count for people to read, in decimal SI units with three significant digits, as the tools
+// print Gbit/s: "7.21 GB" for (7211648000, "B"), "69.0 M" for (69000000, ""), "512 B". Exact
+// figures belong in CSV and JSON; this is for summary lines only.
+std::string FormatSi(double value, std::string_view unit);
 
 }  // namespace swemu

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "pipeline/control/units.h"
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/ipv4.h"
 
@@ -182,7 +183,7 @@ Status RunAnalysis::Analyze(TimeNs bin_ns, std::size_t top_flows, std::ostream* 
 }
 
 void RunAnalysis::WriteText(std::ostream& out, std::size_t top_flows) const {
-  out << "run " << input_.name << ": " << frames_ << " frames, " << bytes_ << " bytes";
+  out << "run " << input_.name << ": " << frames_ << " frames, " << FormatSi(bytes_, "B");
   if (frames_ > 0) {
     out << " in " << static_cast<double>(input_.last_ns - input_.first_ns) / 1e6 << " ms";
   }

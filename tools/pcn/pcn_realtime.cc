@@ -455,7 +455,7 @@ int RunPsCommand(int argc, char** argv) {
   close(listener);
   std::cout << "ps: answered " << responder.stats().acks_sent << " STARTs ("
             << responder.stats().malformed << " malformed), received " << bursts << " bursts, "
-            << bytes << " bytes\n";
+            << FormatSi(static_cast<double>(bytes.load()), "B") << "\n";
   return 0;
 }
 

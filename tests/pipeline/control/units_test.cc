@@ -61,5 +61,14 @@ TEST(UnitsTest, FormatsRatesAndSizes) {
   EXPECT_EQ(FormatBytes(1500), "1500B");
 }
 
+TEST(UnitsTest, FormatsCountsForPeopleInSiUnits) {
+  EXPECT_EQ(FormatSi(7'211'648'000, "B"), "7.21 GB");
+  EXPECT_EQ(FormatSi(69'000'000, ""), "69.0 M");
+  EXPECT_EQ(FormatSi(512, "B"), "512 B");
+  EXPECT_EQ(FormatSi(0, "B"), "0 B");
+  EXPECT_EQ(FormatSi(999'999, "B"), "1.00 MB");  // rounding moves up a prefix, not to "1000 kB"
+  EXPECT_EQ(FormatSi(1.5e15, "B"), "1.50 PB");
+}
+
 }  // namespace
 }  // namespace swemu
