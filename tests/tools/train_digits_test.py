@@ -4,7 +4,8 @@
   train_digits_test.py --build BUILD --tmp DIR CASE
 
 CASE quick: one epoch, every mode, the claims checked (--quick): exit 0, the networked curves
-bit-equal to ATP's arithmetic, the switch summing most elements, the CSV and PNG written.
+bit-equal to ATP's arithmetic, the switch summing most elements, the CSV and PNG written, the
+epoch numbered 1 in the CSV and on stdout.
 CASE loss: 1% loss on every switch port, one epoch: still bit-equal and above the floor.
 CASE kill: worker 2 dies at step 5: exit 1 within a bound, the other workers named with the
 module's timeout error, the job reset with no aggregator left in use.
@@ -49,6 +50,10 @@ def case_quick(build, tmp):
     expect(share and share[-1] > 0.5, f"switch share {share}")
     expect(all(float(r["accuracy"]) >= 0.4 for r in rows), "an accuracy below the floor")
     expect(os.path.getsize(os.path.join(out, "train.png")) > 0, "no plot")
+    # Epochs count from 1 wherever they appear (the plot's axis draws the CSV's numbers).
+    expect({r["epoch"] for r in rows} == {"1"}, f"epochs in the CSV: {[r['epoch'] for r in rows]}")
+    printed = re.findall(r"^\S+ +epoch +(\d+):", p.stdout, re.M)
+    expect(printed and set(printed) == {"1"}, f"epochs printed: {printed}")
 
 
 def case_loss(build, tmp):
