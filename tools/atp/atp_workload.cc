@@ -1,9 +1,13 @@
 #include "tools/atp/atp_workload.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <iostream>
 #include <limits>
+
+#include "pipeline/core/progress_line.h"
 
 namespace swemu {
 
@@ -90,14 +94,25 @@ Result<PassResult> AtpWorkload::RunPass(const WorkloadDriver& driver, uint16_t j
     }
   }
   if (driver.wake) driver.wake();
+  const std::string mode = job == aggregate_job_ ? "in-network" : "at-PS";
+  // A pass takes seconds: on a terminal, its share of calls done and the time left.
+  ProgressLine progress(std::cerr, ProgressLine::StderrIsTerminal());
+  const std::string label = mode + " pass, iteration " + std::to_string(iteration) + "/" +
+                            std::to_string(options_.iterations) + ":";
+  const auto started = std::chrono::steady_clock::now();
+  uint32_t polls = 0;
   // Asked after every round of the host loop: it moves over the calls once in the whole pass
   // (a call, once done, stays done), not over all of them every time.
   std::size_t first_pending = 0;
-  auto all_done = [&calls, &first_pending] {
+  auto all_done = [&] {
     while (first_pending < calls.size() && calls[first_pending]->done()) ++first_pending;
+    if (++polls % 256 == 0) {
+      progress.Update(label, static_cast<double>(first_pending) / static_cast<double>(calls.size()),
+                      std::chrono::duration<double>(std::chrono::steady_clock::now() - started)
+                          .count());
+    }
     return first_pending == calls.size();
   };
-  const std::string mode = job == aggregate_job_ ? "in-network" : "at-PS";
   if (Status ran = driver.run_until(all_done); !ran.ok()) {
     // Say what could not finish: how far the calls got and what the hosts saw.
     const std::size_t done =
