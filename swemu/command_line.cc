@@ -72,7 +72,10 @@ po::options_description Options() {
       ("pcap-ports", po::value<std::string>()->value_name("LIST"),
        "real time: the ports --pcap-dir records, e.g. 0,2 (default: every port with devargs)")
       ("pcap-snaplen", po::value<std::string>()->value_name("BYTES"),
-       "real time: bytes of each frame --pcap-dir keeps (default 256)");
+       "real time: bytes of each frame --pcap-dir keeps (default 256)")
+      ("pcap-max-bytes", po::value<std::string>()->value_name("SIZE"),
+       "real time: stop recording once --pcap-dir's files hold SIZE in all, e.g. 500MB (default: "
+       "no cap; a warning past 1 GB)");
   // clang-format on
   return options;
 }
@@ -278,6 +281,15 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     Result<uint64_t> snaplen = ParseUint(vm["pcap-snaplen"].as<std::string>(), 14, 65535);
     if (!snaplen.ok()) return Status::Error("--pcap-snaplen: " + snaplen.message());
     cmd.pcap_snaplen = static_cast<uint32_t>(*snaplen);
+  }
+  if (vm.count("pcap-max-bytes")) {
+    if (cmd.pcap_dir.empty()) return Status::Error("--pcap-max-bytes: only with --pcap-dir");
+    Result<uint64_t> max = ParseBytes(vm["pcap-max-bytes"].as<std::string>());
+    if (!max.ok() || *max == 0) {
+      return Status::Error("--pcap-max-bytes: " +
+                           (max.ok() ? std::string("must be above 0") : max.message()));
+    }
+    cmd.pcap_max_bytes = *max;
   }
   for (int i = own + 1; i < argc; ++i) cmd.eal_args.emplace_back(argv[i]);
   if (vm.count("in")) {

@@ -55,6 +55,7 @@ struct CommandLine {
   std::string pcap_dir;              // empty: no recording
   std::vector<uint16_t> pcap_ports;  // empty: every port with devargs
   uint32_t pcap_snaplen = 256;
+  uint64_t pcap_max_bytes = 0;  // all of --pcap-dir's files together; 0: no cap
 };
 
 // One-line errors naming the option: "--in: ...".

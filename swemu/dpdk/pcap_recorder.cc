@@ -8,6 +8,9 @@
 #include <bit>
 #include <chrono>
 #include <filesystem>
+#include <string>
+
+#include "pipeline/control/units.h"
 
 namespace swemu {
 namespace {
@@ -30,18 +33,27 @@ void AvoidCallersCpus(std::thread& thread) {
   }
 }
 
+// pcap's file header and per-record header.
+constexpr uint64_t kFileHeaderBytes = 24;
+constexpr uint64_t kRecordHeaderBytes = 16;
+
+// One line on stderr from the writer thread, in one write.
+void Say(const std::string& line) { (void)!write(STDERR_FILENO, line.data(), line.size()); }
+
 }  // namespace
 
 Result<std::unique_ptr<PcapRecorder>> PcapRecorder::Start(const std::string& dir,
                                                           const std::vector<PortId>& ports,
                                                           uint16_t num_ports, uint32_t snaplen,
-                                                          uint32_t lcores) {
+                                                          uint32_t lcores, uint64_t max_bytes) {
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error) return Status::Error("--pcap-dir: cannot create " + dir + ": " + error.message());
   std::unique_ptr<PcapRecorder> rec(new PcapRecorder());
   rec->dir_ = dir;
   rec->snaplen_ = snaplen;
+  rec->max_bytes_ = max_bytes;
+  rec->bytes_ = kFileHeaderBytes * 2 * ports.size();
   rec->recorded_.assign(num_ports, false);
   rec->writers_.resize(std::size_t{num_ports} * 2);
   for (PortId port : ports) {
@@ -74,6 +86,24 @@ uint64_t PcapRecorder::dropped() const {
   return dropped;
 }
 
+bool PcapRecorder::Admit(uint32_t caplen) {
+  const uint64_t record = kRecordHeaderBytes + caplen;
+  if (capped_ != 0 || (max_bytes_ != 0 && bytes_ + record > max_bytes_)) {
+    if (capped_++ == 0) {
+      Say("swemu: --pcap-dir: " + dir_ + " reached --pcap-max-bytes (" +
+          FormatSi(static_cast<double>(bytes_), "B") + "); recording stopped\n");
+    }
+    return false;
+  }
+  bytes_ += record;
+  if (!warned_ && max_bytes_ == 0 && bytes_ >= kWarnBytes) {
+    warned_ = true;
+    Say("swemu: --pcap-dir: " + dir_ + " holds " + FormatSi(static_cast<double>(bytes_), "B") +
+        " already and grows; --pcap-max-bytes caps it\n");
+  }
+  return true;
+}
+
 uint64_t PcapRecorder::Drain(PcapRing& ring) {
   const uint64_t head = ring.head_.load(std::memory_order_acquire);
   uint64_t tail = ring.tail_.load(std::memory_order_relaxed);
@@ -82,14 +112,14 @@ uint64_t PcapRecorder::Drain(PcapRing& ring) {
     const uint8_t* slot = ring.ring_.get() + (tail & ring.mask_) * ring.stride_;
     const auto* header = reinterpret_cast<const SlotHeader*>(slot);
     PcapWriter* writer = writers_[header->file].get();
-    if (writer != nullptr) {
+    if (writer != nullptr && Admit(header->caplen)) {
       writer->Write(header->ts_ns, slot + sizeof(SlotHeader), header->caplen, header->orig_len);
+      ++recorded_count_;
     }
     // Free slots as we go, so the lcore gets room back during a long drain.
     if ((tail & 63) == 63) ring.tail_.store(tail + 1, std::memory_order_release);
   }
   ring.tail_.store(tail, std::memory_order_release);
-  recorded_count_ += n;
   return n;
 }
 

@@ -3,7 +3,9 @@
 // (its first snaplen bytes, the wire length and a wall-clock timestamp) into its own fixed ring
 // of slots allocated at start, single producer / single consumer, and one writer thread drains
 // the rings into DIR/port<N>-rx.pcap and DIR/port<N>-tx.pcap. When the ring is full the frame is
-// not recorded and `dropped` counts it: recording never slows or drops traffic.
+// not recorded and `dropped` counts it: recording never slows or drops traffic. The files can
+// grow by hundreds of MB a second: the writer says so on stderr once they pass kWarnBytes, and
+// with a cap (--pcap-max-bytes) stops writing, and says so, before they would pass it.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -73,14 +75,15 @@ class PcapRecorder {
   using SlotHeader = PcapRing::SlotHeader;
   static constexpr uint32_t kMaxSlots = 8192;              // per ring
   static constexpr std::size_t kMaxRingBytes = 32u << 20;  // all rings together
+  static constexpr uint64_t kWarnBytes = 1'000'000'000;    // all files together
 
   // Opens DIR (created if missing) and the two files of each port in `ports`, allocates one ring
   // per lcore, then starts the writer thread. Errors name the file:
-  // "--pcap-dir: DIR/port0-rx.pcap: ...".
+  // "--pcap-dir: DIR/port0-rx.pcap: ...". `max_bytes` caps the files' bytes together (0: no cap).
   static Result<std::unique_ptr<PcapRecorder>> Start(const std::string& dir,
                                                      const std::vector<PortId>& ports,
                                                      uint16_t num_ports, uint32_t snaplen,
-                                                     uint32_t lcores = 1);
+                                                     uint32_t lcores = 1, uint64_t max_bytes = 0);
   ~PcapRecorder();
   PcapRecorder(const PcapRecorder&) = delete;
   PcapRecorder& operator=(const PcapRecorder&) = delete;
@@ -94,6 +97,7 @@ class PcapRecorder {
   // Drains the rings, stops the writer and closes the files; the first write error, if any.
   Status Stop();
   uint64_t recorded() const { return recorded_count_; }
+  uint64_t capped() const { return capped_; }  // frames not written: the cap was reached
   uint64_t dropped() const;  // over every ring, after the lcores stopped
   const std::string& dir() const { return dir_; }
 
@@ -102,6 +106,8 @@ class PcapRecorder {
   void WriterLoop();
   uint64_t Drain();
   uint64_t Drain(PcapRing& ring);
+  // Whether a record of `caplen` bytes may still be written; counts its bytes when it may.
+  bool Admit(uint32_t caplen);
 
   std::string dir_;
   uint32_t snaplen_ = 0;
@@ -109,6 +115,10 @@ class PcapRecorder {
   std::vector<std::unique_ptr<PcapWriter>> writers_;  // by file index; null when not recorded
   std::vector<std::unique_ptr<PcapRing>> rings_;
   uint64_t recorded_count_ = 0;
+  uint64_t max_bytes_ = 0;
+  uint64_t bytes_ = 0;  // in the files, headers included
+  uint64_t capped_ = 0;
+  bool warned_ = false;
   alignas(64) std::atomic<bool> stop_{false};
   std::thread writer_;
   bool stopped_ = false;

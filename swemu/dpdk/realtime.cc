@@ -207,7 +207,8 @@ Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, R
   }
   const auto lcores = static_cast<uint32_t>(rt.replicas.size());
   Result<std::unique_ptr<PcapRecorder>> recorder =
-      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen, lcores);
+      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen, lcores,
+                          cmd.pcap_max_bytes);
   if (!recorder.ok()) return recorder.status();
   rt.recorder = std::move(*recorder);
   // Wall-clock timestamps from the TSC clock: one offset taken now.
@@ -296,9 +297,15 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
     }
     if (rt.recorder) {
       out << "  pcap: recorded " << rt.recorder->recorded() << " frames in " << rt.recorder->dir()
-          << ", pcap_dropped " << rt.recorder->dropped() << "\n";
+          << ", pcap_dropped " << rt.recorder->dropped();
+      if (rt.recorder->capped() != 0) out << ", past --pcap-max-bytes " << rt.recorder->capped();
+      out << "\n";
     }
     out << std::flush;
+  }
+  if (rt.recorder && rt.recorder->dropped() != 0) {
+    err << "swemu: --pcap-dir: the recorder fell behind and left out " << rt.recorder->dropped()
+        << " frames; record fewer ports (--pcap-ports) or fewer bytes (--pcap-snaplen)\n";
   }
   if (!recorded.ok()) {
     err << "swemu: --pcap-dir: " << recorded.message() << "\n";

@@ -57,6 +57,11 @@ TEST(CommandLineTest, ReadsPcapRecording) {
   EXPECT_EQ(cmd->pcap_dir, "rec");
   EXPECT_EQ(cmd->pcap_ports, (std::vector<uint16_t>{0, 2}));
   EXPECT_EQ(cmd->pcap_snaplen, 128u);
+  EXPECT_EQ(cmd->pcap_max_bytes, 0u);
+  Result<CommandLine> capped =
+      Parse({"--config", "a.ini", "--pcap-dir", "rec", "--pcap-max-bytes", "2GB"});
+  ASSERT_TRUE(capped.ok()) << capped.message();
+  EXPECT_EQ(capped->pcap_max_bytes, 2'000'000'000u);
   Result<CommandLine> plain = Parse({"--config", "a.ini", "--pcap-dir", "rec"});
   ASSERT_TRUE(plain.ok()) << plain.message();
   EXPECT_TRUE(plain->pcap_ports.empty());
@@ -71,6 +76,10 @@ TEST(CommandLineTest, BadPcapRecordingOptionsNameTheOption) {
        "--pcap-ports: port 1 given twice"},
       {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-snaplen", "5"}, "--pcap-snaplen: "},
       {{"--config", "a.ini", "--offline", "--pcap-dir", "r"}, "--pcap-dir: only in real time"},
+      {{"--config", "a.ini", "--pcap-max-bytes", "1MB"}, "--pcap-max-bytes: only with --pcap-dir"},
+      {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-max-bytes", "0"},
+       "--pcap-max-bytes: must be above 0"},
+      {{"--config", "a.ini", "--pcap-dir", "r", "--pcap-max-bytes", "lots"}, "--pcap-max-bytes: "},
   };
   for (const auto& [args, expected] : cases) {
     Result<CommandLine> cmd = Parse(args);

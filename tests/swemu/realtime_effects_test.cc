@@ -328,6 +328,26 @@ TEST_F(RealtimeEffectsTest, PcapDirRecordsChosenPortsSnapped) {
       << run.out;
 }
 
+// --pcap-max-bytes: the files together stay within the cap (two 24-byte file headers, then 16 +
+// 64 bytes per snapped record: 7 records fit in 608 bytes), and stderr says once that recording
+// stopped.
+TEST_F(RealtimeEffectsTest, PcapMaxBytesStopsRecordingAtTheCap) {
+  WriteInput(TestDir() + "in0.pcap", 20);
+  RunResult run = RunSwemu("--config " + PcapConfig("") + " --run-for 1s --pcap-dir " + TestDir() +
+                           "rec --pcap-ports 0 --pcap-snaplen 64 --pcap-max-bytes 608" +
+                           EalArgs());
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(Records(TestDir() + "rec/port0-rx.pcap").size(), 7u);
+  EXPECT_EQ(std::filesystem::file_size(TestDir() + "rec/port0-rx.pcap") +
+                std::filesystem::file_size(TestDir() + "rec/port0-tx.pcap"),
+            608u);
+  EXPECT_NE(run.out.find(", pcap_dropped 0, past --pcap-max-bytes 13\n"), std::string::npos)
+      << run.out;
+  const std::string stopped = "rec reached --pcap-max-bytes (608 B); recording stopped\n";
+  ASSERT_NE(run.err.find(stopped), std::string::npos) << run.err;
+  EXPECT_EQ(run.err.find(stopped), run.err.rfind(stopped)) << "said once: " << run.err;
+}
+
 TEST_F(RealtimeEffectsTest, StartupScriptSetsLossAndDelay) {
   WriteInput(TestDir() + "in0.pcap", 10);
   RunResult run =
