@@ -27,6 +27,7 @@ AtpWorker::AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* 
     lane.window = uint64_t{options_.initial_window_packets} * tmpl_.frame_len();
     lane.rto = options_.rto_ns;
     lane.min_rto = options_.min_rto_ns;
+    lane.holes.reserve(std::size_t{options_.max_window_packets} * kSpreadWindows);
   }
 }
 
@@ -70,6 +71,8 @@ void AtpWorker::StartCall(TimeNs now) {
   for (Lane& lane : lanes_) {
     lane.order.clear();
     lane.una = lane.next = lane.halve_guard = lane.recovered_below = lane.high = 0;
+    lane.answered_ahead = 0;
+    lane.holes.clear();
     lane.timeouts_in_row = 0;
     lane.undo = {};
     lane.outstanding = 0;
@@ -95,6 +98,15 @@ void AtpWorker::StartCall(TimeNs now) {
 uint32_t AtpWorker::WindowPackets(const Lane& lane) const noexcept {
   const uint64_t len = tmpl_.frame_len();
   return static_cast<uint32_t>((lane.window + len - 1) / len);
+}
+
+uint32_t AtpWorker::SendLimit(const Lane& lane) const noexcept {
+  const uint32_t window = WindowPackets(lane);
+  const uint32_t in_flight = lane.next - lane.una - lane.answered_ahead;
+  const uint64_t room = window > in_flight ? window - in_flight : 0;
+  const uint64_t limit = std::min({uint64_t{lane.order.size()}, uint64_t{lane.next} + room,
+                                   uint64_t{lane.una} + uint64_t{kSpreadWindows} * window});
+  return static_cast<uint32_t>(std::max<uint64_t>(limit, lane.next));
 }
 
 void AtpWorker::SendPacket(uint32_t k, bool resend, TimeNs now) noexcept {
@@ -140,8 +152,7 @@ void AtpWorker::Pump(TimeNs now) noexcept {
   if (calls_.empty()) return;
   if (!calls_.front()->started_) StartCall(now);
   for (Lane& lane : lanes_) {
-    const uint32_t limit = static_cast<uint32_t>(
-        std::min<std::size_t>(lane.order.size(), std::size_t{lane.una} + WindowPackets(lane)));
+    const uint32_t limit = SendLimit(lane);
     if (lane.next < limit && lane.deadline == kNever) lane.deadline = now + lane.rto;
     for (; lane.next < limit; ++lane.next) {
       if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false, now);
@@ -203,6 +214,7 @@ void AtpWorker::UndoSpurious(Lane& lane, uint32_t k) noexcept {
 void AtpWorker::Halve(Lane& lane, bool ecn, bool timeout) noexcept {
   // Once per window of packets; but every timeout halves (the cut before it was not enough:
   // without this, windows stay far above the bottleneck queue and losses never stop).
+  if (!options_.congestion_control) return;
   if (!timeout && lane.una < lane.halve_guard) return;
   lane.window = std::max<uint64_t>(lane.window / 2, tmpl_.frame_len());
   lane.ssthresh = lane.window;
@@ -212,6 +224,7 @@ void AtpWorker::Halve(Lane& lane, bool ecn, bool timeout) noexcept {
 }
 
 void AtpWorker::Grow(Lane& lane) noexcept {
+  if (!options_.congestion_control) return;
   const uint64_t max = uint64_t{options_.max_window_packets} * tmpl_.frame_len();
   if (lane.window < lane.ssthresh) {
     lane.window += options_.mtu_bytes;
@@ -282,8 +295,13 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   lane.outstanding -= tmpl_.frame_len();
   if (!resent_[k] && now >= sent_ns_[k]) SampleRtt(lane, now - sent_ns_[k]);
   lane.high = std::max(lane.high, pos_of_[k] + 1);
+  ++lane.answered_ahead;
+  RecoverResentHoles(lane, pos_of_[k], now);
   if (pos_of_[k] == lane.una) {
-    while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) ++lane.una;
+    while (lane.una < lane.order.size() && acked_[lane.order[lane.una]]) {
+      ++lane.una;
+      --lane.answered_ahead;
+    }
     lane.recovered_below = std::max(lane.recovered_below, lane.una);
     // Only the ACK of an original transmission ends a timeout streak: one that acknowledges a
     // retransmission moves UNA through a lost tail one packet at a time, and the next timeout
@@ -315,6 +333,7 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
 // window, waiting for UNA to move before the next one is resent turned each further loss into
 // a timeout. A resent hole lost again is the timeout's to recover; one halving per window.
 void AtpWorker::RecoverHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept {
+  if (!options_.fast_retransmit) return;
   uint32_t later = 0;  // answered positions above the one looked at, `answered` included
   uint32_t pos = answered + 1;
   while (pos > lane.recovered_below && later < options_.ooo_threshold) {
@@ -329,17 +348,46 @@ void AtpWorker::RecoverHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept
     ++stats_.fast_retransmits;
     RememberUndo(lane, k, false, now);
     SendPacket(k, true, now);
+    TrackResentHole(lane, q);
     resent = true;
   }
   lane.recovered_below = std::max(lane.recovered_below, pos);
   if (resent) Halve(lane, false);
 }
 
+void AtpWorker::TrackResentHole(Lane& lane, uint32_t pos) noexcept {
+  // Full (never in practice: reserved for every position a lane may have in flight): the
+  // timeout recovers an untracked hole.
+  if (lane.holes.size() == lane.holes.capacity()) return;
+  lane.holes.push_back({pos, lane.next, 0});
+}
+
+void AtpWorker::RecoverResentHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept {
+  bool resent = false;
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < lane.holes.size(); ++i) {
+    Lane::ResentHole hole = lane.holes[i];
+    const uint32_t k = lane.order[hole.pos];
+    if (acked_[k]) continue;  // recovered: dropped from the list
+    if (answered >= hole.sent_before && ++hole.later >= options_.ooo_threshold) {
+      ++stats_.fast_retransmits;
+      SendPacket(k, true, now);
+      hole = {hole.pos, lane.next, 0};
+      resent = true;
+    }
+    lane.holes[kept++] = hole;
+  }
+  lane.holes.resize(kept);
+  if (resent) Halve(lane, false);
+}
+
 void AtpWorker::ArmProbe(Lane& lane, TimeNs now) const noexcept {
   // A tail: every packet sent and only a few unanswered, too few for three later answers to
-  // reveal a loss. More are a burst loss (or a slow peer), the RTO's to judge.
+  // reveal a loss (a hole resent at the tail is one: nothing is sent after it). More are a
+  // burst loss (or a slow peer), the RTO's to judge.
+  const uint32_t unanswered = lane.next - lane.una - lane.answered_ahead;
   const bool tail = options_.tail_probe && lane.next == lane.order.size() && lane.una < lane.next &&
-                    lane.next - lane.una <= 2 * options_.ooo_threshold && lane.srtt != 0 &&
+                    unanswered <= 2 * options_.ooo_threshold && lane.srtt != 0 &&
                     lane.probed_una != lane.una + 1;
   lane.probe_at =
       tail ? now + std::max(2 * lane.srtt, lane.srtt + 4 * lane.rttvar) : kNever;

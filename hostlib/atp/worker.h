@@ -57,6 +57,12 @@ struct AtpWorkerOptions {
   TimeNs max_rto_ns = 64'000'000;
   // RFC 8985's tail loss probe (AtpWorker::ArmProbe); off: a lost tail waits for the RTO.
   bool tail_probe = true;
+  // Section 5.3's loss signal: ooo_threshold later parameter packets resend a hole. Off: only
+  // timeouts recover losses (SwitchML's recovery, the baseline of ATP's Figure 7a).
+  bool fast_retransmit = true;
+  // Off: the window stays at initial_window_packets, whatever ECN or losses say (Figure 7a's
+  // setting: loss recovery measured without window back-off).
+  bool congestion_control = true;
   // How far spurious timeouts may raise a lane's RTO floor: scheduling delays on a busy machine
   // (a few ms of CFS slices) are covered; a late answer that waited on another worker's
   // recovery does not make every later recovery slow.
@@ -121,6 +127,9 @@ class AllReduceJob {
 
 class AtpWorker {
  public:
+  // How far beyond UNA a lane may send while answers beyond a hole free its window.
+  static constexpr uint32_t kSpreadWindows = 4;
+
   AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* transport,
             AtpWorkerOptions options = {});
 
@@ -151,6 +160,15 @@ class AtpWorker {
     // Positions below this are answered or were fast-retransmitted (each hole once).
     uint32_t recovered_below = 0;
     uint32_t high = 0;             // one past the highest position acknowledged
+    uint32_t answered_ahead = 0;   // answered positions in [una, next): not in flight
+    // Holes resent by RecoverHoles and not yet answered. A resent hole is lost again once
+    // ooo_threshold packets sent after it are answered (RACK's rule, RFC 8985, by send order).
+    struct ResentHole {
+      uint32_t pos = 0;
+      uint32_t sent_before = 0;  // lane.next when it was resent: later positions went after it
+      uint32_t later = 0;        // answers of those since
+    };
+    std::vector<ResentHole> holes;
     uint32_t timeouts_in_row = 0;  // since UNA last moved
     uint64_t window = 0;           // bytes
     uint64_t ssthresh = ~uint64_t{0};
@@ -194,6 +212,13 @@ class AtpWorker {
   void ArmProbe(Lane& lane, TimeNs now) const noexcept;
   void Probe(Lane& lane, TimeNs now) noexcept;
   uint32_t WindowPackets(const Lane& lane) const noexcept;
+  // One past the last position the lane may send now: packets in flight (sent, unanswered)
+  // stay within the window, as RFC 6675's pipe, so answers beyond a hole keep new packets
+  // going while it is recovered; and no packet goes more than kSpreadWindows windows past UNA.
+  uint32_t SendLimit(const Lane& lane) const noexcept;
+  // After position `answered` was answered: resends a resent hole that is lost again.
+  void RecoverResentHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept;
+  void TrackResentHole(Lane& lane, uint32_t pos) noexcept;
 
   AtpJobConfig job_;
   AtpWorkerSetup setup_;

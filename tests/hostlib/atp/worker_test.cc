@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <vector>
 
@@ -456,6 +457,114 @@ TEST_F(WorkerTest, ALostTailIsRecoveredInTwoTimeoutsNotOnePerPacket) {
   worker_->OnTimer(worker_->NextTimer());
   EXPECT_EQ(SentSeqs(), (std::vector<uint32_t>{3, 4, 5}));
   EXPECT_EQ(worker_->stats().timeouts, 2u);
+}
+
+// The window counts packets in flight (RFC 6675's pipe): answers beyond a lost UNA let new
+// packets go while the hole is recovered, instead of stalling the lane at UNA + window.
+TEST_F(WorkerTest, AnswersBeyondAHoleKeepNewPacketsGoing) {
+  AtpWorkerOptions options = OneLane();
+  options.congestion_control = false;  // the window stays at 50 through the loss
+  Make(100, options);
+  worker_->Pump(0);  // 0..49; 0 is lost
+  tx_.frames.clear();
+  for (uint32_t seq = 1; seq <= 10; ++seq) Param(100 + seq, seq);
+  worker_->Pump(200);
+  std::vector<uint32_t> expected = {0};  // the fast retransmit after 3 answers
+  for (uint32_t seq = 50; seq < 60; ++seq) expected.push_back(seq);
+  EXPECT_EQ(SentSeqs(), expected);
+}
+
+// No packet goes more than kSpreadWindows windows past UNA, however many are answered.
+TEST_F(WorkerTest, ALaneSendsAtMostFourWindowsPastUna) {
+  AtpWorkerOptions options = OneLane();
+  options.congestion_control = false;
+  Make(400, options);
+  worker_->Pump(0);
+  for (uint32_t round = 0; round < 6; ++round) {
+    for (uint32_t seq = 1 + 50 * round; seq < 51 + 50 * round; ++seq) Param(100, seq);
+    worker_->Pump(100);
+  }
+  const std::vector<uint32_t> sent = SentSeqs();
+  EXPECT_EQ(*std::max_element(sent.begin(), sent.end()), AtpWorker::kSpreadWindows * 50 - 1);
+}
+
+// A resent hole lost again is found as the first loss was: three packets sent after the
+// resend are answered before it.
+TEST_F(WorkerTest, AResentHoleLostAgainIsResentAfterThreeLaterAnswers) {
+  Make(100);
+  worker_->Pump(0);
+  for (uint32_t seq : {1u, 2u, 3u}) Param(100 + seq, seq);  // resends 0
+  worker_->Pump(110);                                       // 50, 51, 52
+  tx_.frames.clear();
+  for (uint32_t seq = 4; seq < 50; ++seq) Param(120, seq);  // sent before the resend: no sign
+  worker_->Pump(120);
+  const std::vector<uint32_t> before = SentSeqs();
+  EXPECT_EQ(std::count(before.begin(), before.end(), 0u), 0);
+  const std::size_t sent = tx_.frames.size();
+  Param(130, 50);
+  Param(131, 51);
+  Param(132, 52);  // the resend of 0 is lost too
+  const std::vector<uint32_t> after = SentSeqs(sent);
+  EXPECT_EQ(std::count(after.begin(), after.end(), 0u), 1);
+  EXPECT_EQ(worker_->stats().fast_retransmits, 2u);
+  EXPECT_EQ(worker_->stats().timeouts, 0u);
+  Param(140, 0);
+  EXPECT_EQ(worker_->stats().retransmissions, 2u);
+}
+
+// A hole resent at the end of a call has nothing sent after it to reveal a second loss: the
+// tail probe covers it (one packet unanswered, however far UNA lags behind the last sent).
+TEST_F(WorkerTest, AHoleResentAtTheTailIsProbed) {
+  AtpWorkerOptions options = OneLane();
+  options.tail_probe = true;
+  Make(12, options);
+  worker_->Pump(0);
+  for (uint32_t seq = 0; seq < 12; ++seq) {
+    if (seq != 3) Param(10'000 + 100 * seq, seq);  // 3 lost; resent after 4, 5, 6
+  }
+  tx_.frames.clear();
+  EXPECT_LT(worker_->NextTimer(), 20'000u + 100'000u);
+  worker_->OnTimer(worker_->NextTimer());
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{3});
+  EXPECT_EQ(worker_->stats().tail_probes, 1u);
+  EXPECT_EQ(worker_->stats().timeouts, 0u);
+}
+
+// Figure 7a's setting: congestion control off keeps the window through ECN and losses.
+TEST_F(WorkerTest, WithoutCongestionControlTheWindowStays) {
+  AtpWorkerOptions options = OneLane();
+  options.congestion_control = false;
+  Make(400, options);
+  worker_->Pump(0);
+  const uint64_t w0 = worker_->window_bytes(0);
+  Param(100, 1, true);
+  Param(101, 2, true);
+  Param(102, 3);  // 0 lost: a fast retransmit
+  for (uint32_t seq = 4; seq < 40; ++seq) Param(103, seq);
+  worker_->OnTimer(worker_->NextTimer());  // and a timeout
+  EXPECT_EQ(worker_->stats().fast_retransmits, 1u);
+  EXPECT_EQ(worker_->stats().timeouts, 1u);
+  EXPECT_EQ(worker_->window_bytes(0), w0);
+  EXPECT_EQ(worker_->stats().ecn_halvings + worker_->stats().loss_halvings, 0u);
+}
+
+// The timeout-only baseline (SwitchML's recovery): out-of-order answers resend nothing.
+TEST_F(WorkerTest, WithoutFastRetransmitOnlyTheTimeoutResends) {
+  AtpWorkerOptions options = OneLane();
+  options.fast_retransmit = false;
+  Make(100, options);
+  worker_->Pump(0);
+  tx_.frames.clear();
+  for (uint32_t seq = 1; seq < 10; ++seq) Param(100 + seq, seq);
+  worker_->Pump(200);
+  for (uint32_t seq : SentSeqs()) EXPECT_GE(seq, 50u);
+  EXPECT_EQ(worker_->stats().retransmissions, 0u);
+  EXPECT_EQ(worker_->NextTimer(), 1'000'000u);
+  tx_.frames.clear();
+  worker_->OnTimer(1'000'000);
+  EXPECT_EQ(SentSeqs().front(), 0u);
+  EXPECT_TRUE(tx_.Header(0).Has(kAtpFlagResend));
+  EXPECT_EQ(worker_->stats().fast_retransmits, 0u);
 }
 
 }  // namespace
