@@ -81,6 +81,26 @@ TEST(AtpToolTest, LossOnEveryHostLinkStillGivesResultsWithinTheBound) {
   EXPECT_NE(run.out.find("rack_a: atp: 0/16384 aggregators in use"), std::string::npos) << run.out;
 }
 
+// Figure 7a's runs: loss on worker 0's link only, congestion control off. ATP's recovery needs
+// no timeout there; the timeout-only baseline recovers every loss by one.
+TEST(AtpToolTest, OneLossyWorkerIsRecoveredWithoutTimeoutsAndTheBaselineTimesOut) {
+  const std::string args = "sim --topology " + kConfigs + "atp_two_rack.topo --job " + kConfigs +
+                           "atp_two_rack.job --layers 6 --iterations 1 --in-network-only "
+                           "--congestion-control off --loss 0.01 --lossy-worker 0 --recovery ";
+  const std::regex pass(R"(in-network\s+1\s+[\d.]+\s+[\d.]+\s+\S+\s+\S+\s+\S+\s+(\d+)\s+(\d+))");
+  std::smatch m;
+  const RunResult atp = RunAtp(args + "atp");
+  ASSERT_EQ(atp.status, 0) << atp.err << atp.out;
+  ASSERT_TRUE(std::regex_search(atp.out, m, pass)) << atp.out;
+  EXPECT_GT(std::stoi(m[1]), 0) << atp.out;   // retransmissions
+  EXPECT_EQ(std::stoi(m[2]), 0) << atp.out;   // timeouts
+  EXPECT_EQ(Passes(atp.out).size(), 1u) << atp.out;  // no at-PS pass
+  const RunResult base = RunAtp(args + "timeout");
+  ASSERT_EQ(base.status, 0) << base.err << base.out;
+  ASSERT_TRUE(std::regex_search(base.out, m, pass)) << base.out;
+  EXPECT_GT(std::stoi(m[2]), 0) << base.out;
+}
+
 TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
   const std::string sim = "sim --topology " + kConfigs + "atp_two_rack.topo ";
   const std::string dir = TestDirFor("atp-tool-");
@@ -96,7 +116,13 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
         sim + "--job " + kConfigs + "atp_two_rack.job --loss 2",
         sim + "--job " + kConfigs + "atp_two_rack.job --loss -1",
         sim + "--job " + kConfigs + "atp_two_rack.job --loss nan", sim + "--job " + kConfigs,
-        sim + "--job /dev/zero", std::string("demo --workers 0"), std::string("demo --racks 3"),
+        sim + "--job /dev/zero",
+        sim + "--job " + kConfigs + "atp_two_rack.job --loss 0.01 --lossy-worker 4",
+        sim + "--job " + kConfigs + "atp_two_rack.job --lossy-worker 0",
+        sim + "--job " + kConfigs + "atp_two_rack.job --recovery switchml",
+        sim + "--job " + kConfigs + "atp_two_rack.job --recovery timeout --timeout-rto 0",
+        sim + "--job " + kConfigs + "atp_two_rack.job --congestion-control maybe",
+        std::string("demo --workers 0"), std::string("demo --racks 3"),
         std::string("demo --timeout -5"), std::string("demo --timeout 0"),
         std::string("demo --link-rate fast")}) {
     const RunResult run = RunAtp(args);

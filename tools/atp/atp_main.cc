@@ -61,6 +61,28 @@ Result<WorkloadOptions> MakeWorkload(const Common& c) {
   return w;
 }
 
+// --recovery, --timeout-rto and --congestion-control: how the workers recover and pace.
+Status ReadRecovery(const po::variables_map& vm, AtpWorkerOptions* worker) {
+  Result<bool> cc = ParseBool(vm["congestion-control"].as<std::string>());
+  if (!cc.ok()) return Status::Error("--congestion-control: " + cc.status().message());
+  worker->congestion_control = *cc;
+  const std::string recovery = vm["recovery"].as<std::string>();
+  if (recovery == "atp") return Status::Ok();
+  if (recovery != "timeout") {
+    return Status::Error("--recovery: '" + recovery + "' is neither atp nor timeout");
+  }
+  Result<uint64_t> rto = ParseDurationOption(vm["timeout-rto"].as<std::string>());
+  if (!rto.ok() || *rto == 0) {
+    return Status::Error("--timeout-rto: " +
+                         (rto.ok() ? std::string("must be positive") : rto.status().message()));
+  }
+  worker->fast_retransmit = false;
+  worker->tail_probe = false;
+  worker->rto_ns = worker->min_rto_ns = worker->max_rto_ns = static_cast<TimeNs>(*rto);
+  worker->max_adaptive_min_rto_ns = static_cast<TimeNs>(*rto);
+  return Status::Ok();
+}
+
 int Usage(std::ostream& err) {
   err << "swemu-atp: usage: swemu-atp demo [options] | swemu-atp sim --topology FILE --job FILE "
          "[options] (swemu-atp demo --help)\n";
@@ -125,6 +147,17 @@ int Main(int argc, char** argv) {
         ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
         ("loss", po::value<std::string>(),
          "loss probability in [0, 1] on every host link (default: the topology's)")
+        ("lossy-worker", po::value<std::string>(),
+         "--loss on this worker's link only (its id: the job's worker order), as in ATP's "
+         "Figure 7a")
+        ("recovery", po::value<std::string>()->default_value("atp"),
+         "atp: timeouts, out-of-order answers and tail probes; timeout: SwitchML's (a fixed "
+         "timeout of --timeout-rto only)")
+        ("timeout-rto", po::value<std::string>()->default_value("1ms"),
+         "the fixed retransmission timeout of --recovery timeout")
+        ("congestion-control", po::value<std::string>()->default_value("on"),
+         "off: every window stays at its initial size (no ECN or loss back-off)")
+        ("in-network-only", "skip the at-PS passes")
         ("out-dir", po::value(&sim.out_dir), "write counters.json here");
     // clang-format on
   }
@@ -150,6 +183,8 @@ int Main(int argc, char** argv) {
     std::cerr << "swemu-atp: " << e.what() << '\n';
     return 2;
   }
+  AtpWorkerOptions worker;
+  uint32_t lossy_worker = 0;
   // Counts as text: a negative value, NaN or one past the field is refused here.
   Status read = ReadUintOption(vm, "layers", 0, UINT32_MAX, &common.layers);
   if (read.ok()) read = ReadUintOption(vm, "iterations", 0, UINT32_MAX, &common.iterations);
@@ -168,6 +203,12 @@ int Main(int argc, char** argv) {
       if (loss.ok()) sim.host_loss = *loss;
       read = loss.ok() ? Status::Ok() : Status::Error("--loss: " + loss.status().message());
     }
+    if (read.ok() && vm.count("lossy-worker")) {
+      read = ReadUintOption(vm, "lossy-worker", 0, 31, &lossy_worker);
+      if (read.ok() && !vm.count("loss")) read = Status::Error("--lossy-worker needs --loss");
+      sim.lossy_worker = static_cast<int>(lossy_worker);
+    }
+    if (read.ok()) read = ReadRecovery(vm, &worker);
     if (read.ok() && !sim.out_dir.empty()) read = CheckOutputDirectory(sim.out_dir, "--out-dir");
   }
   if (!read.ok()) {
@@ -187,7 +228,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (vm.count("backoff")) demo.busy_poll = false;
-  AtpWorkerOptions worker;
+  workload->at_ps_passes = vm.count("in-network-only") == 0;
   worker.lanes = common.lanes;
   Status status;
   bool bad_input = false;

@@ -41,6 +41,10 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   // Hosts: workers in id order, then the PS. Each needs a `host =` line in the topology.
   std::vector<JobPlacement> places = job->workers;
   places.push_back(job->ps);
+  if (options.lossy_worker >= static_cast<int>(places.size()) - 1) {
+    return Status::Error("--lossy-worker " + std::to_string(options.lossy_worker) + ": " +
+                         options.job + " has " + std::to_string(places.size() - 1) + " workers");
+  }
   std::vector<AtpHost> hosts = job->aggregate.spec.workers;
   hosts.push_back(job->aggregate.spec.ps);
   std::vector<std::unique_ptr<Context>> contexts;
@@ -52,7 +56,9 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
                            ":" + std::to_string(places[i].port) + ", which is not a host port of " +
                            options.topology);
     }
-    const double loss = options.host_loss >= 0 ? options.host_loss : host->loss;
+    const bool overridden = options.host_loss >= 0 &&
+                            (options.lossy_worker < 0 || static_cast<int>(i) == options.lossy_worker);
+    const double loss = overridden ? options.host_loss : host->loss;
     auto transport = EngineTransport::Attach(engine, host->sw, host->port, host->delay_ns, loss);
     if (!transport.ok()) return transport.status();
     auto ctx = std::make_unique<Context>(AtpHostConfig{hosts[i].mac, hosts[i].ip}, *transport);
@@ -113,7 +119,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   double aggregate_s = 0, plain_s = 0;
   for (const PassResult& pass : *passes)
     (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
-  if (aggregate_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
+  if (aggregate_s > 0 && plain_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
   if (!options.out_dir.empty()) {
     *bad_input = true;  // an output that cannot be written (a full disk) is the user's to fix

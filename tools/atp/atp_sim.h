@@ -16,6 +16,7 @@ struct SimOptions {
   std::string job;
   std::string out_dir;    // counters.json; empty: none
   double host_loss = -1;  // overrides every host link's loss when >= 0
+  int lossy_worker = -1;  // >= 0: host_loss applies to this worker's link only
   WorkloadOptions workload;
   AtpWorkerOptions worker;
 };

@@ -179,6 +179,7 @@ Result<std::vector<PassResult>> AtpWorkload::Run(const WorkloadDriver& driver, s
   for (uint32_t it = 1; it <= options_.iterations; ++it) {
     Fill(it);
     for (uint16_t job : {aggregate_job_, plain_job_}) {
+      if (job == plain_job_ && !options_.at_ps_passes) continue;
       auto pass = RunPass(driver, job, it);
       if (!pass.ok()) return pass.status();
       if (!(pass->max_error <= pass->error_bound)) {
@@ -202,6 +203,7 @@ void AtpWorkload::PrintSummary(const std::vector<PassResult>& passes, std::ostre
       packets += p.packets;
       retx += p.retransmissions;
     }
+    if (packets == 0) continue;  // no pass of this mode ran
     char line[160];
     std::snprintf(
         line, sizeof(line), "retransmitted %s: %llu of %llu packets (%.4f%%)\n", mode,

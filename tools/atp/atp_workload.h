@@ -20,6 +20,7 @@ namespace swemu {
 struct WorkloadOptions {
   ModelLayers model;
   uint32_t iterations = 3;
+  bool at_ps_passes = true;  // false: in-network passes only (loss sweeps)
   GradientSource gradients;
 };
 
