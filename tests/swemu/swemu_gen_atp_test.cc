@@ -49,7 +49,7 @@ std::vector<PcapRecord> Read(const std::string& path) {
 
 bool IsTcp(const std::vector<uint8_t>& f) { return f.size() >= 54 && f[23] == kIpProtoTcp; }
 uint32_t SrcIp(const std::vector<uint8_t>& f) { return LoadBe32(&f[26]); }
-uint32_t WorkerOf(const std::vector<uint8_t>& f) { return SrcIp(f) & 0xFF; }  // 10.0.0.w
+uint32_t WorkerOf(const std::vector<uint8_t>& f) { return (SrcIp(f) & 0xFF) - 1; }  // 10.0.0.w+1
 
 // ResNet-50's first n layer sizes, from the file bundled into hostlib.
 std::vector<uint64_t> ResNetLayers(std::size_t n) {
@@ -134,7 +134,7 @@ TEST(SwemuGenAtpTest, EveryWorkerSendsEverySeqAsHostlibNumbersThem) {
       EXPECT_EQ(MacAddr::FromU64(0x020000000000ULL | w),
                 (MacAddr{{f[6], f[7], f[8], f[9], f[10], f[11]}}));
       EXPECT_EQ(f[15], 0b10);  // ECT(0), AtpWorkerOptions' tos
-      EXPECT_EQ(SrcIp(f), MakeIpv4Addr(10, 0, 0, static_cast<uint8_t>(w)));
+      EXPECT_EQ(SrcIp(f), MakeIpv4Addr(10, 0, 0, static_cast<uint8_t>(w + 1)));
       EXPECT_EQ(LoadBe32(&f[30]), MakeIpv4Addr(10, 0, 0, 16));
       EXPECT_EQ(LoadBe16(&f[34]), 9000);
       std::optional<AtpFields> atp = AtpOf(f);
@@ -355,8 +355,9 @@ TEST(SwemuGenAtpTest, BadOptionsGiveOneLineAndStatus2) {
            "--workload sctp" + out,
            "--workload atp --workers 0" + out,
            "--workload atp --workers 33" + out,
-           "--workload atp --workers 17" + out,  // worker 16 would be the PS
-           "--workload atp --workers 5 --ps-ip 10.0.0.3" + out,
+           "--workload atp --workers 16" + out,  // worker 15 would have the PS's IP
+           "--workload atp --workers 17" + out,  // and worker 16 its MAC
+           "--workload atp --workers 5 --ps-ip 10.0.0.4" + out,
            "--workload atp --ps-mac 02:00:00:00:00:01" + out,
            "--workload atp --model lenet" + out,
            "--workload atp --layers 0" + out,

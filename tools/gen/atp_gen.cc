@@ -44,7 +44,7 @@ AtpHost WorkerHost(uint32_t w) {
   AtpHost host;
   host.name = "w" + std::to_string(w);
   host.mac = MacAddr::FromU64(0x020000000000ULL | w);
-  host.ip = MakeIpv4Addr(10, 0, 0, static_cast<uint8_t>(w));
+  host.ip = MakeIpv4Addr(10, 0, 0, static_cast<uint8_t>(w + 1));  // 10.0.0.0 names the network
   host.rack = "rack0";
   return host;
 }
