@@ -54,7 +54,7 @@ def run_point(binary, model, layers, scheme, loss):
            "--layers", str(layers), "--iterations", "1", "--in-network-only",
            "--congestion-control", "off", "--recovery", scheme]
     if loss > 0:
-        cmd += ["--loss", repr(loss), "--lossy-worker", "0"]
+        cmd += ["--loss", format(loss, ".8f"), "--lossy-worker", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
         fail(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
