@@ -1,0 +1,411 @@
+#!/usr/bin/python3
+"""Runs the README's shell code blocks as written (issue 34; ctest: readme_*).
+
+  readme_snippets.py --list
+  readme_snippets.py --show [--source DIR]
+  readme_snippets.py --run GROUP --source DIR --build DIR --work DIR [--timeout S] [--block TEXT]
+
+Every fenced block of README.md is read line by line. A line is a command when its first word
+is a path (has a '/'), a variable assignment or a program on PATH, or when the line before
+ended with a backslash; a line that is not a command and not a comment is output the README
+shows (the block of `swemu --bench`'s table), and is not run. Each command belongs to one group:
+EXCLUDED names the commands no test runs and why, LONG the commands of more than 30 s and the
+test that runs them; every other command is in the group `fast`. Both tables must name
+commands the README has, so that they stay exact.
+
+--run GROUP copies the source tree (without .git, out/ and build*/) into WORK/tree, links
+WORK/tree/build to BUILD, and there runs the group's commands block by block, each block in one
+bash, in README order, with the block's state (variables, background jobs) kept. Before each
+command it prints `README.md:LINE: $ COMMAND`; a command that fails ends its block with
+`README.md:LINE: FAILED, exit status S: COMMAND`, and the next block runs. A background job
+still running when its block ends gets SIGINT (as the README says swemu takes) and must then
+exit 0. A process the block leaves behind, or a run past --timeout, fails too.
+Exit status: 0 every command succeeded, 1 some failed, 2 bad options.
+"""
+import argparse
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+README = "README.md"
+
+# Commands no test runs, by their text in the README, and why.
+EXCLUDED = {
+    "tools/bootstrap.sh demo":
+        "Quick start: installs packages, reconfigures and rebuilds build/ under the running "
+        "tests, then runs the one-rack ATP demo (`swemu-atp demo --out-dir out/atp_demo`), "
+        "which no test here runs; the ATP block's two-rack demo runs in readme_atp_demo",
+    "tools/bootstrap.sh test":
+        "Quick start: runs the whole ctest suite, this test included (it would recurse), and "
+        "rebuilds build/ and build-asan/ under the running tests",
+}
+
+# Commands of more than 30 s, by their text in the README: the test that runs them (ctest
+# readme_NAME, label readme_long), its timeout in seconds and the time measured on the 2-core
+# root Debian 12 development machine while other builds and tests ran on it. Commands sharing a
+# name run in one bash, in README order.
+MICROBENCHMARKS = ("microbenchmarks", 3600,
+                   "the Release build 194 s, the two benchmarks 37 s and 8 s, compare.sh's "
+                   "setup 93 s (packages, the DPDK source) before its runs")
+LONG = {
+    "build/tools/swemu-atp demo --workers 4 --racks 2":
+        ("atp_demo", 900, "310 s, the demo reporting 17-76% of its CPU time lost to others"),
+    "tools/pcn_experiment.sh --out out/pcn-rt": ("pcn_experiment", 400, "90 s"),
+    "/usr/bin/python3 tools/plink/plink_figure8.py --plot out/plink_figure8.png":
+        ("plink_figure8", 900, "321 s"),
+    # One sequence: the benchmarks need the build before them, scaling.sh the swemu that
+    # compare.sh builds in build-rel.
+    "cmake -S . -B build-rel -G Ninja -DCMAKE_BUILD_TYPE=Release": MICROBENCHMARKS,
+    "cmake --build build-rel --target pipeline_l2l3_bench pipeline_parser_bench": MICROBENCHMARKS,
+    "build-rel/bench/pipeline_l2l3_bench": MICROBENCHMARKS,
+    "build-rel/bench/pipeline_parser_bench": MICROBENCHMARKS,
+    "bench/realtime/compare.sh": MICROBENCHMARKS,
+    "bench/realtime/scaling.sh": MICROBENCHMARKS,
+}
+
+FAST = "fast"
+FAST_TIMEOUT = 300
+
+
+class Command:
+    def __init__(self, line, text):
+        self.line, self.text = line, text
+
+    def key(self):
+        """The command as EXCLUDED and LONG name it: without its trailing comment."""
+        return strip_comment(self.text)
+
+
+class Block:
+    def __init__(self, first, last):
+        self.first, self.last = first, last
+        self.commands, self.output = [], []
+
+
+def strip_comment(text):
+    end = text.find(" #")
+    while end >= 0:
+        try:
+            shlex.split(text[:end])
+            return text[:end].rstrip()
+        except ValueError:  # the '#' is inside quotes
+            end = text.find(" #", end + 1)
+    return text.rstrip()
+
+
+def fenced_blocks(lines):
+    """(first line number, lines) of each ``` block; numbers count from 1."""
+    blocks, start = [], None
+    for number, line in enumerate(lines, 1):
+        if line.startswith("```"):
+            if start is None:
+                start = number
+            else:
+                blocks.append((start + 1, lines[start:number - 1]))
+                start = None
+    return blocks
+
+
+def is_command(line):
+    first = line.split()[0].lstrip("({!")
+    if not first:
+        return True  # a subshell, group or negation: '( cd x && make )'
+    return ("/" in first or re.match(r"[A-Za-z_][A-Za-z0-9_]*=", first) is not None
+            or shutil.which(first) is not None)
+
+
+def parse_block(first, lines):
+    block = Block(first, first + len(lines) - 1)
+    continued = False
+    for number, line in enumerate(lines, first):
+        stripped = line.strip()
+        if continued:
+            block.commands[-1].text += "\n" + line
+        elif not stripped or stripped.startswith("#"):
+            continue
+        elif is_command(stripped):
+            block.commands.append(Command(number, line.rstrip()))
+        else:
+            block.output.append(number)
+        continued = not stripped.startswith("#") and stripped.endswith("\\")
+    return block
+
+
+def read_readme(source):
+    with open(os.path.join(source, README)) as f:
+        lines = f.read().split("\n")
+    return [parse_block(first, body) for first, body in fenced_blocks(lines)]
+
+
+def group_of(command):
+    if command.key() in EXCLUDED:
+        return None
+    return LONG[command.key()][0] if command.key() in LONG else FAST
+
+
+def stale_entries(blocks):
+    """Lines naming EXCLUDED and LONG entries that no README command matches exactly once."""
+    keys = [c.key() for b in blocks for c in b.commands]
+    problems = []
+    for table, entries in (("EXCLUDED", EXCLUDED), ("LONG", LONG)):
+        for key in entries:
+            if keys.count(key) != 1:
+                problems.append(f"{table} names `{key}`, which {README} has {keys.count(key)} "
+                                "times (once expected): update readme_snippets.py")
+    return problems
+
+
+def groups():
+    """(name, timeout) of every group: fast first, then LONG's in their order."""
+    seen = {FAST: FAST_TIMEOUT}
+    for name, timeout, _ in LONG.values():
+        seen[name] = max(seen.get(name, 0), timeout)
+    return list(seen.items())
+
+
+def show(blocks):
+    for block in blocks:
+        kind = "commands" if block.commands else "output only, nothing to run"
+        print(f"{README}:{block.first}-{block.last}: {kind}")
+        for command in block.commands:
+            group = group_of(command)
+            where = "excluded: " + EXCLUDED[command.key()] if group is None else group
+            print(f"  {command.line}: [{where}] {command.key()}")
+        if block.output:
+            print("  output lines, not run: " + ", ".join(map(str, block.output)))
+
+
+HELPERS = r"""
+declare -A __readme_bg
+__readme_start() {  # line command
+  printf 'README.md:%s: $ %s\n' "$1" "$2"
+  echo "$1" > "$__readme_status"
+  __readme_t0=${EPOCHREALTIME/./}
+}
+__readme_check() {  # status line command
+  local us=$((${EPOCHREALTIME/./} - __readme_t0))
+  if [ "$1" -eq 0 ]; then
+    printf 'README.md:%s: ok, %d.%d s\n' "$2" $((us / 1000000)) $((us / 100000 % 10))
+    return
+  fi
+  printf 'README.md:%s: FAILED, exit status %s after %d.%d s: %s\n' "$2" "$1" \
+    $((us / 1000000)) $((us / 100000 % 10)) "$3"
+  __readme_stop_bg
+  exit 1
+}
+__readme_note_bg() {  # line: remember the job a command left in the background
+  [ -n "$!" ] && [ -z "${__readme_bg[$!]:-}" ] && __readme_bg[$!]=$1
+  return 0
+}
+__readme_running() {  # pid seconds: is it still running after waiting up to that long?
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do kill -0 "$1" 2>/dev/null || return 1; sleep 0.1; done
+  kill -0 "$1" 2>/dev/null
+}
+__readme_stop_bg() {  # every background job ends by itself or on SIGINT, with status 0
+  local pid rc status=0
+  for pid in "${!__readme_bg[@]}"; do
+    if __readme_running "$pid" 3; then
+      echo "README.md:${__readme_bg[$pid]}: the block leaves this job running: SIGINT"
+      kill -INT "$pid"
+      __readme_running "$pid" 30 && { kill -KILL "$pid"; echo "  (not stopped: SIGKILL)"; }
+    fi
+    wait "$pid"; rc=$?
+    if [ "$rc" -ne 0 ]; then
+      echo "README.md:${__readme_bg[$pid]}: FAILED, background job exit status $rc"
+      status=1
+    fi
+  done
+  __readme_bg=()
+  return $status
+}
+"""
+
+
+def block_script(commands, status_file):
+    parts = [HELPERS, f"__readme_status={shlex.quote(status_file)}"]
+    for c in commands:
+        quoted = shlex.quote(c.text.replace("\n", " "))
+        parts += [f"__readme_start {c.line} {quoted}",
+                  c.text,
+                  f"__readme_check $? {c.line} {quoted}",
+                  f"__readme_note_bg {c.line}"]
+    parts.append("__readme_stop_bg || exit 1")
+    return "\n".join(parts) + "\n"
+
+
+def fresh_tree(source, build, work):
+    tree = os.path.join(work, "tree")
+    if os.path.exists(tree):
+        shutil.rmtree(tree)
+
+    def skip(directory, names):
+        if os.path.samefile(directory, source):
+            return [n for n in names if n in (".git", "out") or n.startswith("build")]
+        return []
+
+    shutil.copytree(source, tree, ignore=skip, symlinks=True)
+    os.symlink(os.path.abspath(build), os.path.join(tree, "build"))
+    return tree
+
+
+def session_processes(sid):
+    """Processes of session sid that have not exited (zombies aside)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            found.append((int(pid), name))
+    return found
+
+
+def end_session(sid):
+    for sig, wait in ((signal.SIGINT, 10), (signal.SIGKILL, 5)):
+        for pid, _ in session_processes(sid):
+            try:
+                os.kill(pid, sig)
+            except ProcessLookupError:
+                pass
+        deadline = time.monotonic() + wait
+        while session_processes(sid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+
+
+def last_line(status_file):
+    try:
+        with open(status_file) as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
+def run_block(block, commands, tree, work, deadline):
+    """Runs the block's chosen commands in one bash; True when all succeeded."""
+    status_file = os.path.join(work, "current_line")
+    script = os.path.join(work, f"block_{block.first}.sh")
+    with open(script, "w") as f:
+        f.write(block_script(commands, status_file))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    sys.stdout.flush()
+    proc = subprocess.Popen(["/bin/bash", script], cwd=tree, env=env, stdin=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        ok = proc.wait(timeout=max(1, deadline - time.monotonic())) == 0
+        left = session_processes(proc.pid)
+    except subprocess.TimeoutExpired:
+        line = last_line(status_file)
+        print(f"{README}:{line}: FAILED, still running at the test's --timeout: "
+              f"{command_at(commands, line)}")
+        ok, left = False, []
+    if left:
+        print(f"{README}:{block.first}-{block.last}: FAILED, the block left processes running: "
+              + ", ".join(f"{pid} {name}" for pid, name in left))
+        ok = False
+    end_session(proc.pid)
+    proc.wait()
+    return ok
+
+
+def command_at(commands, line):
+    return next((c.key() for c in commands if str(c.line) == line), "?")
+
+
+def chosen_blocks(name, blocks, text):
+    """The blocks --block TEXT names (all without it), or a one-line error."""
+    if text is None:
+        return blocks
+    chosen = [b for b in blocks if any(text in c.text for c in b.commands)]
+    if not any(group_of(c) == name for b in chosen for c in b.commands):
+        one_line_error(f"--block {text}: no block with a command of group {name} has this")
+    return chosen
+
+
+def run_group(name, blocks, args):
+    chosen = chosen_blocks(name, blocks, args.block)
+    problems = stale_entries(blocks)
+    for problem in problems:
+        print(problem)
+    os.makedirs(args.work, exist_ok=True)
+    tree = fresh_tree(args.source, args.build, args.work)
+    deadline = time.monotonic() + args.timeout
+    failed = []
+    for block in chosen:
+        commands = [c for c in block.commands if group_of(c) == name]
+        if commands:
+            print(f"== {README}:{block.first}-{block.last} in {tree}", flush=True)
+            if not run_block(block, commands, tree, args.work, deadline):
+                failed.append(f"{block.first}-{block.last}")
+    if failed:
+        print(f"readme_{name}: failed blocks at {README} lines " + ", ".join(failed))
+    return 1 if failed or problems else 0
+
+
+def one_line_error(message):
+    print(f"readme_snippets: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.error = one_line_error
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--list", action="store_true", help="print each group and its timeout")
+    mode.add_argument("--show", action="store_true", help="print every block's commands")
+    mode.add_argument("--run", metavar="GROUP", help="run a group's commands")
+    parser.add_argument("--source", default=os.path.dirname(os.path.dirname(
+        os.path.dirname(os.path.abspath(__file__)))), help="the source tree (default: this one)")
+    parser.add_argument("--build", help="the build directory the snippets call build/")
+    parser.add_argument("--work", help="a directory for the tree's copy and the scripts")
+    parser.add_argument("--timeout", type=float, help="seconds for the whole group")
+    parser.add_argument("--block", metavar="TEXT",
+                        help="run only the group's commands in the blocks where a command "
+                             "contains TEXT")
+    args = parser.parse_args(argv)
+    if args.run is not None:
+        check_run_args(args)
+    return args
+
+
+def check_run_args(args):
+    names = dict(groups())
+    if args.run not in names:
+        one_line_error(f"--run {args.run}: no such group (--list shows them)")
+    if not args.build or not os.path.isdir(args.build):
+        one_line_error(f"--build {args.build}: not a directory")
+    if not args.work:
+        one_line_error("--run needs --work")
+    if not os.path.isfile(os.path.join(args.source, README)):
+        one_line_error(f"--source {args.source}: has no {README}")
+    if args.timeout is None:
+        args.timeout = names[args.run]
+
+
+def main(argv):
+    args = parse_args(argv)
+    if args.list:
+        for name, timeout in groups():
+            print(name, timeout)
+        return 0
+    blocks = read_readme(args.source)
+    if args.show:
+        show(blocks)
+        problems = stale_entries(blocks)
+        for problem in problems:
+            print(problem)
+        return 1 if problems else 0
+    return run_group(args.run, blocks, args)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
