@@ -13,8 +13,8 @@ EXCLUDED names the commands no test runs and why, LONG the commands of more than
 test that runs them; every other command is in the group `fast`. Both tables must name
 commands the README has, so that they stay exact.
 
---run GROUP copies the source tree (without .git, out/ and build*/) into WORK/tree, links
-WORK/tree/build to BUILD, and there runs the group's commands block by block, each block in one
+--run GROUP copies the source tree (without .git, out/ and build*/) into a new WORK/tree-*, links
+its build to BUILD, and there runs the group's commands block by block, each block in one
 bash, in README order, with the block's state (variables, background jobs) kept. Before each
 command it prints `README.md:LINE: $ COMMAND`; a command that fails ends its block with
 `README.md:LINE: FAILED, exit status S: COMMAND`, and the next block runs. A background job
@@ -30,6 +30,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 README = "README.md"
@@ -241,9 +242,9 @@ def block_script(commands, status_file):
 
 
 def fresh_tree(source, build, work):
-    tree = os.path.join(work, "tree")
-    if os.path.exists(tree):
-        shutil.rmtree(tree)
+    """A new copy per run, so that two runs of a group never share one."""
+    tree = tempfile.mkdtemp(prefix="tree-", dir=work)
+    os.rmdir(tree)
 
     def skip(directory, names):
         if os.path.samefile(directory, source):
@@ -291,10 +292,10 @@ def last_line(status_file):
         return "?"
 
 
-def run_block(block, commands, tree, work, deadline):
+def run_block(block, commands, tree, deadline):
     """Runs the block's chosen commands in one bash; True when all succeeded."""
-    status_file = os.path.join(work, "current_line")
-    script = os.path.join(work, f"block_{block.first}.sh")
+    status_file = os.path.join(tree, ".readme_current_line")
+    script = os.path.join(tree, f".readme_block_{block.first}.sh")
     with open(script, "w") as f:
         f.write(block_script(commands, status_file))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -345,10 +346,13 @@ def run_group(name, blocks, args):
         commands = [c for c in block.commands if group_of(c) == name]
         if commands:
             print(f"== {README}:{block.first}-{block.last} in {tree}", flush=True)
-            if not run_block(block, commands, tree, args.work, deadline):
+            if not run_block(block, commands, tree, deadline):
                 failed.append(f"{block.first}-{block.last}")
     if failed:
-        print(f"readme_{name}: failed blocks at {README} lines " + ", ".join(failed))
+        print(f"readme_{name}: failed blocks at {README} lines " + ", ".join(failed) +
+              f"; the tree is kept in {tree}")
+    else:
+        shutil.rmtree(tree, ignore_errors=True)
     return 1 if failed or problems else 0
 
 
