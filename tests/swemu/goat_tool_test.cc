@@ -239,7 +239,7 @@ TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
   const std::string dir = Dir();
   const std::vector<std::string> runtime_before = HostRuntimeDirs();
   RunResult run = RunCommandIn(dir, kGoat +
-                                        " demo --rounds 3 --async --k 7 --delay 5=300ms "
+                                        " demo --rounds 3 --async --k 7 --delay 5=300ms -v "
                                         "--out-dir " +
                                         dir + "demo");
   ASSERT_EQ(run.status, 0) << run.out << run.err;
@@ -253,6 +253,7 @@ TEST(GoatTool, DemoRunsThreeSwitchesInRealTimeAndCompletesFromTheKFastest) {
     EXPECT_LT(std::stod(m[1].str()), std::stod(m[2].str())) << run.out;  // worker 5 came last
     EXPECT_GT(std::stoul(m[3].str()), 0u) << run.out;                    // and was not counted
   }
+  // -v: each switch's goat_stats JSON.
   for (const char* sw : {"s1", "s2", "s3"}) {
     EXPECT_NE(run.out.find(std::string(sw) + ": {\"claimed\""), std::string::npos) << run.out;
   }
