@@ -39,7 +39,8 @@ fi
 
 # The whole suite: unit, scenario and end-to-end tests, then the same tests plus the fuzzers
 # (bounded time) under AddressSanitizer and UndefinedBehaviorSanitizer with clang.
-ctest --test-dir build --output-on-failure -j "$jobs"
+# The README blocks that take minutes (label readme_long) are left out: README, Quick start.
+ctest --test-dir build --output-on-failure -j "$jobs" -LE readme_long
 CC=clang CXX=clang++ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DSWEMU_SANITIZE=ON -DSWEMU_FUZZ=ON -DSWEMU_BENCH=OFF >/dev/null
 cmake --build build-asan -j "$jobs"
