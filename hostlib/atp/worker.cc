@@ -387,18 +387,21 @@ void AtpWorker::ArmProbe(Lane& lane, TimeNs now) const noexcept {
   // burst loss (or a slow peer), the RTO's to judge.
   const uint32_t unanswered = lane.next - lane.una - lane.answered_ahead;
   const bool tail = options_.tail_probe && lane.next == lane.order.size() && lane.una < lane.next &&
-                    unanswered <= 2 * options_.ooo_threshold && lane.srtt != 0 &&
-                    lane.probed_una != lane.una + 1;
-  lane.probe_at =
-      tail ? now + std::max(2 * lane.srtt, lane.srtt + 4 * lane.rttvar) : kNever;
+                    unanswered <= 2 * options_.ooo_threshold && lane.srtt != 0;
+  const uint32_t probes = lane.probed_una == lane.una + 1 ? lane.probes : 0;
+  const TimeNs wait = std::max(2 * lane.srtt, lane.srtt + 4 * lane.rttvar) << std::min(probes, 20u);
+  lane.probe_at = tail && now + wait < lane.deadline ? now + wait : kNever;
 }
 
 void AtpWorker::Probe(Lane& lane, TimeNs now) noexcept {
   lane.probe_at = kNever;
   if (lane.una >= lane.next) return;
-  lane.probed_una = lane.una + 1;  // once per UNA: a lost probe is the timeout's
+  if (lane.probed_una != lane.una + 1) lane.probes = 0;
+  lane.probed_una = lane.una + 1;
+  ++lane.probes;  // the next probe of this UNA waits twice as long
   ++stats_.tail_probes;
   SendPacket(lane.order[lane.una], true, now);
+  ArmProbe(lane, now);
 }
 
 void AtpWorker::OnTimer(TimeNs now) noexcept {

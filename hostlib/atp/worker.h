@@ -181,6 +181,7 @@ class AtpWorker {
     TimeNs deadline = kNever;
     TimeNs probe_at = kNever;  // the tail loss probe, armed once every packet is sent
     uint32_t probed_una = 0;   // UNA + 1 when it was probed (0: not yet)
+    uint32_t probes = 0;       // probes of that UNA so far
     TimeNs min_rto = 0;  // adaptive floor: raised after a spurious timeout
     // The last loss cut, to undo when it proves spurious.
     struct Undo {
@@ -207,8 +208,9 @@ class AtpWorker {
   // with ooo_threshold answered packets after it, once.
   void RecoverHoles(Lane& lane, uint32_t answered, TimeNs now) noexcept;
   // RFC 8985's tail loss probe: when every packet of the lane is sent and none is answered for
-  // max(2 srtt, srtt + 4 rttvar), UNA is resent, once per UNA (a lost tail has no three later
-  // packets to reveal it, and would otherwise wait for the RTO's floor).
+  // max(2 srtt, srtt + 4 rttvar), UNA is resent (a lost tail has no three later packets to
+  // reveal it, and would otherwise wait for the RTO's floor). A probe that gets no answer is
+  // followed by another after twice the wait, one packet each, until the RTO is nearer.
   void ArmProbe(Lane& lane, TimeNs now) const noexcept;
   void Probe(Lane& lane, TimeNs now) noexcept;
   uint32_t WindowPackets(const Lane& lane) const noexcept;

@@ -407,8 +407,9 @@ TEST_F(WorkerTest, EveryHoleWithThreeLaterAnswersIsResentOnce) {
 }
 
 // A lost last packet has no three later ones to reveal it: once every packet is sent and none
-// is answered for two smoothed RTTs, UNA is resent (once per UNA), long before the RTO.
-TEST_F(WorkerTest, ALostLastPacketIsProbedAfterTwoRttsNotTheRto) {
+// is answered for two smoothed RTTs, UNA is resent, long before the RTO; a lost probe is
+// followed by others at doubling waits.
+TEST_F(WorkerTest, ALostLastPacketIsProbedAfterTwoRttsThenWithBackoffBeforeTheRto) {
   AtpWorkerOptions options = OneLane();
   options.tail_probe = true;
   Make(4, options);
@@ -418,15 +419,27 @@ TEST_F(WorkerTest, ALostLastPacketIsProbedAfterTwoRttsNotTheRto) {
   Param(10'200, 2);  // 3 is lost
   tx_.frames.clear();
   EXPECT_LT(worker_->NextTimer(), 10'200u + 100'000u);
-  worker_->OnTimer(worker_->NextTimer());
+  const TimeNs first_probe = worker_->NextTimer();
+  worker_->OnTimer(first_probe);
   EXPECT_EQ(SentSeqs(), std::vector<uint32_t>{3});
   EXPECT_EQ(worker_->stats().tail_probes, 1u);
   EXPECT_EQ(worker_->stats().timeouts, 0u);
-  // The probe was lost too: the next timer is the RTO, not another probe.
-  EXPECT_GE(worker_->NextTimer(), 10'200u + 1'000'000u);
-  worker_->OnTimer(worker_->NextTimer());
-  EXPECT_EQ(worker_->stats().tail_probes, 1u);
-  EXPECT_EQ(worker_->stats().timeouts, 1u);
+  // The probe was lost too: another follows after twice the wait each time (one packet each),
+  // until the RTO comes first.
+  std::vector<TimeNs> probes_at = {first_probe};
+  while (worker_->stats().timeouts == 0) {
+    const TimeNs at = worker_->NextTimer();
+    const uint64_t probes = worker_->stats().tail_probes;
+    worker_->OnTimer(at);
+    worker_->Pump(at);
+    if (worker_->stats().tail_probes > probes) probes_at.push_back(at);
+  }
+  ASSERT_GE(probes_at.size(), 5u);  // 20 us, doubled, below the 1 ms RTO
+  EXPECT_LE(probes_at.size(), 7u);
+  for (std::size_t i = 2; i < probes_at.size(); ++i) {
+    EXPECT_EQ(probes_at[i] - probes_at[i - 1], 2 * (probes_at[i - 1] - probes_at[i - 2])) << i;
+  }
+  EXPECT_EQ(SentSeqs(), std::vector<uint32_t>(probes_at.size() + 1, 3));  // + the RTO's resend
   Param(worker_->NextTimer() - 1, 3);
   EXPECT_TRUE(call_.done());
 }
