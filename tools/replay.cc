@@ -214,8 +214,12 @@ std::string Micros(uint64_t ns) { return FormatNumber(static_cast<double>(ns) / 
 void PrintReport(const ReplaySpec& spec, const replay::SendReport& report,
                  const replay::FrameSource& source, std::ostream& err) {
   const double seconds = static_cast<double>(report.last_sent) / 1e9;
-  err << "sent " << report.packets << " packets, " << report.bytes << " bytes in "
-      << FormatNumber(seconds, 6) << " s (pace: " << spec.pace_text << ")\n";
+  // Bytes for people: exact below a megabyte, then "7.21 GB".
+  const std::string bytes = report.bytes < 1'000'000
+                                ? std::to_string(report.bytes) + " bytes"
+                                : FormatSi(static_cast<double>(report.bytes), "B");
+  err << "sent " << report.packets << " packets, " << bytes << " in " << FormatNumber(seconds, 6)
+      << " s (pace: " << spec.pace_text << ")\n";
   if (report.packets >= 2) {
     auto rates = [](uint64_t packets, uint64_t bytes_before_last, TimeNs span) {
       if (span == 0) return std::string("- pps, - Mbps (no time passed)");
