@@ -3,7 +3,7 @@
 
   pcn_report_plot_test.py --pcn SWEMU_PCN --tmp DIR
 
-One `swemu-pcn sim --out DIR/runs`, then the report run from another directory (DIR/elsewhere):
+One short `swemu-pcn sim --out DIR/runs`, then the report run from another directory (DIR/elsewhere):
 --plot q.png (a bare name) lands beside the data, in DIR/runs, and nothing in the current
 directory; --plot ./here.png (a path) lands in the current directory; a bare name that is a
 directory beside the data ends with one line and exit 2. Exit 0 when all hold, 1 otherwise.
@@ -38,7 +38,10 @@ def main():
     shutil.rmtree(a.tmp, ignore_errors=True)
     runs, elsewhere = os.path.join(a.tmp, "runs"), os.path.join(a.tmp, "elsewhere")
     os.makedirs(elsewhere)
-    sim = subprocess.run([a.pcn, "sim", "--out", runs], capture_output=True, text=True)
+    # A short run (4 bursts a side): where the plot goes does not depend on the run's length, and
+    # the default run takes minutes in the sanitised build.
+    sim = subprocess.run([a.pcn, "sim", "--out", runs, "--duration", "12s", "--ddl-start", "3s",
+                          "--idle", "1s", "--iterations", "2"], capture_output=True, text=True)
     if sim.returncode != 0:
         print(f"pcn_report_plot_test: swemu-pcn sim: exit {sim.returncode}: {sim.stderr}")
         return 1
