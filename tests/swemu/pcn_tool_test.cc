@@ -64,7 +64,7 @@ TEST(PcnTool, ReportOfASimRunPrintsTheSimsFigures) {
   const std::string dir = Dir();
   RunResult sim =
       RunCommandIn(dir, kPcn + " sim --out " + dir +
-                            "run --duration 30s --ddl-start 5s --idle 1s --iterations 3");
+                            "run --duration 12s --ddl-start 3s --idle 1s --iterations 2");
   ASSERT_EQ(sim.status, 0) << sim.err;
   const std::vector<std::string> want = SwemuColumns(sim.out);
   ASSERT_EQ(want.size(), 7u) << sim.out;  // the header and six metrics
