@@ -35,4 +35,35 @@ inline Status ReadDoubleOption(const boost::program_options::variables_map& vm,
   return Status::Ok();
 }
 
+// Checks shared by the tools' option parsers (swemu-gen's workloads and the systems' tools).
+namespace opt {
+
+namespace po = boost::program_options;
+
+// "--option: <what the parser said>" on error, else *out = the value.
+template <typename T>
+Status Check(const std::string& option, Result<T> result, T* out) {
+  if (!result.ok()) return Status::Error("--" + option + ": " + result.message());
+  *out = *result;
+  return Status::Ok();
+}
+
+// The option's text (its default when not given).
+inline std::string Text(const po::variables_map& vm, const char* name) {
+  return vm[name].as<std::string>();
+}
+
+// An integer option within [min, max].
+inline Status CheckUint(const po::variables_map& vm, const char* name, uint64_t min,
+                        uint64_t max, uint64_t* out) {
+  return Check(name, ParseUint(Text(vm, name), min, max), out);
+}
+
+// True when the user gave the option (not only its default).
+inline bool Given(const po::variables_map& vm, const std::string& name) {
+  return vm.count(name) != 0 && !vm[name].defaulted();
+}
+
+}  // namespace opt
+
 }  // namespace swemu

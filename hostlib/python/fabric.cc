@@ -18,8 +18,8 @@
 #include "hostlib/python/dpdk_process.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
-#include "tools/atp/demo_layout.h"
-#include "tools/atp/swemu_process.h"
+#include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/swemu_process.h"
 
 #ifndef SWEMU_DEFAULT_SWEMU_BINARY
 #define SWEMU_DEFAULT_SWEMU_BINARY ""

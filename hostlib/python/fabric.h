@@ -1,9 +1,9 @@
 #pragma once
 // swemu.AtpFabric's C++ side: what a training launcher runs once, before its worker processes.
 //
-// transport "dpdk": swemu-atp demo's one-rack layout (tools/atp/demo_layout.h): the switch's
+// transport "dpdk": swemu-atp demo's one-rack layout (hostlib/testbed/demo_layout.h): the switch's
 // .ini/.cli and two job files in out_dir, swemu started as a child process (the `atp` program on
-// net_vhost ports; tools/atp/swemu_process.h), and the PS on its own virtio_user port, in this
+// net_vhost ports; hostlib/testbed/swemu_process.h), and the PS on its own virtio_user port, in this
 // process (its own EAL, dpdk_process.h), on a loop thread. Workers attach to their switch ports
 // from their own processes (swemu.Worker).
 // transport "udp": no switch. The PS on a kernel UDP socket on a loopback address of its own

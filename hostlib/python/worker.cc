@@ -19,7 +19,7 @@
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
 #include "pipeline/core/text_file.h"
-#include "tools/atp/demo_layout.h"
+#include "hostlib/testbed/demo_layout.h"
 
 namespace swemu::python {
 

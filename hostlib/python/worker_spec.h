@@ -4,7 +4,7 @@
 //   swemu-atp-worker;transport=dpdk;workers=4;job=/tmp/f/job1.atp;dir=/tmp/f;prefix=swemu-py-42-1
 // Keys: transport (dpdk or udp), workers (the job's worker count), job (the job file: hostlib's
 // ATP job text, hostlib/atp/job_config.h), and with dpdk: dir (where the switch's vhost-user
-// sockets are, tools/atp/demo_layout.h) and prefix (the fabric's DPDK --file-prefix stem; each
+// sockets are, hostlib/testbed/demo_layout.h) and prefix (the fabric's DPDK --file-prefix stem; each
 // worker adds its rank and pid). Optional: rank (a spec made for one rank only).
 #include <cstdint>
 #include <string>

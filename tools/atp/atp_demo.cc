@@ -12,8 +12,8 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
-#include "tools/atp/demo_layout.h"
-#include "tools/atp/swemu_process.h"
+#include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
 namespace {

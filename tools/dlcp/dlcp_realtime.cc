@@ -20,7 +20,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
-#include "tools/atp/swemu_process.h"
+#include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
 namespace {

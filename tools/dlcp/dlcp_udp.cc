@@ -21,16 +21,16 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/stop_signal.h"
 #include "tools/subcommand.h"
 
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 // What both ends share.
 struct Common {

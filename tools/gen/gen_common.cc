@@ -7,15 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
-#include "pipeline/control/units.h"
 #include "pipeline/engine/pcap_io.h"
 
 namespace swemu::gen {
-
-Status CheckUint(const po::variables_map& vm, const char* name, uint64_t min, uint64_t max,
-                 uint64_t* out) {
-  return Check(name, ParseUint(Text(vm, name), min, max), out);
-}
 
 Status CheckPcapTime(TimeNs ts, const std::string& frame, const std::string& advice) {
   if (ts <= PcapWriter::kPcapLastNs) return Status::Ok();

@@ -1,5 +1,5 @@
 #pragma once
-// What every swemu-gen workload shares: option checks, the serialization clock of one link,
+// What every swemu-gen workload shares: option checks (tools/option_values.h), the serialization clock of one link,
 // pcap time limits, and outputs written aside then renamed into place.
 #include <boost/program_options.hpp>
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/status.h"
 #include "pipeline/tm/tm_config.h"
+#include "tools/option_values.h"
 
 namespace swemu::gen {
 
@@ -18,27 +19,10 @@ namespace po = boost::program_options;
 // Preamble + SFD + IFG + FCS, as the TM counts them.
 inline constexpr uint32_t kWireOverheadBytes = kEthernetWireOverheadBytes;
 
-// "--option: <what the parser said>" on error, else *out = the value.
-template <typename T>
-Status Check(const std::string& option, Result<T> result, T* out) {
-  if (!result.ok()) return Status::Error("--" + option + ": " + result.message());
-  *out = *result;
-  return Status::Ok();
-}
-
-// The option's text (its default when not given).
-inline std::string Text(const po::variables_map& vm, const char* name) {
-  return vm[name].as<std::string>();
-}
-
-// An integer option within [min, max].
-Status CheckUint(const po::variables_map& vm, const char* name, uint64_t min, uint64_t max,
-                 uint64_t* out);
-
-// True when the user gave the option (not only its default).
-inline bool Given(const po::variables_map& vm, const std::string& name) {
-  return vm.count(name) != 0 && !vm[name].defaulted();
-}
+using opt::Check;
+using opt::CheckUint;
+using opt::Given;
+using opt::Text;
 
 // Bits a frame of `len` bytes takes on the wire.
 constexpr uint64_t WireBits(std::size_t len) { return (uint64_t{len} + kWireOverheadBytes) * 8; }

@@ -15,16 +15,16 @@
 #include "pipeline/core/hash.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
-#include "tools/atp/swemu_process.h"
-#include "tools/common/swemu_network.h"
-#include "tools/gen/gen_common.h"
+#include "hostlib/testbed/swemu_process.h"
+#include "hostlib/testbed/swemu_network.h"
+#include "tools/option_values.h"
 #include "tools/goat/goat_publish.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 po::options_description GoatDemoOptions() {
   po::options_description options("swemu-goat demo options", 100);

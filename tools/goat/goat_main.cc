@@ -20,7 +20,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/goat/goat_common.h"
 #include "tools/goat/goat_demo.h"
 #include "tools/goat/goat_publish.h"
@@ -31,9 +31,9 @@
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 using goat_tool::kSlotBytes;
 

@@ -9,12 +9,12 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/pcap_io.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::CheckUint;
-using gen::Text;
+using opt::CheckUint;
+using opt::Text;
 
 std::string GoatPublishLayout::VhostSocket(const std::string& sw, uint16_t port) const {
   return SwemuNetwork(dir, socket_dir, "goat", file_prefix).VhostSocket(sw, port);

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hostlib/goat/experiment.h"
-#include "tools/common/swemu_network.h"
+#include "hostlib/testbed/swemu_network.h"
 #include "tools/goat/goat_sim.h"
 
 namespace swemu {

@@ -2,14 +2,14 @@
 #include <sstream>
 
 #include "pipeline/control/units.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/goat/goat_sim.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 using goat_tool::kSlotBytes;
 
 void AddGoatSetupOptions(po::options_description& options) {

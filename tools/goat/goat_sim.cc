@@ -8,14 +8,14 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/goat/goat_common.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 using goat_tool::kSlotBytes;
 
 po::options_description GoatSimOptions() {

@@ -33,16 +33,16 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/wire/byte_order.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/pcn/pcn_commands.h"
 #include "tools/stop_signal.h"
 
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 std::atomic<bool>& g_stop = g_stop_requested;  // SIGINT/SIGTERM (tools/stop_signal.h)
 

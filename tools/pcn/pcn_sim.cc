@@ -9,15 +9,15 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/pcn/pcn_commands.h"
 
 namespace swemu {
 namespace {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 po::options_description SimOptions() {
   po::options_description options("swemu-pcn sim options", 100);

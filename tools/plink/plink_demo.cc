@@ -1,6 +1,6 @@
 // swemu-plink demo: PLink in real time. It writes a tree of l2l3 switches (racks under one spine,
 // one swemu process each; host ports net_vhost sockets, each rack's uplink a vhost-user socket on
-// the spine and net_virtio_user on the rack: tools/common/swemu_network.h) into --out-dir, starts
+// the spine and net_virtio_user on the rack: hostlib/testbed/swemu_network.h) into --out-dir, starts
 // the switches, attaches every host from this process over virtio_user (DPDK, one lcore), and
 // runs on every host PLink's endpoints: ProbeEmbed's echo probes in rounds of disjoint pairs
 // (hostlib/plink/probe_rounds.h), then the embedding, the groups, and three reductions of a float
@@ -35,16 +35,16 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
-#include "tools/atp/swemu_process.h"
-#include "tools/common/swemu_network.h"
-#include "tools/gen/gen_common.h"
+#include "hostlib/testbed/swemu_process.h"
+#include "hostlib/testbed/swemu_network.h"
+#include "tools/option_values.h"
 #include "tools/plink/plink_tool.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 po::options_description PlinkDemoOptions() {
   po::options_description options("swemu-plink demo options", 100);

@@ -19,14 +19,14 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
-#include "tools/gen/gen_common.h"
+#include "tools/option_values.h"
 #include "tools/plink/plink_tool.h"
 
 namespace swemu {
 namespace po = boost::program_options;
-using gen::Check;
-using gen::CheckUint;
-using gen::Text;
+using opt::Check;
+using opt::CheckUint;
+using opt::Text;
 
 po::options_description PlinkExperimentOptions() {
   po::options_description options("swemu-plink experiment options", 100);

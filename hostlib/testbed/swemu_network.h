@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "pipeline/core/status.h"
-#include "tools/atp/swemu_process.h"
+#include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
 

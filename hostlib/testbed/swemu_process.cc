@@ -1,4 +1,4 @@
-#include "tools/atp/swemu_process.h"
+#include "hostlib/testbed/swemu_process.h"
 
 #include <fcntl.h>
 #include <signal.h>

@@ -1,4 +1,4 @@
-#include "tools/atp/demo_layout.h"
+#include "hostlib/testbed/demo_layout.h"
 
 #include <sstream>
 

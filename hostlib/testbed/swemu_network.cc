@@ -1,4 +1,4 @@
-#include "tools/common/swemu_network.h"
+#include "hostlib/testbed/swemu_network.h"
 
 #include <filesystem>
 #include <sstream>
