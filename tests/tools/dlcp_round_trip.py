@@ -21,18 +21,17 @@ dlcp=N) end with one line and exit status 2, writing nothing.
 Exit status: 0 on success; 1 with each difference; 2 when a tool is missing or fails.
 """
 
-import argparse
 import csv
-import json
 import os
-import shutil
 import struct
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dissector_test import ipv4_udp_frame, udp_as_tcp, write_pcap  # noqa: E402
+import round_trip_lib  # noqa: E402
+from dissector_test import ipv4_udp_frame, udp_as_tcp  # noqa: E402
+from round_trip_lib import (SetupError, check_scope, check_text_summary, datagram,  # noqa: E402
+                            frame_ns, summary_json)
 
 DLCP_PORT = 9800
 HEADER_LEN = 16
@@ -46,10 +45,6 @@ HEADER_FIELDS = [("dlcp.version", 0, 1), ("dlcp.type", 0, 1), ("dlcp.pull", 1, 2
                  ("dlcp.length", 2, 4), ("dlcp.tensor", 4, 8), ("dlcp.seq", 8, 12),
                  ("dlcp.offset", 12, 16)]
 FIELDS = [name for name, _, _ in HEADER_FIELDS] + ["dlcp.tag", "dlcp.important"]
-TSHARK_FIELDS = ["frame.number"] + FIELDS + ["_ws.malformed", "_ws.expert.message",
-                                             "_ws.col.Info"]
-AGGREGATOR = "|"
-ETH_IP_UDP = 14 + 20 + 8
 # The words of the dissector's expert message for each of the analyzer's reasons.
 REASON_WORDS = {
     "dlcp_truncated_header": "truncated: DLCP header",
@@ -57,10 +52,7 @@ REASON_WORDS = {
     "dlcp_bad_type": "unknown DLCP type",
     "dlcp_truncated_payload": "truncated: DLCP payload length",
 }
-
-
-class SetupError(Exception):
-    """A tool is missing or failed: exit 2."""
+DLCP = round_trip_lib.Protocol("dlcp", "DLCP", DLCP_PORT, 9900, FIELDS, REASON_WORDS)
 
 
 def tos(dscp, ecn):
@@ -73,22 +65,17 @@ def header_bytes(h):
                        h["length"], h["tensor"], h["seq"], h["offset"])
 
 
-class Case:
+class Case(round_trip_lib.HeaderCase):
+    header_len = HEADER_LEN
+
     def __init__(self, name, frame, h=None, tos_byte=0, src=SENDER, dst=RECEIVER, reason="",
-                 header_kept=HEADER_LEN, caplen=None, snapped_header=False, info=None):
-        self.name = name
-        self.frame = frame
-        self.h = h                # None: not DLCP; else the header's values as encoded
+                 kept=0, wire=0, caplen=None, info=None):
+        super().__init__(name, frame, h, reason, kept, wire, caplen, info)
         self.tos = tos_byte
         self.src, self.dst = src, dst
-        self.reason = reason      # the analyzer's malformed reason, "" if none
-        self.header_kept = header_kept  # header bytes captured
-        self.caplen = caplen
-        self.snapped_header = snapped_header  # the capture (not the datagram) cut the header
-        self.info = info          # the expected start of the Info column
 
     def is_data(self):
-        return (self.h is not None and self.header_kept >= 1 and self.h["version"] == 1 and
+        return (self.h is not None and self.kept >= 1 and self.h["version"] == 1 and
                 self.h["type"] == 1)
 
     def expect(self):
@@ -99,7 +86,7 @@ class Case:
                   "dlcp.pull": self.h["flags"] & 1, "dlcp.length": self.h["length"],
                   "dlcp.tensor": self.h["tensor"], "dlcp.seq": self.h["seq"],
                   "dlcp.offset": self.h["offset"]}
-        out = {name: (values[name] if self.header_kept >= end else None)
+        out = {name: (values[name] if self.kept >= end else None)
                for name, _, end in HEADER_FIELDS}
         dscp, ecn = self.tos >> 2, self.tos & 3
         data = self.is_data()
@@ -107,9 +94,6 @@ class Case:
         out["dlcp.tag"] = dscp - DSCP_BASE if data and tagged else None
         out["dlcp.important"] = int(ecn != 0) if data else None
         return out
-
-    def accounted(self):
-        return self.h is not None and not self.reason and not self.snapped_header
 
 
 def hdr(ptype, tensor=7, seq=0, offset=0, length=0, flags=0, version=1):
@@ -125,14 +109,9 @@ def dlcp_case(name, h, payload_len=None, tos_byte=None, src=SENDER, dst=RECEIVER
         tos_byte = tos(DSCP_BASE + 2, 2) if h["type"] == 1 else tos(CONTROL_DSCP, 0)
     payload_len = h["length"] if payload_len is None else payload_len
     data = header_bytes(h) + bytes((i * 7) & 0xFF for i in range(payload_len))
-    if cut is not None:
-        data = data[:cut]
-    frame = ipv4_udp_frame(data, sport, dport, vlan, src, dst, tos_byte)
-    at = ETH_IP_UDP + (4 if vlan is not None else 0)
-    caplen = None if caplen_cut is None else at + caplen_cut
-    kept = min(HEADER_LEN, len(data), HEADER_LEN if caplen_cut is None else caplen_cut)
-    snapped = kept < HEADER_LEN and len(data) >= HEADER_LEN
-    return Case(name, frame, h, tos_byte, src, dst, reason, kept, caplen, snapped, info)
+    frame, caplen, kept, wire = datagram(data, sport, dport, src, dst, tos_byte, vlan, cut,
+                                         caplen_cut)
+    return Case(name, frame, h, tos_byte, src, dst, reason, kept, wire, caplen, info)
 
 
 def cases():
@@ -227,126 +206,8 @@ def cases():
 
 
 # --------------------------------------------------------------------------------------------
-# Running both tools
-# --------------------------------------------------------------------------------------------
-
-def run(cmd, what, expect_status=0):
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=300)
-    except FileNotFoundError:
-        raise SetupError("%s: %s not found" % (what, cmd[0]))
-    if expect_status is not None and proc.returncode != expect_status:
-        raise SetupError("%s exited with %d: %s\n%s" % (what, proc.returncode, " ".join(cmd),
-                                                      proc.stderr.strip()[-2000:]))
-    return proc
-
-
-def check_tshark_stderr(proc):
-    errors = [line for line in proc.stderr.splitlines()
-              if "lua" in line.lower() or "error" in line.lower()]
-    errors += [line for line in proc.stdout.splitlines()
-               if "Lua Error" in line or "dissector error" in line]
-    if errors:
-        raise SetupError("tshark reported errors:\n  " + "\n  ".join(errors[:10]))
-
-
-def read_tshark(tshark, lua, pcap, extra=()):
-    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap] + list(extra)
-    cmd += ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a",
-            "-E", "aggregator=" + AGGREGATOR]
-    for field in TSHARK_FIELDS:
-        cmd += ["-e", field]
-    proc = run(cmd, "tshark")
-    check_tshark_stderr(proc)
-    rows = {}
-    for line in proc.stdout.splitlines():
-        cells = line.split("\t")
-        if len(cells) != len(TSHARK_FIELDS):
-            raise SetupError("tshark printed %d columns, expected %d: %r" % (
-                len(cells), len(TSHARK_FIELDS), line[:200]))
-        rows[int(cells[0])] = dict(zip(TSHARK_FIELDS, cells))
-    # The full tree of every frame renders without a Lua error too.
-    check_tshark_stderr(run([tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-V"] +
-                            list(extra), "tshark -V"))
-    return rows
-
-
-def read_analyzer(analyze, pcap, out_dir, extra=()):
-    csv_path = os.path.join(out_dir, "packets.csv")
-    if os.path.exists(csv_path):
-        os.remove(csv_path)
-    proc = run([analyze, pcap, "--packets", csv_path, "--json",
-                os.path.join(out_dir, "summary.json"), "--csv", out_dir] + list(extra),
-               "swemu-analyze")
-    with open(os.path.join(out_dir, "summary.txt"), "w") as f:
-        f.write(proc.stdout)
-    with open(csv_path, newline="") as f:
-        reader = csv.DictReader(f)
-        missing = [c for c in FIELDS + ["frame", "malformed"] if c not in reader.fieldnames]
-        if missing:
-            raise SetupError("%s has no column %s" % (csv_path, ", ".join(missing)))
-        return {int(row["frame"]): row for row in reader}
-
-
-def number(text):
-    """A cell as an int (tshark's booleans: 1/0, or True/False in newer versions); None: empty."""
-    if text == "":
-        return None
-    if text in ("True", "False"):
-        return int(text == "True")
-    return int(text, 0)
-
-
-# --------------------------------------------------------------------------------------------
 # Checking
 # --------------------------------------------------------------------------------------------
-
-def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
-    errors = []
-    for n, case in enumerate(all_cases, start=1):
-        where = "%s frame %d (%s)" % (tag, n, case.name)
-        t_row, a_row = tshark_rows.get(n), analyzer_rows.get(n)
-        if t_row is None or a_row is None:
-            errors.append("%s: missing from %s" % (where, "tshark" if t_row is None
-                                                   else "swemu-analyze"))
-            continue
-        want = case.expect()
-        for field in FIELDS:
-            try:
-                got_t, got_a = number(t_row[field]), number(a_row[field])
-            except ValueError:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze): not a number" % (
-                    where, field, t_row[field], a_row[field]))
-                continue
-            if got_t != want[field] or got_a != want[field]:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze), encoded %r" % (
-                    where, field, t_row[field], a_row[field], want[field]))
-        if a_row["malformed"] != case.reason:
-            errors.append("%s: swemu-analyze says malformed %r, expected %r" % (
-                where, a_row["malformed"], case.reason))
-        messages = t_row["_ws.expert.message"]
-        if bool(t_row["_ws.malformed"]) != bool(case.reason):
-            errors.append("%s: tshark malformed %r, experts %r" % (where, t_row["_ws.malformed"],
-                                                                  messages))
-        if case.reason and REASON_WORDS[case.reason] not in messages:
-            errors.append("%s: tshark experts %r do not say %r" % (
-                where, messages, REASON_WORDS[case.reason]))
-        info = t_row["_ws.col.Info"]
-        if case.h is None:
-            if info.startswith("DLCP"):
-                errors.append("%s: not DLCP, but Info is %r" % (where, info))
-            continue
-        want_info = case.info or "DLCP"
-        if not info.startswith(want_info):
-            errors.append("%s: Info is %r, expected %r..." % (where, info, want_info))
-    return errors
-
-
-def frame_ns(index):
-    """write_pcap's timestamp of frame `index` (0-based): 1700000000 + i s and 1000 * i ns."""
-    return (1700000000 + index) * 10**9 + 1000 * index
-
 
 def model(all_cases):
     """The per-flow summary the spec implies, from the values encoded."""
@@ -424,16 +285,8 @@ def check_summary(all_cases, out_dir):
             if row.get(column) != value:
                 errors.append("dlcp.csv %s: %s is %r, expected %r" % (key, column,
                                                                      row.get(column), value))
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        dlcp = json.load(f)["runs"][0]["dlcp"]
-    reasons = {r: sum(c.reason == r for c in all_cases) for r in REASON_WORDS}
-    if dlcp.get("malformed") != reasons:
-        errors.append("summary.json: dlcp.malformed is %r, expected %r" % (dlcp.get("malformed"),
-                                                                          reasons))
-    snapped = sum(c.snapped_header and not c.reason for c in all_cases)
-    if dlcp.get("udp_port") != DLCP_PORT or dlcp.get("snapped_headers") != snapped:
-        errors.append("summary.json: udp_port %r, snapped_headers %r, expected %d, %d" % (
-            dlcp.get("udp_port"), dlcp.get("snapped_headers"), DLCP_PORT, snapped))
+    dlcp = summary_json(out_dir, DLCP)
+    errors += check_scope(DLCP, dlcp, all_cases)
     by_key = {(f["src"], f["dst"], f["tensor"]): f for f in dlcp.get("flows", [])}
     for key, flow in flows.items():
         j = by_key.get(key)
@@ -446,19 +299,17 @@ def check_summary(all_cases, out_dir):
         for k, v in want.items():
             if j.get(k) != v:
                 errors.append("summary.json %s: %s is %r, expected %r" % (key, k, j.get(k), v))
-    with open(os.path.join(out_dir, "summary.txt")) as f:
-        text = f.read()
     line = "  dlcp: udp port %d, %d flow(s), %d data packet(s), %d signal(s)" % (
         DLCP_PORT, len(flows), sum(f["data_packets"] for f in flows.values()),
         sum(sum(f["signals"].values()) for f in flows.values()))
-    if line not in text:
-        errors.append("the text summary has no line %r:\n%s" % (line, text))
+    errors += check_text_summary(out_dir, line)
     return errors
 
 
-def check_port_option(tshark, lua, analyze, out_dir):
-    """--dlcp-port and swemu_dlcp.udp_port move the scope alike; 9800 is then plain UDP."""
-    moved = [
+def moved_cases():
+    """To port 9900 once --dlcp-port and swemu_dlcp.udp_port moved there; 9800 is then plain
+    UDP."""
+    return [
         dlcp_case("data to 9900", hdr(1, tensor=1, length=4), tos_byte=tos(DSCP_BASE + 4, 3),
                   sport=40000, dport=9900,
                   info="DLCP data tensor 1 seq 0 offset 0 len 4 tag 4 important"),
@@ -467,71 +318,7 @@ def check_port_option(tshark, lua, analyze, out_dir):
                                                            40000, DLCP_PORT, None, SENDER,
                                                            RECEIVER, tos(DSCP_BASE, 2))),
     ]
-    pcap = os.path.join(out_dir, "dlcp_port9900.pcap")
-    write_pcap(pcap, [(c.frame, c.caplen) for c in moved])
-    sub = os.path.join(out_dir, "port9900")
-    os.makedirs(sub, exist_ok=True)
-    return check_frames(moved,
-                        read_tshark(tshark, lua, pcap, ["-o", "swemu_dlcp.udp_port:9900"]),
-                        read_analyzer(analyze, pcap, sub, ["--dlcp-port", "9900"]), "port9900")
-
-
-def check_bad_options(analyze, pcap, out_dir):
-    """Each ends with one line and exit status 2 before any output is written."""
-    errors = []
-    untouched = os.path.join(out_dir, "bad_option_out")
-    shutil.rmtree(untouched, ignore_errors=True)
-    for args, prefix in [(["--dlcp-port", "0"], "swemu-analyze: --dlcp-port: "),
-                         (["--dlcp-port", "65536"], "swemu-analyze: --dlcp-port: "),
-                         (["--dlcp-port", "abc"], "swemu-analyze: --dlcp-port: "),
-                         (["--dlcp-port", ""], "swemu-analyze: --dlcp-port: "),
-                         (["--udp-port", "dlcp=9900"], "swemu-analyze: --udp-port dlcp=9900: ")]:
-        proc = run([analyze, pcap, "--csv", untouched] + args, "swemu-analyze",
-                   expect_status=None)
-        lines = proc.stderr.splitlines()
-        if proc.returncode != 2 or len(lines) != 1 or not lines[0].startswith(prefix):
-            errors.append("swemu-analyze %s: exit %d, stderr %r (expected 2 and one line %r...)"
-                          % (" ".join(args), proc.returncode, proc.stderr, prefix))
-        if proc.stdout or os.path.exists(untouched):
-            errors.append("swemu-analyze %s: wrote output before failing" % " ".join(args))
-    return errors
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lua", required=True)
-    parser.add_argument("--analyze", required=True)
-    parser.add_argument("--tmp", required=True, help="directory for the pcaps and outputs")
-    args = parser.parse_args()
-    try:
-        tshark = shutil.which("tshark")
-        if tshark is None:
-            raise SetupError("tshark not found (apt-get install tshark); this test does not skip")
-        lua = os.path.abspath(args.lua)
-        if not os.path.isfile(lua):
-            raise SetupError("--lua %s: no such file" % args.lua)
-        os.makedirs(args.tmp, exist_ok=True)
-        all_cases = cases()
-        pcap = os.path.join(args.tmp, "dlcp_cases.pcap")
-        write_pcap(pcap, [(c.frame, c.caplen) for c in all_cases])
-        errors = check_frames(all_cases, read_tshark(tshark, lua, pcap),
-                              read_analyzer(args.analyze, pcap, args.tmp), "cases")
-        errors += check_summary(all_cases, args.tmp)
-        errors += check_port_option(tshark, lua, args.analyze, args.tmp)
-        errors += check_bad_options(args.analyze, pcap, args.tmp)
-    except (SetupError, OSError, subprocess.TimeoutExpired) as error:
-        print("FAIL (setup): %s" % error, file=sys.stderr)
-        return 2
-    if errors:
-        print("FAIL: %d problem(s) (outputs in %s):" % (len(errors), args.tmp), file=sys.stderr)
-        for e in errors[:50]:
-            print("  " + e, file=sys.stderr)
-        return 1
-    print("PASS: %d frames (%d DLCP) agree with the values encoded, in tshark and swemu-analyze "
-          "(outputs in %s)" % (len(all_cases), sum(c.h is not None for c in all_cases),
-                               args.tmp))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(round_trip_lib.main(__doc__, DLCP, cases, check_summary, moved_cases))

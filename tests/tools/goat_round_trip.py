@@ -22,21 +22,17 @@ preference swemu_goat.udp_port:N move the scope alike, and that bad --goat-port 
 Exit status: 0 on success; 1 with each difference; 2 when a tool is missing or fails.
 """
 
-import argparse
 import csv
-import json
 import os
-import shutil
 import struct
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dissector_test import ipv4_udp_frame, udp_as_tcp, write_pcap  # noqa: E402
-# The tool runners and the analyzer's reader (it reads every column of --packets) are DLCP's.
-from dlcp_round_trip import (AGGREGATOR, SetupError, check_tshark_stderr, number,  # noqa: E402
-                             read_analyzer, run)
+import round_trip_lib  # noqa: E402
+from dissector_test import ipv4_udp_frame, udp_as_tcp  # noqa: E402
+from round_trip_lib import (AGGREGATOR, SetupError, check_scope,  # noqa: E402
+                            check_text_summary, datagram, number, summary_json)
 
 GOAT_PORT = 9100
 HEADER_LEN = 28
@@ -53,9 +49,6 @@ HEADER_FIELDS = [("goat.version", 1), ("goat.type", 1), ("goat.flags", 2), ("goa
                  ("goat.bitmap", 28)]
 FIELDS = [name for name, _ in HEADER_FIELDS]
 FLAG_FIELDS = ["goat.flags." + name for name in FLAG_NAMES.values()]
-TSHARK_FIELDS = (["frame.number"] + FIELDS + FLAG_FIELDS +
-                 ["goat.element", "_ws.malformed", "_ws.expert.message", "_ws.col.Info"])
-ETH_IP_UDP = 14 + 20 + 8
 # The words of the dissector's expert message for each of the analyzer's reasons.
 REASON_WORDS = {
     "goat_truncated_header": "truncated: GOAT header",
@@ -64,6 +57,23 @@ REASON_WORDS = {
     "goat_truncated_elements": "elements need",
     "goat_bad_count": "is not popcount(bitmap)",
 }
+
+
+def check_tshark(case, t_row):
+    """The dissector's own fields: each flag bit and each captured element."""
+    errors = []
+    for field, want in case.expect_flags().items():
+        if number(t_row[field]) != want:
+            errors.append("%s is %r (tshark), encoded %r" % (field, t_row[field], want))
+    elements = [int(v) for v in t_row["goat.element"].split(AGGREGATOR) if v]
+    if elements != case.expect_elements():
+        errors.append("goat.element is %r (tshark), encoded %r" % (elements[:8],
+                                                                   case.expect_elements()[:8]))
+    return errors
+
+
+GOAT = round_trip_lib.Protocol("goat", "GOAT", GOAT_PORT, 9200, FIELDS, REASON_WORDS,
+                               FLAG_FIELDS + ["goat.element"], check_tshark)
 
 
 def header_bytes(h):
@@ -78,20 +88,8 @@ def element(i):
     return [-2**31, 2**31 - 1, -1, 0][i] if i < 4 else (i * 7919) % 2**20 - 2**19
 
 
-class Case:
-    def __init__(self, name, frame, h=None, reason="", kept=0, wire=0, caplen=None, info=None):
-        self.name = name
-        self.frame = frame
-        self.h = h            # None: not GOAT; else the header's values as encoded
-        self.reason = reason  # the analyzer's malformed reason, "" if none
-        self.kept = kept      # GOAT bytes captured
-        self.wire = wire      # GOAT bytes in the datagram
-        self.caplen = caplen
-        self.info = info      # the expected start of the Info column
-
-    def snapped_header(self):
-        """The capture (not the datagram) cut the header."""
-        return self.kept < HEADER_LEN <= self.wire
+class Case(round_trip_lib.HeaderCase):
+    header_len = HEADER_LEN
 
     def expect(self):
         """{field: value or None} as encoded: a header field when its bytes were captured."""
@@ -119,9 +117,6 @@ class Case:
             return []
         return [element(i) for i in range(min(h["n"], (self.kept - HEADER_LEN) // 4))]
 
-    def accounted(self):
-        return self.h is not None and not self.reason and not self.snapped_header()
-
 
 def hdr(ptype=GRADIENT, flags=0, job=1, node=1, submodel=0, fragment=0, rnd=1, n=4, bitmap=1,
         count=None, version=1):
@@ -142,13 +137,8 @@ def goat_case(name, h, elements=None, cut=None, caplen_cut=None, reason="", vlan
     that many GOAT bytes in the datagram, caplen_cut that many in the capture."""
     elements = h["n"] if elements is None else elements
     data = header_bytes(h) + b"".join(struct.pack("!i", element(i)) for i in range(elements))
-    if cut is not None:
-        data = data[:cut]
-    frame = ipv4_udp_frame(data, sport, dport, vlan, WORKER, PS, 0)
-    at = ETH_IP_UDP + (4 if vlan is not None else 0)
-    caplen = None if caplen_cut is None else at + caplen_cut
-    kept = len(data) if caplen_cut is None else min(len(data), caplen_cut)
-    return Case(name, frame, h, reason, kept, len(data), caplen, info)
+    frame, caplen, kept, wire = datagram(data, sport, dport, WORKER, PS, 0, vlan, cut, caplen_cut)
+    return Case(name, frame, h, reason, kept, wire, caplen, info)
 
 
 def cases():
@@ -246,82 +236,8 @@ def cases():
 
 
 # --------------------------------------------------------------------------------------------
-# Running tshark
-# --------------------------------------------------------------------------------------------
-
-def read_tshark(tshark, lua, pcap, extra=()):
-    """{frame number: {field: cell}}, repeated values (goat.element) joined by AGGREGATOR."""
-    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap] + list(extra)
-    cmd += ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a",
-            "-E", "aggregator=" + AGGREGATOR]
-    for field in TSHARK_FIELDS:
-        cmd += ["-e", field]
-    proc = run(cmd, "tshark")
-    check_tshark_stderr(proc)
-    rows = {}
-    for line in proc.stdout.splitlines():
-        cells = line.split("\t")
-        if len(cells) != len(TSHARK_FIELDS):
-            raise SetupError("tshark printed %d columns, expected %d: %r" % (
-                len(cells), len(TSHARK_FIELDS), line[:200]))
-        rows[int(cells[0])] = dict(zip(TSHARK_FIELDS, cells))
-    # The full tree of every frame renders without a Lua error too.
-    check_tshark_stderr(run([tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-V"] +
-                            list(extra), "tshark -V"))
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
 # Checking
 # --------------------------------------------------------------------------------------------
-
-def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
-    errors = []
-    for n, case in enumerate(all_cases, start=1):
-        where = "%s frame %d (%s)" % (tag, n, case.name)
-        t_row, a_row = tshark_rows.get(n), analyzer_rows.get(n)
-        if t_row is None or a_row is None:
-            errors.append("%s: missing from %s" % (where, "tshark" if t_row is None
-                                                   else "swemu-analyze"))
-            continue
-        for field, want in case.expect().items():
-            try:
-                got_t, got_a = number(t_row[field]), number(a_row[field])
-            except ValueError:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze): not a number" % (
-                    where, field, t_row[field], a_row[field]))
-                continue
-            if got_t != want or got_a != want:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze), encoded %r" % (
-                    where, field, t_row[field], a_row[field], want))
-        for field, want in case.expect_flags().items():
-            if number(t_row[field]) != want:
-                errors.append("%s: %s is %r (tshark), encoded %r" % (where, field, t_row[field],
-                                                                     want))
-        elements = [int(v) for v in t_row["goat.element"].split(AGGREGATOR) if v]
-        if elements != case.expect_elements():
-            errors.append("%s: goat.element is %r (tshark), encoded %r" % (
-                where, elements[:8], case.expect_elements()[:8]))
-        if a_row["malformed"] != case.reason:
-            errors.append("%s: swemu-analyze says malformed %r, expected %r" % (
-                where, a_row["malformed"], case.reason))
-        messages = t_row["_ws.expert.message"]
-        if bool(t_row["_ws.malformed"]) != bool(case.reason):
-            errors.append("%s: tshark malformed %r, experts %r" % (where, t_row["_ws.malformed"],
-                                                                  messages))
-        if case.reason and REASON_WORDS[case.reason] not in messages:
-            errors.append("%s: tshark experts %r do not say %r" % (
-                where, messages, REASON_WORDS[case.reason]))
-        info = t_row["_ws.col.Info"]
-        if case.h is None:
-            if info.startswith("GOAT"):
-                errors.append("%s: not GOAT, but Info is %r" % (where, info))
-            continue
-        want_info = case.info or "GOAT"
-        if not info.startswith(want_info):
-            errors.append("%s: Info is %r, expected %r..." % (where, info, want_info))
-    return errors
-
 
 def model(all_cases):
     """The per-job summary the spec implies, from the values encoded."""
@@ -373,8 +289,7 @@ def check_summary(all_cases, out_dir):
         rows = {int(r["job"]): r for r in csv.DictReader(f)}
     if sorted(rows) != sorted(jobs):
         errors.append("goat.csv: jobs %s, expected %s" % (sorted(rows), sorted(jobs)))
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        goat = json.load(f)["runs"][0]["goat"]
+    goat = summary_json(out_dir, GOAT)
     by_job = {j["job"]: j for j in goat.get("jobs", [])}
     for job_id, job in jobs.items():
         want = model_row(job)
@@ -393,27 +308,18 @@ def check_summary(all_cases, out_dir):
             if j.get(key) != value:
                 errors.append("summary.json job %d: %s is %r, expected %r" % (
                     job_id, key, j.get(key), value))
-    reasons = {r: sum(c.reason == r for c in all_cases) for r in REASON_WORDS}
-    if goat.get("malformed") != reasons:
-        errors.append("summary.json: goat.malformed is %r, expected %r" % (goat.get("malformed"),
-                                                                          reasons))
-    snapped = sum(c.h is not None and c.snapped_header() and not c.reason for c in all_cases)
-    if goat.get("udp_port") != GOAT_PORT or goat.get("snapped_headers") != snapped:
-        errors.append("summary.json: udp_port %r, snapped_headers %r, expected %d, %d" % (
-            goat.get("udp_port"), goat.get("snapped_headers"), GOAT_PORT, snapped))
-    with open(os.path.join(out_dir, "summary.txt")) as f:
-        text = f.read()
+    errors += check_scope(GOAT, goat, all_cases)
     line = "  goat: udp port %d, %d job(s), %d gradient(s), %d result(s)" % (
         GOAT_PORT, len(jobs), sum(j["gradient_packets"] for j in jobs.values()),
         sum(j["result_packets"] for j in jobs.values()))
-    if line not in text:
-        errors.append("the text summary has no line %r:\n%s" % (line, text))
+    errors += check_text_summary(out_dir, line)
     return errors
 
 
-def check_port_option(tshark, lua, analyze, out_dir):
-    """--goat-port and swemu_goat.udp_port move the scope alike; 9100 is then plain UDP."""
-    moved = [
+def moved_cases():
+    """To port 9200 once --goat-port and swemu_goat.udp_port moved there; 9100 is then plain
+    UDP."""
+    return [
         goat_case("gradient to 9200", grad(2, 7), dport=9200,
                   info="GOAT gradient job 1 to node 7 submodel 0 fragment 0 round 1 count 1 "
                        "bitmap 0x4"),
@@ -421,71 +327,7 @@ def check_port_option(tshark, lua, analyze, out_dir):
         Case("gradient to 9100 after the move", ipv4_udp_frame(header_bytes(hdr()), 30000,
                                                                GOAT_PORT, None, WORKER, PS)),
     ]
-    pcap = os.path.join(out_dir, "goat_port9200.pcap")
-    write_pcap(pcap, [(c.frame, c.caplen) for c in moved])
-    sub = os.path.join(out_dir, "port9200")
-    os.makedirs(sub, exist_ok=True)
-    return check_frames(moved,
-                        read_tshark(tshark, lua, pcap, ["-o", "swemu_goat.udp_port:9200"]),
-                        read_analyzer(analyze, pcap, sub, ["--goat-port", "9200"]), "port9200")
-
-
-def check_bad_options(analyze, pcap, out_dir):
-    """Each ends with one line and exit status 2 before any output is written."""
-    errors = []
-    untouched = os.path.join(out_dir, "bad_option_out")
-    shutil.rmtree(untouched, ignore_errors=True)
-    for args, prefix in [(["--goat-port", "0"], "swemu-analyze: --goat-port: "),
-                         (["--goat-port", "65536"], "swemu-analyze: --goat-port: "),
-                         (["--goat-port", "abc"], "swemu-analyze: --goat-port: "),
-                         (["--goat-port", ""], "swemu-analyze: --goat-port: "),
-                         (["--udp-port", "goat=9200"], "swemu-analyze: --udp-port goat=9200: ")]:
-        proc = run([analyze, pcap, "--csv", untouched] + args, "swemu-analyze",
-                   expect_status=None)
-        lines = proc.stderr.splitlines()
-        if proc.returncode != 2 or len(lines) != 1 or not lines[0].startswith(prefix):
-            errors.append("swemu-analyze %s: exit %d, stderr %r (expected 2 and one line %r...)"
-                          % (" ".join(args), proc.returncode, proc.stderr, prefix))
-        if proc.stdout or os.path.exists(untouched):
-            errors.append("swemu-analyze %s: wrote output before failing" % " ".join(args))
-    return errors
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lua", required=True)
-    parser.add_argument("--analyze", required=True)
-    parser.add_argument("--tmp", required=True, help="directory for the pcaps and outputs")
-    args = parser.parse_args()
-    try:
-        tshark = shutil.which("tshark")
-        if tshark is None:
-            raise SetupError("tshark not found (apt-get install tshark); this test does not skip")
-        lua = os.path.abspath(args.lua)
-        if not os.path.isfile(lua):
-            raise SetupError("--lua %s: no such file" % args.lua)
-        os.makedirs(args.tmp, exist_ok=True)
-        all_cases = cases()
-        pcap = os.path.join(args.tmp, "goat_cases.pcap")
-        write_pcap(pcap, [(c.frame, c.caplen) for c in all_cases])
-        errors = check_frames(all_cases, read_tshark(tshark, lua, pcap),
-                              read_analyzer(args.analyze, pcap, args.tmp), "cases")
-        errors += check_summary(all_cases, args.tmp)
-        errors += check_port_option(tshark, lua, args.analyze, args.tmp)
-        errors += check_bad_options(args.analyze, pcap, args.tmp)
-    except (SetupError, OSError, subprocess.TimeoutExpired) as error:
-        print("FAIL (setup): %s" % error, file=sys.stderr)
-        return 2
-    if errors:
-        print("FAIL: %d problem(s) (outputs in %s):" % (len(errors), args.tmp), file=sys.stderr)
-        for e in errors[:50]:
-            print("  " + e, file=sys.stderr)
-        return 1
-    print("PASS: %d frames (%d GOAT) agree with the values encoded, in tshark and swemu-analyze "
-          "(outputs in %s)" % (len(all_cases), sum(c.h is not None for c in all_cases),
-                               args.tmp))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(round_trip_lib.main(__doc__, GOAT, cases, check_summary, moved_cases))

@@ -29,22 +29,17 @@ nothing.
 Exit status: 0 on success; 1 with each difference; 2 when a tool is missing or fails.
 """
 
-import argparse
 import csv
-import json
 import os
-import shutil
 import struct
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from dissector_test import ipv4_udp_frame, udp_as_tcp, write_pcap  # noqa: E402
-# The tool runners, the analyzer's reader (it reads every column of --packets) and the pcap's
-# timestamps are DLCP's.
-from dlcp_round_trip import (AGGREGATOR, SetupError, check_tshark_stderr, frame_ns,  # noqa: E402
-                             number, read_analyzer, run)
+import round_trip_lib  # noqa: E402
+from dissector_test import ipv4_udp_frame, udp_as_tcp  # noqa: E402
+from round_trip_lib import (SetupError, check_scope, check_text_summary,  # noqa: E402
+                            datagram, frame_ns, summary_json)
 
 PLINK_PORT = 9200
 HEADER_LEN = 24
@@ -56,10 +51,6 @@ HEADER_FIELDS = [("plink.version", 1), ("plink.type", 1), ("plink.flags", 2),
                  ("plink.sender", 4), ("plink.receiver", 6), ("plink.epoch", 8),
                  ("plink.seq", 12), ("plink.offset", 16), ("plink.stamp", 24)]
 FIELDS = [name for name, _ in HEADER_FIELDS]
-TSHARK_FIELDS = (["frame.number"] + FIELDS +
-                 ["plink.step", "plink.payload", "_ws.malformed", "_ws.expert.message",
-                  "_ws.col.Info"])
-ETH_IP_UDP = 14 + 20 + 8
 # The words of the dissector's expert message for each of the analyzer's reasons.
 REASON_WORDS = {
     "plink_truncated_header": "truncated: PLink header",
@@ -72,6 +63,23 @@ PROBE_OFFSET_NOTE = "probe offset"
 ACK_PAYLOAD_NOTE = "bytes after the chunk ack header"
 
 
+def check_tshark(case, t_row):
+    """The dissector's own fields: a chunk's or ack's step and the captured payload."""
+    errors = []
+    step = case.expect_step()
+    if t_row["plink.step"] != ("" if step is None else str(step)):
+        errors.append("plink.step is %r (tshark), expected %r" % (t_row["plink.step"], step))
+    payload = t_row["plink.payload"].replace(":", "").lower()
+    if payload != case.expect_payload():
+        errors.append("plink.payload is %r (tshark), encoded %r" % (payload[:40],
+                                                                    case.expect_payload()[:40]))
+    return errors
+
+
+PLINK = round_trip_lib.Protocol("plink", "PLink", PLINK_PORT, 9300, FIELDS, REASON_WORDS,
+                                ["plink.step", "plink.payload"], check_tshark)
+
+
 def header_bytes(h):
     """The 24 header bytes, written out from the layout (not from the C++ code)."""
     return struct.pack("!BBHHHIIQ", (h["version"] & 0xF) << 4 | (h["type"] & 0xF), h["flags"],
@@ -82,22 +90,8 @@ def payload_bytes(n):
     return bytes((i * 7 + 3) % 256 for i in range(n))
 
 
-class Case:
-    def __init__(self, name, frame, h=None, reason="", kept=0, wire=0, caplen=None, info=None,
-                 notes=()):
-        self.name = name
-        self.frame = frame
-        self.h = h            # None: not PLink; else the header's values as encoded
-        self.reason = reason  # the analyzer's malformed reason, "" if none
-        self.kept = kept      # PLink bytes captured
-        self.wire = wire      # PLink bytes in the datagram
-        self.caplen = caplen
-        self.info = info      # the expected start of the Info column
-        self.notes = notes    # words of the dissector's notes (not malformed)
-
-    def snapped_header(self):
-        """The capture (not the datagram) cut the header."""
-        return self.kept < HEADER_LEN <= self.wire
+class Case(round_trip_lib.HeaderCase):
+    header_len = HEADER_LEN
 
     def expect(self):
         """{field: value or None} as encoded: a header field when its bytes were captured."""
@@ -125,9 +119,6 @@ class Case:
             return self.h["flags"] & (STEPS - 1)
         return None
 
-    def accounted(self):
-        return self.h is not None and not self.reason and not self.snapped_header()
-
     def payload_len(self):
         return self.wire - HEADER_LEN
 
@@ -143,13 +134,8 @@ def plink_case(name, h, payload=0, cut=None, caplen_cut=None, reason="", vlan=No
     """A PLink datagram: the header h, then `payload` bytes; cut keeps only that many PLink bytes
     in the datagram, caplen_cut that many in the capture."""
     data = header_bytes(h) + payload_bytes(payload)
-    if cut is not None:
-        data = data[:cut]
-    frame = ipv4_udp_frame(data, sport, dport, vlan, A, B, 0)
-    at = ETH_IP_UDP + (4 if vlan is not None else 0)
-    caplen = None if caplen_cut is None else at + caplen_cut
-    kept = len(data) if caplen_cut is None else min(len(data), caplen_cut)
-    return Case(name, frame, h, reason, kept, len(data), caplen, info, notes)
+    frame, caplen, kept, wire = datagram(data, sport, dport, A, B, 0, vlan, cut, caplen_cut)
+    return Case(name, frame, h, reason, kept, wire, caplen, info, notes)
 
 
 def request(sender, receiver, epoch, seq, stamp=0, **kw):
@@ -290,82 +276,8 @@ def cases():
 
 
 # --------------------------------------------------------------------------------------------
-# Running tshark
-# --------------------------------------------------------------------------------------------
-
-def read_tshark(tshark, lua, pcap, extra=()):
-    """{frame number: {field: cell}}, repeated values joined by AGGREGATOR."""
-    cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap] + list(extra)
-    cmd += ["-T", "fields", "-E", "separator=/t", "-E", "occurrence=a",
-            "-E", "aggregator=" + AGGREGATOR]
-    for field in TSHARK_FIELDS:
-        cmd += ["-e", field]
-    proc = run(cmd, "tshark")
-    check_tshark_stderr(proc)
-    rows = {}
-    for line in proc.stdout.splitlines():
-        cells = line.split("\t")
-        if len(cells) != len(TSHARK_FIELDS):
-            raise SetupError("tshark printed %d columns, expected %d: %r" % (
-                len(cells), len(TSHARK_FIELDS), line[:200]))
-        rows[int(cells[0])] = dict(zip(TSHARK_FIELDS, cells))
-    # The full tree of every frame renders without a Lua error too.
-    check_tshark_stderr(run([tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap, "-V"] +
-                            list(extra), "tshark -V"))
-    return rows
-
-
-# --------------------------------------------------------------------------------------------
 # Checking
 # --------------------------------------------------------------------------------------------
-
-def check_frames(all_cases, tshark_rows, analyzer_rows, tag):
-    errors = []
-    for n, case in enumerate(all_cases, start=1):
-        where = "%s frame %d (%s)" % (tag, n, case.name)
-        t_row, a_row = tshark_rows.get(n), analyzer_rows.get(n)
-        if t_row is None or a_row is None:
-            errors.append("%s: missing from %s" % (where, "tshark" if t_row is None
-                                                   else "swemu-analyze"))
-            continue
-        for field, want in case.expect().items():
-            try:
-                got_t, got_a = number(t_row[field]), number(a_row[field])
-            except ValueError:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze): not a number" % (
-                    where, field, t_row[field], a_row[field]))
-                continue
-            if got_t != want or got_a != want:
-                errors.append("%s: %s is %r (tshark), %r (swemu-analyze), encoded %r" % (
-                    where, field, t_row[field], a_row[field], want))
-        step = case.expect_step()
-        if t_row["plink.step"] != ("" if step is None else str(step)):
-            errors.append("%s: plink.step is %r (tshark), expected %r" % (
-                where, t_row["plink.step"], step))
-        payload = t_row["plink.payload"].replace(":", "").lower()
-        if payload != case.expect_payload():
-            errors.append("%s: plink.payload is %r (tshark), encoded %r" % (
-                where, payload[:40], case.expect_payload()[:40]))
-        if a_row["malformed"] != case.reason:
-            errors.append("%s: swemu-analyze says malformed %r, expected %r" % (
-                where, a_row["malformed"], case.reason))
-        messages = t_row["_ws.expert.message"]
-        if bool(t_row["_ws.malformed"]) != bool(case.reason):
-            errors.append("%s: tshark malformed %r, experts %r" % (where, t_row["_ws.malformed"],
-                                                                  messages))
-        for words in ((REASON_WORDS[case.reason],) if case.reason else ()) + tuple(case.notes):
-            if words not in messages:
-                errors.append("%s: tshark experts %r do not say %r" % (where, messages, words))
-        info = t_row["_ws.col.Info"]
-        if case.h is None:
-            if info.startswith("PLink"):
-                errors.append("%s: not PLink, but Info is %r" % (where, info))
-            continue
-        want_info = case.info or "PLink"
-        if not info.startswith(want_info):
-            errors.append("%s: Info is %r, expected %r..." % (where, info, want_info))
-    return errors
-
 
 def new_row():
     return {"requests": 0, "replies": 0, "rtts": [], "unmatched_replies": 0,
@@ -457,8 +369,7 @@ def check_summary(all_cases, out_dir):
         rows = {(int(r["sender"]), int(r["receiver"])): r for r in csv.DictReader(f)}
     if sorted(rows) != sorted(pairs):
         errors.append("plink.csv: pairs %s, expected %s" % (sorted(rows), sorted(pairs)))
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        plink = json.load(f)["runs"][0]["plink"]
+    plink = summary_json(out_dir, PLINK)
     by_pair = {(p["sender"], p["receiver"]): p for p in plink.get("pairs", [])}
     everything = new_row()
     for key, row in sorted(pairs.items()):
@@ -480,27 +391,18 @@ def check_summary(all_cases, out_dir):
     if plink.get("all") != model_values(everything):
         errors.append("summary.json all: %r, expected %r" % (plink.get("all"),
                                                             model_values(everything)))
-    reasons = {r: sum(c.reason == r for c in all_cases) for r in REASON_WORDS}
-    if plink.get("malformed") != reasons:
-        errors.append("summary.json: plink.malformed is %r, expected %r" % (
-            plink.get("malformed"), reasons))
-    snapped = sum(c.h is not None and c.snapped_header() and not c.reason for c in all_cases)
-    if plink.get("udp_port") != PLINK_PORT or plink.get("snapped_headers") != snapped:
-        errors.append("summary.json: udp_port %r, snapped_headers %r, expected %d, %d" % (
-            plink.get("udp_port"), plink.get("snapped_headers"), PLINK_PORT, snapped))
-    with open(os.path.join(out_dir, "summary.txt")) as f:
-        text = f.read()
+    errors += check_scope(PLINK, plink, all_cases)
     line = "  plink: udp port %d, %d pair(s), %d probe(s), %d chunk packet(s), %d chunk ack(s)" % (
         PLINK_PORT, len(pairs), everything["requests"] + everything["replies"],
         everything["chunk_packets"], everything["chunk_acks"])
-    if line not in text:
-        errors.append("the text summary has no line %r:\n%s" % (line, text))
+    errors += check_text_summary(out_dir, line)
     return errors
 
 
-def check_port_option(tshark, lua, analyze, out_dir):
-    """--plink-port and swemu_plink.udp_port move the scope alike; 9200 is then plain UDP."""
-    moved = [
+def moved_cases():
+    """To port 9300 once --plink-port and swemu_plink.udp_port moved there; 9200 is then plain
+    UDP."""
+    return [
         plink_case("request to 9300", request(1, 2, 3, 4, 5), dport=9300,
                    info="PLink probe request 1 -> 2 epoch 3 seq 4 stamp 5"),
         plink_case("chunk to 9300", chunk(1, 2, 3, 4, 0, 8, flags=1), payload=8, dport=9300),
@@ -509,72 +411,7 @@ def check_port_option(tshark, lua, analyze, out_dir):
         Case("request to 9200 after the move", ipv4_udp_frame(header_bytes(request(1, 2, 0, 1)),
                                                               30000, PLINK_PORT, None, A, B)),
     ]
-    pcap = os.path.join(out_dir, "plink_port9300.pcap")
-    write_pcap(pcap, [(c.frame, c.caplen) for c in moved])
-    sub = os.path.join(out_dir, "port9300")
-    os.makedirs(sub, exist_ok=True)
-    return check_frames(moved,
-                        read_tshark(tshark, lua, pcap, ["-o", "swemu_plink.udp_port:9300"]),
-                        read_analyzer(analyze, pcap, sub, ["--plink-port", "9300"]), "port9300")
-
-
-def check_bad_options(analyze, pcap, out_dir):
-    """Each ends with one line and exit status 2 before any output is written."""
-    errors = []
-    untouched = os.path.join(out_dir, "bad_option_out")
-    shutil.rmtree(untouched, ignore_errors=True)
-    for args, prefix in [(["--plink-port", "0"], "swemu-analyze: --plink-port: "),
-                         (["--plink-port", "65536"], "swemu-analyze: --plink-port: "),
-                         (["--plink-port", "abc"], "swemu-analyze: --plink-port: "),
-                         (["--plink-port", ""], "swemu-analyze: --plink-port: "),
-                         (["--udp-port", "plink=9300"],
-                          "swemu-analyze: --udp-port plink=9300: ")]:
-        proc = run([analyze, pcap, "--csv", untouched] + args, "swemu-analyze",
-                   expect_status=None)
-        lines = proc.stderr.splitlines()
-        if proc.returncode != 2 or len(lines) != 1 or not lines[0].startswith(prefix):
-            errors.append("swemu-analyze %s: exit %d, stderr %r (expected 2 and one line %r...)"
-                          % (" ".join(args), proc.returncode, proc.stderr, prefix))
-        if proc.stdout or os.path.exists(untouched):
-            errors.append("swemu-analyze %s: wrote output before failing" % " ".join(args))
-    return errors
-
-
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lua", required=True)
-    parser.add_argument("--analyze", required=True)
-    parser.add_argument("--tmp", required=True, help="directory for the pcaps and outputs")
-    args = parser.parse_args()
-    try:
-        tshark = shutil.which("tshark")
-        if tshark is None:
-            raise SetupError("tshark not found (apt-get install tshark); this test does not skip")
-        lua = os.path.abspath(args.lua)
-        if not os.path.isfile(lua):
-            raise SetupError("--lua %s: no such file" % args.lua)
-        os.makedirs(args.tmp, exist_ok=True)
-        all_cases = cases()
-        pcap = os.path.join(args.tmp, "plink_cases.pcap")
-        write_pcap(pcap, [(c.frame, c.caplen) for c in all_cases])
-        errors = check_frames(all_cases, read_tshark(tshark, lua, pcap),
-                              read_analyzer(args.analyze, pcap, args.tmp), "cases")
-        errors += check_summary(all_cases, args.tmp)
-        errors += check_port_option(tshark, lua, args.analyze, args.tmp)
-        errors += check_bad_options(args.analyze, pcap, args.tmp)
-    except (SetupError, OSError, subprocess.TimeoutExpired) as error:
-        print("FAIL (setup): %s" % error, file=sys.stderr)
-        return 2
-    if errors:
-        print("FAIL: %d problem(s) (outputs in %s):" % (len(errors), args.tmp), file=sys.stderr)
-        for e in errors[:50]:
-            print("  " + e, file=sys.stderr)
-        return 1
-    print("PASS: %d frames (%d PLink) agree with the values encoded, in tshark and swemu-analyze "
-          "(outputs in %s)" % (len(all_cases), sum(c.h is not None for c in all_cases),
-                               args.tmp))
-    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(round_trip_lib.main(__doc__, PLINK, cases, check_summary, moved_cases))
