@@ -236,9 +236,10 @@ Status Fabric::StartDpdk() {
   }
   const std::string base = dir_ + "/rack0";
   SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".cli", layout_->SwitchCli(0)));
-  SWEMU_RETURN_IF_ERROR(
-      WriteTextFile(base + ".ini", layout_->SwitchIni(0, "rack0.cli", options_.elements,
-                                                      options_.aggregators, options_.link_rate)));
+  Result<std::string> ini = layout_->SwitchIni(0, base + ".cli", options_.elements,
+                                                options_.aggregators, options_.link_rate);
+  if (!ini.ok()) return ini.status();
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".ini", *ini));
   std::vector<std::string> ready = {layout_->ControlSocket(0)};
   std::error_code ignored;
   for (uint16_t port = 0; port < layout_->RackPorts(0); ++port) {

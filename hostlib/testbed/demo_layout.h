@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "hostlib/atp/job_config.h"
+#include "pipeline/core/status.h"
 #include "pipeline/wire/address.h"
 
 namespace swemu {
@@ -48,10 +49,12 @@ class DemoLayout {
   // The devargs a host uses to attach to its switch port (index = virtio_user device number).
   std::string HostDevargs(const DemoHost& host, uint32_t index) const;
 
-  // Config and startup script of one rack's swemu.
-  // link_rate: every port's shaping rate in swemu's rate syntax ("1G"; "0" = unshaped).
-  std::string SwitchIni(uint32_t rack, const std::string& cli_file, uint32_t elements,
-                        uint32_t aggregators, const std::string& link_rate) const;
+  // Config (FormatSwitchConfig's text, its startup script `cli_path` made absolute) and startup
+  // script of one rack's swemu.
+  // link_rate: every port's shaping rate in swemu's rate syntax ("1G"; "0" = unshaped); an
+  // error says "link rate: ..." when it is not one.
+  Result<std::string> SwitchIni(uint32_t rack, const std::string& cli_path, uint32_t elements,
+                                uint32_t aggregators, const std::string& link_rate) const;
   std::string SwitchCli(uint32_t rack) const;
 
  private:

@@ -31,9 +31,10 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
   for (uint32_t rack = 0; rack < layout.racks(); ++rack) {
     const std::string base = dir + "/rack" + std::to_string(rack);
     SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".cli", layout.SwitchCli(rack)));
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(
-        base + ".ini", layout.SwitchIni(rack, "rack" + std::to_string(rack) + ".cli",
-                                        options.elements, options.aggregators, options.link_rate)));
+    Result<std::string> ini = layout.SwitchIni(rack, base + ".cli", options.elements,
+                                               options.aggregators, options.link_rate);
+    if (!ini.ok()) return ini.status();
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".ini", *ini));
     std::vector<std::string> ready = {layout.ControlSocket(rack)};
     for (uint16_t port = 0; port < layout.RackPorts(rack); ++port) {
       if (rack == 1 && port == layout.LinkPort(1)) continue;  // a virtio_user client
