@@ -20,6 +20,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
+#include "swemu/switch_config_writer.h"
 #include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
@@ -27,6 +28,28 @@ namespace {
 
 MacAddr Mac(uint32_t i) { return MacAddr::FromU64(0x020000000000ull | (i + 1)); }
 Ipv4Addr Ip(uint32_t i) { return (10u << 24) | (i + 1); }
+std::string Socket(const std::string& dir, uint32_t p) {
+  return dir + "/p" + std::to_string(p) + ".sock";
+}
+
+// The switch's config: dlcp on a vhost-user port per host in `dir`, unshaped (the startup script
+// shapes the receiver's port).
+std::string SwitchIni(uint32_t ports, const std::string& dir, const std::string& prefix) {
+  LoadedSwitchConfig ini;
+  ini.config.name = "dlcp";
+  ini.config.num_ports = static_cast<uint16_t>(ports);
+  ini.config.program = "dlcp";
+  ini.startup_script = dir + "/dlcp.cli";
+  ini.config.tm.port_rate_bps = 0;
+  ini.eal_args = "--no-pci --file-prefix " + prefix + "-sw";
+  ini.mbufs = 16383;
+  ini.mbuf_cache = 256;
+  for (uint32_t p = 0; p < ports; ++p) {
+    ini.port_devargs.emplace_back(
+        p, "net_vhost" + std::to_string(p) + ",iface=" + Socket(dir, p) + ",queues=1");
+  }
+  return FormatSwitchConfig(ini);
+}
 
 }  // namespace
 
@@ -44,24 +67,18 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   const std::string prefix = "swemu-dlcp-" + std::to_string(getpid());
   const uint32_t ports = o.senders + 1;
   const uint32_t receiver = o.senders;
-  auto sock = [&](uint32_t p) { return dir + "/p" + std::to_string(p) + ".sock"; };
+  auto sock = [&](uint32_t p) { return Socket(dir, p); };
   if (sock(9).size() > 107) return Status::Error("--out-dir " + dir + ": too long for sockets");
   *bad_input = false;
 
-  std::ostringstream cli, ini;
+  std::ostringstream cli;
   for (uint32_t p = 0; p < ports; ++p) {
     cli << "table_add dmac forward " << FormatMac(Mac(p)) << " => " << p << "\n";
+    std::filesystem::remove(sock(p), ec);
   }
   cli << "set_port_rate " << receiver << " " << o.receiver_rate << "\n";
-  ini << "[switch]\nname = dlcp\nports = " << ports << "\nprogram = dlcp\ncli = dlcp.cli\n\n"
-      << "[tm]\nport_rate = 0\n\n[eal]\nargs = --no-pci --file-prefix " << prefix << "-sw\n\n"
-      << "[dpdk]\nmbufs = 16383\nmbuf_cache = 256\n";
-  for (uint32_t p = 0; p < ports; ++p) {
-    std::filesystem::remove(sock(p), ec);
-    ini << "\n[port." << p << "]\ndevargs = net_vhost" << p << ",iface=" << sock(p) << ",queues=1\n";
-  }
   SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.cli", cli.str()));
-  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.ini", ini.str()));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.ini", SwitchIni(ports, dir, prefix)));
   const std::string control = dir + "/swemu.sock";
   std::filesystem::remove(control, ec);
   SwemuProcess sw;
