@@ -34,32 +34,42 @@ std::vector<std::string> CommandTable::Tokenize(std::string_view line) {
   return tokens;
 }
 
-Result<std::string> CommandTable::Execute(std::string_view line) const {
-  std::vector<std::string> tokens = Tokenize(line);
-  if (tokens.empty()) return std::string();
-  const CommandSpec* spec = nullptr;
-  std::size_t consumed = 1;
+const CommandSpec* CommandTable::Find(const std::vector<std::string>& tokens,
+                                      std::size_t* consumed) const {
   if (tokens.size() >= 2) {
     auto it = commands_.find(tokens[0] + " " + tokens[1]);
     if (it != commands_.end()) {
-      spec = &it->second;
-      consumed = 2;
+      *consumed = 2;
+      return &it->second;
     }
   }
+  *consumed = 1;
+  auto it = commands_.find(tokens[0]);
+  return it == commands_.end() ? nullptr : &it->second;
+}
+
+const AnswerMerge* CommandTable::MergeOf(std::string_view line) const {
+  const std::vector<std::string> tokens = Tokenize(line);
+  std::size_t consumed = 0;
+  const CommandSpec* spec = tokens.empty() ? nullptr : Find(tokens, &consumed);
+  return spec != nullptr && spec->merge ? &spec->merge : nullptr;
+}
+
+Result<std::string> CommandTable::Execute(std::string_view line) const {
+  std::vector<std::string> tokens = Tokenize(line);
+  if (tokens.empty()) return std::string();
+  std::size_t consumed = 1;
+  const CommandSpec* spec = Find(tokens, &consumed);
   if (spec == nullptr) {
-    auto it = commands_.find(tokens[0]);
-    if (it == commands_.end()) {
-      bool is_prefix = false;
-      for (const auto& [name, unused] : commands_) {
-        if (name.rfind(tokens[0] + " ", 0) == 0) is_prefix = true;
-      }
-      if (is_prefix && tokens.size() == 1) {
-        return Status::Error(tokens[0] + ": missing subcommand (see help)");
-      }
-      std::string shown = is_prefix ? tokens[0] + " " + tokens[1] : tokens[0];
-      return Status::Error("unknown command: " + shown);
+    bool is_prefix = false;
+    for (const auto& [name, unused] : commands_) {
+      if (name.rfind(tokens[0] + " ", 0) == 0) is_prefix = true;
     }
-    spec = &it->second;
+    if (is_prefix && tokens.size() == 1) {
+      return Status::Error(tokens[0] + ": missing subcommand (see help)");
+    }
+    std::string shown = is_prefix ? tokens[0] + " " + tokens[1] : tokens[0];
+    return Status::Error("unknown command: " + shown);
   }
   CommandArgs args(tokens.data() + consumed, tokens.size() - consumed);
   if (args.size() < spec->min_args || args.size() > spec->max_args) {

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/control/answer_merge.h"
 #include "pipeline/core/status.h"
 
 namespace swemu {
@@ -23,6 +24,9 @@ struct CommandSpec {
   std::size_t min_args = 0;
   std::size_t max_args = 0;  // kUnbounded for variadic commands
   CommandHandler handler;
+  // With several replicas of the switch, how their answers become one (answer_merge.h); none:
+  // replica 0's answer (changes, configuration).
+  AnswerMerge merge = {};
 };
 
 class CommandTable {
@@ -41,12 +45,18 @@ class CommandTable {
   Status RunText(std::string_view text, const std::string& origin,
                  std::string* output = nullptr) const;
 
+  // The merge rule the command of `line` declares; null for none or an unknown command.
+  const AnswerMerge* MergeOf(std::string_view line) const;
+
   std::string Help() const;
   std::vector<std::string> Names() const;
 
   static std::vector<std::string> Tokenize(std::string_view line);
 
  private:
+  // The command `tokens` name (two words before one); *consumed: how many words name it.
+  const CommandSpec* Find(const std::vector<std::string>& tokens, std::size_t* consumed) const;
+
   std::map<std::string, CommandSpec, std::less<>> commands_;
 };
 
