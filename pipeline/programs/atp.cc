@@ -11,6 +11,19 @@ namespace {
 // Ethernet + IPv4 + UDP + the ATP header: what precedes the elements in an untagged frame.
 constexpr uint32_t kBytesBeforeElements = kAtpHeaderOffset + kAtpHeaderLen;
 
+NumberOp FirstSummed(std::size_t k, std::size_t) {
+  return k == 0 ? NumberOp::kSum : NumberOp::kKeep;
+}
+
+// show atp over several replicas: each aggregator has one owner (the shard key is its index), so
+// the counters and the aggregators in use add up; the array size and the elements are kept.
+// "atp: IN_USE/SIZE aggregators in use, E elements", then lines of counters.
+AnswerMerge MergeShow() {
+  return MergeLines([](std::size_t line, std::string_view) -> LineRule {
+    return line == 0 ? LineRule(FirstSummed) : LineRule(SumAll);
+  });
+}
+
 }  // namespace
 
 Status AtpProgram::Load(ProgramContext& ctx) {
@@ -181,10 +194,12 @@ Status AtpProgram::AddCommands(CommandTable& commands) {
                 std::to_string(c.resend_dealloc) + ", resend_forwarded " +
                 std::to_string(c.resend_forwarded) + ", overflow " + std::to_string(c.overflow) +
                 ", forwarded_plain " + std::to_string(c.forwarded_plain) + "\n";
-       }}));
+       },
+       MergeShow()}));
+  // {"claimed": N, ..., "aggregators_in_use": N, "aggregators": SIZE, "elements": E}
   return AddStatsCommand(
       commands, "atp_stats", "ATP counters as one line of JSON; `reset` zeroes them",
-      [this] { return StatsJson(); }, [this] { ResetCounters(); });
+      [this] { return StatsJson(); }, [this] { ResetCounters(); }, MergeEachLine(SumAllButLast(2)));
 }
 
 SWEMU_REGISTER_PROGRAM("atp", AtpProgram);

@@ -11,6 +11,11 @@ namespace {
 
 constexpr uint32_t kBytesBeforeElements = kGoatHeaderOffset + kGoatHeaderLen;
 
+// Several replicas: {"claimed": N, ..., "slots_in_use": N, "slots": SIZE, "elements": E}. Each
+// slot lives on the replica that owns its shard, so the counts add up; the last two are
+// configuration.
+AnswerMerge MergeStats() { return MergeEachLine(SumAllButLast(2)); }
+
 }  // namespace
 
 Status GoatProgram::Load(ProgramContext& ctx) {
@@ -150,10 +155,11 @@ std::string GoatProgram::StatsJson() const {
 Status GoatProgram::AddCommands(CommandTable& commands) {
   SWEMU_RETURN_IF_ERROR(commands.Add(
       {"show goat", "", "GOAT aggregation counters and slots in use", 0, 0,
-       [this](CommandArgs) -> Result<std::string> { return "goat: " + StatsJson() + "\n"; }}));
+       [this](CommandArgs) -> Result<std::string> { return "goat: " + StatsJson() + "\n"; },
+       MergeStats()}));
   return AddStatsCommand(
       commands, "goat_stats", "GOAT counters as one line of JSON; `reset` zeroes them",
-      [this] { return StatsJson(); }, [this] { ResetCounters(); });
+      [this] { return StatsJson(); }, [this] { ResetCounters(); }, MergeStats());
 }
 
 SWEMU_REGISTER_PROGRAM("goat", GoatProgram);

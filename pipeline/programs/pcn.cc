@@ -8,6 +8,23 @@
 #include "pipeline/wire/pcn.h"
 
 namespace swemu {
+namespace {
+
+// show pcn over several replicas: the configuration line (replica 0's), each "port P:" line from
+// the replica that owns port P, where its egress runs (its jobs, its active threshold), and the
+// counters summed (each replica counts what its ports' egress saw).
+std::string MergeShow(const std::vector<std::string>& answers) {
+  std::vector<std::string_view> counters;
+  for (const std::string& answer : answers) {
+    const std::vector<std::string_view> lines = AnswerLines(answer);
+    if (lines.size() < 2) return answers[0];
+    counters.push_back(lines.back());
+  }
+  return std::string(AnswerLines(answers[0]).front()) + "\n" + OwnedRows(answers, "port ") +
+         MergeLine(counters, SumAll) + "\n";
+}
+
+}  // namespace
 
 Status PcnProgram::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
@@ -121,10 +138,10 @@ std::string PcnProgram::Show() const {
 Status PcnProgram::AddCommands(CommandTable& commands) {
   SWEMU_RETURN_IF_ERROR(
       commands.Add({"show pcn", "", "PCN: announced thresholds per egress port and the counters", 0,
-                    0, [this](CommandArgs) -> Result<std::string> { return Show(); }}));
+                    0, [this](CommandArgs) -> Result<std::string> { return Show(); }, MergeShow}));
   SWEMU_RETURN_IF_ERROR(AddStatsCommand(
       commands, "pcn_stats", "PCN counters as one line of JSON; `reset` zeroes them",
-      [this] { return StatsJson(); }, [this] { counters_ = PcnCounters(); }));
+      [this] { return StatsJson(); }, [this] { counters_ = PcnCounters(); }, SumNumbers()));
   SWEMU_RETURN_IF_ERROR(
       commands.Add({"pcn_initial", "<port|all> <packets>",
                     "the ECN threshold a port marks against when no job announced a lower one", 2,

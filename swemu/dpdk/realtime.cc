@@ -95,8 +95,9 @@ struct Realtime {
 
 // A line runs on replica 0 first and, only when it succeeds there, on the others, so the
 // replicas hold the same tables and settings. The answer is replica 0's, except for the reads
-// replica_merge.h merges (counters, registers, runtime): each lcore answers between its bursts,
-// one after the other, and the answers become one for the whole switch.
+// replica_merge.h merges (counters, registers, runtime, and a program's reads by the rule each
+// declares): each lcore answers between its bursts, one after the other, and the answers become
+// one for the whole switch. The command table read here is fixed once the switch is loaded.
 Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
   if (rt.replicas.size() == 1) return rt.replicas.front()->mailbox.Execute(line);
   std::lock_guard<std::mutex> lock(rt.control_lines);
@@ -109,7 +110,7 @@ Result<std::string> ExecuteEverywhere(Realtime& rt, const std::string& line) {
     answers.push_back(std::move(*other));
   }
   const MergeRule rule = MergeRuleFor(line);
-  std::string merged = MergeAnswers(rule, answers);
+  std::string merged = MergeAnswers(rt.sw().commands(), line, answers);
   // Frames handed from one lcore to another sit in the shard rings, in no replica's TM: said
   // so that show stats adds up (rx = tx + drops + consumed + queued + between lcores).
   if (rule == MergeRule::kShowStats && rt.rings) {
