@@ -9,8 +9,6 @@
 namespace swemu {
 namespace {
 
-using testing::Replicas;
-
 // One size for all: which frames an overflowing queue drops depends on arrival order, which the
 // hand-over changes, and the byte counters must not.
 std::vector<uint8_t> Frame(uint64_t dst, uint16_t flow) {
@@ -30,66 +28,38 @@ SwitchConfig Config() {
 
 class MulticoreMergeTest : public ::testing::Test {
  protected:
-  MulticoreMergeTest() : pool_(4096), replicas_(Config(), 2) {
-    reference_ = std::move(*Switch::Create(Config(), pool_, clock_));
+  MulticoreMergeTest() : twin_(Config(), 2) {
     for (const char* line :
          {"table_add dmac forward 00:00:00:00:00:02 => 1",
           "table_add dmac forward 00:00:00:00:00:03 => 2",
           "table_add dmac forward 00:00:00:00:00:04 => 3",
           "table_add dmac multicast 00:00:00:00:00:77 => 1", "mc_mgrp_create 1",
           "mc_node_create 0 0 1 2 3", "mc_node_associate 1 0", "set_queue_depth 5 3"}) {
-      EXPECT_TRUE(reference_->commands().Execute(line).ok()) << line;
-      replicas_.Cmd(line);
+      twin_.Cmd(line);
     }
     // Ports 0..3 each receive flows to every destination, a miss, a multicast and a runt; port
     // 3's queue 0 (depth 5) overflows.
     for (uint16_t i = 0; i < 60; ++i) {
       const auto port = static_cast<PortId>(i % 4);
       const uint64_t dst = i % 10 == 9 ? 0xee : i % 13 == 5 ? 0x77 : 2 + i % 3;
-      Send(port, Frame(dst, i % 11));
+      twin_.Send(port, Frame(dst, i % 11));
     }
-    Send(2, std::vector<uint8_t>(8, 0));
-    reference_sent_ = Drain();
-    replicas_sent_ = replicas_.Drain().size();
-  }
-  ~MulticoreMergeTest() override {
-    reference_.reset();
-    EXPECT_EQ(pool_.InUse(), 0u);
-  }
-
-  void Send(PortId port, const std::vector<uint8_t>& frame) {
-    reference_->Receive(pool_.FromBytes(frame.data(), static_cast<uint32_t>(frame.size())), port);
-    replicas_.Receive(port, frame);
-  }
-  std::size_t Drain() {
-    std::size_t n = 0;
-    for (PortId p = 0; p < reference_->num_ports(); ++p) {
-      while (Packet* pkt = reference_->Transmit(p)) {
-        pool_.Free(pkt);
-        ++n;
-      }
-    }
-    return n;
+    twin_.Send(2, std::vector<uint8_t>(8, 0));
+    reference_sent_ = twin_.DrainReference();
+    replicas_sent_ = twin_.replicas().Drain().size();
   }
   void ExpectMergedEqualsReference(const std::string& line) {
-    Result<std::string> whole = reference_->commands().Execute(line);
-    ASSERT_TRUE(whole.ok()) << whole.message();
-    const std::vector<std::string> answers = replicas_.Answers(line);
-    EXPECT_NE(answers[0], answers[1]) << line << ": each replica holds a part";
-    EXPECT_EQ(MergeAnswers(MergeRuleFor(line), answers), *whole) << line;
+    twin_.ExpectMergedEqualsReference(line);
   }
 
-  VirtualClock clock_;
-  HeapPacketPool pool_;
-  std::unique_ptr<Switch> reference_;
-  Replicas replicas_;
+  testing::ReplicasAndReference twin_;
   std::size_t reference_sent_ = 0;
   std::size_t replicas_sent_ = 0;
 };
 
 TEST_F(MulticoreMergeTest, SameTrafficSendsTheSameFrames) {
   EXPECT_EQ(replicas_sent_, reference_sent_);
-  EXPECT_GT(reference_->Drops(DropReason::kTmQueueFull), 0u);
+  EXPECT_GT(twin_.reference().Drops(DropReason::kTmQueueFull), 0u);
 }
 
 TEST_F(MulticoreMergeTest, ShowStatsPortsDropsAndCountersAreTheWholeSwitch) {

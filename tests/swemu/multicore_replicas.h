@@ -11,6 +11,7 @@
 #include "pipeline/core/clock.h"
 #include "pipeline/core/packet_pool.h"
 #include "pipeline/switch/switch.h"
+#include "swemu/replica_merge.h"
 
 namespace swemu::testing {
 
@@ -137,6 +138,58 @@ class Replicas {
   HeapPacketPool pool_;
   std::vector<std::unique_ptr<FakeShardRouter>> routers_;
   std::vector<std::unique_ptr<Switch>> switches_;
+};
+
+// One unsharded switch beside N replicas, given the same commands and frames: what the merged
+// answers of the replicas must equal.
+class ReplicasAndReference {
+ public:
+  ReplicasAndReference(const SwitchConfig& config, uint32_t n) : pool_(4096), replicas_(config, n) {
+    Result<std::unique_ptr<Switch>> sw = Switch::Create(config, pool_, clock_);
+    EXPECT_TRUE(sw.ok()) << sw.message();
+    if (sw.ok()) reference_ = std::move(*sw);
+  }
+  ~ReplicasAndReference() {
+    reference_.reset();
+    EXPECT_EQ(pool_.InUse(), 0u) << "packet buffers leaked";
+  }
+
+  Switch& reference() { return *reference_; }
+  Replicas& replicas() { return replicas_; }
+
+  void Cmd(const std::string& line) {
+    EXPECT_TRUE(reference_->commands().Execute(line).ok()) << line;
+    replicas_.Cmd(line);
+  }
+  void Send(PortId port, const std::vector<uint8_t>& frame) {
+    reference_->Receive(pool_.FromBytes(frame.data(), static_cast<uint32_t>(frame.size())), port);
+    replicas_.Receive(port, frame);
+  }
+  // Every port of the reference transmitted until empty; how many frames left.
+  std::size_t DrainReference() {
+    std::size_t n = 0;
+    for (PortId p = 0; p < reference_->num_ports(); ++p) {
+      while (Packet* pkt = reference_->Transmit(p)) {
+        pool_.Free(pkt);
+        ++n;
+      }
+    }
+    return n;
+  }
+  // `line`'s answers of the replicas, merged as real time merges them, equal the reference's.
+  void ExpectMergedEqualsReference(const std::string& line) {
+    Result<std::string> whole = reference_->commands().Execute(line);
+    ASSERT_TRUE(whole.ok()) << whole.message();
+    const std::vector<std::string> answers = replicas_.Answers(line);
+    EXPECT_NE(answers[0], answers[1]) << line << ": each replica holds a part";
+    EXPECT_EQ(MergeAnswers(replicas_.sw(0).commands(), line, answers), *whole) << line;
+  }
+
+ private:
+  VirtualClock clock_;
+  HeapPacketPool pool_;
+  std::unique_ptr<Switch> reference_;
+  Replicas replicas_;
 };
 
 }  // namespace swemu::testing
