@@ -23,6 +23,9 @@ po::options_description Options() {
       ("topology,t", po::value<std::string>()->value_name("FILE"),
        "several switches, links and host ports (topology INI)")
       ("offline", "run in virtual time from pcap files (default: real time on DPDK ports)")
+      ("backend", po::value<std::string>()->value_name("NAME"),
+       "real time with --topology: netns (a swemu per switch on net_af_packet, each host a "
+       "network namespace)")
       ("in,i", po::value<std::vector<std::string>>()->value_name("SPEC"),
        "replay a pcap into a port: PORT=FILE (--config) or SW:PORT=FILE (--topology); repeatable")
       ("out-dir,o", po::value<std::string>()->value_name("DIR"),
@@ -102,7 +105,8 @@ Result<std::vector<uint16_t>> ParsePortList(const std::string& text) {
 Result<uint64_t> ParseSeconds(const std::string& text) {
   Result<uint64_t> ns = ParseDurationOption(text);
   if (!ns.ok()) return ns;
-  if (*ns == 0 || *ns > 86400ull * 1'000'000'000) return Status::Error(text + " is not in (0, 86400] s");
+  if (*ns == 0 || *ns > 86400ull * 1'000'000'000)
+    return Status::Error(text + " is not in (0, 86400] s");
   return ns;
 }
 
@@ -114,6 +118,7 @@ std::string Usage() {
          "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
          "             [--fixlen pad|trunc|none]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
+         "       swemu --topology FILE --backend netns [--run-for D] [--out-dir DIR]\n"
          "       swemu (--config FILE | --topology FILE) --show-resources\n"
          "       swemu --config FILE --bench --in PORT=FILE.pcap ... [--bench-seconds S] "
          "[--json]\n\n"
@@ -152,6 +157,29 @@ Result<InputSpec> ParseInputSpec(const std::string& text) {
   return spec;
 }
 
+namespace {
+
+// --backend: the real-time back end of a topology, and the options it cannot take.
+Status ReadBackend(const po::variables_map& vm, CommandLine& cmd) {
+  cmd.backend = vm["backend"].as<std::string>();
+  if (cmd.backend != "netns") {
+    return Status::Error("--backend: \"" + cmd.backend +
+                         "\" is not a back end (expected netns; "
+                         "the engine is --offline)");
+  }
+  if (!vm.count("topology")) return Status::Error("--backend: needs --topology");
+  for (const char* option : {"offline", "config", "in", "bench", "show-resources", "pcap-dir",
+                             "control-socket", "control-tcp", "stats-interval"}) {
+    if (vm.count(option)) {
+      return Status::Error(std::string("--backend: not with --") + option +
+                           " (each switch gets its own control socket and log in --out-dir)");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   // Everything after the first "--" belongs to DPDK's EAL.
   int own = 1;
@@ -188,9 +216,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   if (vm.count("config")) cmd.config = vm["config"].as<std::string>();
   if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
   if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
+  if (vm.count("backend")) SWEMU_RETURN_IF_ERROR(ReadBackend(vm, cmd));
   if (vm.count("run-for") && vm.count("offline")) {
-    return Status::Error("--run-for: only in real time (offline, a run ends with its inputs; "
-                         "see --max-virtual-time)");
+    return Status::Error(
+        "--run-for: only in real time (offline, a run ends with its inputs; "
+        "see --max-virtual-time)");
   }
   if (vm.count("seed")) {
     Result<uint64_t> seed = ParseUint(vm["seed"].as<std::string>());

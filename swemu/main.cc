@@ -1,11 +1,29 @@
-// swemu: the emulated PISA switch. Everything lives in swemu_app; main() only catches what
-// escaped (no library throws on purpose) so even that ends with one line and status 2.
+// swemu: the emulated PISA switch. Everything lives in swemu_app; main() hands it the real-time
+// back ends of a topology (hostlib/testbed: main.cc is the one front end in swemu/) and catches
+// what escaped (no library throws on purpose) so even that ends with one line and status 2.
 #include <csignal>
 #include <exception>
 #include <iostream>
 
+#include "hostlib/testbed/netns_testbed.h"
+#include "hostlib/testbed/swemu_process.h"
 #include "pipeline/core/interrupt.h"
 #include "swemu/offline.h"
+
+namespace {
+
+// --backend netns: this same binary runs each switch.
+int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topology,
+             std::ostream& out, std::ostream& err) {
+  swemu::NetnsTestbedOptions options;
+  options.swemu_binary = swemu::SelfDirectory() + "/swemu";
+  options.out_dir = cmd.out_dir.empty() ? "out/testbed" : cmd.out_dir;
+  options.run_for_ns = cmd.run_for_ns;
+  options.busy_poll = cmd.busy_poll;
+  return swemu::RunNetnsTestbed(topology, options, out, err);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // A vhost-user or virtio_user peer that goes away must not kill the switch with SIGPIPE; the
@@ -14,7 +32,7 @@ int main(int argc, char** argv) {
   // Offline runs remove their staging files after a signal; real time installs its own stop.
   swemu::InstallInterruptCleanup("swemu");
   try {
-    return swemu::SwemuMain(argc, argv, std::cout, std::cerr);
+    return swemu::SwemuMain(argc, argv, std::cout, std::cerr, {{"netns", RunNetns}});
   } catch (const std::exception& e) {
     std::cerr << "swemu: " << e.what() << "\n";
   } catch (...) {

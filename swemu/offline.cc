@@ -125,7 +125,24 @@ Status ScanInput(const std::string& path, InputSpan* span) {
 }
 
 // Real time reports its own errors and exit status (*exit_status); everything else is a Status.
-Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, int* exit_status) {
+// --backend: the topology, loaded and checked here, run by the back end main.cc handed in.
+Status RunBackend(const CommandLine& cmd, const TopologyBackends& backends, std::ostream& out,
+                  std::ostream& err, int* exit_status) {
+  auto backend = backends.find(cmd.backend);
+  if (backend == backends.end()) {
+    return Status::Error("--backend " + cmd.backend + ": not in this build of swemu");
+  }
+  Result<TopologyConfig> topology = LoadTopology(cmd.topology);
+  if (!topology.ok()) return topology.status();
+  if (cmd.seed.has_value()) {
+    for (LoadedSwitchConfig& sw : topology->switches) sw.config.seed = *cmd.seed;
+  }
+  *exit_status = backend->second(cmd, *topology, out, err);
+  return Status::Ok();
+}
+
+Status RunCommand(const CommandLine& cmd, const TopologyBackends& backends, std::ostream& out,
+                  std::ostream& err, int* exit_status) {
   if (cmd.help) {
     out << Usage();
     return Status::Ok();
@@ -137,6 +154,7 @@ Status RunCommand(const CommandLine& cmd, std::ostream& out, std::ostream& err, 
   SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
   if (cmd.show_resources) return ShowResources(cmd, out);
   if (cmd.bench) return RunBench(cmd, out);
+  if (!cmd.backend.empty()) return RunBackend(cmd, backends, out, err, exit_status);
   if (!cmd.offline) {
     *exit_status = RunRealtime(cmd, out, err);
     return Status::Ok();
@@ -288,15 +306,15 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
     if (!opened.ok()) return opened.status();
     telemetry = std::move(*opened);
     std::vector<QueueSnapshot> queues;
-    engine.SetSampler(cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns
-                                                   : kDefaultTelemetryPeriodNs,
-                      [&engine, &telemetry, queues](TimeNs now) mutable {
-                        for (std::size_t i = 0; i < engine.num_switches(); ++i) {
-                          queues.clear();
-                          SnapshotQueues(engine.switch_at(i).tm(), queues);
-                          telemetry->Write(now, engine.switch_at(i).name(), queues);
-                        }
-                      });
+    engine.SetSampler(
+        cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns : kDefaultTelemetryPeriodNs,
+        [&engine, &telemetry, queues](TimeNs now) mutable {
+          for (std::size_t i = 0; i < engine.num_switches(); ++i) {
+            queues.clear();
+            SnapshotQueues(engine.switch_at(i).tm(), queues);
+            telemetry->Write(now, engine.switch_at(i).name(), queues);
+          }
+        });
   }
   Status ran = staged.Unstaged(engine.Run());
   if (!ran.ok()) {
@@ -323,10 +341,11 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   return Status::Ok();
 }
 
-int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err) {
+int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err,
+              const TopologyBackends& backends) {
   Result<CommandLine> cmd = ParseCommandLine(argc, argv);
   int exit_status = 0;
-  Status status = cmd.ok() ? RunCommand(*cmd, out, err, &exit_status) : cmd.status();
+  Status status = cmd.ok() ? RunCommand(*cmd, backends, out, err, &exit_status) : cmd.status();
   if (status.ok()) return exit_status;
   err << "swemu: " << status.message() << "\n";
   return 2;

@@ -2,6 +2,8 @@
 // The offline (virtual-time) run: switches from --config or --topology, pcaps in through --in,
 // one pcap per host port plus counters.json out to --out-dir. Everything is loaded and checked
 // before the first output file is written.
+#include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -10,6 +12,7 @@
 #include "pipeline/engine/engine.h"
 #include "swemu/command_line.h"
 #include "swemu/switch_config.h"
+#include "swemu/topology_config.h"
 
 namespace swemu {
 
@@ -31,6 +34,13 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out);
 
 // The whole program behind main(): exit status 0, or 2 after one line on `err` (real time:
 // also 1 after an mbuf leak, see swemu/dpdk/realtime.h).
-int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err);
+// A real-time back end of a topology (--backend NAME): runs it, returns the exit status. The
+// back ends live above swemu/ (hostlib/testbed); main.cc hands them in.
+using TopologyBackend = std::function<int(const CommandLine& cmd, const TopologyConfig& topology,
+                                          std::ostream& out, std::ostream& err)>;
+using TopologyBackends = std::map<std::string, TopologyBackend>;
+
+int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err,
+              const TopologyBackends& backends = {});
 
 }  // namespace swemu

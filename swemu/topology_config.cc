@@ -2,6 +2,7 @@
 
 #include "pipeline/control/command_table.h"
 #include "pipeline/control/units.h"
+#include "pipeline/wire/address.h"
 #include "swemu/ini_file.h"
 
 namespace swemu {
@@ -64,14 +65,87 @@ Status AddLink(const std::vector<std::string>& words, TopologyConfig& out) {
   return Status::Ok();
 }
 
+// A host's addressing attribute (name, ip, mac, gw, gw_mac); false when `name` is not one.
+Result<bool> ParseHostAddress(const std::string& name, const std::string& value,
+                              TopologyHost& host) {
+  if (name == "name") {
+    if (value.find_first_of("/ \t") != std::string::npos)
+      return Status::Error("name: no / or spaces");
+    host.name = value;
+  } else if (name == "ip") {
+    const std::size_t slash = value.find('/');
+    if (slash == std::string::npos || !ParseIpv4(value.substr(0, slash)).ok() ||
+        !ParseIpv4Prefix("0.0.0.0" + value.substr(slash)).ok()) {
+      return Status::Error("ip: \"" + value + "\" is not A.B.C.D/LEN");
+    }
+    host.ip = value;
+  } else if (name == "mac") {
+    if (!ParseMac(value).ok()) return Status::Error("mac: \"" + value + "\" is not a MAC address");
+    host.mac = value;
+  } else if (name == "gw") {
+    if (!ParseIpv4(value).ok()) return Status::Error("gw: \"" + value + "\" is not A.B.C.D");
+    host.gateway = value;
+  } else if (name == "gw_mac") {
+    if (!ParseMac(value).ok()) return Status::Error("gw_mac: \"" + value + "\" is not a MAC");
+    host.gateway_mac = value;
+  } else {
+    return false;
+  }
+  return true;
+}
+
 Status AddHost(const std::vector<std::string>& words, TopologyConfig& out) {
-  if (words.empty()) return Status::Error("expected SW:PORT [delay=D] [loss=P]");
+  if (words.empty())
+    return Status::Error("expected SW:PORT [delay=D] [loss=P] [name=N] [ip=A/L] ...");
   TopologyHost host;
   SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[0], &host.sw, &host.port));
+  std::vector<std::string> link_words{words[0]};
+  for (std::size_t i = 1; i < words.size(); ++i) {
+    const std::size_t eq = words[i].find('=');
+    if (eq == std::string::npos) {
+      link_words.push_back(words[i]);
+      continue;
+    }
+    Result<bool> address = ParseHostAddress(words[i].substr(0, eq), words[i].substr(eq + 1), host);
+    if (!address.ok()) return address.status();
+    if (!*address) link_words.push_back(words[i]);
+  }
   uint64_t unused_rate = 0;
-  SWEMU_RETURN_IF_ERROR(ParseAttributes(words, 1, false, &unused_rate, &host.delay_ns, &host.loss));
+  Status link = ParseAttributes(link_words, 1, false, &unused_rate, &host.delay_ns, &host.loss);
+  if (!link.ok() && link.message().rfind("unknown attribute", 0) == 0) {
+    return Status::Error(link.message().substr(0, link.message().find(" (")) +
+                         " (expected delay, loss, name, ip, mac, gw or gw_mac)");
+  }
+  SWEMU_RETURN_IF_ERROR(link);
+  if (host.name.empty()) host.name = host.sw + "-p" + std::to_string(host.port);
+  if ((!host.gateway.empty() || !host.gateway_mac.empty()) && host.ip.empty()) {
+    return Status::Error("gw and gw_mac need ip=");
+  }
+  for (const TopologyHost& other : out.hosts) {
+    if (other.name == host.name) return Status::Error("duplicate host name " + host.name);
+  }
   out.hosts.push_back(host);
   return Status::Ok();
+}
+
+// "HOST COMMAND...": the command is the rest of the line as written, for sh -c.
+Status AddRun(const std::string& value, TopologyConfig& out) {
+  const std::size_t start = value.find_first_not_of(" \t");
+  const std::size_t space = value.find_first_of(" \t", start);
+  const std::size_t command =
+      space == std::string::npos ? space : value.find_first_not_of(" \t", space);
+  if (start == std::string::npos || command == std::string::npos) {
+    return Status::Error("expected HOST COMMAND...");
+  }
+  const std::string host = value.substr(start, space - start);
+  for (const TopologyHost& h : out.hosts) {
+    if (h.name == host) {
+      out.runs.push_back({host, value.substr(command)});
+      return Status::Ok();
+    }
+  }
+  return Status::Error("no host named " + host + " above this line (host = SW:PORT name=" + host +
+                       ")");
 }
 
 }  // namespace
@@ -103,6 +177,8 @@ Result<TopologyConfig> LoadTopology(const std::string& path) {
       status = AddLink(words, out);
     } else if (entry.key == "topology.host") {
       status = AddHost(words, out);
+    } else if (entry.key == "topology.run") {
+      status = AddRun(entry.value, out);
     } else if (entry.key == "topology.seed") {
       Result<uint64_t> seed = ParseUint(entry.value);
       if (seed_seen) {
@@ -114,7 +190,7 @@ Result<TopologyConfig> LoadTopology(const std::string& path) {
       }
       seed_seen = true;
     } else {
-      status = Status::Error("unknown key (expected topology.switch, link, host or seed)");
+      status = Status::Error("unknown key (expected topology.switch, link, host, run or seed)");
     }
     if (!status.ok()) {
       return Status::Error(path + ": " + entry.key + " \"" + entry.value +

@@ -3,8 +3,12 @@
 // loss) and the host ports, e.g.
 //   switch = leaf1 leaf1.ini
 //   link = leaf1:2 spine:0 rate=10G delay=1us loss=0.001
-//   host = leaf1:0 delay=500ns
+//   host = leaf1:0 delay=500ns name=h0 ip=10.0.1.1/24 mac=02:00:00:00:01:01 gw=10.0.1.254
+//   run = h0 iperf3 -s
 //   seed = 1
+// A host's name, address, MAC and gateway matter to the real-time back ends, where the host is a
+// network namespace; `run` lines are shell commands run in a host's namespace (the engine, which
+// co-simulates its hosts, ignores them).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +24,17 @@ struct TopologyHost {
   PortId port = 0;
   TimeNs delay_ns = 0;
   double loss = 0;
+  std::string name;     // unique; default "SW-pPORT"
+  std::string ip;       // "A.B.C.D/LEN" or empty
+  std::string mac;      // "aa:bb:cc:dd:ee:ff" or empty (the kernel picks one)
+  std::string gateway;  // "A.B.C.D" within ip's subnet, or empty
+  std::string gateway_mac;  // the gateway's MAC, installed as a permanent neighbour, or empty
+};
+
+// One `run = HOST COMMAND...` line: a shell command for host HOST's namespace.
+struct TopologyRun {
+  std::string host;
+  std::string command;
 };
 
 struct TopologyConfig {
@@ -28,6 +43,7 @@ struct TopologyConfig {
   std::vector<LoadedSwitchConfig> switches;  // config.name is the topology's name for it
   std::vector<LinkSpec> links;
   std::vector<TopologyHost> hosts;
+  std::vector<TopologyRun> runs;
 };
 
 // Loads the file and every switch config it names (paths relative to the topology file).

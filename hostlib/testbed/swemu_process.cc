@@ -113,6 +113,14 @@ Result<std::string> SwemuProcess::Command(const std::string& control_socket,
   return reply->body;
 }
 
+std::optional<int> SwemuProcess::Exited() {
+  if (pid_ <= 0) return std::nullopt;
+  const int exited = Reap(pid_);
+  if (exited < 0) return std::nullopt;
+  Reaped();
+  return exited;
+}
+
 Result<int> SwemuProcess::Stop(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return Status::Error("swemu is not running");
   kill(pid_, SIGINT);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,10 @@ class SwemuProcess {
   Result<std::string> Command(const std::string& control_socket, const std::string& line) const;
   // SIGINT, then waits up to `timeout` (SIGKILL after); the exit status (0 = clean shutdown).
   Result<int> Stop(std::chrono::milliseconds timeout);
+
+  // The child's exit status once it has ended (reaped here), else nothing; also nothing when
+  // it was never started.
+  std::optional<int> Exited();
 
   // CPU time the child has used (user + system, every thread; clock-tick resolution), from
   // /proc/<pid>/stat; -1 when it cannot be read.

@@ -52,7 +52,8 @@ void InstallSignalHandlers() {
 
 Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
   if (cmd.config.empty()) {
-    return Status::Error("--config: required in real time (--topology runs only with --offline)");
+    return Status::Error(
+        "--config: required in real time (--topology runs with --offline or --backend netns)");
   }
   if (!cmd.inputs.empty()) return Status::Error("--in: only with --offline");
   if (!cmd.out_dir.empty()) return Status::Error("--out-dir: only with --offline");

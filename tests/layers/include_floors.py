@@ -23,6 +23,8 @@ def unit(path):
     top = parts[0]
     if top == "pipeline":
         return 0, "pipeline"
+    if path == "swemu/main.cc":
+        return 4, "swemu-main"  # the binary's entry hands the app hostlib/testbed's back ends
     if top == "swemu":
         return 1, "swemu"
     if top == "hostlib" and len(parts) > 2:

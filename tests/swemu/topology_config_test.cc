@@ -97,11 +97,59 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"link = a:1 a:2 loss=2", "loss: "},
         BadCase{"link = a:1 a:2 colour=red", "unknown attribute colour"},
         BadCase{"link = a:1 a:2 rate", "\"rate\" is not name=value"},
-        BadCase{"host = a:0 rate=1G", "unknown attribute rate (expected delay or loss)"},
+        BadCase{"host = a:0 rate=1G",
+                "unknown attribute rate (expected delay, loss, name, ip, mac, gw or gw_mac)"},
+        BadCase{"host = a:0 ip=10.0.1.1", "ip: \"10.0.1.1\" is not A.B.C.D/LEN"},
+        BadCase{"host = a:0 ip=10.0.1.1/33", "is not A.B.C.D/LEN"},
+        BadCase{"host = a:0 mac=02:00", "mac: \"02:00\" is not a MAC address"},
+        BadCase{"host = a:0 gw=10.0.1.254", "gw and gw_mac need ip="},
+        BadCase{"host = a:0 ip=10.0.1.1/24 gw=x", "gw: \"x\" is not A.B.C.D"},
+        BadCase{"host = a:0 name=h0\nhost = a:1 name=h0", "duplicate host name h0"},
+        BadCase{"host = a:0\nhost = a:1 name=a-p0", "duplicate host name a-p0"},
+        BadCase{"run = h0 iperf3 -s", "no host named h0 above this line"},
+        BadCase{"host = a:0 name=h0\nrun = h0", "expected HOST COMMAND..."},
         BadCase{"host =", "expected SW:PORT"}, BadCase{"seed = x", "topology.seed \"x\": "},
         BadCase{"seed = 1\nseed = 2", "given twice"},
         BadCase{"router = a", "topology.router \"a\": unknown key"},
         BadCase{"[other]\nx = 1", "other.x"}));
+
+TEST(TopologyConfigTest, ReadsHostAddressesAndRunLines) {
+  Write("a.ini", "[switch]\nports = 4\n");
+  const std::string path = Write("hosts.topo", R"([topology]
+switch = a a.ini
+host = a:0 name=h0 ip=10.0.1.1/24 mac=02:00:00:00:01:01 gw=10.0.1.254 gw_mac=02:00:00:00:01:fe delay=1us
+host = a:1
+run = h0 sleep 1;  iperf3 -c 10.0.1.2 -t "2"
+run = a-p1   iperf3 -s
+)");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  ASSERT_EQ(topo->hosts.size(), 2u);
+  const TopologyHost& h0 = topo->hosts[0];
+  EXPECT_EQ(h0.name, "h0");
+  EXPECT_EQ(h0.ip, "10.0.1.1/24");
+  EXPECT_EQ(h0.mac, "02:00:00:00:01:01");
+  EXPECT_EQ(h0.gateway, "10.0.1.254");
+  EXPECT_EQ(h0.gateway_mac, "02:00:00:00:01:fe");
+  EXPECT_EQ(h0.delay_ns, 1000u);
+  EXPECT_EQ(topo->hosts[1].name, "a-p1");  // the default name: SW-pPORT
+  EXPECT_TRUE(topo->hosts[1].ip.empty());
+  ASSERT_EQ(topo->runs.size(), 2u);
+  EXPECT_EQ(topo->runs[0].host, "h0");
+  // The command is the rest of the line as written, quotes and separators kept for sh -c.
+  EXPECT_EQ(topo->runs[0].command, "sleep 1;  iperf3 -c 10.0.1.2 -t \"2\"");
+  EXPECT_EQ(topo->runs[1].host, "a-p1");
+  EXPECT_EQ(topo->runs[1].command, "iperf3 -s");
+}
+
+TEST(TopologyConfigTest, BundledLeafSpineNamesItsHosts) {
+  Result<TopologyConfig> topo = LoadTopology(SWEMU_SOURCE_DIR "/configs/leaf_spine.topo");
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  ASSERT_EQ(topo->hosts.size(), 4u);
+  EXPECT_EQ(topo->hosts[2].name, "h2");
+  EXPECT_EQ(topo->hosts[2].ip, "10.0.2.1/24");
+  EXPECT_EQ(topo->hosts[2].gateway_mac, "00:00:00:00:02:fe");  // leaf2's router MAC
+}
 
 TEST(TopologyConfigTest, NoSwitchIsAnError) {
   Result<TopologyConfig> topo = LoadTopology(Write("empty.topo", "[topology]\nseed = 3\n"));

@@ -1,0 +1,178 @@
+// swemu --topology FILE --backend netns, run as a user runs it (root): switches in their own
+// namespaces on net_af_packet, hosts in theirs, commands in the hosts, everything removed after.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu {
+namespace {
+
+using swemu::testing::kSwemuBinary;
+using swemu::testing::ReadText;
+using swemu::testing::RunCommandIn;
+using swemu::testing::TestDirFor;
+
+std::string TestDir() {
+  const std::string dir = TestDirFor("netns_testbed_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// The bundled leaf-spine, hosts renamed for this test (namespace names are global).
+std::string LeafSpineTopology(const std::string& dir, const std::string& tag,
+                              const std::string& runs) {
+  const std::string configs = SWEMU_SOURCE_DIR "/configs/leaf_spine/";
+  std::ofstream(dir + "net.topo") << "[topology]\n"
+                                  << "switch = " << tag << "l1 " << configs << "leaf1.ini\n"
+                                  << "switch = " << tag << "l2 " << configs << "leaf2.ini\n"
+                                  << "switch = " << tag << "sp " << configs << "spine.ini\n"
+                                  << "link = " << tag << "l1:2 " << tag
+                                  << "sp:0 rate=10G delay=1us\n"
+                                  << "link = " << tag << "l2:2 " << tag
+                                  << "sp:1 rate=10G delay=1us\n"
+                                  << "host = " << tag << "l1:0 name=" << tag
+                                  << "h0 ip=10.0.1.1/24 mac=00:00:00:00:01:01 "
+                                  << "gw=10.0.1.254 gw_mac=00:00:00:00:01:fe\n"
+                                  << "host = " << tag << "l2:0 name=" << tag
+                                  << "h2 ip=10.0.2.1/24 mac=00:00:00:00:02:01 "
+                                  << "gw=10.0.2.254 gw_mac=00:00:00:00:02:fe\n"
+                                  << runs;
+  return dir + "net.topo";
+}
+
+// Nothing of a run is left: no namespace of its names, no EAL runtime directory.
+void ExpectNothingLeft(const std::string& tag) {
+  for (const auto& entry : std::filesystem::directory_iterator("/run/netns")) {
+    EXPECT_EQ(entry.path().filename().string().find(tag), std::string::npos) << entry.path();
+  }
+  if (std::filesystem::exists("/var/run/dpdk")) {
+    for (const auto& entry : std::filesystem::directory_iterator("/var/run/dpdk")) {
+      EXPECT_EQ(entry.path().filename().string().find(tag), std::string::npos) << entry.path();
+    }
+  }
+}
+
+bool IsRoot() { return geteuid() == 0; }
+
+TEST(NetnsTestbedTest, TcpCrossesThreeSwitchesBetweenNamespacesAndAllIsRemoved) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(
+      dir, "ta", "run = tah2 iperf3 -s -1\nrun = tah0 sleep 1; iperf3 -c 10.0.2.1 -t 1 -f m\n");
+  auto run = RunCommandIn(
+      dir, kSwemuBinary + " --topology " + topo + " --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("switch tasp: swemu-cli --socket " + dir + "out/tasp-control.sock"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("host tah0 on tal1:0: ip netns exec swemu-tah0 bash"), std::string::npos);
+  const std::string client = ReadText(dir + "out/tah0-run1.log");
+  EXPECT_NE(client.find("iperf Done."), std::string::npos) << client;
+  EXPECT_NE(client.find("receiver"), std::string::npos) << client;
+  // The spine carried the flow: its counters at shutdown show frames on both link ports.
+  const std::string spine = ReadText(dir + "out/tasp.log");
+  EXPECT_NE(spine.find("port 0"), std::string::npos) << spine;
+  ExpectNothingLeft("ta");
+}
+
+TEST(NetnsTestbedTest, AFailingHostCommandFailsTheRunAndNamesIt) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(dir, "tb", "run = tbh0 exit 3\n");
+  auto run = RunCommandIn(
+      dir, kSwemuBinary + " --topology " + topo + " --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_NE(
+      run.err.find("swemu: run on tbh0 ended with status 3 (log: " + dir + "out/tbh0-run0.log)"),
+      std::string::npos)
+      << run.err;
+  ExpectNothingLeft("tb");
+}
+
+TEST(NetnsTestbedTest, SigintStopsEverythingAndRemovesIt) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(dir, "tc", "");
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    freopen((dir + "stdout").c_str(), "w", stdout);
+    freopen((dir + "stderr").c_str(), "w", stderr);
+    const std::string out = dir + "out";
+    execl(kSwemuBinary.c_str(), "swemu", "--topology", topo.c_str(), "--backend", "netns",
+          "--out-dir", out.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (ReadText(dir + "stdout").find("running:") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_NE(ReadText(dir + "stdout").find("running:"), std::string::npos)
+      << ReadText(dir + "stderr");
+  EXPECT_TRUE(std::filesystem::exists("/run/netns/swemu-tch0"));
+  kill(pid, SIGINT);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
+  EXPECT_NE(ReadText(dir + "stderr").find("stopped by SIGINT; namespaces and links removed"),
+            std::string::npos);
+  ExpectNothingLeft("tc");
+}
+
+TEST(NetnsTestbedTest, ALeftoverNamespaceIsNamedAndKept) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(dir, "td", "");
+  ASSERT_EQ(std::system("ip netns add swemu-tdh2"), 0);
+  auto run = RunCommandIn(
+      dir, kSwemuBinary + " --topology " + topo + " --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("namespace swemu-tdh2 exists (another run holds it, or remove it: ip "
+                         "netns del swemu-tdh2)"),
+            std::string::npos)
+      << run.err;
+  EXPECT_TRUE(std::filesystem::exists("/run/netns/swemu-tdh2"));  // not ours: left alone
+  EXPECT_FALSE(std::filesystem::exists("/run/netns/swemu-sw-tdl1"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "out"));
+  std::system("ip netns del swemu-tdh2");
+}
+
+TEST(NetnsTestbedTest, BadOptionsEndWithOneLine) {
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(dir, "te", "");
+  struct Case {
+    std::string args, expected;
+  };
+  for (const Case& c : {
+           Case{"--topology " + topo + " --backend mininet",
+                "swemu: --backend: \"mininet\" is not a back end (expected netns; the engine is "
+                "--offline)"},
+           Case{"--config " SWEMU_SOURCE_DIR "/configs/tor.ini --backend netns",
+                "swemu: --backend: needs --topology"},
+           Case{"--topology " + topo + " --backend netns --offline",
+                "swemu: --backend: not with --offline"},
+           Case{"--topology " + topo + " --backend netns --pcap-dir x",
+                "swemu: --backend: not with --pcap-dir"},
+       }) {
+    auto run = RunCommandIn(dir, kSwemuBinary + " " + c.args);
+    EXPECT_EQ(run.status, 2) << c.args;
+    EXPECT_EQ(run.err.rfind(c.expected, 0), 0u) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_TRUE(run.out.empty());
+  }
+  ExpectNothingLeft("te");
+}
+
+}  // namespace
+}  // namespace swemu
