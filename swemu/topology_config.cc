@@ -2,13 +2,12 @@
 
 #include "pipeline/control/command_table.h"
 #include "pipeline/control/units.h"
+#include "pipeline/tm/tm_config.h"
 #include "pipeline/wire/address.h"
 #include "swemu/ini_file.h"
 
 namespace swemu {
 namespace {
-
-constexpr uint64_t kDefaultLinkRateBps = 10'000'000'000;
 
 // Splits "key=value" attributes after the positional words of a link or host line.
 Status ParseAttributes(const std::vector<std::string>& words, std::size_t first, bool allow_rate,
@@ -41,9 +40,10 @@ Status ParseAttributes(const std::vector<std::string>& words, std::size_t first,
   return Status::Ok();
 }
 
-Status AddSwitch(const std::vector<std::string>& words, TopologyConfig& out) {
+Status AddSwitch(const std::vector<std::string>& words, const std::string& file,
+                 TopologyConfig& out) {
   if (words.size() != 2) return Status::Error("expected NAME PATH.ini");
-  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(ResolveRelative(out.path, words[1]));
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(ResolveRelative(file, words[1]));
   if (!loaded.ok()) return loaded.status();
   for (const LoadedSwitchConfig& other : out.switches) {
     if (other.config.name == words[0]) return Status::Error("duplicate switch name " + words[0]);
@@ -56,7 +56,7 @@ Status AddSwitch(const std::vector<std::string>& words, TopologyConfig& out) {
 Status AddLink(const std::vector<std::string>& words, TopologyConfig& out) {
   if (words.size() < 2) return Status::Error("expected A:PORT B:PORT [rate=R] [delay=D] [loss=P]");
   LinkSpec link;
-  link.rate_bps = kDefaultLinkRateBps;
+  link.rate_bps = kDefaultPortRateBps;
   SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[0], &link.a, &link.a_port));
   SWEMU_RETURN_IF_ERROR(ParseSwitchPort(words[1], &link.b, &link.b_port));
   SWEMU_RETURN_IF_ERROR(
@@ -162,43 +162,69 @@ Status ParseSwitchPort(const std::string& text, std::string* sw, PortId* port) {
   return Status::Ok();
 }
 
-Result<TopologyConfig> LoadTopology(const std::string& path) {
+namespace {
+
+constexpr int kMaxIncludeDepth = 8;
+
+struct LoadState {
+  TopologyConfig out;
+  bool seed_seen = false;
+};
+
+Status LoadEntries(const std::string& path, int depth, LoadState& state);
+
+Status AddSeed(const std::string& value, LoadState& state) {
+  Result<uint64_t> seed = ParseUint(value);
+  if (state.seed_seen) return Status::Error("given twice");
+  state.seed_seen = true;
+  if (!seed.ok()) return seed.status();
+  state.out.seed = *seed;
+  return Status::Ok();
+}
+
+// One line of `path`; an `include` loads the named file here, as if its lines were written here.
+Status AddEntry(const IniEntry& entry, const std::string& path, int depth, LoadState& state) {
+  const std::vector<std::string> words = CommandTable::Tokenize(entry.value);
+  if (entry.key == "topology.switch") return AddSwitch(words, path, state.out);
+  if (entry.key == "topology.link") return AddLink(words, state.out);
+  if (entry.key == "topology.host") return AddHost(words, state.out);
+  if (entry.key == "topology.run") return AddRun(entry.value, state.out);
+  if (entry.key == "topology.seed") return AddSeed(entry.value, state);
+  if (entry.key == "topology.include") {
+    if (words.size() != 1) return Status::Error("expected PATH.topo");
+    if (depth >= kMaxIncludeDepth) return Status::Error("includes nested too deep (a cycle?)");
+    return LoadEntries(ResolveRelative(path, words[0]), depth + 1, state);
+  }
+  return Status::Error("unknown key (expected topology.switch, link, host, run, include or seed)");
+}
+
+Status LoadEntries(const std::string& path, int depth, LoadState& state) {
   Result<std::vector<IniEntry>> entries = ReadIniFile(path, "topology");
   if (!entries.ok()) return entries.status();
-  TopologyConfig out;
-  out.path = path;
-  bool seed_seen = false;
   for (const IniEntry& entry : *entries) {
-    const std::vector<std::string> words = CommandTable::Tokenize(entry.value);
-    Status status;
-    if (entry.key == "topology.switch") {
-      status = AddSwitch(words, out);
-    } else if (entry.key == "topology.link") {
-      status = AddLink(words, out);
-    } else if (entry.key == "topology.host") {
-      status = AddHost(words, out);
-    } else if (entry.key == "topology.run") {
-      status = AddRun(entry.value, out);
-    } else if (entry.key == "topology.seed") {
-      Result<uint64_t> seed = ParseUint(entry.value);
-      if (seed_seen) {
-        status = Status::Error("given twice");
-      } else if (!seed.ok()) {
-        status = seed.status();
-      } else {
-        out.seed = *seed;
-      }
-      seed_seen = true;
-    } else {
-      status = Status::Error("unknown key (expected topology.switch, link, host, run or seed)");
+    Status status = AddEntry(entry, path, depth, state);
+    if (!status.ok() && entry.key == "topology.include" &&
+        status.message().rfind("expected", 0) != 0 && status.message().rfind("includes", 0) != 0) {
+      return status;  // the included file's own line already names it
     }
     if (!status.ok()) {
       return Status::Error(path + ": " + entry.key + " \"" + entry.value +
                            "\": " + status.message());
     }
   }
-  if (out.switches.empty()) return Status::Error(path + ": no switch (add switch = NAME PATH.ini)");
-  return out;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TopologyConfig> LoadTopology(const std::string& path) {
+  LoadState state;
+  state.out.path = path;
+  SWEMU_RETURN_IF_ERROR(LoadEntries(path, 0, state));
+  if (state.out.switches.empty()) {
+    return Status::Error(path + ": no switch (add switch = NAME PATH.ini)");
+  }
+  return std::move(state.out);
 }
 
 }  // namespace swemu

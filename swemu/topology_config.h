@@ -5,6 +5,7 @@
 //   link = leaf1:2 spine:0 rate=10G delay=1us loss=0.001
 //   host = leaf1:0 delay=500ns name=h0 ip=10.0.1.1/24 mac=02:00:00:00:01:01 gw=10.0.1.254
 //   run = h0 iperf3 -s
+//   include = leaf_spine.topo   (another file's lines, as if written here)
 //   seed = 1
 // A host's name, address, MAC and gateway matter to the real-time back ends, where the host is a
 // network namespace; `run` lines are shell commands run in a host's namespace (the engine, which

@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"host =", "expected SW:PORT"}, BadCase{"seed = x", "topology.seed \"x\": "},
         BadCase{"seed = 1\nseed = 2", "given twice"},
         BadCase{"router = a", "topology.router \"a\": unknown key"},
-        BadCase{"[other]\nx = 1", "other.x"}));
+        BadCase{"include =", "expected PATH.topo"}, BadCase{"[other]\nx = 1", "other.x"}));
 
 TEST(TopologyConfigTest, ReadsHostAddressesAndRunLines) {
   Write("a.ini", "[switch]\nports = 4\n");
@@ -149,6 +149,40 @@ TEST(TopologyConfigTest, BundledLeafSpineNamesItsHosts) {
   EXPECT_EQ(topo->hosts[2].name, "h2");
   EXPECT_EQ(topo->hosts[2].ip, "10.0.2.1/24");
   EXPECT_EQ(topo->hosts[2].gateway_mac, "00:00:00:00:02:fe");  // leaf2's router MAC
+}
+
+TEST(TopologyConfigTest, IncludeReadsAnotherFileAsIfWrittenThere) {
+  Write("sw/a.ini", "[switch]\nports = 4\n");
+  Write("sw/net.topo", "[topology]\nswitch = a a.ini\nhost = a:0 name=h0\nseed = 5\n");
+  const std::string path = Write("mine.topo",
+                                 "[topology]\ninclude = sw/net.topo\n"
+                                 "host = a:1 name=h1\nrun = h0 iperf3 -s\n");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  ASSERT_EQ(topo->switches.size(), 1u);  // sw/a.ini: relative to the included file
+  EXPECT_EQ(topo->seed, 5u);
+  ASSERT_EQ(topo->hosts.size(), 2u);
+  EXPECT_EQ(topo->runs.at(0).host, "h0");
+  EXPECT_EQ(topo->path, path);
+}
+
+TEST(TopologyConfigTest, IncludeErrorsNameTheFileAndLine) {
+  Write("a.ini", "[switch]\nports = 4\n");
+  Write("loop.topo", "[topology]\ninclude = loop.topo\n");
+  Write("bad.topo", "[topology]\nswitch = a a.ini\nhost = a:9 mac=x\n");
+  const std::string loop = TestDir() + "loop.topo";
+  struct Case {
+    std::string text, expected;
+  };
+  for (const Case& c : {Case{"include = loop.topo", "includes nested too deep (a cycle?)"},
+                        Case{"include = missing.topo", "missing.topo: cannot open"},
+                        Case{"include = bad.topo", "bad.topo: topology.host \"a:9 mac=x\": mac:"},
+                        Case{"include = a.topo b.topo", "expected PATH.topo"}}) {
+    Result<TopologyConfig> topo = LoadTopology(Write("t.topo", "[topology]\n" + c.text + "\n"));
+    ASSERT_FALSE(topo.ok()) << c.text;
+    EXPECT_NE(topo.message().find(c.expected), std::string::npos) << topo.message();
+    EXPECT_EQ(topo.message().find('\n'), std::string::npos);
+  }
 }
 
 TEST(TopologyConfigTest, NoSwitchIsAnError) {
