@@ -1,6 +1,7 @@
 #!/bin/bash
 # DLCP over kernel UDP through a real-time swemu: one network namespace per host, each attached
-# to swemu running the dlcp program (configs/dlcp_netns.ini: net_af_packet ports on veths).
+# to swemu running the dlcp program (configs/dlcp_netns.ini: net_af_packet ports on veths), all
+# made by swemu's namespace back end from a topology this script writes.
 # Up to 3 senders (swemu-dlcp send) each send 7 tensors, one per DLCP class (tensor k of a
 # sender is layer k of 7: tag k, switch queue 6 - k), at once, to one receiver (swemu-dlcp recv)
 # behind a port shaped to --receiver-rate: an incast that the switch's strict priority and
@@ -44,42 +45,54 @@ for b in swemu/swemu tools/swemu-dlcp tools/swemu-cli; do
 done
 for t in ethtool ip; do command -v $t >/dev/null || die "$t is not installed"; done
 [[ ! -e $out || -d $out ]] || die "--out $out exists and is not a directory"
+case $out in /*) ;; *) out=$PWD/$out ;; esac
 dlcp=$build/tools/swemu-dlcp cli=$build/tools/swemu-cli
 rx_ip=10.78.0.100
-source "$root/tools/common/netns.sh"
-NETNS_NAMES=(dlcp-rx) NETNS_IPS=($rx_ip)
-for s in $(seq "$senders"); do NETNS_NAMES+=("dlcp-s$s"); NETNS_IPS+=("10.78.0.1$s"); done
-NETNS_LINK=dlcp-sw NETNS_MAC=02:78:00:00:00:1 NETNS_TAG=dlcp_netns
-NETNS_SWEMU=$build/swemu/swemu NETNS_CLI=$cli
-NETNS_PIDS=()
-netns_lock
-netns_trap
-mkdir -p "$out"
-rm -f "$out"/*.log "$out"/*.json "$out"/*.txt
-netns_setup
-sock=$out/swemu.sock
-netns_swemu "$root/configs/dlcp_netns.ini" "$sock" "$out/swemu.log" --run-for 120s
-"$cli" --socket "$sock" set_port_rate 0 "$receiver_rate" >/dev/null
-ip netns exec dlcp-rx "$dlcp" recv --bind $rx_ip --tensors $((7 * senders)) --timeout 60s \
-  --json "$out/recv.json" >"$out/recv.log" 2>&1 &
-recv_pid=$!
-NETNS_PIDS+=($recv_pid)
-sleep 0.3
-sender_pids=()
-for s in $(seq "$senders"); do
-  ip netns exec "dlcp-s$s" "$dlcp" send --bind "10.78.0.1$s" --to $rx_ip --tensors 7 \
-    --first-tensor $((100 * s)) --bytes "$bytes" --rate "$rate" --bound "$bound" --seed "$s" \
-    --timeout 60s --json "$out/send$s.json" >"$out/send$s.log" 2>&1 &
-  sender_pids+=($!); NETNS_PIDS+=($!)
-done
-failed=0
-for pid in "${sender_pids[@]}" $recv_pid; do wait "$pid" || failed=1; done
-"$cli" --socket "$sock" show dlcp >"$out/dlcp.txt" 2>&1 || true
-"$cli" --socket "$sock" show drops >"$out/drops.txt" 2>&1 || true
-"$cli" --socket "$sock" show queues >"$out/queues.txt" 2>&1 || true
-if [[ $failed == 1 ]]; then
-  tail -n 3 "$out"/send*.log "$out/recv.log" >&2 || true
-  echo "dlcp_netns: a sender or the receiver failed ($out)" >&2
+# The network is one topology file for swemu's namespace back end (swemu --topology FILE
+# --backend netns, docs/cli.md): it makes the namespaces, veths and the switch, runs the hosts'
+# commands, and removes everything when they end, on an error or on a signal. Written aside
+# (mktemp) so that a run refused before it starts leaves --out untouched.
+topo=$(mktemp /tmp/dlcp-netns-XXXXXX.topo)
+trap 'rm -f "$topo"' EXIT
+sock=$out/sw-control.sock
+{
+  echo "[topology]"
+  echo "switch = sw $root/configs/dlcp_netns.ini"
+  echo "host = sw:0 name=dlcp-rx ip=$rx_ip/24 mac=02:78:00:00:00:10"
+  for s in $(seq "$senders"); do
+    echo "host = sw:$s name=dlcp-s$s ip=10.78.0.1$s/24 mac=02:78:00:00:00:1$s"
+  done
+  # The receiver's port is shaped before the receiver starts; the switch's tables are read
+  # once every tensor has arrived, while the switch still runs.
+  echo "run = dlcp-rx $cli --socket $sock set_port_rate 0 $receiver_rate >/dev/null &&" \
+    "$dlcp recv --bind $rx_ip --tensors $((7 * senders)) --timeout 60s --json $out/recv.json" \
+    ">$out/recv.log 2>&1; status=\$?;" \
+    "for t in dlcp drops queues; do $cli --socket $sock show \$t >$out/\$t.txt 2>&1; done;" \
+    "exit \$status"
+  for s in $(seq "$senders"); do
+    echo "run = dlcp-s$s sleep 0.5; $dlcp send --bind 10.78.0.1$s --to $rx_ip --tensors 7" \
+      "--first-tensor $((100 * s)) --bytes $bytes --rate $rate --bound $bound --seed $s" \
+      "--timeout 60s --json $out/send$s.json >$out/send$s.log 2>&1"
+  done
+} >"$topo"
+[[ -d $out ]] && rm -f "$out"/*.log "$out"/*.json "$out"/*.txt
+# swemu in the background so that INT/TERM reach this script at once; they stop swemu, which
+# cleans up.
+"$build/swemu/swemu" --topology "$topo" --backend netns --out-dir "$out" --run-for 120s \
+  >/dev/null 2>"$topo.err" &
+swemu_pid=$!
+trap 'kill -TERM $swemu_pid 2>/dev/null; wait $swemu_pid; rm -f "$topo" "$topo.err"; exit 130' INT TERM
+status=0
+wait $swemu_pid || status=$?
+trap - INT TERM
+err=$(cat "$topo.err"); rm -f "$topo.err"
+if [[ $status == 2 ]]; then
+  echo "dlcp_netns: ${err#swemu: }" >&2
+  exit 2
+fi
+if [[ $status != 0 ]]; then
+  tail -n 3 "$out"/send*.log "$out/recv.log" >&2 2>/dev/null || true
+  echo "dlcp_netns: a sender or the receiver failed ($out): ${err#swemu: }" >&2
   exit 1
 fi
 

@@ -205,7 +205,7 @@ Status NetnsRun::Wait() {
       if (!run_status_[h].has_value()) run_status_[h] = hosts_[h]->Exited();
       done += run_status_[h].has_value() ? 1 : 0;
     }
-    if (options_.run_for_ns == 0 && !hosts_.empty() && done == hosts_.size()) return Status::Ok();
+    if (!hosts_.empty() && done == hosts_.size()) return Status::Ok();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }

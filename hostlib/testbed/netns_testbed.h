@@ -18,7 +18,7 @@ namespace swemu {
 struct NetnsTestbedOptions {
   std::string swemu_binary;  // the swemu to run per switch
   std::string out_dir;       // switch configs, logs and control sockets; host logs
-  uint64_t run_for_ns = 0;   // 0: until a signal, or until every run command has ended
+  uint64_t run_for_ns = 0;   // at most this long (0: no bound); also ends when every run ends
   bool busy_poll = false;    // passed to each swemu
 };
 

@@ -11,8 +11,7 @@ src=$1 build=$2 tmp=$3
 script=$src/tools/dlcp_netns.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 leftovers() {
-  ip netns list | grep -q '^dlcp-' && return 0
-  ip link show 2>/dev/null | grep -q 'dlcp-sw' && return 0
+  ip netns list | grep -qE '^swemu-(sw-sw|dlcp-)' && return 0
   pgrep -f "swemu-dlcp (send|recv)" >/dev/null && return 0
   return 1
 }
@@ -38,7 +37,7 @@ sleep 0.5
 out=$("$script" --build "$build" --out "$tmp/second" 2>&1); rc=$?
 [[ $rc == 2 && $(wc -l <<<"$out") == 1 && $out == *"another run"* ]] || fail "second run: exit $rc: $out"
 [[ ! -e $tmp/second ]] || fail "the second run made $tmp/second"
-ip netns list | grep -q '^dlcp-rx' || fail "the second run tore the first one's namespaces down"
+ip netns list | grep -q '^swemu-dlcp-rx' || fail "the second run tore the first one's namespaces down"
 kill -TERM "$pid"
 wait "$pid"; rc=$?
 [[ $rc != 0 ]] || fail "an interrupted run exited 0"
