@@ -168,7 +168,7 @@ Status ReadBackend(const po::variables_map& vm, CommandLine& cmd) {
                          "the engine is --offline)");
   }
   if (!vm.count("topology")) return Status::Error("--backend: needs --topology");
-  for (const char* option : {"offline", "config", "in", "bench", "show-resources", "pcap-dir",
+  for (const char* option : {"offline", "config", "bench", "show-resources", "pcap-dir",
                              "control-socket", "control-tcp", "stats-interval"}) {
     if (vm.count(option)) {
       return Status::Error(std::string("--backend: not with --") + option +

@@ -20,6 +20,9 @@ int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topolog
   options.out_dir = cmd.out_dir.empty() ? "out/testbed" : cmd.out_dir;
   options.run_for_ns = cmd.run_for_ns;
   options.busy_poll = cmd.busy_poll;
+  options.replay_binary = swemu::SelfDirectory() + "/../tools/swemu-replay";
+  for (const swemu::InputSpec& in : cmd.inputs)
+    options.replays.push_back({in.sw, in.port, in.file});
   return swemu::RunNetnsTestbed(topology, options, out, err);
 }
 

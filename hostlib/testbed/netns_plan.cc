@@ -1,5 +1,7 @@
 #include "hostlib/testbed/netns_plan.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -186,10 +188,37 @@ NetnsSwitchPlan PlanSwitch(const LoadedSwitchConfig& loaded, std::size_t index,
   return plan;
 }
 
+// Single quotes for sh -c.
+std::string ShellQuoted(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+Result<NetnsRunPlan> PlanReplay(const TopologyConfig& topology, const NetnsReplay& replay,
+                                const std::string& out_dir, const std::string& replay_binary) {
+  const std::string where = replay.sw + ":" + std::to_string(replay.port);
+  const std::string option = "--in " + where + "=" + replay.file + ": ";
+  if (replay.sw.empty()) return Status::Error(option + "name the switch (SW:PORT=FILE)");
+  if (access(replay.file.c_str(), R_OK) != 0) {
+    return Status::Error(option + "cannot read " + replay.file);
+  }
+  for (const TopologyHost& host : topology.hosts) {
+    if (host.sw != replay.sw || host.port != replay.port) continue;
+    const std::string rx = out_dir + "/" + host.name + "-rx.pcap";
+    return NetnsRunPlan{host.name, HostNetns(host.name),
+                        ShellQuoted(replay_binary) + " --iface eth0 --in " +
+                            ShellQuoted(replay.file) + " --out " + ShellQuoted(rx),
+                        out_dir + "/" + host.name + "-replay.log"};
+  }
+  return Status::Error(option + where + " is not a host port of the topology");
+}
+
 }  // namespace
 
 Result<NetnsPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::string& out_dir,
-                                   pid_t tag) {
+                                   pid_t tag, const std::vector<NetnsReplay>& replays,
+                                   const std::string& replay_binary) {
   const std::string where = topology.path + ": ";
   Status ports = CheckPorts(topology);
   if (!ports.ok()) return Status::Error(where + ports.message());
@@ -219,6 +248,11 @@ Result<NetnsPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::st
     plan.runs.push_back(
         {run.host, HostNetns(run.host), run.command,
          out_dir + "/" + run.host + "-run" + std::to_string(plan.runs.size()) + ".log"});
+  }
+  for (const NetnsReplay& replay : replays) {
+    Result<NetnsRunPlan> run = PlanReplay(topology, replay, out_dir, replay_binary);
+    if (!run.ok()) return Status::Error(where + run.message());
+    plan.runs.push_back(*run);
   }
   Status names = CheckNamespaces(plan);
   if (!names.ok()) return Status::Error(where + names.message());

@@ -47,11 +47,22 @@ struct NetnsPlan {
   std::vector<Argv> best_effort;  // offloads off: failures ignored
 };
 
+// A pcap replayed into a host port (swemu --in SW:PORT=FILE): the host runs swemu-replay on its
+// eth0, sending FILE at the pcap's pace and recording what it receives.
+struct NetnsReplay {
+  std::string sw;
+  PortId port = 0;
+  std::string file;
+};
+
 // Checks the topology for this back end (ports exist and are used once, no namespace of the
 // names it needs exists yet under /run/netns) and plans the run. Each switch runs in namespace
 // swemu-sw-<switch>, each host in swemu-<host>; a switch's port N is its veth end "pN". `tag`
 // (the process id) keeps EAL file prefixes apart from other runs.
+// Each replay adds a run on the host at SW:PORT (which must be a host of the topology):
+// `replay_binary --iface eth0 --in FILE --out DIR/<host>-rx.pcap`.
 Result<NetnsPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::string& out_dir,
-                                   pid_t tag);
+                                   pid_t tag, const std::vector<NetnsReplay>& replays = {},
+                                   const std::string& replay_binary = "swemu-replay");
 
 }  // namespace swemu

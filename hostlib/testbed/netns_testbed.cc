@@ -259,7 +259,8 @@ int RunNetnsTestbed(const TopologyConfig& topology, const NetnsTestbedOptions& o
     err << "swemu: --backend netns: needs root (it makes network namespaces and veth pairs)\n";
     return 2;
   }
-  Result<NetnsPlan> plan = PlanNetnsTestbed(topology, options.out_dir, getpid());
+  Result<NetnsPlan> plan =
+      PlanNetnsTestbed(topology, options.out_dir, getpid(), options.replays, options.replay_binary);
   if (!plan.ok()) {
     err << "swemu: " << plan.message() << "\n";
     return 2;

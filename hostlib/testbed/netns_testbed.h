@@ -10,7 +10,9 @@
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
+#include "hostlib/testbed/netns_plan.h"
 #include "swemu/topology_config.h"
 
 namespace swemu {
@@ -20,6 +22,8 @@ struct NetnsTestbedOptions {
   std::string out_dir;       // switch configs, logs and control sockets; host logs
   uint64_t run_for_ns = 0;   // at most this long (0: no bound); also ends when every run ends
   bool busy_poll = false;    // passed to each swemu
+  std::vector<NetnsReplay> replays;  // --in SW:PORT=FILE: swemu-replay on that host
+  std::string replay_binary;         // swemu-replay
 };
 
 // Builds the network, prints how to reach each switch and host on `out`, runs until done and

@@ -103,5 +103,23 @@ TEST(NetnsPlanTest, RefusesWhatCannotBeBuiltBeforeTouchingAnything) {
   }
 }
 
+TEST(NetnsPlanTest, AnInputPcapIsAReplayOnItsHost) {
+  const std::string pcap = SWEMU_SOURCE_DIR "/configs/pcap/h0_to_all.pcap";
+  Result<NetnsPlan> plan =
+      PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {{"leaf1", 0, pcap}}, "/b/swemu-replay");
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  ASSERT_EQ(plan->runs.size(), 1u);
+  EXPECT_EQ(plan->runs[0].host, "h0");
+  EXPECT_EQ(plan->runs[0].netns, "swemu-h0");
+  EXPECT_EQ(plan->runs[0].command,
+            "'/b/swemu-replay' --iface eth0 --in '" + pcap + "' --out '/tmp/tb/h0-rx.pcap'");
+  for (const NetnsReplay& bad : {NetnsReplay{"leaf1", 3, pcap}, NetnsReplay{"", 0, pcap},
+                                 NetnsReplay{"leaf1", 0, "/no/such.pcap"}}) {
+    Result<NetnsPlan> refused = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {bad});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.message().find("--in "), std::string::npos) << refused.message();
+  }
+}
+
 }  // namespace
 }  // namespace swemu

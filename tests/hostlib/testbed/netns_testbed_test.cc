@@ -84,6 +84,29 @@ TEST(NetnsTestbedTest, TcpCrossesThreeSwitchesBetweenNamespacesAndAllIsRemoved) 
   ExpectNothingLeft("ta");
 }
 
+TEST(NetnsTestbedTest, AnInputPcapIsReplayedByItsHostAndTheOtherHostReceivesIt) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  // h0's frames to h1 (10.0.1.2, 00:00:00:00:01:02), switched by leaf1 alone: h1 runs a
+  // receiver that records what arrives while h0's replay runs.
+  const std::string topo =
+      LeafSpineTopology(dir, "tf",
+                        "host = tfl1:1 name=tfh1 ip=10.0.1.2/24 mac=00:00:00:00:01:02\n"
+                        "run = tfh1 " SWEMU_BINARY_DIR "/tools/swemu-replay --iface eth0 --out " +
+                            dir + "h1.pcap --wait 3s --expect 3\n");
+  auto run = RunCommandIn(
+      dir, kSwemuBinary + " --topology " + topo + " --backend netns --in tfl1:0=" +
+               SWEMU_SOURCE_DIR "/configs/pcap/h0_to_all.pcap --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  const std::string replay = ReadText(dir + "out/tfh0-replay.log");
+  EXPECT_NE(replay.find("sent "), std::string::npos) << replay;
+  EXPECT_TRUE(std::filesystem::exists(dir + "out/tfh0-rx.pcap"));
+  const std::string received = ReadText(dir + "out/tfh1-run0.log");
+  EXPECT_NE(received.find("received "), std::string::npos) << received;
+  EXPECT_EQ(received.find("received 0"), std::string::npos) << received;
+  ExpectNothingLeft("tf");
+}
+
 TEST(NetnsTestbedTest, AFailingHostCommandFailsTheRunAndNamesIt) {
   if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string dir = TestDir();
