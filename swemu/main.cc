@@ -20,6 +20,8 @@ int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topolog
   options.out_dir = cmd.out_dir.empty() ? "out/testbed" : cmd.out_dir;
   options.run_for_ns = cmd.run_for_ns;
   options.busy_poll = cmd.busy_poll;
+  options.telemetry = cmd.telemetry;
+  options.telemetry_period_ns = cmd.telemetry_period_ns;
   options.replay_binary = swemu::SelfDirectory() + "/../tools/swemu-replay";
   for (const swemu::InputSpec& in : cmd.inputs)
     options.replays.push_back({in.sw, in.port, in.file});

@@ -54,13 +54,13 @@ rx_ip=10.78.0.100
 # (mktemp) so that a run refused before it starts leaves --out untouched.
 topo=$(mktemp /tmp/dlcp-netns-XXXXXX.topo)
 trap 'rm -f "$topo"' EXIT
-sock=$out/sw-control.sock
+sock=$out/dlcp-control.sock
 {
   echo "[topology]"
-  echo "switch = sw $root/configs/dlcp_netns.ini"
-  echo "host = sw:0 name=dlcp-rx ip=$rx_ip/24 mac=02:78:00:00:00:10"
+  echo "switch = dlcp $root/configs/dlcp_netns.ini"
+  echo "host = dlcp:0 name=dlcp-rx ip=$rx_ip/24 mac=02:78:00:00:00:10"
   for s in $(seq "$senders"); do
-    echo "host = sw:$s name=dlcp-s$s ip=10.78.0.1$s/24 mac=02:78:00:00:00:1$s"
+    echo "host = dlcp:$s name=dlcp-s$s ip=10.78.0.1$s/24 mac=02:78:00:00:00:1$s"
   done
   # The receiver's port is shaped before the receiver starts; the switch's tables are read
   # once every tensor has arrived, while the switch still runs.

@@ -1,7 +1,8 @@
 #!/bin/bash
 # PCN's experiment (paper section 4) in real time with real kernel TCP, without and with PCN:
 # one network namespace per host, each attached to a real-time swemu running the pcn program
-# (configs/pcn.ini: net_af_packet ports on veths), iperf3 background flows toward the PS that
+# (configs/pcn.ini: net_af_packet ports on veths; swemu's namespace back end makes them from a
+# topology this script writes), iperf3 background flows toward the PS that
 # share its 100 Mbit/s port, then DDL workers (swemu-pcn ddl) sending announced, paced bursts
 # over kernel TCP with network-idle periods between them. Prints the paper's metrics side by
 # side (tools/pcn/pcn_report.py) and writes OUT/queue.png. Cleans up every namespace, link and
@@ -58,64 +59,63 @@ allowed=$(sysctl -n net.ipv4.tcp_allowed_congestion_control)
 
 swemu=$build/swemu/swemu pcn=$build/tools/swemu-pcn cli=$build/tools/swemu-cli
 ps_ip=10.77.0.100
-source "$root/tools/common/netns.sh"
-NETNS_NAMES=(pcn-ps pcn-w1 pcn-w2 pcn-bg1 pcn-bg2 pcn-bg3)   # on swemu ports 0..5
-NETNS_IPS=($ps_ip 10.77.0.11 10.77.0.12 10.77.0.21 10.77.0.22 10.77.0.23)
-NETNS_LINK=pcn-sw NETNS_MAC=02:77:00:00:00:1 NETNS_TAG=pcn_experiment
-NETNS_SWEMU=$swemu NETNS_CLI=$cli
-NETNS_PIDS=()
-netns_lock
-netns_trap
+case $out in /*) ;; *) out=$PWD/$out ;; esac
+# Each run is one topology file for swemu's namespace back end (swemu --topology FILE
+# --backend netns, docs/cli.md): the switch, a namespace per host on swemu ports 0..5, and the
+# hosts' commands; swemu makes and removes everything, also on an error or a signal.
+topo=$(mktemp /tmp/pcn-experiment-XXXXXX.topo)
+trap 'rm -f "$topo" "$topo.err"' EXIT
+swemu_pid=
+trap '[[ -n $swemu_pid ]] && kill -TERM $swemu_pid 2>/dev/null && wait $swemu_pid; exit 130' INT TERM
+tcp="sysctl -qw net.ipv4.tcp_ecn=1 net.ipv4.tcp_congestion_control=$cc net.ipv4.tcp_no_metrics_save=1 >/dev/null || exit 97;"
+# Sleeps until the absolute time $1 (ns since the epoch), in a host's shell.
+until_ns() { echo "sleep \$(awk -v t=$1 -v n=\$(date +%s%N) 'BEGIN {d = (t - n) / 1e9; print (d > 0 ? d : 0)}');"; }
 
-setup() {
-  netns_setup
-  for ns in "${NETNS_NAMES[@]}"; do
-    ip netns exec "$ns" sysctl -qw net.ipv4.tcp_ecn=1 net.ipv4.tcp_congestion_control="$cc" \
-      net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
-      { echo "pcn_experiment: cannot set TCP $cc with ECN in $ns" >&2; exit 1; }
+write_topology() {  # write_topology DIR T0 START_AT [--no-pcn]
+  local dir=$1 t0=$2 start_at=$3 flag=${4:-} sock=$1/pcn-control.sock i w
+  echo "[topology]"
+  echo "switch = pcn $root/configs/pcn.ini"
+  echo "host = pcn:0 name=pcn-ps ip=$ps_ip/24 mac=02:77:00:00:00:10"
+  for w in 1 2; do echo "host = pcn:$w name=pcn-w$w ip=10.77.0.1$w/24 mac=02:77:00:00:00:1$w"; done
+  for i in 1 2 3; do
+    echo "host = pcn:$((i + 2)) name=pcn-bg$i ip=10.77.0.2$i/24 mac=02:77:00:00:00:1$((i + 2))"
+  done
+  # The PS outlives the flows; then the switch's PCN state is read while it still runs.
+  echo "run = pcn-ps $tcp for p in 5201 5202 5203; do iperf3 -s -1 -p \$p >/dev/null 2>&1 & done;" \
+    "$pcn ps --bind $ps_ip --duration $((duration + 4))s >$dir/ps.log 2>&1; status=\$?;" \
+    "$cli --socket $sock pcn_stats >$dir/pcn_stats.json 2>&1;" \
+    "$cli --socket $sock show queues >$dir/queues.txt 2>&1; exit \$status"
+  for i in 1 2 3; do
+    echo "run = pcn-bg$i $tcp $(until_ns "$t0") iperf3 -c $ps_ip -p 520$i -t $duration -i 0.5 -J" \
+      ">$dir/bg$i.json 2>$dir/bg$i.err"
+  done
+  for w in 1 2; do
+    echo "run = pcn-w$w $tcp $pcn ddl --ps $ps_ip --bind 10.77.0.1$w --start-at $start_at" \
+      "--iterations $iterations --idle ${idle}s --burst $burst --rate $burst_rate --lead $lead" \
+      "$flag --json $dir/worker$w.json >$dir/worker$w.log 2>&1"
   done
 }
 
 run() {  # run LABEL [--no-pcn]
-  local dir=$out/$1 flag=${2:-}
-  rm -rf "$dir"; mkdir -p "$dir"
-  NETNS_PIDS=()
-  local sock=$out/swemu.sock
-  netns_swemu "$root/configs/pcn.ini" "$sock" "$dir/swemu.log" --telemetry "$dir/telemetry.csv" \
-    --telemetry-period 200us --run-for "$((duration + 15))s"
-  ip netns exec pcn-ps "$pcn" ps --bind $ps_ip --duration "$((duration + 8))s" >"$dir/ps.log" 2>&1 &
-  NETNS_PIDS+=($!)
-  for i in 1 2 3; do
-    ip netns exec pcn-ps iperf3 -s -1 -p "520$i" >/dev/null 2>&1 &
-    NETNS_PIDS+=($!)
-  done
-  sleep 0.5
-  local t0 start_at
-  t0=$(date +%s%N)
-  start_at=$((t0 + ddl_start * 1000000000))
-  local bg=() workers=()
-  for i in 1 2 3; do
-    ip netns exec "pcn-bg$i" iperf3 -c $ps_ip -p "520$i" -t "$duration" -i 0.5 -J \
-      >"$dir/bg$i.json" 2>"$dir/bg$i.err" &
-    bg+=($!); NETNS_PIDS+=($!)
-  done
-  for w in 1 2; do
-    ip netns exec "pcn-w$w" "$pcn" ddl --ps $ps_ip --bind "10.77.0.1$w" --start-at "$start_at" \
-      --iterations "$iterations" --idle "${idle}s" --burst "$burst" --rate "$burst_rate" \
-      --lead "$lead" $flag --json "$dir/worker$w.json" >"$dir/worker$w.log" 2>&1 &
-    workers+=($!); NETNS_PIDS+=($!)
-  done
-  local failed=0
-  for pid in "${workers[@]}" "${bg[@]}"; do wait "$pid" || failed=1; done
-  if [[ $failed == 1 ]]; then
-    tail -n 3 "$dir"/worker*.log "$dir"/bg*.err >&2 || true
-    echo "pcn_experiment: a worker or a background flow failed ($dir)" >&2
+  local dir=$out/$1 flag=${2:-} t0 status=0
+  rm -rf "$dir"
+  # Every host starts its flows at t0, once the switch and the PS are up (about 1.5 s).
+  t0=$(( $(date +%s%N) + 3000000000 ))
+  write_topology "$dir" "$t0" "$((t0 + ddl_start * 1000000000))" "$flag" >"$topo"
+  "$swemu" --topology "$topo" --backend netns --out-dir "$dir" --telemetry "$dir/telemetry.csv" \
+    --telemetry-period 200us --run-for "$((duration + 15))s" >/dev/null 2>"$topo.err" &
+  swemu_pid=$!
+  wait $swemu_pid || status=$?
+  swemu_pid=
+  if [[ $status == 2 ]]; then
+    echo "pcn_experiment: $(sed 's/^swemu: //' "$topo.err")" >&2
+    exit 2
+  fi
+  if [[ $status != 0 ]]; then
+    tail -n 3 "$dir"/worker*.log "$dir"/bg*.err >&2 2>/dev/null || true
+    echo "pcn_experiment: a worker or a background flow failed ($dir): $(sed 's/^swemu: //' "$topo.err")" >&2
     exit 1
   fi
-  "$cli" --socket "$sock" pcn_stats >"$dir/pcn_stats.json" 2>&1 || true
-  "$cli" --socket "$sock" show queues >"$dir/queues.txt" 2>&1 || true
-  for pid in "${NETNS_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
-  NETNS_PIDS=()
   echo "$1: $(cat "$dir/ps.log"); switch: $(cat "$dir/pcn_stats.json")"
 }
 
@@ -123,7 +123,6 @@ mkdir -p "$out"
 echo "PCN in real time: swemu (configs/pcn.ini) on net_af_packet/veth, kernel TCP ($cc, ECN on),"
 echo "  3 background iperf3 flows and 2 DDL workers to the PS behind 100 Mbit/s, 7.5 ms, 60 packets;"
 echo "  ${duration} s of background, DDL from ${ddl_start} s: $iterations bursts of $burst per worker at $burst_rate, ${idle} s idle"
-setup
 run without --no-pcn
 run with
 /usr/bin/python3 "$root/tools/pcn/pcn_report.py" --without "$out/without" --with "$out/with" \

@@ -147,6 +147,14 @@ Status NetnsRun::StartSwitches() {
         "netns",    "exec",      sw.netns,           options_.swemu_binary,
         "--config", sw.ini_path, "--control-socket", sw.control_socket};
     if (options_.busy_poll) args.push_back("--busy-poll");
+    if (!options_.telemetry.empty()) {
+      args.insert(args.end(), {"--telemetry", SwitchTelemetryPath(options_.telemetry, sw.name,
+                                                                  plan_.switches.size())});
+    }
+    if (options_.telemetry_period_ns != 0) {
+      args.insert(args.end(),
+                  {"--telemetry-period", std::to_string(options_.telemetry_period_ns) + "ns"});
+    }
     switches_.push_back(std::make_unique<SwemuProcess>());
     Status started = switches_.back()->Start(*ip, args, sw.log_path);
     if (started.ok()) started = WaitUntilAnswering(*switches_.back(), sw.control_socket);
@@ -252,6 +260,14 @@ Status NetnsRun::Teardown() {
 }
 
 }  // namespace
+
+std::string SwitchTelemetryPath(const std::string& file, const std::string& sw,
+                                std::size_t switches) {
+  if (switches == 1) return file;
+  const std::filesystem::path path(file);
+  return (path.parent_path() / (path.stem().string() + "-" + sw + path.extension().string()))
+      .string();
+}
 
 int RunNetnsTestbed(const TopologyConfig& topology, const NetnsTestbedOptions& options,
                     std::ostream& out, std::ostream& err) {

@@ -24,7 +24,15 @@ struct NetnsTestbedOptions {
   bool busy_poll = false;    // passed to each swemu
   std::vector<NetnsReplay> replays;  // --in SW:PORT=FILE: swemu-replay on that host
   std::string replay_binary;         // swemu-replay
+  // --telemetry FILE: each switch samples its queues into FILE (one switch) or, with several,
+  // into FILE with "-<switch>" before its extension; every telemetry_period_ns (0: swemu's).
+  std::string telemetry;
+  uint64_t telemetry_period_ns = 0;
 };
+
+// The telemetry file of switch `sw` of `switches` for --telemetry `file`.
+std::string SwitchTelemetryPath(const std::string& file, const std::string& sw,
+                                std::size_t switches);
 
 // Builds the network, prints how to reach each switch and host on `out`, runs until done and
 // tears everything down. Returns the exit status: 0, 1 (a switch or a host failed at run time:

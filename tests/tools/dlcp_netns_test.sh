@@ -11,7 +11,7 @@ src=$1 build=$2 tmp=$3
 script=$src/tools/dlcp_netns.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 leftovers() {
-  ip netns list | grep -qE '^swemu-(sw-sw|dlcp-)' && return 0
+  ip netns list | grep -qE '^swemu-(sw-dlcp|dlcp-)' && return 0
   pgrep -f "swemu-dlcp (send|recv)" >/dev/null && return 0
   return 1
 }

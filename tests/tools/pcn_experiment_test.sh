@@ -9,8 +9,7 @@ src=$1 build=$2 tmp=$3
 script=$src/tools/pcn_experiment.sh
 fail() { echo "FAIL: $*" >&2; exit 1; }
 leftovers() {
-  ip netns list | grep -q '^pcn-' && return 0
-  ip link show 2>/dev/null | grep -q 'pcn-sw' && return 0
+  ip netns list | grep -qE '^swemu-(sw-pcn|pcn-)' && return 0
   pgrep -f "swemu-pcn (ddl|ps)" >/dev/null && return 0
   return 1
 }
