@@ -36,9 +36,6 @@ struct LoadedSwitchConfig {
   std::map<PortId, PortWireEffects> port_effects;            // [port.N] loss, delay
 };
 
-// The default shaping rate of a port when the file does not set tm.port_rate.
-inline constexpr uint64_t kDefaultPortRateBps = 10'000'000'000;
-
 // One-line errors: "PATH: KEY: problem" (or "PATH: problem" for syntax errors).
 Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path);
 

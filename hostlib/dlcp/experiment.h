@@ -17,6 +17,7 @@
 
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu {
 
@@ -24,7 +25,7 @@ struct DlcpExperimentOptions {
   uint32_t tors = 3;
   uint32_t hosts_per_tor = 4;
   uint32_t spines = 2;
-  uint64_t link_bps = 10'000'000'000;  // every link (the paper's 100G, scaled)
+  uint64_t link_bps = kDefaultPortRateBps;  // every link (the paper's 100G, scaled)
   TimeNs link_delay_ns = 5'000;        // per hop
   uint32_t buffer_pkts = 349;          // per queue: 512 KB of 1500-byte packets
   std::string model = "ResNet50";

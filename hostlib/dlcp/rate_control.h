@@ -12,11 +12,12 @@
 #include <cstdint>
 
 #include "pipeline/core/clock.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu {
 
 struct DlcpRateOptions {
-  uint64_t link_bps = 10'000'000'000;
+  uint64_t link_bps = kDefaultPortRateBps;
   TimeNs period_ns = 200'000;
   double delta = 2.0;
   double increase_share = 0.05;  // additive increase per period, share of the link

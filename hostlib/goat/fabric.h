@@ -20,6 +20,7 @@
 #include "hostlib/goat/krgs.h"
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu {
 
@@ -62,7 +63,7 @@ struct GoatFabricSpec {
 
 // The engine network's links and queues.
 struct GoatNetOptions {
-  uint64_t link_rate_bps = 10'000'000'000ull;  // every link, and every switch port's shaping
+  uint64_t link_rate_bps = kDefaultPortRateBps;  // every link, and every switch port's shaping
   TimeNs link_delay_ns = 1000;
   TimeNs host_delay_ns = 1000;    // a host's own delay_ns replaces it
   double loss = 0;                // every link and host link, each direction

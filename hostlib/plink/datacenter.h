@@ -16,6 +16,7 @@
 #include "hostlib/plink/agg_engine.h"
 #include "hostlib/plink/locality.h"
 #include "hostlib/plink/prober.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu {
 
@@ -28,7 +29,7 @@ struct DatacenterSpec {
   std::vector<uint32_t> rack_hosts;  // hosts per rack (one per rack, 1..64); empty: per_rack
   // One-way delay of each tier's links, from the core down; the last is the host links.
   std::vector<TimeNs> tier_delay_ns = {20'000, 5'000, 1'000};
-  uint64_t link_rate_bps = 10'000'000'000ull;
+  uint64_t link_rate_bps = kDefaultPortRateBps;
   std::vector<uint64_t> tier_rate_bps;  // per tier like tier_delay_ns; empty: link_rate_bps
   double host_link_loss = 0;            // each frame on a host link lost with this probability
   // Per host: a constant answer delay drawn from [0, host_delay_max_ns] and exponential jitter.

@@ -20,6 +20,10 @@ inline constexpr uint32_t kTmMaxWireOverheadBytes = 1024;
 inline constexpr uint32_t kTmMaxQuantumBytes = 1u << 24;
 inline constexpr uint32_t kTmMaxWeight = 1u << 16;
 
+// The link rate a port is shaped to when nothing names one: a switch file without tm.port_rate, a
+// topology link without rate=, and the experiments' and tools' --link-rate defaults.
+inline constexpr uint64_t kDefaultPortRateBps = 10'000'000'000;  // 10 Gb/s
+
 struct QueueConfig {
   uint32_t depth_pkts = 1024;         // queue limit in packets (BMv2 set_queue_depth); >= 1
   uint64_t ecn_threshold_bytes = 0;   // mark when depth (bytes, before this packet) >= it; 0 = off

@@ -20,6 +20,7 @@
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
+#include "pipeline/tm/tm_config.h"
 #include "tools/subcommand.h"
 #include "tools/tool_main.h"
 
@@ -114,7 +115,7 @@ po::options_description SimOptions() {
       ("tors", po::value<std::string>()->default_value("3"), "ToR switches")
       ("hosts-per-tor", po::value<std::string>()->default_value("4"), "hosts under each ToR")
       ("spines", po::value<std::string>()->default_value("2"), "core switches, each linked to every ToR")
-      ("link-rate", po::value<std::string>()->default_value("10G"), "every link's rate")
+      ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every link's rate")
       ("model", po::value<std::string>()->default_value("ResNet50"), "the bundled model whose layers are pushed")
       ("scale", po::value<std::string>()->default_value("64"), "layer sizes divided by this")
       ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound for the push")

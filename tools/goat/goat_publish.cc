@@ -114,7 +114,7 @@ po::options_description GoatPublishOptions() {
       ("socket-dir", po::value<std::string>(), "where the switches' vhost-user sockets go (default: --out-dir)")
       ("scheme", po::value<std::string>()->default_value("goat"), "goat, atp-style or ps-only")
       ("k", po::value<std::string>()->default_value("0"), "the PS completes from K workers (0: all)")
-      ("link-rate", po::value<std::string>()->default_value("10G"), "every switch port's shaping rate (0: unshaped)")
+      ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every switch port's shaping rate (0: unshaped)")
       ("pcap", "also write each worker's first round of fragments as <worker>.pcap (1 Gbit/s), for an offline run of goat.topo");
   // clang-format on
   AddGoatSetupOptions(options);

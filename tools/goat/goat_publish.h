@@ -12,6 +12,8 @@
 
 #include "hostlib/goat/experiment.h"
 #include "hostlib/testbed/swemu_network.h"
+#include "pipeline/control/units.h"
+#include "pipeline/tm/tm_config.h"
 #include "tools/goat/goat_sim.h"
 
 namespace swemu {
@@ -20,7 +22,7 @@ struct GoatPublishLayout {
   std::string dir;         // where the files go
   std::string socket_dir;  // where the vhost-user sockets go (absolute)
   std::string file_prefix;
-  std::string link_rate = "10G";       // every port's shaping (swemu's rate syntax; "0": unshaped)
+  std::string link_rate = FormatRate(kDefaultPortRateBps);  // every port's shaping (swemu's rate syntax; "0": unshaped)
   std::string command = "swemu-goat";  // named in the files' headers
   // The socket of `sw`'s port (a host port, or the vhost-user side of a link).
   std::string VhostSocket(const std::string& sw, uint16_t port) const;

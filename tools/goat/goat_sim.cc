@@ -8,6 +8,7 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
+#include "pipeline/tm/tm_config.h"
 #include "tools/option_values.h"
 #include "tools/goat/goat_common.h"
 
@@ -35,7 +36,7 @@ po::options_description GoatSimOptions() {
       ("queue-depth", po::value<std::string>()->default_value("65536"), "every switch queue, packets (the paper's simulation has no queue loss; 1024 is the TM's default)")
       ("rto", po::value<std::string>()->default_value("1s"), "workers' first retransmission timeout (doubles per try)")
       ("window", po::value<std::string>()->default_value("0"), "fragments a worker keeps in flight (0: all of them: workers push at their own rates, as the paper's do)")
-      ("link-rate", po::value<std::string>()->default_value("10G"), "every link's rate")
+      ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every link's rate")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
   AddGoatSetupOptions(options);
