@@ -39,8 +39,8 @@ struct FabricOptions {
   std::string out_dir;  // "": a new directory under /tmp, removed by a clean stop
   bool aggregate = true;
   std::string swemu_binary;  // "": the one this module was built with
-  uint32_t elements = 64;
-  uint32_t aggregators = 16384;
+  uint32_t elements = kAtpDefaultElements;
+  uint32_t aggregators = kAtpDefaultAggregators;
   std::string link_rate = "0";  // every switch port's shaping rate ("0": unshaped)
   bool busy_poll = false;       // swemu and the PS poll without backing off
   double start_timeout_s = 20;

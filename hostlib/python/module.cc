@@ -286,7 +286,8 @@ when the object is collected) ends swemu and the PS.)doc")
           }),
           py::arg("workers") = 4, py::arg("out_dir") = py::none(), py::arg("transport") = "dpdk",
           py::arg("aggregate") = true, py::arg("swemu_binary") = py::none(),
-          py::arg("elements") = 64, py::arg("aggregators") = 16384, py::arg("link_rate") = "0",
+          py::arg("elements") = swemu::kAtpDefaultElements,
+          py::arg("aggregators") = swemu::kAtpDefaultAggregators, py::arg("link_rate") = "0",
           py::arg("busy_poll") = false, py::arg("start_timeout") = 20.0)
       .def(
           "start",

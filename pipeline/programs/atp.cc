@@ -29,7 +29,7 @@ AnswerMerge MergeShow() {
 Status AtpProgram::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
   Result<uint64_t> port = opt.GetUint("udp_port", kAtpDefaultUdpPort, 1, 65535);
-  Result<uint64_t> aggregators = opt.GetUint("aggregators", 16384, 1, 1 << 22);
+  Result<uint64_t> aggregators = opt.GetUint("aggregators", kAtpDefaultAggregators, 1, 1 << 22);
   Result<uint64_t> elements = opt.GetUint("elements", kAtpDefaultElements, 1, 65535);
   Result<uint64_t> jobs = opt.GetUint("jobs", 1024, 1, 65535);
   Result<bool> ecn = opt.GetBool("ecn", true);

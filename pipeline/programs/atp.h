@@ -82,7 +82,7 @@ class AtpProgram final : public Program {
   RegisterArray* values_ = nullptr;  // lane e = element e, 4-byte cells (Rmw32)
   RegisterArray* overflow_ = nullptr;
   std::vector<RegisterArray*> arrays_;  // all of the above in pipeline order (prefetching)
-  uint32_t aggregators_ = 16384;
+  uint32_t aggregators_ = kAtpDefaultAggregators;
   uint32_t parse_depth_ = 0;
   uint16_t elements_ = kAtpDefaultElements;
   bool ecn_ = true;

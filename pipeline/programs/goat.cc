@@ -21,7 +21,7 @@ AnswerMerge MergeStats() { return MergeEachLine(SumAllButLast(2)); }
 Status GoatProgram::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
   Result<uint64_t> port = opt.GetUint("udp_port", kGoatDefaultUdpPort, 1, 65535);
-  Result<uint64_t> slots = opt.GetUint("slots", 16384, 1, 1 << 22);
+  Result<uint64_t> slots = opt.GetUint("slots", kGoatDefaultSlots, 1, 1 << 22);
   Result<uint64_t> elements = opt.GetUint("elements", kGoatDefaultElements, 1, 65535);
   Result<uint64_t> entries = opt.GetUint("entries", 4096, 1, 1 << 20);
   for (const Status& s : {port.status(), slots.status(), elements.status(), entries.status()}) {

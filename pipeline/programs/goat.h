@@ -104,7 +104,7 @@ class GoatProgram final : public Program {
   RegisterArray* count_ = nullptr;
   RegisterArray* values_ = nullptr;
   RegisterArray* overflow_ = nullptr;
-  uint32_t slots_ = 16384;
+  uint32_t slots_ = kGoatDefaultSlots;
   uint32_t parse_depth_ = 0;
   uint16_t elements_ = kGoatDefaultElements;
   GoatCounters counters_;

@@ -29,6 +29,9 @@ inline constexpr uint16_t kAtpDefaultUdpPort = 9000;
 inline constexpr uint8_t kAtpVersion = 1;
 inline constexpr uint32_t kAtpMaxWorkers = 32;       // bits in the bitmap
 inline constexpr uint16_t kAtpDefaultElements = 64;  // int32 elements per packet
+// Aggregators in an atp switch unless [program] aggregators says otherwise; hosts and tools
+// that predict the aggregator hash (AtpAggregatorIndex) assume it too.
+inline constexpr uint32_t kAtpDefaultAggregators = 16384;
 // Ethernet 14 + IPv4 20 + UDP 8: where the ATP header starts in an untagged frame.
 inline constexpr std::size_t kAtpHeaderOffset = 14 + 20 + 8;
 

@@ -30,7 +30,8 @@ inline constexpr std::size_t kGoatHeaderLen = 28;
 inline constexpr uint16_t kGoatDefaultUdpPort = 9100;
 inline constexpr uint8_t kGoatVersion = 1;
 inline constexpr uint32_t kGoatMaxWorkers = 64;
-inline constexpr uint16_t kGoatDefaultElements = 64;
+inline constexpr uint16_t kGoatDefaultElements = 64;  // int32 values per fragment
+inline constexpr uint32_t kGoatDefaultSlots = 16384;   // a goat switch's [program] slots
 inline constexpr uint16_t kGoatNodePs = 0;        // the PS aggregates
 inline constexpr uint16_t kGoatNodeAny = 0xFFFF;  // ATP-style: first switch with a free slot
 // Ethernet 14 + IPv4 20 + UDP 8.

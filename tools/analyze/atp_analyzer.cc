@@ -258,9 +258,11 @@ std::vector<std::string> AtpFieldNames() {
 }
 
 void AddAtpOptions(po::options_description& options) {
-  options.add_options()("atp-aggregators", po::value<std::string>()->default_value("16384"),
-                        "ATP: aggregators per switch, to predict collisions (the atp program's "
-                        "[program] aggregators)");
+  options.add_options()(
+      "atp-aggregators",
+      po::value<std::string>()->default_value(std::to_string(kAtpDefaultAggregators)),
+      "ATP: aggregators per switch, to predict collisions (the atp program's [program] "
+      "aggregators)");
 }
 
 Result<std::unique_ptr<ProtocolAnalyzer>> MakeAtpAnalyzer(const po::variables_map& vm) {

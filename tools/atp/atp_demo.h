@@ -10,6 +10,7 @@
 
 #include "hostlib/atp/worker.h"
 #include "pipeline/core/status.h"
+#include "pipeline/wire/atp.h"
 #include "tools/atp/atp_workload.h"
 
 namespace swemu {
@@ -17,8 +18,8 @@ namespace swemu {
 struct DemoOptions {
   uint32_t workers = 4;
   uint32_t racks = 1;
-  uint32_t elements = 64;
-  uint32_t aggregators = 16384;
+  uint32_t elements = kAtpDefaultElements;
+  uint32_t aggregators = kAtpDefaultAggregators;
   // Every switch port is shaped to this rate, so the PS's link is the bottleneck it is in a
   // real cluster (at the PS, it carries W times the traffic) and queues build up (ECN).
   std::string link_rate = "1G";

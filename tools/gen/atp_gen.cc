@@ -12,6 +12,7 @@
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
 #include "pipeline/engine/pcap_io.h"
+#include "pipeline/wire/atp.h"
 #include "tools/gen/atp_stream.h"
 #include "tools/gen/background.h"
 #include "tools/gen/link.h"
@@ -196,7 +197,7 @@ po::options_description AtpOptions() {
       ("layers", po::value<std::string>()->default_value("all"), "only the model's first N layers")
       ("iterations", po::value<std::string>()->default_value("1"),
        "iterations (seqs go on from one to the next)")
-      ("elements", po::value<std::string>()->default_value("64"),
+      ("elements", po::value<std::string>()->default_value(std::to_string(kAtpDefaultElements)),
        "int32 elements per packet (must match the switch's [program] elements)")
       ("job", po::value<std::string>()->default_value("1"), "ATP job id")
       ("window", po::value<std::string>()->default_value("64"), "packets in flight per worker")

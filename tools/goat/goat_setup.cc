@@ -24,7 +24,7 @@ void AddGoatSetupOptions(po::options_description& options) {
       ("model", po::value<std::string>(), "a bundled model (VGG16, AlexNet, ResNet50) or a size (default 44MB, ResNet-18, testbed; AlexNet leaf-spine)")
       ("submodels", po::value<std::string>()->default_value("16"), "equal sub-models (0: one per layer of a bundled model); larger than a switch's memory: split")
       ("scale", po::value<std::string>()->default_value("1000"), "divide the model and the memory by this (a packet-level run of the full sizes takes hours)")
-      ("elements", po::value<std::string>()->default_value("64"), "int32 values per fragment")
+      ("elements", po::value<std::string>()->default_value(std::to_string(kGoatDefaultElements)), "int32 values per fragment")
       ("seed", po::value<std::string>()->default_value("1"), "seed (switches drawn, KRGS, gradients, rates)");
   // clang-format on
 }

@@ -8,6 +8,7 @@
 
 #include "hostlib/goat/fabric.h"
 #include "pipeline/core/status.h"
+#include "pipeline/wire/goat.h"
 #include "tools/goat/goat_common.h"
 
 namespace swemu {
@@ -21,7 +22,7 @@ struct GoatSetup {
   uint64_t slots = 0;  // per programmable switch, scaled
   double scale = 1;
   uint64_t seed = 1;
-  uint16_t elements = 64;
+  uint16_t elements = kGoatDefaultElements;
   goat_tool::ModelSlots model;  // scaled, split into sub-models of at most `slots`
 };
 void AddGoatSetupOptions(boost::program_options::options_description& options);

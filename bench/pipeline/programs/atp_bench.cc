@@ -26,7 +26,7 @@ namespace {
 
 constexpr uint32_t kBurst = 32;
 constexpr uint32_t kSeqs = 1024;  // aggregators touched per phase
-constexpr uint32_t kAggregators = 16384;
+constexpr uint32_t kAggregators = kAtpDefaultAggregators;
 constexpr PortId kPs = 4;
 
 class AtpBench {

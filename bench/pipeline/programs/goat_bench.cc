@@ -34,7 +34,7 @@ constexpr PortId kPs = 2;
 constexpr uint16_t kJob = 1;
 constexpr uint16_t kNode = 7;         // this switch's GOAT node id
 constexpr uint32_t kFragments = 256;  // per sub-model: the slots each benchmark cycles through
-constexpr uint32_t kSlots = 16384;
+constexpr uint32_t kSlots = kGoatDefaultSlots;
 
 const GoatProgram& Goat(SwitchBench& b) {
   return static_cast<const GoatProgram&>(b.sw().program());
