@@ -19,6 +19,16 @@
 
 namespace swemu {
 
+// atp's own drop reasons, named in show drops and counters.json (pipeline/core/drop_reason.h).
+struct AtpDrop {
+  static inline const DropReason kBadVersion = RegisterDropReason("atp_bad_version");
+  static inline const DropReason kBadElements = RegisterDropReason("atp_bad_elements");
+  static inline const DropReason kUnknownJob = RegisterDropReason("atp_unknown_job");
+  static inline const DropReason kWorkerIdRange = RegisterDropReason("atp_worker_id_range");
+  static inline const DropReason kInconsistent = RegisterDropReason("atp_inconsistent");
+  static inline const DropReason kDuplicate = RegisterDropReason("atp_duplicate");
+};
+
 struct AtpCounters {
   uint64_t claimed = 0;           // empty aggregator taken by a gradient
   uint64_t aggregated = 0;        // gradient added into a held aggregator

@@ -77,15 +77,15 @@ bool AtpProgram::Validate(Packet& pkt) const noexcept {
   const uint32_t end = pkt.hdr.app + kAtpHeaderLen + 4u * elements_;
   const uint32_t udp_end = pkt.hdr.udp + LoadBe16(pkt.data + pkt.hdr.udp + 4);
   if (h->Version() != kAtpVersion) {
-    reason = DropReason::kAtpBadVersion;
+    reason = AtpDrop::kBadVersion;
   } else if (h->NumElements() != elements_) {
-    reason = DropReason::kAtpBadElements;
+    reason = AtpDrop::kBadElements;
   } else if (end > pkt.len || end > udp_end) {
     reason = DropReason::kTruncatedAppHeader;
   } else if (end > parse_depth_) {
     reason = DropReason::kParseDepthExceeded;
   } else if (h->worker_id >= kAtpMaxWorkers) {
-    reason = DropReason::kAtpWorkerIdRange;
+    reason = AtpDrop::kWorkerIdRange;
   } else {
     return true;
   }
@@ -111,7 +111,7 @@ void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_a
     const AtpHeader* h = Atp(pkt);
     const ActionCall& action = *res[i].action;
     if (!res[i].hit || action.action == kJobDrop) {
-      pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kAtpUnknownJob);
+      pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : AtpDrop::kUnknownJob);
       continue;
     }
     const bool aggregate = action.action == kAggregate;
@@ -140,7 +140,7 @@ void AtpProgram::AdmitGradient(Packet& pkt, bool aggregate, Packet** agg,
   const uint32_t bitmap = h->Bitmap();
   if (bitmap == 0 || fan_in > kAtpMaxWorkers ||
       (fan_in != 0 && static_cast<uint32_t>(std::popcount(bitmap)) > fan_in)) {
-    pkt.meta.MarkDrop(DropReason::kAtpInconsistent);
+    pkt.meta.MarkDrop(AtpDrop::kInconsistent);
     return;
   }
   // No aggregation level at this edge, a float (overflow path) packet, or aggregation off.
@@ -279,7 +279,7 @@ uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
     if (pkt.meta.dropped()) continue;
     if (duplicate) {
       ++counters_.duplicates;
-      pkt.meta.MarkDrop(DropReason::kAtpDuplicate);
+      pkt.meta.MarkDrop(AtpDrop::kDuplicate);
       continue;
     }
     pkt.meta.user[kWordBitmap] = result;

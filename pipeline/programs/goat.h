@@ -37,6 +37,14 @@
 
 namespace swemu {
 
+// goat's own drop reasons, named in show drops and counters.json (pipeline/core/drop_reason.h).
+struct GoatDrop {
+  static inline const DropReason kBadVersion = RegisterDropReason("goat_bad_version");
+  static inline const DropReason kBadElements = RegisterDropReason("goat_bad_elements");
+  static inline const DropReason kInconsistent = RegisterDropReason("goat_inconsistent");
+  static inline const DropReason kDuplicate = RegisterDropReason("goat_duplicate");
+};
+
 struct GoatCounters {
   uint64_t claimed = 0;        // empty (or reclaimed) slot taken by a fragment
   uint64_t aggregated = 0;     // fragment added into a held slot

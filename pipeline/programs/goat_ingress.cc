@@ -81,16 +81,16 @@ bool GoatProgram::Validate(Packet& pkt) const noexcept {
   DropReason reason = DropReason::kNone;
   if (h->Version() != kGoatVersion ||
       (h->Type() != GoatType::kGradient && h->Type() != GoatType::kResult)) {
-    reason = DropReason::kGoatBadVersion;
+    reason = GoatDrop::kBadVersion;
   } else if (h->NumElements() != elements_) {
-    reason = DropReason::kGoatBadElements;
+    reason = GoatDrop::kBadElements;
   } else if (end > pkt.len || end > udp_end) {
     reason = DropReason::kTruncatedAppHeader;
   } else if (end > parse_depth_) {
     reason = DropReason::kParseDepthExceeded;
   } else if (h->JobId() == 0 || (h->Type() == GoatType::kGradient &&
                                  (h->Bitmap() == 0 || h->Count() != std::popcount(h->Bitmap())))) {
-    reason = DropReason::kGoatInconsistent;
+    reason = GoatDrop::kInconsistent;
   } else {
     return true;
   }
@@ -297,7 +297,7 @@ uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
     if (pkt.meta.dropped()) continue;
     if (duplicate) {
       ++counters_.duplicates;
-      pkt.meta.MarkDrop(DropReason::kGoatDuplicate);
+      pkt.meta.MarkDrop(GoatDrop::kDuplicate);
       continue;
     }
     SetResultBitmap(pkt, result);

@@ -706,7 +706,7 @@ void CheckCounters(World& w) {
   Check(c.completed <= c.claimed + c.aggregated);
   // Claims and adds below the fan-in are consumed, and nothing else is.
   Check(w.sw->counters().program.consumed == c.claimed + c.aggregated - c.completed);
-  Check(w.sw->Drops(DropReason::kGoatDuplicate) == c.duplicates);
+  Check(w.sw->Drops(GoatDrop::kDuplicate) == c.duplicates);
 }
 
 void CheckAll(World& w) {

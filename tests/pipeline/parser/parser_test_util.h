@@ -64,7 +64,7 @@ class PacketTest : public ::testing::Test {
     Packet* p = pool_.FromBytes(DataOf(bytes), static_cast<uint32_t>(bytes.size()));
     if (p == nullptr) {
       ADD_FAILURE() << "pool exhausted";
-      return DropReason::kCount;
+      return DropReason::kFirstProgramReason;  // no reason the parser gives
     }
     const bool ok = parser.Parse(*p);
     const DropReason reason = p->meta.drop_reason;

@@ -111,7 +111,7 @@ TEST_F(AtpCaseTest, DuplicateIsDroppedWithoutChangingTheAggregator) {
   Send(Gradient(kJob, 1, 0, 4, 0, Fill(kN, 5)));
   Send(Gradient(kJob, 1, 0, 4, 0, Fill(kN, 5)));
   EXPECT_TRUE(h_.Drain().empty());
-  EXPECT_EQ(h_.sw().Drops(DropReason::kAtpDuplicate), 1u);
+  EXPECT_EQ(h_.sw().Drops(AtpDrop::kDuplicate), 1u);
   EXPECT_EQ(Atp(h_).counters().duplicates, 1u);
   EXPECT_EQ(Cell(h_, "atp_count", Index(1)), 1u);
   EXPECT_EQ(Cell(h_, "atp_value", Index(1)), 5u);

@@ -18,7 +18,11 @@ TEST_F(AtpValidationTest, UnknownJobIsDropped) {
   h_.Send(0, Gradient(77, 0, 0, 4, 0, Fill(kN, 1)).Build());
   h_.Send(kPsPort, Param(77, 0, kN).Build());
   EXPECT_TRUE(h_.Drain().empty());
-  EXPECT_EQ(h_.sw().Drops(DropReason::kAtpUnknownJob), 2u);
+  EXPECT_EQ(h_.sw().Drops(AtpDrop::kUnknownJob), 2u);
+  // atp's own reason (registered by atp.h), shown and read by its name.
+  EXPECT_EQ(*h_.sw().commands().Execute("counter_read drop atp_unknown_job"),
+            "drop[atp_unknown_job]= 2 packets");
+  EXPECT_EQ(*h_.sw().commands().Execute("show drops"), "  atp_unknown_job 2\n");
 }
 
 TEST_F(AtpValidationTest, WorkerIdBeyondTheBitmapIsDropped) {
@@ -26,7 +30,7 @@ TEST_F(AtpValidationTest, WorkerIdBeyondTheBitmapIsDropped) {
   p.f.bitmap = 1;
   h_.Send(0, p.Build());
   EXPECT_TRUE(h_.Drain().empty());
-  EXPECT_EQ(h_.sw().Drops(DropReason::kAtpWorkerIdRange), 1u);
+  EXPECT_EQ(h_.sw().Drops(AtpDrop::kWorkerIdRange), 1u);
 }
 
 // Every malformed header is dropped with its reason, and none of them touches the aggregator
@@ -61,9 +65,9 @@ TEST_F(AtpValidationTest, MalformedHeadersAreDroppedWithReasonsAndNoEffect) {
   const Switch& sw = h_.sw();
   EXPECT_EQ(sw.Drops(DropReason::kIpv4BadTotalLength) + sw.Drops(DropReason::kUdpBadLength), 1u);
   EXPECT_EQ(sw.Drops(DropReason::kTruncatedAppHeader), 1u);
-  EXPECT_EQ(sw.Drops(DropReason::kAtpBadVersion), 1u);
-  EXPECT_EQ(sw.Drops(DropReason::kAtpBadElements), 1u);
-  EXPECT_EQ(sw.Drops(DropReason::kAtpInconsistent), 3u);
+  EXPECT_EQ(sw.Drops(AtpDrop::kBadVersion), 1u);
+  EXPECT_EQ(sw.Drops(AtpDrop::kBadElements), 1u);
+  EXPECT_EQ(sw.Drops(AtpDrop::kInconsistent), 3u);
   EXPECT_EQ(Cell(h_, "atp_id", idx), AtpAggregatorId(2, seq2));
   EXPECT_EQ(Cell(h_, "atp_bitmap", idx), 0x1u);
   EXPECT_EQ(Cell(h_, "atp_count", idx), 1u);

@@ -152,7 +152,7 @@ TEST_F(GoatTest, DuplicateWorkerInARoundIsDropped) {
   Send(Grad(0, 1, 3, 0, 1, 1));
   EXPECT_TRUE(h_.Drain().empty());
   EXPECT_EQ(Goat().counters().duplicates, 1u);
-  EXPECT_EQ(h_.sw().Drops(DropReason::kGoatDuplicate), 1u);
+  EXPECT_EQ(h_.sw().Drops(GoatDrop::kDuplicate), 1u);
 }
 
 TEST_F(GoatTest, RetransmissionFlushesThePartialSumToThePs) {
@@ -314,9 +314,9 @@ TEST_F(GoatTest, MalformedHeadersAreDroppedWithNamedReasons) {
   truncated.resize(kGoatHeaderOffset + kGoatHeaderLen + 4);
   h_.Send(0, truncated);
   EXPECT_TRUE(h_.Drain().empty());
-  EXPECT_EQ(h_.sw().Drops(DropReason::kGoatBadElements), 1u);
-  EXPECT_EQ(h_.sw().Drops(DropReason::kGoatInconsistent), 2u);
-  EXPECT_EQ(h_.sw().Drops(DropReason::kGoatBadVersion), 1u);
+  EXPECT_EQ(h_.sw().Drops(GoatDrop::kBadElements), 1u);
+  EXPECT_EQ(h_.sw().Drops(GoatDrop::kInconsistent), 2u);
+  EXPECT_EQ(h_.sw().Drops(GoatDrop::kBadVersion), 1u);
   EXPECT_GE(h_.sw().TotalDrops(), 5u);
   EXPECT_EQ(Goat().counters().claimed, 0u);
   ExpectConservation(h_);
