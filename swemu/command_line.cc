@@ -25,7 +25,7 @@ po::options_description Options() {
       ("offline", "run in virtual time from pcap files (default: real time on DPDK ports)")
       ("backend", po::value<std::string>()->value_name("NAME"),
        "real time with --topology: netns (a swemu per switch on net_af_packet, each host a "
-       "network namespace)")
+       "network namespace) or processes (a swemu per switch on vhost-user, hosts on virtio_user)")
       ("in,i", po::value<std::vector<std::string>>()->value_name("SPEC"),
        "replay a pcap into a port: PORT=FILE (--config) or SW:PORT=FILE (--topology); repeatable")
       ("out-dir,o", po::value<std::string>()->value_name("DIR"),
@@ -118,7 +118,7 @@ std::string Usage() {
          "       swemu --config FILE --offline [--in PORT=FILE.pcap ...] --out-dir DIR [--seed N]\n"
          "             [--fixlen pad|trunc|none]\n"
          "       swemu --topology FILE --offline [--in SW:PORT=FILE.pcap ...] --out-dir DIR\n"
-         "       swemu --topology FILE --backend netns [--run-for D] [--out-dir DIR]\n"
+         "       swemu --topology FILE --backend netns|processes [--run-for D] [--out-dir DIR]\n"
          "       swemu (--config FILE | --topology FILE) --show-resources\n"
          "       swemu --config FILE --bench --in PORT=FILE.pcap ... [--bench-seconds S] "
          "[--json]\n\n"
@@ -162,10 +162,10 @@ namespace {
 // --backend: the real-time back end of a topology, and the options it cannot take.
 Status ReadBackend(const po::variables_map& vm, CommandLine& cmd) {
   cmd.backend = vm["backend"].as<std::string>();
-  if (cmd.backend != "netns") {
+  if (cmd.backend != "netns" && cmd.backend != "processes") {
     return Status::Error("--backend: \"" + cmd.backend +
-                         "\" is not a back end (expected netns; "
-                         "the engine is --offline)");
+                         "\" is not a back end (expected netns or processes; the engine is "
+                         "--offline)");
   }
   if (!vm.count("topology")) return Status::Error("--backend: needs --topology");
   for (const char* option : {"offline", "config", "bench", "show-resources", "pcap-dir",

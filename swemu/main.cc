@@ -5,17 +5,16 @@
 #include <exception>
 #include <iostream>
 
-#include "hostlib/testbed/netns_testbed.h"
 #include "hostlib/testbed/swemu_process.h"
+#include "hostlib/testbed/testbed_backends.h"
 #include "pipeline/core/interrupt.h"
 #include "swemu/offline.h"
 
 namespace {
 
-// --backend netns: this same binary runs each switch.
-int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topology,
-             std::ostream& out, std::ostream& err) {
-  swemu::NetnsTestbedOptions options;
+// --backend: this same binary runs each switch, swemu-replay beside it each --in.
+swemu::TestbedOptions Options(const swemu::CommandLine& cmd) {
+  swemu::TestbedOptions options;
   options.swemu_binary = swemu::SelfDirectory() + "/swemu";
   options.out_dir = cmd.out_dir.empty() ? "out/testbed" : cmd.out_dir;
   options.run_for_ns = cmd.run_for_ns;
@@ -25,7 +24,17 @@ int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topolog
   options.replay_binary = swemu::SelfDirectory() + "/../tools/swemu-replay";
   for (const swemu::InputSpec& in : cmd.inputs)
     options.replays.push_back({in.sw, in.port, in.file});
-  return swemu::RunNetnsTestbed(topology, options, out, err);
+  return options;
+}
+
+int RunNetns(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topology,
+             std::ostream& out, std::ostream& err) {
+  return swemu::RunNetnsTestbed(topology, Options(cmd), out, err);
+}
+
+int RunProcesses(const swemu::CommandLine& cmd, const swemu::TopologyConfig& topology,
+                 std::ostream& out, std::ostream& err) {
+  return swemu::RunProcessesTestbed(topology, Options(cmd), out, err);
 }
 
 }  // namespace
@@ -37,7 +46,8 @@ int main(int argc, char** argv) {
   // Offline runs remove their staging files after a signal; real time installs its own stop.
   swemu::InstallInterruptCleanup("swemu");
   try {
-    return swemu::SwemuMain(argc, argv, std::cout, std::cerr, {{"netns", RunNetns}});
+    return swemu::SwemuMain(argc, argv, std::cout, std::cerr,
+                            {{"netns", RunNetns}, {"processes", RunProcesses}});
   } catch (const std::exception& e) {
     std::cerr << "swemu: " << e.what() << "\n";
   } catch (...) {

@@ -46,7 +46,7 @@ void SwemuProcess::Reaped() {
 }
 
 Status SwemuProcess::Start(const std::string& binary, const std::vector<std::string>& args,
-                           const std::string& log_path) {
+                           const std::string& log_path, const std::vector<std::string>& env) {
   if (access(binary.c_str(), X_OK) != 0) {
     return Status::Error("cannot run " + binary + ": " + std::strerror(errno));
   }
@@ -56,6 +56,7 @@ Status SwemuProcess::Start(const std::string& binary, const std::vector<std::str
   argv.push_back(const_cast<char*>(binary.c_str()));
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
+  std::vector<std::string> env_copy = env;  // putenv keeps the pointer
   const pid_t parent = getpid();
   const pid_t pid = fork();
   if (pid < 0) {
@@ -72,6 +73,7 @@ Status SwemuProcess::Start(const std::string& binary, const std::vector<std::str
     sigprocmask(SIG_SETMASK, &none, nullptr);
     dup2(log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
+    for (std::string& entry : env_copy) putenv(entry.data());
     execv(binary.c_str(), argv.data());
     _exit(127);
   }

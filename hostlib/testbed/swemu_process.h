@@ -23,9 +23,10 @@ class SwemuProcess {
   SwemuProcess(const SwemuProcess&) = delete;
   SwemuProcess& operator=(const SwemuProcess&) = delete;
 
-  // Starts `binary args...` with stdout and stderr appended to log_path.
+  // Starts `binary args...` with stdout and stderr appended to log_path, and `env` (NAME=VALUE
+  // entries) added to its environment.
   Status Start(const std::string& binary, const std::vector<std::string>& args,
-               const std::string& log_path);
+               const std::string& log_path, const std::vector<std::string>& env = {});
   // Waits until every path exists (sockets the child creates); fails early if the child exits.
   Status WaitForPaths(const std::vector<std::string>& paths, std::chrono::milliseconds timeout);
   // One command over the control socket; the reply body, or the error line.

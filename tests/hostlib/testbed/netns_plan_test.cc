@@ -9,9 +9,15 @@
 namespace swemu {
 namespace {
 
-bool HasArgv(const std::vector<Argv>& list, const Argv& argv) {
-  return std::find(list.begin(), list.end(), argv) != list.end();
+// The step that makes `argv`, or nullptr.
+const TestbedStep* FindStep(const TestbedPlan& plan, const Argv& argv) {
+  for (const TestbedStep& step : plan.steps) {
+    if (step.make == argv) return &step;
+  }
+  return nullptr;
 }
+
+bool HasStep(const TestbedPlan& plan, const Argv& argv) { return FindStep(plan, argv) != nullptr; }
 
 TopologyConfig LeafSpine() {
   Result<TopologyConfig> topo = LoadTopology(SWEMU_SOURCE_DIR "/configs/leaf_spine.topo");
@@ -20,13 +26,16 @@ TopologyConfig LeafSpine() {
 }
 
 TEST(NetnsPlanTest, EachSwitchInItsNamespaceWithItsUsedPortsOnAfPacket) {
-  Result<NetnsPlan> plan = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77);
+  Result<TestbedPlan> plan = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77);
   ASSERT_TRUE(plan.ok()) << plan.message();
   ASSERT_EQ(plan->switches.size(), 3u);
-  const NetnsSwitchPlan& leaf1 = plan->switches[0];
-  EXPECT_EQ(leaf1.netns, "swemu-sw-leaf1");
+  const TestbedSwitch& leaf1 = plan->switches[0];
+  EXPECT_EQ(leaf1.launch, (Argv{"ip", "netns", "exec", "swemu-sw-leaf1"}));
   EXPECT_EQ(leaf1.ini_path, "/tmp/tb/leaf1.ini");
   EXPECT_EQ(leaf1.control_socket, "/tmp/tb/leaf1-control.sock");
+  const TestbedStep* ns = FindStep(*plan, {"ip", "netns", "add", "swemu-sw-leaf1"});
+  ASSERT_NE(ns, nullptr);
+  EXPECT_EQ(ns->undo, (Argv{"ip", "netns", "del", "swemu-sw-leaf1"}));
   // Ports 0 and 1 (hosts) and 2 (the link to the spine); port 3 is unused, so not opened.
   const std::vector<std::pair<PortId, std::string>> devargs{{0, "net_af_packet0,iface=p0"},
                                                             {1, "net_af_packet1,iface=p1"},
@@ -42,37 +51,41 @@ TEST(NetnsPlanTest, EachSwitchInItsNamespaceWithItsUsedPortsOnAfPacket) {
   EXPECT_EQ(leaf1.config.port_effects.at(0).delay_ns, 100u);  // host h0's link, toward h0
   EXPECT_NE(leaf1.config.eal_args.find("--file-prefix " + leaf1.file_prefix), std::string::npos);
   EXPECT_NE(leaf1.file_prefix.find("77"), std::string::npos);
+  const TestbedStep* link =
+      FindStep(*plan, {"ip", "link", "add", "p2", "netns", "swemu-sw-leaf1", "type", "veth", "peer",
+                       "name", "p0", "netns", "swemu-sw-spine"});
+  ASSERT_NE(link, nullptr);
+  EXPECT_EQ(link->undo, (Argv{"ip", "-n", "swemu-sw-leaf1", "link", "del", "p2"}));
 }
 
 TEST(NetnsPlanTest, HostsGetAddressMacGatewayAndSubnetNeighbours) {
-  Result<NetnsPlan> plan = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77);
+  Result<TestbedPlan> plan = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77);
   ASSERT_TRUE(plan.ok()) << plan.message();
   ASSERT_EQ(plan->hosts.size(), 4u);
-  const NetnsHostPlan& h0 = plan->hosts[0];
-  EXPECT_EQ(h0.netns, "swemu-h0");
-  EXPECT_EQ(h0.switch_netns, "swemu-sw-leaf1");
-  EXPECT_EQ(h0.iface, "p0");
-  EXPECT_EQ(h0.attachment, "leaf1:0");
-  EXPECT_TRUE(HasArgv(h0.setup, {"ip", "link", "add", "p0", "netns", "swemu-sw-leaf1", "type",
-                                 "veth", "peer", "name", "eth0", "netns", "swemu-h0"}));
-  EXPECT_TRUE(HasArgv(
-      h0.setup, {"ip", "-n", "swemu-h0", "link", "set", "eth0", "address", "00:00:00:00:01:01"}));
+  EXPECT_EQ(plan->hosts[0].name, "h0");
+  EXPECT_EQ(plan->hosts[0].attachment, "leaf1:0");
+  EXPECT_EQ(plan->hosts[0].reach, "ip netns exec swemu-h0 bash  (eth0 10.0.1.1/24)");
+  EXPECT_TRUE(HasStep(*plan, {"ip", "link", "add", "p0", "netns", "swemu-sw-leaf1", "type", "veth",
+                              "peer", "name", "eth0", "netns", "swemu-h0"}));
+  EXPECT_TRUE(HasStep(
+      *plan, {"ip", "-n", "swemu-h0", "link", "set", "eth0", "address", "00:00:00:00:01:01"}));
   EXPECT_TRUE(
-      HasArgv(h0.setup, {"ip", "-n", "swemu-h0", "addr", "add", "10.0.1.1/24", "dev", "eth0"}));
+      HasStep(*plan, {"ip", "-n", "swemu-h0", "addr", "add", "10.0.1.1/24", "dev", "eth0"}));
   // h1 shares h0's subnet: a permanent neighbour; h2 and h3 are reached through the gateway.
-  EXPECT_TRUE(HasArgv(h0.setup, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.1.2", "lladdr",
-                                 "00:00:00:00:01:02", "dev", "eth0", "nud", "permanent"}));
-  EXPECT_FALSE(HasArgv(h0.setup, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.2.1", "lladdr",
-                                  "00:00:00:00:02:01", "dev", "eth0", "nud", "permanent"}));
-  EXPECT_TRUE(HasArgv(h0.setup, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.1.254", "lladdr",
-                                 "00:00:00:00:01:fe", "dev", "eth0", "nud", "permanent"}));
+  EXPECT_TRUE(HasStep(*plan, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.1.2", "lladdr",
+                              "00:00:00:00:01:02", "dev", "eth0", "nud", "permanent"}));
+  EXPECT_FALSE(HasStep(*plan, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.2.1", "lladdr",
+                               "00:00:00:00:02:01", "dev", "eth0", "nud", "permanent"}));
+  EXPECT_TRUE(HasStep(*plan, {"ip", "-n", "swemu-h0", "neigh", "replace", "10.0.1.254", "lladdr",
+                              "00:00:00:00:01:fe", "dev", "eth0", "nud", "permanent"}));
   EXPECT_TRUE(
-      HasArgv(h0.setup, {"ip", "-n", "swemu-h0", "route", "add", "default", "via", "10.0.1.254"}));
-  ASSERT_EQ(plan->links.size(), 2u);
-  EXPECT_EQ(plan->links[0].a_netns, "swemu-sw-leaf1");
-  EXPECT_EQ(plan->links[0].a_iface, "p2");
-  EXPECT_EQ(plan->links[0].b_netns, "swemu-sw-spine");
-  EXPECT_EQ(plan->links[0].b_iface, "p0");
+      HasStep(*plan, {"ip", "-n", "swemu-h0", "route", "add", "default", "via", "10.0.1.254"}));
+  const TestbedStep* offload =
+      FindStep(*plan, {"ip", "netns", "exec", "swemu-h0", "ethtool", "-K", "eth0", "tx", "off",
+                       "tso", "off", "gso", "off", "gro", "off"});
+  ASSERT_NE(offload, nullptr);
+  EXPECT_TRUE(offload->best_effort);
+  EXPECT_EQ(plan->host_namespaces.size(), 4u);
 }
 
 std::string WriteTopology(const std::string& body) {
@@ -96,7 +109,7 @@ TEST(NetnsPlanTest, RefusesWhatCannotBeBuiltBeforeTouchingAnything) {
         Case{"host = a:0 name=sw-b\n", "two namespaces named swemu-sw-b"}}) {
     Result<TopologyConfig> topo = LoadTopology(WriteTopology(c.body));
     ASSERT_TRUE(topo.ok()) << topo.message();
-    Result<NetnsPlan> plan = PlanNetnsTestbed(*topo, "/tmp/tb", 1);
+    Result<TestbedPlan> plan = PlanNetnsTestbed(*topo, "/tmp/tb", 1);
     ASSERT_FALSE(plan.ok()) << c.body;
     EXPECT_NE(plan.message().find(c.expected), std::string::npos) << plan.message();
     EXPECT_EQ(plan.message().find('\n'), std::string::npos);
@@ -105,17 +118,17 @@ TEST(NetnsPlanTest, RefusesWhatCannotBeBuiltBeforeTouchingAnything) {
 
 TEST(NetnsPlanTest, AnInputPcapIsAReplayOnItsHost) {
   const std::string pcap = SWEMU_SOURCE_DIR "/configs/pcap/h0_to_all.pcap";
-  Result<NetnsPlan> plan =
+  Result<TestbedPlan> plan =
       PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {{"leaf1", 0, pcap}}, "/b/swemu-replay");
   ASSERT_TRUE(plan.ok()) << plan.message();
   ASSERT_EQ(plan->runs.size(), 1u);
   EXPECT_EQ(plan->runs[0].host, "h0");
-  EXPECT_EQ(plan->runs[0].netns, "swemu-h0");
+  EXPECT_EQ(plan->runs[0].launch, (Argv{"ip", "netns", "exec", "swemu-h0"}));
   EXPECT_EQ(plan->runs[0].command,
             "'/b/swemu-replay' --iface eth0 --in '" + pcap + "' --out '/tmp/tb/h0-rx.pcap'");
-  for (const NetnsReplay& bad : {NetnsReplay{"leaf1", 3, pcap}, NetnsReplay{"", 0, pcap},
-                                 NetnsReplay{"leaf1", 0, "/no/such.pcap"}}) {
-    Result<NetnsPlan> refused = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {bad});
+  for (const TestbedReplay& bad : {TestbedReplay{"leaf1", 3, pcap}, TestbedReplay{"", 0, pcap},
+                                   TestbedReplay{"leaf1", 0, "/no/such.pcap"}}) {
+    Result<TestbedPlan> refused = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {bad});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.message().find("--in "), std::string::npos) << refused.message();
   }

@@ -148,7 +148,7 @@ TEST(NetnsTestbedTest, SigintStopsEverythingAndRemovesIt) {
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 128 + SIGINT);
-  EXPECT_NE(ReadText(dir + "stderr").find("stopped by SIGINT; namespaces and links removed"),
+  EXPECT_NE(ReadText(dir + "stderr").find("stopped by SIGINT; everything the run made is removed"),
             std::string::npos);
   ExpectNothingLeft("tc");
 }
@@ -171,6 +171,34 @@ TEST(NetnsTestbedTest, ALeftoverNamespaceIsNamedAndKept) {
   std::system("ip netns del swemu-tdh2");
 }
 
+TEST(ProcessesTestbedTest, APcapCrossesLeaf1BetweenTwoVirtioUserHosts) {
+  const std::string dir = TestDir();
+  // h0 replays its pcap into leaf1:0; h1 (leaf1:1) records what arrives on its virtio_user
+  // port, with the devargs and EAL arguments the back end gives its commands.
+  const std::string topo = LeafSpineTopology(
+      dir, "tg",
+      "host = tgl1:1 name=tgh1\n"
+      "run = tgh1 " SWEMU_BINARY_DIR "/tools/swemu-replay --port \"$SWEMU_DEVARGS\" --out " +
+          dir + "h1.pcap --wait 3s --expect 3 -- $SWEMU_EAL\n");
+  auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + topo +
+                                   " --backend processes --in tgl1:0=" SWEMU_SOURCE_DIR
+                                   "/configs/pcap/h0_to_all.pcap --out-dir " +
+                                   dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err << ReadText(dir + "out/tgl1.log");
+  EXPECT_NE(run.out.find("host tgh1 on tgl1:1: virtio_user net_virtio_user0,path=" + dir +
+                         "out/tgl1-p1.sock"),
+            std::string::npos)
+      << run.out;
+  const std::string received = ReadText(dir + "out/tgh1-run0.log");
+  EXPECT_NE(received.find("received "), std::string::npos) << received;
+  EXPECT_EQ(received.find("received 0"), std::string::npos) << received;
+  EXPECT_NE(ReadText(dir + "out/tgh0-replay.log").find("sent 75"), std::string::npos);
+  ExpectNothingLeft("tg");
+  for (const auto& entry : std::filesystem::directory_iterator(dir + "out")) {
+    EXPECT_NE(entry.path().extension(), ".sock") << entry.path();  // swemu removes its sockets
+  }
+}
+
 TEST(NetnsTestbedTest, BadOptionsEndWithOneLine) {
   const std::string dir = TestDir();
   const std::string topo = LeafSpineTopology(dir, "te", "");
@@ -179,8 +207,8 @@ TEST(NetnsTestbedTest, BadOptionsEndWithOneLine) {
   };
   for (const Case& c : {
            Case{"--topology " + topo + " --backend mininet",
-                "swemu: --backend: \"mininet\" is not a back end (expected netns; the engine is "
-                "--offline)"},
+                "swemu: --backend: \"mininet\" is not a back end (expected netns or processes; the "
+                "engine is --offline)"},
            Case{"--config " SWEMU_SOURCE_DIR "/configs/tor.ini --backend netns",
                 "swemu: --backend: needs --topology"},
            Case{"--topology " + topo + " --backend netns --offline",

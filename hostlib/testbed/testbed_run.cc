@@ -1,16 +1,16 @@
-#include "hostlib/testbed/netns_testbed.h"
+#include "hostlib/testbed/testbed_run.h"
 
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <thread>
 
-#include "hostlib/testbed/netns_plan.h"
 #include "hostlib/testbed/swemu_process.h"
 #include "hostlib/testbed/system_command.h"
 #include "swemu/switch_config_writer.h"
@@ -42,6 +42,13 @@ class StopSignals {
   struct sigaction old_int_ = {}, old_term_ = {};
 };
 
+// Where EAL keeps a process's runtime directory (/var/run/dpdk as root).
+std::string DpdkRuntimeDir() {
+  if (geteuid() == 0) return "/var/run/dpdk";
+  const char* xdg = std::getenv("XDG_RUNTIME_DIR");
+  return std::string(xdg != nullptr ? xdg : "/tmp") + "/dpdk";
+}
+
 // Until the switch answers a command: its lcore then runs, and SIGINT stops it cleanly.
 Status WaitUntilAnswering(SwemuProcess& proc, const std::string& control_socket) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
@@ -61,11 +68,11 @@ Status WaitUntilAnswering(SwemuProcess& proc, const std::string& control_socket)
 }
 
 // What the run made, removed in reverse on every way out.
-class NetnsRun {
+class TestbedRunner {
  public:
-  NetnsRun(const NetnsPlan& plan, const NetnsTestbedOptions& options)
+  TestbedRunner(const TestbedPlan& plan, const TestbedOptions& options)
       : plan_(plan), options_(options) {}
-  ~NetnsRun() { (void)Teardown(); }
+  ~TestbedRunner() { (void)Teardown(); }
 
   Status Build();
   Status StartSwitches();
@@ -81,119 +88,113 @@ class NetnsRun {
 
  private:
   Status Step(const std::vector<std::string>& argv);
-  Status AddNamespace(const std::string& ns);
+  Argv SwitchCommand(const TestbedSwitch& sw) const;
   Status Interrupted() const;
-  const NetnsPlan& plan_;
-  const NetnsTestbedOptions& options_;
-  std::vector<std::string> namespaces_;                     // made, to delete
-  std::vector<std::pair<std::string, std::string>> links_;  // (namespace, veth end) to delete
+  const TestbedPlan& plan_;
+  const TestbedOptions& options_;
+  std::vector<Argv> made_;  // the undo of every step made, in order
   std::vector<std::unique_ptr<SwemuProcess>> switches_;
   std::vector<std::unique_ptr<SwemuProcess>> hosts_;
   std::vector<std::optional<int>> run_status_;  // per run command, once it ended on its own
   bool torn_down_ = false;
 };
 
-Status NetnsRun::Interrupted() const {
+Status TestbedRunner::Interrupted() const {
   if (StopSignals::caught() == 0) return Status::Ok();
   return Status::Error(std::string("interrupted by ") +
                        (StopSignals::caught() == SIGINT ? "SIGINT" : "SIGTERM"));
 }
 
-Status NetnsRun::Step(const std::vector<std::string>& argv) {
+Status TestbedRunner::Step(const std::vector<std::string>& argv) {
   SWEMU_RETURN_IF_ERROR(Interrupted());
   return RunProgram(argv);
 }
 
-Status NetnsRun::AddNamespace(const std::string& ns) {
-  SWEMU_RETURN_IF_ERROR(Step({"ip", "netns", "add", ns}));
-  namespaces_.push_back(ns);
-  return Step({"ip", "-n", ns, "link", "set", "lo", "up"});
-}
-
-Status NetnsRun::Build() {
-  for (const NetnsSwitchPlan& sw : plan_.switches) SWEMU_RETURN_IF_ERROR(AddNamespace(sw.netns));
-  for (const NetnsHostPlan& host : plan_.hosts) {
-    SWEMU_RETURN_IF_ERROR(AddNamespace(host.netns));
-    // Deleted at once at the end: a namespace's own interfaces go asynchronously.
-    links_.emplace_back(host.switch_netns, host.iface);
-    for (const std::vector<std::string>& argv : host.setup) SWEMU_RETURN_IF_ERROR(Step(argv));
-  }
-  for (const NetnsLinkPlan& link : plan_.links) {
-    SWEMU_RETURN_IF_ERROR(Step({"ip", "link", "add", link.a_iface, "netns", link.a_netns, "type",
-                                "veth", "peer", "name", link.b_iface, "netns", link.b_netns}));
-    links_.emplace_back(link.a_netns, link.a_iface);
-    for (const std::vector<std::string>& argv : link.setup) SWEMU_RETURN_IF_ERROR(Step(argv));
-  }
-  for (const std::vector<std::string>& argv : plan_.best_effort) {
-    (void)RunProgram(argv);  // offloads: absent on some kernels, harmless when refused
+Status TestbedRunner::Build() {
+  for (const TestbedStep& step : plan_.steps) {
+    if (step.best_effort) {
+      (void)RunProgram(step.make);  // offloads: absent on some kernels, harmless when refused
+      continue;
+    }
+    SWEMU_RETURN_IF_ERROR(Step(step.make));
+    if (!step.undo.empty()) made_.push_back(step.undo);
   }
   std::error_code ec;
   std::filesystem::create_directories(options_.out_dir, ec);
   if (ec) return Status::Error(options_.out_dir + ": " + ec.message());
-  for (const NetnsSwitchPlan& sw : plan_.switches) {
+  for (const TestbedSwitch& sw : plan_.switches) {
     SWEMU_RETURN_IF_ERROR(WriteSwitchConfig(sw.config, sw.ini_path));
   }
   return Status::Ok();
 }
 
-Status NetnsRun::StartSwitches() {
-  Result<std::string> ip = FindProgram("ip");
-  if (!ip.ok()) return ip.status();
-  for (const NetnsSwitchPlan& sw : plan_.switches) {
+// Starts `launch` + `command` (the first word found on PATH) with its output in `log`.
+Status StartLaunched(SwemuProcess& proc, const Argv& launch, const Argv& command,
+                     const std::string& log, const std::vector<std::string>& env = {}) {
+  Argv full = launch;
+  full.insert(full.end(), command.begin(), command.end());
+  Result<std::string> program = FindProgram(full.at(0));
+  if (!program.ok()) return program.status();
+  return proc.Start(*program, Argv(full.begin() + 1, full.end()), log, env);
+}
+
+Argv TestbedRunner::SwitchCommand(const TestbedSwitch& sw) const {
+  Argv command{options_.swemu_binary, "--config", sw.ini_path, "--control-socket",
+               sw.control_socket};
+  if (options_.busy_poll) command.push_back("--busy-poll");
+  if (!options_.telemetry.empty()) {
+    command.insert(command.end(), {"--telemetry", SwitchTelemetryPath(options_.telemetry, sw.name,
+                                                                      plan_.switches.size())});
+  }
+  if (options_.telemetry_period_ns != 0) {
+    command.insert(command.end(),
+                   {"--telemetry-period", std::to_string(options_.telemetry_period_ns) + "ns"});
+  }
+  return command;
+}
+
+Status TestbedRunner::StartSwitches() {
+  for (const TestbedSwitch& sw : plan_.switches) {
     SWEMU_RETURN_IF_ERROR(Interrupted());
     std::filesystem::remove(sw.control_socket);
+    for (const std::string& path : sw.served) std::filesystem::remove(path);
     // `ip netns exec` execs swemu, so the pid is swemu's and SIGINT stops it cleanly.
-    std::vector<std::string> args{
-        "netns",    "exec",      sw.netns,           options_.swemu_binary,
-        "--config", sw.ini_path, "--control-socket", sw.control_socket};
-    if (options_.busy_poll) args.push_back("--busy-poll");
-    if (!options_.telemetry.empty()) {
-      args.insert(args.end(), {"--telemetry", SwitchTelemetryPath(options_.telemetry, sw.name,
-                                                                  plan_.switches.size())});
-    }
-    if (options_.telemetry_period_ns != 0) {
-      args.insert(args.end(),
-                  {"--telemetry-period", std::to_string(options_.telemetry_period_ns) + "ns"});
-    }
     switches_.push_back(std::make_unique<SwemuProcess>());
-    Status started = switches_.back()->Start(*ip, args, sw.log_path);
+    Status started = StartLaunched(*switches_.back(), sw.launch, SwitchCommand(sw), sw.log_path);
+    if (started.ok()) started = switches_.back()->WaitForPaths(sw.served, std::chrono::seconds(30));
     if (started.ok()) started = WaitUntilAnswering(*switches_.back(), sw.control_socket);
     if (!started.ok()) return Status::Error("switch " + sw.name + ": " + started.message());
   }
   return Status::Ok();
 }
 
-Status NetnsRun::StartHosts() {
-  Result<std::string> ip = FindProgram("ip");
-  if (!ip.ok()) return ip.status();
-  for (const NetnsRunPlan& run : plan_.runs) {
+Status TestbedRunner::StartHosts() {
+  for (const TestbedRun& run : plan_.runs) {
     SWEMU_RETURN_IF_ERROR(Interrupted());
     hosts_.push_back(std::make_unique<SwemuProcess>());
-    Status started = hosts_.back()->Start(
-        *ip, {"netns", "exec", run.netns, "sh", "-c", run.command}, run.log_path);
+    Status started =
+        StartLaunched(*hosts_.back(), run.launch, {"sh", "-c", run.command}, run.log_path, run.env);
     if (!started.ok()) return Status::Error("host " + run.host + ": " + started.message());
     run_status_.emplace_back();
   }
   return Status::Ok();
 }
 
-void NetnsRun::Describe(std::ostream& out) const {
-  for (const NetnsSwitchPlan& sw : plan_.switches) {
+void TestbedRunner::Describe(std::ostream& out) const {
+  for (const TestbedSwitch& sw : plan_.switches) {
     out << "switch " << sw.name << ": swemu-cli --socket " << sw.control_socket << "  (config "
         << sw.ini_path << ", log " << sw.log_path << ")\n";
   }
-  for (const NetnsHostPlan& host : plan_.hosts) {
-    out << "host " << host.name << " on " << host.attachment << ": ip netns exec " << host.netns
-        << " bash  (eth0" << (host.ip.empty() ? "" : " " + host.ip) << ")\n";
+  for (const TestbedHost& host : plan_.hosts) {
+    out << "host " << host.name << " on " << host.attachment << ": " << host.reach << "\n";
   }
-  for (const NetnsRunPlan& run : plan_.runs) {
+  for (const TestbedRun& run : plan_.runs) {
     out << "run on " << run.host << ": " << run.command << "  (log " << run.log_path << ")\n";
   }
-  out << "running: Ctrl-C stops everything" << std::flush;
-  out << "\n" << std::flush;
+  out << "running: Ctrl-C stops everything\n" << std::flush;
 }
 
-Status NetnsRun::Wait() {
+Status TestbedRunner::Wait() {
   const auto start = std::chrono::steady_clock::now();
   for (;;) {
     if (StopSignals::caught() != 0) return Status::Ok();
@@ -218,7 +219,7 @@ Status NetnsRun::Wait() {
   }
 }
 
-Status NetnsRun::RunsFailed() const {
+Status TestbedRunner::RunsFailed() const {
   for (std::size_t h = 0; h < run_status_.size(); ++h) {
     if (run_status_[h].value_or(0) == 0) continue;
     return Status::Error("run on " + plan_.runs[h].host + " ended with status " +
@@ -228,15 +229,15 @@ Status NetnsRun::RunsFailed() const {
   return Status::Ok();
 }
 
-Status NetnsRun::Teardown() {
+Status TestbedRunner::Teardown() {
   if (torn_down_) return Status::Ok();
   torn_down_ = true;
   // Whatever the hosts' commands started (servers in the background too); switches stop below.
-  for (const NetnsHostPlan& host : plan_.hosts) {
-    if (std::find(namespaces_.begin(), namespaces_.end(), host.netns) == namespaces_.end())
-      continue;
-    (void)RunProgram(
-        {"sh", "-c", "ip netns pids " + host.netns + " | xargs -r kill 2>/dev/null; true"});
+  for (const std::string& ns : plan_.host_namespaces) {
+    if (std::find(made_.begin(), made_.end(), Argv{"ip", "netns", "del", ns}) == made_.end()) {
+      continue;  // not made by this run: not ours to empty
+    }
+    (void)RunProgram({"sh", "-c", "ip netns pids " + ns + " | xargs -r kill 2>/dev/null; true"});
   }
   for (auto& host : hosts_) {
     if (host->pid() > 0) (void)host->Stop(std::chrono::seconds(2));
@@ -250,11 +251,10 @@ Status NetnsRun::Teardown() {
                             " did not stop cleanly (log: " + plan_.switches[s].log_path + ")");
     }
   }
-  for (const auto& [ns, iface] : links_) (void)RunProgram({"ip", "-n", ns, "link", "del", iface});
-  for (const std::string& ns : namespaces_) (void)RunProgram({"ip", "netns", "del", ns});
-  for (const NetnsSwitchPlan& sw : plan_.switches) {
+  for (std::size_t i = made_.size(); i-- > 0;) (void)RunProgram(made_[i]);
+  for (const std::string& prefix : plan_.file_prefixes) {
     std::error_code ignored;  // EAL's runtime directory, left behind by every DPDK process
-    std::filesystem::remove_all("/var/run/dpdk/" + sw.file_prefix, ignored);
+    std::filesystem::remove_all(DpdkRuntimeDir() + "/" + prefix, ignored);
   }
   return first;
 }
@@ -269,24 +269,15 @@ std::string SwitchTelemetryPath(const std::string& file, const std::string& sw,
       .string();
 }
 
-int RunNetnsTestbed(const TopologyConfig& topology, const NetnsTestbedOptions& options,
-                    std::ostream& out, std::ostream& err) {
-  if (geteuid() != 0) {
-    err << "swemu: --backend netns: needs root (it makes network namespaces and veth pairs)\n";
-    return 2;
-  }
-  Result<NetnsPlan> plan =
-      PlanNetnsTestbed(topology, options.out_dir, getpid(), options.replays, options.replay_binary);
-  if (!plan.ok()) {
-    err << "swemu: " << plan.message() << "\n";
-    return 2;
-  }
+int RunTestbed(const TestbedPlan& plan, const TestbedOptions& options, const std::string& path,
+               std::ostream& out, std::ostream& err) {
   StopSignals signals;
-  NetnsRun run(*plan, options);
+  TestbedRunner run(plan, options);
   Status status = run.Build();
   if (!status.ok()) {
     (void)run.Teardown();
-    err << "swemu: " << topology.path << ": setting up namespaces: " << status.message() << "\n";
+    err << "swemu: " << path << ": setting up the " << plan.backend
+        << " back end: " << status.message() << "\n";
     return StopSignals::caught() != 0 ? 128 + StopSignals::caught() : 2;
   }
   status = run.StartSwitches();
@@ -301,7 +292,7 @@ int RunNetnsTestbed(const TopologyConfig& topology, const NetnsTestbedOptions& o
   if (!status.ok()) err << "swemu: " << status.message() << "\n";
   if (StopSignals::caught() != 0) {
     err << "swemu: stopped by " << (StopSignals::caught() == SIGINT ? "SIGINT" : "SIGTERM")
-        << "; namespaces and links removed\n";
+        << "; everything the run made is removed\n";
     return 128 + StopSignals::caught();
   }
   return status.ok() ? 0 : 1;

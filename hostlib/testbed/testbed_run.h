@@ -1,0 +1,37 @@
+#pragma once
+// Carries out a TestbedPlan (testbed_plan.h) in real time: makes the network step by step,
+// writes each switch's config and starts it (waiting until it answers on its control socket),
+// starts the hosts' commands, prints how to reach each switch and host, runs until done, and
+// undoes every step it made, on success, on an error and on SIGINT or SIGTERM.
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+#include "hostlib/testbed/testbed_plan.h"
+
+namespace swemu {
+
+struct TestbedOptions {
+  std::string swemu_binary;  // the swemu to run per switch
+  std::string out_dir;       // switch configs, logs and control sockets; host logs
+  uint64_t run_for_ns = 0;   // at most this long (0: no bound); also ends when every run ends
+  bool busy_poll = false;    // passed to each swemu
+  std::vector<TestbedReplay> replays;  // --in SW:PORT=FILE: swemu-replay on that host
+  std::string replay_binary;           // swemu-replay
+  // --telemetry FILE: each switch samples its queues into FILE (one switch) or, with several,
+  // into FILE with "-<switch>" before its extension; every telemetry_period_ns (0: swemu's).
+  std::string telemetry;
+  uint64_t telemetry_period_ns = 0;
+};
+
+// The telemetry file of switch `sw` of `switches` for --telemetry `file`.
+std::string SwitchTelemetryPath(const std::string& file, const std::string& sw,
+                                std::size_t switches);
+
+// Returns the exit status: 0; 1 (a switch died or did not stop cleanly, or a run command ended
+// with a status other than 0: one line on `err`); 2 (a set-up step refused: one line, every
+// step undone); 128 + the signal that stopped it.
+int RunTestbed(const TestbedPlan& plan, const TestbedOptions& options, const std::string& path,
+               std::ostream& out, std::ostream& err);
+
+}  // namespace swemu
