@@ -9,11 +9,11 @@
 #include "hostlib/atp/context.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/swemu_process.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
-#include "hostlib/testbed/demo_layout.h"
-#include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
 namespace {
@@ -88,11 +88,10 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   SWEMU_RETURN_IF_ERROR(StartSwitches(options, layout, dir, switches));
 
   // The hosts: one virtio_user port each, all on this process's one lcore.
-  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
-      WithDpdkLog(
-          {"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--file-prefix", prefix + "-hosts"},
-          options.verbose),
-      out));
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m",
+                                                       "1024", "--file-prefix", prefix + "-hosts"},
+                                                      options.verbose),
+                                          out));
   DpdkHostConfig host_config;
   host_config.mbufs = 32767;
   host_config.mbuf_cache = 256;
@@ -103,11 +102,14 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   if (!dpdk.ok()) return dpdk.status();
   HostRunnerOptions runner_options;
   runner_options.busy_poll = options.busy_poll;
-  // Contention: the hosts' lost CPU time; swemu's CPU time only where it busy-polls one core
-  // (its main thread runs the datapath). There, a swemu that lost its CPU also holds the hosts'
-  // timers: its answers are late, not lost.
-  const bool switch_polls = options.busy_poll && layout.racks() == 1;
-  if (switch_polls) runner_options.busy_peers = {switches.front()->pid()};
+  // Contention: the hosts' lost CPU time, and each swemu's CPU time where it busy-polls one core
+  // (its main thread runs the datapath): two racks are three pollers, and a starved rack switch
+  // slows every packet through it. A swemu that lost its CPU also holds the hosts' timers: its
+  // answers are late, not lost.
+  const bool switch_polls = options.busy_poll;
+  if (switch_polls) {
+    for (const auto& sw : switches) runner_options.busy_peers.push_back(sw->pid());
+  }
   HostRunner runner(runner_options);
   for (const std::string& why : runner.unwatched_peers()) {
     out << "swemu-atp demo: not watching swemu's CPU (" << why
@@ -140,7 +142,9 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
     LoadSample sample;
     sample.wall_ns = runner.NowNs();
     sample.host_lost_ns = runner.stats().lost_ns;
-    if (switch_polls) sample.switch_cpu_ns = switches.front()->CpuNs();
+    if (switch_polls) {
+      for (const auto& sw : switches) sample.switch_cpu_ns.push_back(sw->CpuNs());
+    }
     return sample;
   };
   driver.run_until = [&runner, &options](const std::function<bool()>& done) {

@@ -38,7 +38,8 @@ struct PassResult {
   uint64_t ecn_halvings = 0;
   uint64_t spurious = 0;  // timeouts and fast retransmits found spurious (their cut undone)
   // Contention, in real time: the share of the pass the hosts' loop was runnable but off its
-  // CPU, and the share of one core swemu got (busy polling wants all of it); < 0: not measured.
+  // CPU, and the smallest share of one core any swemu got (busy polling wants all of it); < 0:
+  // not measured.
   double host_lost = -1;
   double switch_cpu = -1;
   // The larger of what the hosts lost and what swemu missed of its core.
@@ -49,7 +50,8 @@ struct PassResult {
 struct LoadSample {
   uint64_t wall_ns = 0;
   uint64_t host_lost_ns = 0;
-  int64_t switch_cpu_ns = -1;  // < 0: not measured
+  // CPU time of each busy-polling swemu (empty: not measured; an entry < 0: unreadable).
+  std::vector<int64_t> switch_cpu_ns;
 };
 
 // A pass that lost more than this share of its CPU time ran on a contended host.
