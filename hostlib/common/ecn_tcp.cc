@@ -98,12 +98,12 @@ EcnTcpSender::EcnTcpSender(Transport& transport, const TcpEnd& local, const TcpE
       opt_(options),
       iss_(kModelIss),
       cwnd_(std::max<uint32_t>(options.initial_cwnd, 1)),
-      rto_ns_(options.initial_rto_ns) {}
+      rtt_(UncappedEstimateRtt(options.initial_rto_ns, options.min_rto_ns, kMaxRtoNs)) {}
 
 void EcnTcpSender::Start(TimeNs now, uint64_t bytes) {
   snd_end_ = bytes == 0 ? UINT64_MAX : bytes;
   stopped_ = false;
-  next_send_ns_ = std::max(next_send_ns_, now);
+  pacer_.CatchUp(now);
   Pump(now);
 }
 
@@ -132,9 +132,8 @@ void EcnTcpSender::SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retr
     rtt_sent_ns_ = now;
   }
   if (opt_.link_bps != 0) {
-    const uint64_t wire_bits = (frame_.size() + kEthernetWireOverheadBytes) * 8;
-    next_send_ns_ = std::max(next_send_ns_, now) +
-                    static_cast<TimeNs>(wire_bits * 1'000'000'000 / opt_.link_bps);
+    pacer_.OnSend(now, frame_.size() + kEthernetWireOverheadBytes,
+                  static_cast<double>(opt_.link_bps));
   }
   if (rto_at_ == kNever) ArmRto(now);
 }
@@ -142,7 +141,7 @@ void EcnTcpSender::SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retr
 void EcnTcpSender::Pump(TimeNs now) {
   if (stopped_ || done()) return;
   const uint32_t mss = opt_.mss;
-  while (snd_nxt_ < snd_end_ && now >= next_send_ns_) {
+  while (snd_nxt_ < snd_end_ && pacer_.Ready(now)) {
     const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * mss;
     const auto len = static_cast<uint32_t>(std::min<uint64_t>(mss, snd_end_ - snd_nxt_));
     if (Flight() + len > std::max<uint64_t>(window, mss)) break;
@@ -158,7 +157,7 @@ TimeNs EcnTcpSender::NextTimer() const {
   TimeNs next = rto_at_;
   const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * opt_.mss;
   if (snd_nxt_ < snd_end_ && Flight() < std::max<uint64_t>(window, opt_.mss)) {
-    next = std::min(next, next_send_ns_);
+    next = std::min(next, pacer_.next_ns());
   }
   return next;
 }
@@ -177,7 +176,7 @@ void EcnTcpSender::OnTimer(TimeNs now) {
   dupacks_ = 0;
   cwr_end_ = snd_max_;
   snd_nxt_ = snd_una_;
-  rto_ns_ = std::min(rto_ns_ * 2, kMaxRtoNs);
+  rtt_.Backoff();
   rto_at_ = kNever;
   const auto len = static_cast<uint32_t>(std::min<uint64_t>(opt_.mss, snd_max_ - snd_una_));
   SendSegment(now, snd_una_, len, true);
@@ -211,16 +210,7 @@ void EcnTcpSender::OnAck(TimeNs now, const TcpSegmentView& seg) {
   dupacks_ = 0;
   stats_.bytes_acked = snd_una_;
   if (rtt_pending_ && ack > rtt_seq_) {
-    const auto sample = static_cast<double>(now - rtt_sent_ns_);
-    if (!have_rtt_) {
-      srtt_ns_ = sample;
-      rttvar_ns_ = sample / 2;
-      have_rtt_ = true;
-    } else {
-      rttvar_ns_ = 0.75 * rttvar_ns_ + 0.25 * std::abs(srtt_ns_ - sample);
-      srtt_ns_ = 0.875 * srtt_ns_ + 0.125 * sample;
-    }
-    rto_ns_ = std::max(opt_.min_rto_ns, static_cast<TimeNs>(srtt_ns_ + 4 * rttvar_ns_));
+    rtt_.Sample(now - rtt_sent_ns_);
     rtt_pending_ = false;
   }
   if (in_recovery_) {

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/pacer.h"
+#include "hostlib/common/rtt_estimator.h"
 #include "pipeline/core/clock.h"
 #include "pipeline/wire/address.h"
 
@@ -99,7 +101,7 @@ class EcnTcpSender {
   void SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retransmit);
   void OnEcn(uint64_t acked, bool ece);
   uint64_t Flight() const { return snd_nxt_ - snd_una_; }
-  void ArmRto(TimeNs now) { rto_at_ = now + rto_ns_; }
+  void ArmRto(TimeNs now) { rto_at_ = now + rtt_.rto_ns(); }
 
   Transport& transport_;
   TcpEnd local_;
@@ -128,12 +130,9 @@ class EcnTcpSender {
   bool rtt_pending_ = false;
   uint64_t rtt_seq_ = 0;
   TimeNs rtt_sent_ns_ = 0;
-  bool have_rtt_ = false;
-  double srtt_ns_ = 0;
-  double rttvar_ns_ = 0;
-  TimeNs rto_ns_;
+  RttEstimator rtt_;
   TimeNs rto_at_ = kNever;
-  TimeNs next_send_ns_ = 0;  // NIC pacing
+  HostPacer pacer_;  // the NIC
   bool stopped_ = false;
   uint16_t ip_id_ = 0;
   std::vector<uint8_t> frame_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <cmath>
 #include <string>
 
 #include "pipeline/wire/byte_order.h"
@@ -75,9 +74,11 @@ Status PlinkAggNode::AllReduce(const AggPlan& plan, uint16_t epoch, const float*
   unacked_ = 0;
   in_network_ = 0;
   flows_.assign(nodes_.size(), Flow{});
+  const RttEstimatorOptions rtt =
+      UncappedEstimateRtt(options_.initial_rto_ns, options_.min_rto_ns, kMaxRtoNs);
   for (Flow& f : flows_) {
     f.window = options_.initial_window;
-    f.rto = options_.initial_rto_ns;
+    f.rtt = RttEstimator(rtt);
   }
   now_ = now;
   report_ = AggNodeReport{};
@@ -180,10 +181,8 @@ void PlinkAggNode::Transmit(TimeNs now, uint32_t to, InFlight& f) {
   f.order = flow.sent_count++;
   flow.timeline.push_back({now, Key(p), f.order});
   if (options_.nic_rate_bps > 0) {
-    const TimeNs wire = static_cast<TimeNs>(
-        std::ceil(static_cast<double>((frame_.size() + 24) * 8) * 1e9 /
-                  static_cast<double>(options_.nic_rate_bps)));  // + FCS, preamble, gap
-    next_tx_ = std::max(next_tx_, now) + wire;
+    pacer_.OnSend(now, frame_.size() + 24,  // + FCS, preamble, gap
+                  static_cast<double>(options_.nic_rate_bps));
   }
 }
 
@@ -196,7 +195,7 @@ bool PlinkAggNode::Sendable(const Flow& f) const {
 void PlinkAggNode::Pump(TimeNs now) noexcept {
   if (!active_) return;
   const auto n = static_cast<uint32_t>(flows_.size());
-  while (options_.nic_rate_bps == 0 || now >= next_tx_) {
+  while (options_.nic_rate_bps == 0 || pacer_.Ready(now)) {
     uint32_t k = 0;
     while (k < n && !Sendable(flows_[(rr_ + k) % n])) ++k;
     if (k == n) return;
@@ -237,7 +236,7 @@ void PlinkAggNode::DetectLosses(TimeNs now, Flow& flow) {
   bool timeout = false, lost = false;
   for (Clean(flow); !flow.timeline.empty(); Clean(flow)) {
     const Sent& front = flow.timeline.front();
-    const bool timed_out = front.at + flow.rto <= now;
+    const bool timed_out = front.at + flow.rtt.rto_ns() <= now;
     if (!timed_out && front.order + kDupThreshold >= flow.highest_acked) break;
     timeout |= timed_out;
     lost = true;
@@ -250,8 +249,8 @@ void PlinkAggNode::DetectLosses(TimeNs now, Flow& flow) {
   }
   if (lost && now >= flow.recovery_until) {
     flow.window = std::max(1.0, flow.window / 2);
-    if (timeout) flow.rto = std::min(kMaxRtoNs, 2 * flow.rto);
-    flow.recovery_until = now + std::max<TimeNs>(static_cast<TimeNs>(flow.srtt), 1);
+    if (timeout) flow.rtt.Backoff();
+    flow.recovery_until = now + std::max<TimeNs>(static_cast<TimeNs>(flow.rtt.srtt_ns()), 1);
   }
 }
 
@@ -265,10 +264,10 @@ TimeNs PlinkAggNode::NextTimer() const noexcept {
   TimeNs next = kNever;
   bool sendable = false;
   for (const Flow& flow : flows_) {
-    if (!flow.timeline.empty()) next = std::min(next, flow.timeline.front().at + flow.rto);
+    if (!flow.timeline.empty()) next = std::min(next, flow.timeline.front().at + flow.rtt.rto_ns());
     sendable |= Sendable(flow);
   }
-  if (sendable && options_.nic_rate_bps > 0) next = std::min(next, next_tx_);
+  if (sendable && options_.nic_rate_bps > 0) next = std::min(next, pacer_.next_ns());
   return next;
 }
 
@@ -390,15 +389,7 @@ void PlinkAggNode::OnAck(TimeNs now, const PlinkFields& f) {
   if (it == flow.inflight.end()) return;  // a duplicate ack
   const InFlight& done = it->second;
   if (!done.retransmitted && done.sent != kNever && now >= done.sent) {
-    const double rtt = static_cast<double>(now - done.sent);  // Karn: first sends only
-    if (flow.srtt == 0) {
-      flow.srtt = rtt;
-      flow.rttvar = rtt / 2;
-    } else {
-      flow.rttvar = 0.75 * flow.rttvar + 0.25 * std::abs(flow.srtt - rtt);
-      flow.srtt = 0.875 * flow.srtt + 0.125 * rtt;
-    }
-    flow.rto = std::max(options_.min_rto_ns, static_cast<TimeNs>(flow.srtt + 4 * flow.rttvar));
+    flow.rtt.Sample(now - done.sent);  // Karn: first sends only
   }
   report_.sent_to[f.sender] += done.pkt.len;
   if (done.sent != kNever) --in_network_;

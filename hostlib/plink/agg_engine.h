@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/pacer.h"
+#include "hostlib/common/rtt_estimator.h"
 #include "hostlib/common/udp_frame.h"
 #include "hostlib/plink/agg_plan.h"
 #include "hostlib/plink/prober.h"
@@ -118,8 +120,7 @@ class PlinkAggNode final : public Endpoint {
     uint64_t sent_count = 0;                // transmissions so far (the next `order`)
     uint64_t highest_acked = 0;             // the largest order acknowledged, plus 1
     double window = 0;
-    double srtt = 0, rttvar = 0;
-    TimeNs rto = 0;
+    RttEstimator rtt;
     TimeNs recovery_until = 0;  // one window cut per round trip
     uint64_t outstanding = 0;   // packets queued or unacknowledged
     TimeNs busy_since = 0;      // when outstanding last became non-zero
@@ -176,7 +177,7 @@ class PlinkAggNode final : public Endpoint {
   TimeNs now_ = 0;  // of the call being handled
   bool finished_ = false;
   uint32_t rr_ = 0;     // round robin over destinations
-  TimeNs next_tx_ = 0;  // pacing
+  HostPacer pacer_{HostPacer::Rounding::kUp};  // the NIC
   AggNodeReport report_;
   AggEngineStats stats_;
 };
