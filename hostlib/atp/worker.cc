@@ -25,8 +25,7 @@ AtpWorker::AtpWorker(const AtpJobConfig& job, uint32_t worker_index, Transport* 
       scratch_(job.spec.elements) {
   for (Lane& lane : lanes_) {
     lane.window = uint64_t{options_.initial_window_packets} * tmpl_.frame_len();
-    lane.rto = options_.rto_ns;
-    lane.min_rto = options_.min_rto_ns;
+    lane.rtt = RttEstimator(LaneRtt(options_));
     lane.holes.reserve(std::size_t{options_.max_window_packets} * kSpreadWindows);
   }
 }
@@ -51,7 +50,7 @@ void AtpWorker::Submit(AllReduceJob* call, const float* in, float* out, std::siz
 const AtpWorkerStats& AtpWorker::stats() const {
   stats_.window_bytes = 0;
   for (const Lane& lane : lanes_) stats_.window_bytes += lane.window;
-  stats_.srtt_ns = lanes_.front().srtt;
+  stats_.srtt_ns = static_cast<TimeNs>(lanes_.front().rtt.srtt_ns());
   return stats_;
 }
 
@@ -153,7 +152,7 @@ void AtpWorker::Pump(TimeNs now) noexcept {
   if (!calls_.front()->started_) StartCall(now);
   for (Lane& lane : lanes_) {
     const uint32_t limit = SendLimit(lane);
-    if (lane.next < limit && lane.deadline == kNever) lane.deadline = now + lane.rto;
+    if (lane.next < limit && lane.deadline == kNever) lane.deadline = now + lane.rtt.rto_ns();
     for (; lane.next < limit; ++lane.next) {
       if (!acked_[lane.order[lane.next]]) SendPacket(lane.order[lane.next], false, now);
     }
@@ -161,24 +160,23 @@ void AtpWorker::Pump(TimeNs now) noexcept {
   }
 }
 
-// RFC 6298: srtt and rttvar from each timed parameter packet, RTO = srtt + 4 rttvar (floored).
+// RFC 6298 in whole nanoseconds (each step rounded down), RTO = srtt + 4 rttvar clamped to
+// [min_rto_ns, max_rto_ns]: as this worker always computed it. A sample does not end a back-off:
+// the RTO is recomputed when UNA advances (or a timeout proves spurious).
+RttEstimatorOptions AtpWorker::LaneRtt(const AtpWorkerOptions& options) {
+  RttEstimatorOptions r;
+  r.initial_rto_ns = options.rto_ns;
+  r.min_rto_ns = options.min_rto_ns;
+  r.max_rto_ns = options.max_rto_ns;
+  r.integer_ns = true;
+  r.sample_resets_backoff = false;
+  return r;
+}
+
 void AtpWorker::SampleRtt(Lane& lane, TimeNs rtt) noexcept {
   ++stats_.rtt_samples;
   lane.min_rtt = std::min(lane.min_rtt, rtt);
-  if (lane.srtt == 0) {
-    lane.srtt = std::max<TimeNs>(rtt, 1);
-    lane.rttvar = rtt / 2;
-    return;
-  }
-  const TimeNs diff = rtt > lane.srtt ? rtt - lane.srtt : lane.srtt - rtt;
-  lane.rttvar = (3 * lane.rttvar + diff) / 4;
-  lane.srtt = std::max<TimeNs>((7 * lane.srtt + rtt) / 8, 1);
-}
-
-TimeNs AtpWorker::BaseRto(const Lane& lane) const noexcept {
-  if (lane.srtt == 0) return options_.rto_ns;
-  return std::clamp(lane.srtt + 4 * lane.rttvar, std::min(lane.min_rto, options_.max_rto_ns),
-                    options_.max_rto_ns);
+  lane.rtt.Sample(rtt);
 }
 
 void AtpWorker::RememberUndo(Lane& lane, uint32_t k, bool timeout, TimeNs now) noexcept {
@@ -202,9 +200,9 @@ void AtpWorker::UndoSpurious(Lane& lane, uint32_t k) noexcept {
     ++stats_.spurious_timeouts;
     // The packet took this long to be answered; wait twice that before the next timeout.
     const TimeNs delay = lane.undo.answer_at > sent_ns_[k] ? lane.undo.answer_at - sent_ns_[k] : 0;
-    lane.min_rto = std::clamp(2 * delay, lane.min_rto,
-                              std::max(options_.max_adaptive_min_rto_ns, options_.min_rto_ns));
-    lane.rto = BaseRto(lane);
+    lane.rtt.SetMinRto(std::clamp(2 * delay, lane.rtt.options().min_rto_ns,
+                                  std::max(options_.max_adaptive_min_rto_ns, options_.min_rto_ns)));
+    lane.rtt.ResetBackoff();
   } else {
     ++stats_.spurious_fast;
   }
@@ -307,8 +305,8 @@ void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
     // retransmission moves UNA through a lost tail one packet at a time, and the next timeout
     // must resend the rest of it at once, not the next packet alone.
     if (!resent_[k]) lane.timeouts_in_row = 0;
-    lane.rto = BaseRto(lane);
-    lane.deadline = lane.una < lane.next ? now + lane.rto : kNever;
+    lane.rtt.ResetBackoff();
+    lane.deadline = lane.una < lane.next ? now + lane.rtt.rto_ns() : kNever;
   } else {
     RecoverHoles(lane, pos_of_[k], now);
   }
@@ -387,9 +385,11 @@ void AtpWorker::ArmProbe(Lane& lane, TimeNs now) const noexcept {
   // burst loss (or a slow peer), the RTO's to judge.
   const uint32_t unanswered = lane.next - lane.una - lane.answered_ahead;
   const bool tail = options_.tail_probe && lane.next == lane.order.size() && lane.una < lane.next &&
-                    unanswered <= 2 * options_.ooo_threshold && lane.srtt != 0;
+                    unanswered <= 2 * options_.ooo_threshold && lane.rtt.has_sample();
   const uint32_t probes = lane.probed_una == lane.una + 1 ? lane.probes : 0;
-  const TimeNs wait = std::max(2 * lane.srtt, lane.srtt + 4 * lane.rttvar) << std::min(probes, 20u);
+  const auto srtt = static_cast<TimeNs>(lane.rtt.srtt_ns());
+  const auto rttvar = static_cast<TimeNs>(lane.rtt.rttvar_ns());
+  const TimeNs wait = std::max(2 * srtt, srtt + 4 * rttvar) << std::min(probes, 20u);
   lane.probe_at = tail && now + wait < lane.deadline ? now + wait : kNever;
 }
 
@@ -430,8 +430,8 @@ void AtpWorker::OnTimer(TimeNs now) noexcept {
     for (uint32_t pos = lane.una; pos < end; ++pos) {
       if (!acked_[lane.order[pos]]) SendPacket(lane.order[pos], true, now);
     }
-    lane.rto = std::min(lane.rto * 2, options_.max_rto_ns);
-    lane.deadline = now + lane.rto;
+    lane.rtt.Backoff();
+    lane.deadline = now + lane.rtt.rto_ns();
   }
 }
 

@@ -32,6 +32,7 @@
 #include "hostlib/atp/atp_frame.h"
 #include "hostlib/atp/job_config.h"
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/rtt_estimator.h"
 
 namespace swemu {
 
@@ -174,15 +175,14 @@ class AtpWorker {
     uint64_t ssthresh = ~uint64_t{0};
     uint64_t ca_bytes = 0;     // acknowledged bytes towards the next congestion-avoidance step
     uint64_t outstanding = 0;  // bytes assigned and not yet acknowledged (the scheduler's load)
-    TimeNs rto = 0;            // current, backed off after a timeout
-    TimeNs srtt = 0;           // 0: no sample yet
-    TimeNs rttvar = 0;
+    // SRTT, RTTVAR and the RTO (backed off after a timeout; its floor raised after a spurious
+    // one): AtpWorker::LaneRtt.
+    RttEstimator rtt;
     TimeNs min_rtt = kNever;
     TimeNs deadline = kNever;
     TimeNs probe_at = kNever;  // the tail loss probe, armed once every packet is sent
     uint32_t probed_una = 0;   // UNA + 1 when it was probed (0: not yet)
     uint32_t probes = 0;       // probes of that UNA so far
-    TimeNs min_rto = 0;  // adaptive floor: raised after a spurious timeout
     // The last loss cut, to undo when it proves spurious.
     struct Undo {
       bool valid = false;
@@ -198,7 +198,7 @@ class AtpWorker {
   void StartCall(TimeNs now);
   void SendPacket(uint32_t k, bool resend, TimeNs now) noexcept;
   void SampleRtt(Lane& lane, TimeNs rtt) noexcept;
-  TimeNs BaseRto(const Lane& lane) const noexcept;
+  static RttEstimatorOptions LaneRtt(const AtpWorkerOptions& options);
   void Halve(Lane& lane, bool ecn, bool timeout = false) noexcept;
   // Before a loss cut triggered by retransmitting packet k: what an undo restores.
   void RememberUndo(Lane& lane, uint32_t k, bool timeout, TimeNs now) noexcept;
