@@ -46,9 +46,10 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
   st->start_ns = now;
   send_.erase(key);
   Sender& s = send_.emplace(key, Sender{st, std::vector<float>(g.begin(), g.end()), std::move(*segs),
-                                        {}, 0, false, DlcpRateControl(opt_.rate), now, 0, 0,
-                                        now + 2 * opt_.rate.period_ns, {}, false})
+                                        {}, 0, false, DlcpRateControl(opt_.rate), HostPacer{},
+                                        0, 0, now + 2 * opt_.rate.period_ns, {}, false})
                   .first->second;
+  s.pacer.Restart(now);
   s.last_report_ns = now;
   // The rendezvous goes at the next Pump, and the data right behind it (zero-RTT).
   s.start_signal = DlcpSignal{DlcpType::kStart, static_cast<uint8_t>(pull ? kDlcpFlagPull : 0),
@@ -75,9 +76,7 @@ void DlcpHost::SendData(TimeNs now, Sender& s, uint32_t index, bool resend) {
   ++s.stats->packets;
   if (resend) ++s.stats->resent_packets;
   s.period_bytes += seg.length;  // payload, as the receiver counts it
-  const double bits = static_cast<double>(frame_.size() + kEthernetWireOverheadBytes) * 8;
-  s.next_send_ns = std::max(s.next_send_ns, now) +
-                   static_cast<TimeNs>(bits * 1e9 / std::max(s.rate.rate_bps(), 1.0));
+  s.pacer.OnSend(now, frame_.size() + kEthernetWireOverheadBytes, std::max(s.rate.rate_bps(), 1.0));
 }
 
 void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs recv_period_ns) {
@@ -109,7 +108,7 @@ void DlcpHost::Pump(TimeNs now) noexcept {
     }
     if (s.stats->done() || s.stopped) continue;
     if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
-    while (now >= s.next_send_ns) {
+    while (s.pacer.Ready(now)) {
       if (!s.resend.empty()) {
         const uint32_t index = s.resend.back();
         s.resend.pop_back();
@@ -261,7 +260,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         }
         std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
         snd.stopped = false;
-        snd.next_send_ns = std::max(snd.next_send_ns, now);
+        snd.pacer.CatchUp(now);
       } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
         const TimeNs period = s.payload.size() >= 8
                                   ? TimeNs{LoadBe32(s.payload.data() + 4)} * 1'000
@@ -313,7 +312,7 @@ TimeNs DlcpHost::NextTimer() const noexcept {
   for (const auto& [key, f] : recv_) next = std::min(next, f.retransmit_due);
   for (const auto& [key, s] : send_) {
     if (s.start_pending) return 0;  // at once
-    if (!s.stats->done() && !s.stopped) next = std::min({next, s.next_send_ns, s.report_due});
+    if (!s.stats->done() && !s.stopped) next = std::min({next, s.pacer.next_ns(), s.report_due});
   }
   return next;
 }

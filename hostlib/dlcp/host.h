@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/pacer.h"
 #include "hostlib/dlcp/control_channel.h"
 #include "hostlib/dlcp/rate_control.h"
 #include "hostlib/dlcp/receive_buffer.h"
@@ -114,7 +115,7 @@ class DlcpHost final : public Endpoint {
     std::size_t next = 0;          // next segment of the first pass
     bool stopped = false;          // STOP sent, nothing more to send until a RETRANSMIT
     DlcpRateControl rate;
-    TimeNs next_send_ns = 0;
+    HostPacer pacer;  // at the rate control's rate
     uint64_t period_bytes = 0;     // sent since the last rate report
     uint32_t seq = 0;
     TimeNs report_due = 0;  // no report by then counts as one of nothing received

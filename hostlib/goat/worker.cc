@@ -39,7 +39,8 @@ Status GoatWorker::StartRound(uint32_t round, std::span<const int32_t> gradient,
   std::fill(frags_.begin(), frags_.end(), Fragment());
   deadlines_ = {};
   next_unsent_ = in_flight_ = done_count_ = 0;
-  start_ns_ = next_send_ns_ = start_ns;
+  start_ns_ = start_ns;
+  pacer_.Restart(start_ns);
   finish_ns_ = sent_all_ns_ = 0;
   started_ = true;
   return Status::Ok();
@@ -75,13 +76,12 @@ void GoatWorker::Send(uint64_t index, bool resend, TimeNs now) noexcept {
 
 void GoatWorker::Pump(TimeNs now) noexcept {
   if (!started_ || now < start_ns_) return;
-  const TimeNs gap =
-      options_.rate_bps == 0 ? 0 : static_cast<TimeNs>(frame_.size() * 8e9 / options_.rate_bps);
-  while (in_flight_ < options_.window && next_unsent_ < frags_.size() && now >= next_send_ns_) {
+  const auto rate = static_cast<double>(options_.rate_bps);  // 0: unpaced, no gap
+  while (in_flight_ < options_.window && next_unsent_ < frags_.size() && pacer_.Ready(now)) {
     frags_[next_unsent_].state = kInFlight;
     ++in_flight_;
     Send(next_unsent_++, false, now);
-    next_send_ns_ = std::max(next_send_ns_, now) + gap;
+    pacer_.OnSend(now, frame_.size(), rate);
     if (next_unsent_ == frags_.size()) sent_all_ns_ = now;
   }
 }
@@ -99,7 +99,7 @@ TimeNs GoatWorker::NextTimer() const noexcept {
   if (!started_ || done()) return kNever;
   TimeNs next = deadlines_.empty() ? kNever : deadlines_.top().first;
   if (next_unsent_ < frags_.size() && in_flight_ < options_.window) {
-    next = std::min(next, next_send_ns_);
+    next = std::min(next, pacer_.next_ns());
   }
   return next;
 }

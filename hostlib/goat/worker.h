@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/pacer.h"
 #include "hostlib/common/udp_frame.h"
 #include "hostlib/goat/goat_job.h"
 
@@ -96,7 +97,7 @@ class GoatWorker final : public Endpoint {
   TimeNs finish_ns_ = 0;
   TimeNs sent_all_ns_ = 0;
   uint64_t next_unsent_ = 0;
-  TimeNs next_send_ns_ = 0;  // pacing
+  HostPacer pacer_;  // first transmissions, on frame bytes
   uint64_t in_flight_ = 0;
   uint64_t done_count_ = 0;
   GoatWorkerStats stats_;
