@@ -179,4 +179,13 @@ Status HostRunner::RunUntil(const std::function<bool()>& done, TimeNs timeout_ns
 
 void HostRunner::RunFor(TimeNs duration_ns) { (void)RunRounds(nullptr, NowNs() + duration_ns); }
 
+std::string HostContentionLine(const HostRunnerStats& stats) {
+  char line[200];
+  std::snprintf(line, sizeof(line),
+                "hosts' lcore: %llu stalls, %.0f ms of CPU lost to other processes\n",
+                static_cast<unsigned long long>(stats.stalls),
+                static_cast<double>(stats.lost_ns) / 1e6);
+  return line;
+}
+
 }  // namespace swemu

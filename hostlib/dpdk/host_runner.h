@@ -61,6 +61,9 @@ struct HostRunnerStats {
   TimeNs wall_ns = 0;        // time inside RunUntil/RunFor
 };
 
+// One line for a demo's output: "hosts' lcore: N stalls, X ms of CPU lost to other processes".
+std::string HostContentionLine(const HostRunnerStats& stats);
+
 class HostRunner {
  public:
   explicit HostRunner(HostRunnerOptions options = {});

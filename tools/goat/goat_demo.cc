@@ -253,6 +253,8 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   out << "workers: " << retransmissions << " retransmissions; every result "
       << (mismatches == 0 ? "equals" : "DIFFERS FROM") << " the exact sum of the workers it counted"
       << (mismatches == 0 ? "" : " (" + std::to_string(mismatches) + " elements)") << "\n";
+  // Three swemus and the hosts on a small machine: say when the hosts lost their CPU.
+  out << HostContentionLine(runner.stats());
   Status closed = (*dpdk)->Close();
   Status stopped = switches.Stop();
   SWEMU_RETURN_IF_ERROR(run);

@@ -509,12 +509,7 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   };
   Status ran = RunHosts(
       o, addrs, transports, attach, [&] { return runner.NowNs(); }, run, out);
-  const HostRunnerStats& rs = runner.stats();
-  char line[200];
-  std::snprintf(line, sizeof(line),
-                "hosts' lcore: %llu stalls, %.0f ms of CPU lost to other processes\n",
-                static_cast<unsigned long long>(rs.stalls), static_cast<double>(rs.lost_ns) / 1e6);
-  out << line;
+  out << HostContentionLine(runner.stats());
   Status closed = (*dpdk)->Close();
   Status stopped = switches.Stop();
   SWEMU_RETURN_IF_ERROR(ran);
