@@ -112,15 +112,9 @@ class Bench {
       : loaded_(loaded), frames_(std::move(frames)), pool_(kPoolPackets) {}
 
   Status Load() {
-    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded_.config, pool_, clock_);
+    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded_.CreateConfig(), pool_, clock_);
     if (!created.ok()) return created.status();
     sw_ = std::move(*created);
-    for (const PortRate& rate : loaded_.port_rates) {
-      if (rate.port >= sw_->num_ports()) {
-        return Status::Error("port." + std::to_string(rate.port) + ": port out of range");
-      }
-      SWEMU_RETURN_IF_ERROR(sw_->tm().SetPortRate(rate.port, rate.bps));
-    }
     if (!loaded_.startup_script.empty()) {
       SWEMU_RETURN_IF_ERROR(sw_->commands().RunScript(loaded_.startup_script));
     }

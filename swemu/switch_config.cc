@@ -222,6 +222,12 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
 
 }  // namespace
 
+SwitchConfig LoadedSwitchConfig::CreateConfig() const {
+  SwitchConfig out = config;
+  out.tm.port_rates.insert(out.tm.port_rates.end(), port_rates.begin(), port_rates.end());
+  return out;
+}
+
 Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
   Result<std::vector<IniEntry>> entries = ReadIniFile(path);
   if (!entries.ok()) return entries.status();

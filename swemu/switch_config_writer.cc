@@ -178,8 +178,11 @@ Status CheckProgramKey(const std::string& key) {
   return Status::Ok();
 }
 
-// Every [port.N] names a port of the switch.
+// Every [port.N] names a port of the switch; per-port rates are the file's, in port_rates.
 Status CheckPorts(const LoadedSwitchConfig& c) {
+  if (!c.config.tm.port_rates.empty()) {
+    return Status::Error("tm.port_rates: a file gives them as [port.N] rate (port_rates)");
+  }
   std::set<PortId> ports;
   for (const PortRate& rate : c.port_rates) ports.insert(rate.port);
   for (const auto& devargs : c.port_devargs) ports.insert(devargs.first);

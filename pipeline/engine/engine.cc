@@ -40,8 +40,7 @@ const Switch* Engine::FindSwitch(std::string_view name) const {
   return const_cast<Engine*>(this)->FindSwitch(name);
 }
 
-Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script,
-                         const std::vector<PortRate>& port_rates) {
+Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script) {
   const std::string name = config.name;
   if (FindSwitch(name) != nullptr) return Status::Error("duplicate switch name " + name);
   if (started_) {
@@ -50,15 +49,6 @@ Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script,
   Result<std::unique_ptr<Switch>> created = Switch::Create(std::move(config), pool_, clock_);
   if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
   Switch& sw = **created;
-  for (const PortRate& rate : port_rates) {
-    if (rate.port >= sw.num_ports()) {
-      return Status::Error("switch " + name + ": port." + std::to_string(rate.port) +
-                           ": port out of range (switch has " + std::to_string(sw.num_ports()) +
-                           " ports)");
-    }
-    Status set = sw.tm().SetPortRate(rate.port, rate.bps);
-    if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
-  }
   if (!startup_script.empty()) {
     Status ran = sw.commands().RunScript(startup_script);
     if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());

@@ -46,11 +46,6 @@ struct HostPortSpec {
   double loss = 0;
 };
 
-struct PortRate {
-  PortId port = 0;
-  uint64_t bps = 0;
-};
-
 struct EngineCounters {
   uint64_t injected = 0;     // frames hosts offered (including those the engine dropped)
   uint64_t delivered = 0;    // frames that reached a host
@@ -75,9 +70,9 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Creates the switch, applies per-port rates, then runs the startup script (may be empty).
-  Status AddSwitch(SwitchConfig config, const std::string& startup_script,
-                   const std::vector<PortRate>& port_rates = {});
+  // Creates the switch (per-port rates come in config.tm.port_rates), then runs the startup
+  // script (may be empty).
+  Status AddSwitch(SwitchConfig config, const std::string& startup_script);
   Status AddLink(const LinkSpec& spec);
   // A PcapHost on the port; the input file is opened (and its link type checked) now.
   Status AddHostPort(const HostPortSpec& spec);

@@ -36,6 +36,14 @@ Status ValidateWeight(uint32_t weight) {
   return Status::Ok();
 }
 
+uint64_t TmConfig::PortRateBps(PortId port) const {
+  uint64_t bps = port_rate_bps;
+  for (const PortRate& rate : port_rates) {
+    if (rate.port == port) bps = rate.bps;
+  }
+  return bps;
+}
+
 Status TmConfig::Validate() const {
   if (num_ports < 1 || num_ports > kTmMaxPorts) {
     return OutOfRange("tm num_ports", num_ports, 1, kTmMaxPorts);
@@ -52,6 +60,13 @@ Status TmConfig::Validate() const {
                          " is not strict or weighted");
   }
   SWEMU_RETURN_IF_ERROR(ValidatePortRate(port_rate_bps));
+  for (const PortRate& rate : port_rates) {
+    if (rate.port >= num_ports) {
+      return Status::Error("tm port_rates: port " + std::to_string(rate.port) +
+                           " out of range (num_ports " + std::to_string(num_ports) + ")");
+    }
+    SWEMU_RETURN_IF_ERROR(ValidatePortRate(rate.bps));
+  }
   SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(queue.depth_pkts));
   SWEMU_RETURN_IF_ERROR(ValidateWeight(queue.weight));
   SWEMU_RETURN_IF_ERROR(ValidateQueueRate(queue.rate_pps));

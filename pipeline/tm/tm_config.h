@@ -1,7 +1,9 @@
 #pragma once
 // Typed configuration of the traffic manager, checked once by Validate() before construction.
 #include <cstdint>
+#include <vector>
 
+#include "pipeline/core/packet.h"
 #include "pipeline/core/status.h"
 
 namespace swemu {
@@ -32,6 +34,13 @@ struct QueueConfig {
   uint64_t rate_pps = 0;              // per-queue rate in packets/s (BMv2 set_queue_rate); 0 = off
 };
 
+// One port's shaping rate where it differs from TmConfig::port_rate_bps ([port.N] rate).
+struct PortRate {
+  PortId port = 0;
+  uint64_t bps = 0;  // 0 = unshaped
+  friend bool operator==(const PortRate&, const PortRate&) = default;
+};
+
 // Bytes a frame takes on the wire beyond its own: preamble+SFD (8) + IFG (12) + FCS (4).
 inline constexpr uint32_t kEthernetWireOverheadBytes = 24;
 
@@ -44,7 +53,13 @@ struct TmConfig {
   uint32_t quantum_bytes = 1536;
   SchedulerKind scheduler = SchedulerKind::kStrict;
   QueueConfig queue;  // default for every queue
+  // Per-port rates over port_rate_bps, applied when the TM is created (a later entry for the
+  // same port wins). The one way a switch file's or a caller's per-port rate reaches the TM
+  // before the switch runs; set_port_rate changes it afterwards.
+  std::vector<PortRate> port_rates;
 
+  // The rate port `port` starts with: its port_rates entry, else port_rate_bps.
+  uint64_t PortRateBps(PortId port) const;
   // One-line error naming the field and its allowed range.
   Status Validate() const;
 };

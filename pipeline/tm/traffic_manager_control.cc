@@ -43,7 +43,7 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
   for (PortId p = 0; p < num_ports_; ++p) {
     Port& port = ports_[p];
     port.scheduler = config.scheduler;
-    port.link.SetRate(config.port_rate_bps);
+    port.link.SetRate(config.PortRateBps(p));
     for (int q = 0; q < kQueuesPerPort; ++q) {
       Queue& queue = port.queues[q];
       queue.limit_pkts = config.queue.depth_pkts;

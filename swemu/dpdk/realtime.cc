@@ -170,12 +170,9 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
 // Loss streams seeded from [switch] seed; delay lines sized for each device port's configured
 // delay at its configured rate (port_effects.h).
 void InitPortEffects(const LoadedSwitchConfig& loaded, Realtime& rt) {
-  const SwitchConfig& config = loaded.config;
+  const SwitchConfig config = loaded.CreateConfig();
   for (PortId p = 0; p < config.num_ports; ++p) {
-    uint64_t rate = config.tm.port_rate_bps;
-    for (const PortRate& r : loaded.port_rates) {
-      if (r.port == p) rate = r.bps;
-    }
+    const uint64_t rate = config.tm.PortRateBps(p);
     auto it = loaded.port_effects.find(p);
     const PortWireEffects effects =
         it == loaded.port_effects.end() ? PortWireEffects{} : it->second;
@@ -241,13 +238,9 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
     auto replica = std::make_unique<Replica>();
     replica->clock = std::make_unique<LoopClock>(rt.clock);
     Result<std::unique_ptr<Switch>> created =
-        Switch::Create(loaded.config, *rt.pool, *replica->clock);
+        Switch::Create(loaded.CreateConfig(), *rt.pool, *replica->clock);
     if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
     replica->sw = std::move(*created);
-    for (const PortRate& rate : loaded.port_rates) {
-      Status set = replica->sw->tm().SetPortRate(rate.port, rate.bps);
-      if (!set.ok()) return Status::Error("switch " + name + ": " + set.message());
-    }
     replica->datapath = std::make_unique<Datapath>(
         *replica->sw, *rt.pool, rt.ports, replica->mailbox, rt.clock, *replica->clock, out);
     SWEMU_RETURN_IF_ERROR(replica->datapath->AddCommands());

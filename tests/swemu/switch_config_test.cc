@@ -123,6 +123,10 @@ udp.port = 5000
   EXPECT_EQ(loaded->port_rates[0].bps, 40'000'000'000u);
   EXPECT_EQ(loaded->port_rates[1].port, 7);
   EXPECT_EQ(loaded->port_rates[1].bps, 100'000'000u);
+  const TmConfig created = loaded->CreateConfig().tm;  // what the TM starts with
+  EXPECT_EQ(created.PortRateBps(3), 40'000'000'000u);
+  EXPECT_EQ(created.PortRateBps(7), 100'000'000u);
+  EXPECT_EQ(created.PortRateBps(0), 25'000'000'000u);
   EXPECT_EQ(c.program_options.values(),
             (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
 }

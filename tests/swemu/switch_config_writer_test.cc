@@ -17,7 +17,7 @@ namespace {
 // Differences lists these structs field by field: a new field must be added there (and to the
 // writer, if a key sets it), which these sizes remind whoever adds one.
 static_assert(sizeof(QueueConfig) == 40, "a QueueConfig field: compare it in Differences");
-static_assert(sizeof(TmConfig) == 88, "a TmConfig field: compare it in Differences");
+static_assert(sizeof(TmConfig) == 112, "a TmConfig field: compare it in Differences");
 static_assert(sizeof(StageBudget) == 24, "a StageBudget field: compare it in Differences");
 static_assert(sizeof(ParserConfig) == 4, "a ParserConfig field: compare it in Differences");
 static_assert(sizeof(PortWireEffects) == 16, "a PortWireEffects field: compare it in Differences");
@@ -95,6 +95,7 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.drop_threshold", a.queue.drop_threshold_bytes, b.queue.drop_threshold_bytes);
   d.Field("tm.queue.weight", a.queue.weight, b.queue.weight);
   d.Field("tm.queue.rate_pps", a.queue.rate_pps, b.queue.rate_pps);
+  d.Field("tm.port_rates", a.port_rates, b.port_rates);
 }
 
 // Every field of the two configs but `path` (the file each came from).
@@ -292,6 +293,10 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
        [](LoadedSwitchConfig& c) { ++c.config.tm.queue.drop_threshold_bytes; }},
       {"tm.queue.weight", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.weight; }},
       {"tm.queue.rate_pps", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.rate_pps; }},
+      {"tm.port_rates",
+       [](LoadedSwitchConfig& c) {
+         c.config.tm.port_rates = {{0, 1}};
+       }},
       {"startup_script", [](LoadedSwitchConfig& c) { c.startup_script.clear(); }},
       {"port_rates", [](LoadedSwitchConfig& c) { ++c.port_rates[1].bps; }},
       {"eal_args", [](LoadedSwitchConfig& c) { c.eal_args += " -n 4"; }},
@@ -315,6 +320,9 @@ TEST(SwitchConfigWriterTest, WriteRefusesWhatCannotBeReadBack) {
       [](LoadedSwitchConfig& c) { c.port_devargs[0].second += "#1"; },
       [](LoadedSwitchConfig& c) { c.config.name = ""; },
       [](LoadedSwitchConfig& c) { c.eal_args = "-l 0\n-n 4"; },
+      [](LoadedSwitchConfig& c) {
+        c.config.tm.port_rates = {{0, 1}};
+      },
       [](LoadedSwitchConfig& c) { c.config.program_options.Set("a=b", "1"); },
       [](LoadedSwitchConfig& c) { c.config.program_options.Set("key", " padded"); },
       [](LoadedSwitchConfig& c) {

@@ -143,7 +143,9 @@ TEST_F(EngineErrorTest, FailingStartupScriptLine) {
 }
 
 TEST_F(EngineErrorTest, PortRateForAMissingPort) {
-  ExpectError(engine_.AddSwitch(PatchSwitch("c", 0), "", {{7, k1G}}), "port.7");
+  SwitchConfig config = PatchSwitch("c", 0);
+  config.tm.port_rates = {{7, k1G}};
+  ExpectError(engine_.AddSwitch(config, ""), "switch c: tm port_rates: port 7 out of range");
 }
 
 }  // namespace

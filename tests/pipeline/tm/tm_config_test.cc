@@ -23,6 +23,14 @@ TEST(TmConfigTest, EachBadFieldIsNamed) {
        "wire_overhead_bytes"},
       {[](TmConfig& c) { c.quantum_bytes = 0; }, "quantum_bytes"},
       {[](TmConfig& c) { c.port_rate_bps = kTmMaxPortRateBps + 1; }, "port_rate_bps"},
+      {[](TmConfig& c) {
+         c.port_rates = {{4, 1'000'000}};
+       },
+       "port_rates: port 4"},
+      {[](TmConfig& c) {
+         c.port_rates = {{0, kTmMaxPortRateBps + 1}};
+       },
+       "port_rate_bps"},
       {[](TmConfig& c) { c.queue.depth_pkts = 0; }, "depth_pkts"},
       {[](TmConfig& c) { c.queue.depth_pkts = kTmMaxQueueDepthPkts + 1; }, "depth_pkts"},
       {[](TmConfig& c) { c.queue.weight = 0; }, "weight"},
@@ -37,6 +45,20 @@ TEST(TmConfigTest, EachBadFieldIsNamed) {
     EXPECT_NE(status.message().find(c.field), std::string::npos) << status.message();
     EXPECT_EQ(status.message().find('\n'), std::string::npos);
   }
+}
+
+TEST(TmConfigTest, EachPortStartsAtItsOwnRateOrTheDefault) {
+  HeapPacketPool pool(4);
+  TmConfig config;
+  config.port_rate_bps = kDefaultPortRateBps;
+  config.port_rates = {{1, 1'000'000'000}, {3, 0}, {1, 2'000'000'000}};  // the later 1 wins
+  EXPECT_EQ(config.PortRateBps(1), 2'000'000'000u);
+  auto tm = TrafficManager::Create(config, pool);
+  ASSERT_TRUE(tm.ok()) << tm.message();
+  EXPECT_EQ((*tm)->PortRate(0), kDefaultPortRateBps);
+  EXPECT_EQ((*tm)->PortRate(1), 2'000'000'000u);
+  EXPECT_EQ((*tm)->PortRate(2), kDefaultPortRateBps);
+  EXPECT_EQ((*tm)->PortRate(3), 0u);
 }
 
 TEST(TmConfigTest, CreateRefusesAnInvalidConfig) {
