@@ -7,13 +7,14 @@
 // atp_count (count + ECN bit) -> atp_value (one int32 lane per element, a lane-split array: 4
 // lanes per stage over consecutive stages, one access per pass) -> atp_overflow (1 bit).
 // The op each later array applies (claim, add, read, clear) is decided by the earlier ones and
-// carried in metadata (Packet::meta.user), as a Tofino program would. Lanes that do not fit the
-// ingress stages live in egress stages (ATP's "second pipeline") but run in the same pass,
-// before the TM. Everything ATP does not consume is forwarded by the composed l2l3 program.
+// carried in typed metadata (AggMeta in Packet::meta.user, agg_meta.h), as a Tofino program
+// would. Lanes that do not fit the ingress stages live in egress stages (ATP's "second
+// pipeline") but run in the same pass, before the TM. Everything ATP does not consume is forwarded by the composed l2l3 program.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/l2l3.h"
 #include "pipeline/wire/atp.h"
 
@@ -54,8 +55,8 @@ class AtpProgram final : public Program {
   void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
   uint32_t ShardKey(const Packet& pkt) const noexcept override;
-  // The aggregator index, its bitmap and the op word (atp_ingress.cc's kWord*).
-  static constexpr uint32_t kUserWords = 3;
+  // The aggregator index, its bitmap, the op and flags: an AggMeta (agg_meta.h).
+  static constexpr uint32_t kUserWords = kAggMetaWords;
   uint32_t UserMetadataWords() const noexcept override { return kUserWords; }
 
   const AtpCounters& counters() const noexcept { return counters_; }

@@ -9,20 +9,14 @@
 #include <bit>
 
 #include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/atp.h"
 #include "pipeline/wire/byte_order.h"
 
 namespace swemu {
 namespace {
 
-// meta.user[kWordOp]: the op the next arrays apply (low byte) and flags carried between stages.
-constexpr int kWordIndex = 0;   // aggregator index
-constexpr int kWordBitmap = 1;  // the aggregator's bitmap after this packet (written out)
-constexpr int kWordOp = 2;
-static_assert(kWordIndex < AtpProgram::kUserWords && kWordBitmap < AtpProgram::kUserWords &&
-              kWordOp < AtpProgram::kUserWords);
-
-enum Op : uint32_t {
+enum Op : uint8_t {
   kOpNone,         // no (further) aggregator access
   kOpParam,        // parameter packet: free the aggregator if it holds this <job, seq>
   kOpGradient,     // gradient to aggregate: the id stage decides what it does
@@ -33,17 +27,9 @@ enum Op : uint32_t {
   kOpPartial,      // add, write the sum into the packet and clear the aggregator
   kOpClear,        // deallocate (all fields 0)
 };
-constexpr uint32_t kOpMask = 0xFF;
-constexpr uint32_t kWriteOut = 1u << 8;       // the aggregator's result goes into the packet
-constexpr uint32_t kAggEcn = 1u << 9;         // the aggregator (or this packet) saw ECN
-constexpr uint32_t kLaneOverflow = 1u << 10;  // a value lane left int32 in this pass
-constexpr uint32_t kFlipEdge = 1u << 11;
-
-uint32_t OpOf(const Packet& pkt) noexcept { return pkt.meta.user[kWordOp] & kOpMask; }
-void SetOp(Packet& pkt, uint32_t op) noexcept {
-  pkt.meta.user[kWordOp] = (pkt.meta.user[kWordOp] & ~kOpMask) | op;
-}
-uint32_t Index(const Packet& pkt) noexcept { return pkt.meta.user[kWordIndex]; }
+// The packet's aggregator index, result bitmap, op and flags (agg_meta.h).
+AggMeta<Op>& Meta(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt); }
+uint32_t Index(const Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).slot; }
 AtpHeader* Atp(Packet& pkt) noexcept { return HeaderAt<AtpHeader>(pkt.data + pkt.hdr.app); }
 
 // Congestion the packet already carries: IP CE or the ATP ecn flag.
@@ -115,7 +101,7 @@ void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_a
       continue;
     }
     const bool aggregate = action.action == kAggregate;
-    pkt.meta.user[kWordIndex] = AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
+    Meta(pkt).slot = AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
     if (h->Has(kAtpFlagParam)) {
       // Replicate only one sent to a group (dst MAC I/G bit): the PS's unicast resend to the
       // one worker that asked is L2-forwarded, else a non-ATP switch on the way would bounce a
@@ -124,7 +110,7 @@ void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_a
         pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);  // 0: L2 forwarding
       }
       if (aggregate) {
-        SetOp(pkt, kOpParam);
+        Meta(pkt).op = kOpParam;
         agg[(*n_agg)++] = &pkt;
       }
       continue;
@@ -148,7 +134,7 @@ void AtpProgram::AdmitGradient(Packet& pkt, bool aggregate, Packet** agg,
     ++counters_.forwarded_plain;
     return;
   }
-  SetOp(pkt, kOpGradient);
+  Meta(pkt).op = kOpGradient;
   agg[(*n_agg)++] = &pkt;
 }
 
@@ -199,10 +185,10 @@ uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     Packet& pkt = *pkts[i];
     AtpHeader* h = Atp(pkt);
     const uint64_t id = AtpAggregatorId(h->JobId(), h->Seq());
-    const bool param = OpOf(pkt) == kOpParam;
+    const bool param = Meta(pkt).op == kOpParam;
     const bool resend = h->Has(kAtpFlagResend);
     const bool first_level = h->EdgeId() == 0;
-    uint32_t op = kOpNone;
+    Op op = kOpNone;
     bool collision = false;
     if (!id_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
           if (param || (resend && cell[0] == id)) {  // deallocate
@@ -238,7 +224,7 @@ uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
         pkt.hdr.dirty |= kDirtyL4;
       }
     }
-    SetOp(pkt, op);
+    Meta(pkt).op = op;
     if (op != kOpNone) pkts[live++] = &pkt;
   }
   return live;
@@ -250,7 +236,8 @@ uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     const uint32_t bits = Atp(pkt)->Bitmap();
-    uint32_t op = OpOf(pkt);
+    AggMeta<Op>& meta = Meta(pkt);
+    Op op = meta.op;
     uint32_t result = 0;
     bool duplicate = false;
     bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
@@ -270,7 +257,7 @@ uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
           op = (cell[0] & bits) == 0 ? kOpPartial : kOpClear;
           cell[0] = 0;
           // (9) sends a result on past this level; (8) forwards the packet as-is.
-          if (op == kOpPartial) pkt.meta.user[kWordOp] |= kFlipEdge;
+          if (op == kOpPartial) meta.flip_edge = true;
           break;
         default:
           cell[0] = 0;
@@ -282,8 +269,8 @@ uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
       pkt.meta.MarkDrop(AtpDrop::kDuplicate);
       continue;
     }
-    pkt.meta.user[kWordBitmap] = result;
-    SetOp(pkt, op);
+    meta.set_bitmap(result);
+    meta.op = op;
     pkts[live++] = &pkt;
   }
   return live;
@@ -294,7 +281,8 @@ void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     const AtpHeader* h = Atp(pkt);
-    const uint32_t op = OpOf(pkt);
+    AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
     const uint64_t add = static_cast<uint64_t>(std::popcount(h->Bitmap()));
     const uint64_t ecn = PacketEcn(pkt) ? kCountEcn : 0;
     uint64_t count = 0;
@@ -309,15 +297,15 @@ void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
         cell[0] = 0;
       }
     });
-    uint32_t& flags = pkt.meta.user[kWordOp];
-    if (seen != 0) flags |= kAggEcn;
+    if (seen != 0) meta.ecn = true;
     if (op == kOpPartial) {
-      flags |= kWriteOut;
+      meta.write_out = true;
     } else if (op == kOpClaim || op == kOpAdd) {
       ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
       if (count >= h->FanIn(h->EdgeId())) {
         ++counters_.completed;
-        flags |= kWriteOut | kFlipEdge;
+        meta.write_out = true;
+        meta.flip_edge = true;
       } else {
         pkt.meta.consumed = true;
       }
@@ -332,8 +320,9 @@ void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     uint8_t* el = Atp(pkt)->Elements();
-    const uint32_t op = OpOf(pkt);
-    const bool write = (pkt.meta.user[kWordOp] & kWriteOut) != 0;
+    AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
+    const bool write = meta.write_out;
     uint32_t overflow = 0;
     // Every lane written is a 32-bit value or 0: already within the width.
     values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
@@ -347,7 +336,7 @@ void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
         std::fill(cell.begin(), cell.end(), 0u);
       }
     });
-    if (overflow != 0) pkt.meta.user[kWordOp] |= kLaneOverflow;
+    if (overflow != 0) meta.lane_overflow = true;
   }
 }
 
@@ -357,16 +346,15 @@ void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
 void AtpProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
-    const uint32_t op = OpOf(pkt);
-    const uint32_t flags = pkt.meta.user[kWordOp];
-    const uint64_t incoming =
-        ((flags & kLaneOverflow) != 0 || Atp(pkt)->Has(kAtpFlagOverflow)) ? 1 : 0;
+    const AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
+    const uint64_t incoming = (meta.lane_overflow || Atp(pkt)->Has(kAtpFlagOverflow)) ? 1 : 0;
     uint64_t out = 0;
     overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
       out = (op == kOpClaim ? 0 : cell[0]) | incoming;
       cell[0] = op == kOpClaim || op == kOpAdd ? out : 0;  // read and clear free it
     });
-    if ((flags & kWriteOut) != 0 && out != 0) {
+    if (meta.write_out && out != 0) {
       Atp(pkt)->Set(kAtpFlagOverflow);
       ++counters_.overflow;
     }
@@ -375,14 +363,14 @@ void AtpProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
 
 // Header rewrites of a result (complete or partial) and of a first-level retransmission.
 void AtpProgram::Finish(Packet& pkt) noexcept {
-  const uint32_t flags = pkt.meta.user[kWordOp];
-  if ((flags & (kWriteOut | kFlipEdge)) == 0) return;
+  const AggMeta<Op>& meta = Meta(pkt);
+  if (!meta.write_out && !meta.flip_edge) return;
   AtpHeader* h = Atp(pkt);
-  if ((flags & kWriteOut) != 0) {
-    h->SetBitmap(pkt.meta.user[kWordBitmap]);
-    if ((flags & kAggEcn) != 0) h->Set(kAtpFlagEcn);
+  if (meta.write_out) {
+    h->SetBitmap(meta.bitmap_lo);
+    if (meta.ecn) h->Set(kAtpFlagEcn);
   }
-  if ((flags & kFlipEdge) != 0) h->FlipEdge();
+  if (meta.flip_edge) h->FlipEdge();
   pkt.hdr.dirty |= kDirtyL4;
 }
 

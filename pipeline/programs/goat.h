@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/l2l3.h"
 #include "pipeline/wire/goat.h"
 
@@ -78,7 +79,7 @@ class GoatProgram final : public Program {
   void Egress(Packet& pkt) noexcept override { l2l3_.Egress(pkt); }
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override { l2l3_.EgressBurst(pkts, n); }
   uint32_t ShardKey(const Packet& pkt) const noexcept override;
-  static constexpr uint32_t kUserWords = 5;  // goat_ingress.cc's kWord*
+  static constexpr uint32_t kUserWords = kAggMetaWords;  // an AggMeta (agg_meta.h)
   uint32_t UserMetadataWords() const noexcept override { return kUserWords; }
 
   const GoatCounters& counters() const noexcept { return counters_; }

@@ -5,20 +5,14 @@
 #include <bit>
 
 #include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/goat.h"
 #include "pipeline/wire/ipv4.h"
 
 namespace swemu {
 namespace {
 
-constexpr int kWordIndex = 0;     // slot index
-constexpr int kWordBitmapHi = 1;  // the slot's bitmap after this packet (written out)
-constexpr int kWordBitmapLo = 2;
-constexpr int kWordOp = 3;
-constexpr int kWordFanIn = 4;  // fan-in from goat_node (low byte), share mode bit 8
-static_assert(kWordFanIn < static_cast<int>(GoatProgram::kUserWords));
-
-enum Op : uint32_t {
+enum Op : uint8_t {
   kOpNone,
   kOpGradient,   // to aggregate: the id stage decides
   kOpRelease,    // share: the PS's result frees its slot
@@ -30,31 +24,13 @@ enum Op : uint32_t {
   kOpFlushRead,  // the packet's workers are in the slot already: write the partial sum out
   kOpToPs,       // no aggregation here: on to the PS (late, stale, or a retransmission)
 };
-constexpr uint32_t kOpMask = 0xFF;
-constexpr uint32_t kWriteOut = 1u << 8;      // the slot's sum goes into the packet
-constexpr uint32_t kLaneOverflow = 1u << 9;  // a value lane left int32 in this pass
-constexpr uint32_t kRouted = 1u << 10;       // goat_route set the egress port
-constexpr uint32_t kCollision = 1u << 11;    // share: forwarded unchanged
-constexpr uint32_t kReclaim = 1u << 12;      // the claim replaced an older round
-constexpr uint32_t kShareMode = 1u << 8;     // in kWordFanIn
-constexpr uint64_t kCountMask = 0x7F;        // goat_count: bits 0-6 count, bit 7 done
+constexpr uint64_t kCountMask = 0x7F;  // goat_count: bits 0-6 count, bit 7 done
 constexpr uint64_t kCountDone = 0x80;
 
-uint32_t OpOf(const Packet& pkt) noexcept { return pkt.meta.user[kWordOp] & kOpMask; }
-void SetOp(Packet& pkt, uint32_t op) noexcept {
-  pkt.meta.user[kWordOp] = (pkt.meta.user[kWordOp] & ~kOpMask) | op;
-}
-uint32_t Index(const Packet& pkt) noexcept { return pkt.meta.user[kWordIndex]; }
-uint32_t FanIn(const Packet& pkt) noexcept { return pkt.meta.user[kWordFanIn] & 0xFF; }
-bool Shared(const Packet& pkt) noexcept { return (pkt.meta.user[kWordFanIn] & kShareMode) != 0; }
+// The packet's slot, result bitmap, op, fan-in and flags (agg_meta.h).
+AggMeta<Op>& Meta(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt); }
+uint32_t Index(const Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).slot; }
 GoatHeader* Goat(Packet& pkt) noexcept { return HeaderAt<GoatHeader>(pkt.data + pkt.hdr.app); }
-uint64_t ResultBitmap(const Packet& pkt) noexcept {
-  return (uint64_t{pkt.meta.user[kWordBitmapHi]} << 32) | pkt.meta.user[kWordBitmapLo];
-}
-void SetResultBitmap(Packet& pkt, uint64_t bits) noexcept {
-  pkt.meta.user[kWordBitmapHi] = static_cast<uint32_t>(bits >> 32);
-  pkt.meta.user[kWordBitmapLo] = static_cast<uint32_t>(bits);
-}
 
 }  // namespace
 
@@ -68,7 +44,7 @@ void GoatProgram::IngressBurst(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     if (pkt.meta.dropped() || pkt.meta.consumed) continue;
-    if (pkt.hdr.app_id == kAppId && (pkt.meta.user[kWordOp] & kRouted) != 0) continue;
+    if (pkt.hdr.app_id == kAppId && Meta(pkt).routed) continue;
     fwd[m++] = &pkt;
   }
   if (m != 0) l2l3_.IngressBurst(fwd, m);
@@ -143,8 +119,8 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
     if (result) {
       // GOAT slots are reclaimed by the next round; only shared ones wait for the result.
       if (!share || size == 0 || size > slots_ || base >= slots_) continue;
-      pkt.meta.user[kWordIndex] = static_cast<uint32_t>((base + h->Fragment() % size) % slots_);
-      SetOp(pkt, kOpRelease);
+      Meta(pkt).slot = static_cast<uint32_t>((base + h->Fragment() % size) % slots_);
+      Meta(pkt).op = kOpRelease;
       agg[(*n_agg)++] = &pkt;
       continue;
     }
@@ -162,10 +138,12 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
       }
       continue;
     }
-    pkt.meta.user[kWordIndex] = static_cast<uint32_t>(share ? (base + h->Fragment() % size) % slots_
-                                                            : base + h->Fragment());
-    pkt.meta.user[kWordFanIn] = fan_in | (share ? kShareMode : 0);
-    SetOp(pkt, h->Has(kGoatFlagResend) ? kOpResend : kOpGradient);
+    AggMeta<Op>& meta = Meta(pkt);
+    meta.slot = static_cast<uint32_t>(share ? (base + h->Fragment() % size) % slots_
+                                            : base + h->Fragment());
+    meta.fan_in = static_cast<uint8_t>(fan_in);
+    meta.share = share;
+    meta.op = h->Has(kGoatFlagResend) ? kOpResend : kOpGradient;
     agg[(*n_agg)++] = &pkt;
   }
   if (n_elsewhere != 0) Route(elsewhere, n_elsewhere);
@@ -185,7 +163,7 @@ void GoatProgram::Route(Packet** pkts, uint32_t n) noexcept {
     }
     ++counters_.routed;
     pkt.meta.egress_spec = static_cast<PortId>(res[i].action->params[0]);
-    pkt.meta.user[kWordOp] |= kRouted;
+    Meta(pkt).routed = true;
   }
 }
 
@@ -198,7 +176,7 @@ void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
   CountStage(live, n);
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t op = OpOf(*live[i]);
+    const Op op = Meta(*live[i]).op;
     if (op == kOpClaim || op == kOpAdd || op == kOpFlushAdd || op == kOpFlushRead) {
       live[m++] = live[i];
     } else {
@@ -218,9 +196,10 @@ uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     const GoatHeader* h = Goat(pkt);
     const uint64_t key = GoatSlotKey(h->JobId(), h->Submodel(), h->Fragment());
     const uint64_t round = uint64_t{h->Round()} + 1;  // 0: empty
-    const uint32_t in = OpOf(pkt);
-    const bool share = Shared(pkt);
-    uint32_t op = kOpNone;
+    AggMeta<Op>& meta = Meta(pkt);
+    const Op in = meta.op;
+    const bool share = meta.share;
+    Op op = kOpNone;
     if (!id_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
           const bool same = cell[0] == key && cell[1] == round;
           if (in == kOpRelease) {
@@ -234,9 +213,9 @@ uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
             op = kOpToPs;  // a straggler's fragment of an older round
           } else if (share && cell[0] != 0 && cell[0] != key) {
             op = kOpNone;  // held by another fragment until its result passes
-            pkt.meta.user[kWordOp] |= kCollision;
+            meta.collision = true;
           } else {
-            if (cell[0] != 0) pkt.meta.user[kWordOp] |= kReclaim;
+            if (cell[0] != 0) meta.reclaim = true;
             cell[0] = key;
             cell[1] = round;
             op = kOpClaim;
@@ -248,13 +227,13 @@ uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
       ++counters_.released;
       continue;
     }
-    if ((pkt.meta.user[kWordOp] & kCollision) != 0) {
+    if (meta.collision) {
       ++counters_.collisions;
       continue;
     }
     if (in == kOpRelease) continue;
     if (op == kOpToPs) ++(in == kOpResend ? counters_.resend_direct : counters_.late);
-    SetOp(pkt, op);
+    meta.op = op;
     if (op == kOpToPs) {
       Finish(pkt);
       continue;
@@ -270,7 +249,8 @@ uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     const uint64_t bits = Goat(pkt)->Bitmap();
-    uint32_t op = OpOf(pkt);
+    AggMeta<Op>& meta = Meta(pkt);
+    Op op = meta.op;
     uint64_t result = 0;
     bool duplicate = false;
     bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
@@ -300,8 +280,8 @@ uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
       pkt.meta.MarkDrop(GoatDrop::kDuplicate);
       continue;
     }
-    SetResultBitmap(pkt, result);
-    SetOp(pkt, op);
+    meta.set_bitmap(result);
+    meta.op = op;
     if (op == kOpToPs) {
       ++counters_.resend_direct;
       Finish(pkt);
@@ -317,16 +297,17 @@ uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
 void GoatProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
-    uint32_t op = OpOf(pkt);
+    AggMeta<Op>& meta = Meta(pkt);
+    Op op = meta.op;
     const uint64_t add = static_cast<uint64_t>(std::popcount(Goat(pkt)->Bitmap()));
-    const uint32_t fan_in = FanIn(pkt);
+    const uint32_t fan_in = meta.fan_in;
     bool done = false;
     bool evicted = false;
     count_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
       const uint64_t count = cell[0] & kCountMask;
       const bool was_done = (cell[0] & kCountDone) != 0;
       if (op == kOpClaim) {
-        evicted = (pkt.meta.user[kWordOp] & kReclaim) != 0 && count != 0 && !was_done;
+        evicted = meta.reclaim && count != 0 && !was_done;
         done = add >= fan_in;
         cell[0] = std::min(kCountMask, add) | (done ? kCountDone : 0);
       } else if (was_done) {
@@ -340,22 +321,21 @@ void GoatProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
       }
     });
     if (evicted) ++counters_.evicted;
-    uint32_t& word = pkt.meta.user[kWordOp];
     if (op == kOpToPs) {
       ++(Goat(pkt)->Has(kGoatFlagResend) ? counters_.resend_direct : counters_.late);
     } else if (op == kOpFlushAdd || op == kOpFlushRead) {
       ++counters_.flushed;
-      word |= kWriteOut;
+      meta.write_out = true;
     } else {
       ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
       if (done) {
         ++counters_.completed;
-        word |= kWriteOut;
+        meta.write_out = true;
       } else {
         pkt.meta.consumed = true;
       }
     }
-    SetOp(pkt, op);
+    meta.op = op;
   }
 }
 
@@ -364,8 +344,9 @@ void GoatProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
     uint8_t* el = Goat(pkt)->Elements();
-    const uint32_t op = OpOf(pkt);
-    const bool write = (pkt.meta.user[kWordOp] & kWriteOut) != 0;
+    AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
+    const bool write = meta.write_out;
     uint32_t overflow = 0;
     values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
       if (op == kOpClaim) {
@@ -376,7 +357,7 @@ void GoatProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
         overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
       }
     });
-    if (overflow != 0) pkt.meta.user[kWordOp] |= kLaneOverflow;
+    if (overflow != 0) meta.lane_overflow = true;
   }
 }
 
@@ -385,16 +366,15 @@ void GoatProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
 void GoatProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) {
     Packet& pkt = *pkts[i];
-    const uint32_t op = OpOf(pkt);
-    const uint32_t word = pkt.meta.user[kWordOp];
-    const uint64_t incoming =
-        ((word & kLaneOverflow) != 0 || Goat(pkt)->Has(kGoatFlagOverflow)) ? 1 : 0;
+    const AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
+    const uint64_t incoming = (meta.lane_overflow || Goat(pkt)->Has(kGoatFlagOverflow)) ? 1 : 0;
     uint64_t out = 0;
     overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
       out = (op == kOpClaim ? 0 : cell[0]) | incoming;
       cell[0] = out;
     });
-    if ((word & kWriteOut) != 0 && out != 0) {
+    if (meta.write_out && out != 0) {
       Goat(pkt)->Set(kGoatFlagOverflow);
       ++counters_.overflow;
     }
@@ -404,18 +384,17 @@ void GoatProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
 // Header rewrites: an aggregate carries the slot's bitmap and goes to the PS (GOAT) or on
 // unchanged (share); a fragment this switch does not aggregate after all goes to the PS.
 void GoatProgram::Finish(Packet& pkt) noexcept {
-  const uint32_t word = pkt.meta.user[kWordOp];
-  const uint32_t op = word & kOpMask;
+  const AggMeta<Op>& meta = Meta(pkt);
   GoatHeader* h = Goat(pkt);
-  const bool share = Shared(pkt);
-  if ((word & kWriteOut) != 0) {
-    const uint64_t bits = ResultBitmap(pkt);
+  const bool share = meta.share;
+  if (meta.write_out) {
+    const uint64_t bits = meta.bitmap();
     h->SetBitmap(bits);
     h->SetCount(static_cast<uint16_t>(std::popcount(bits)));
     h->Set(kGoatFlagAggregate);
     if (!share) h->SetNodeId(kGoatNodePs);
     pkt.hdr.dirty |= kDirtyL4;
-  } else if (op == kOpToPs && !share) {
+  } else if (meta.op == kOpToPs && !share) {
     h->SetNodeId(kGoatNodePs);
     pkt.hdr.dirty |= kDirtyL4;
   }
