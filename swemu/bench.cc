@@ -112,7 +112,7 @@ class Bench {
       : loaded_(loaded), frames_(std::move(frames)), pool_(kPoolPackets) {}
 
   Status Load() {
-    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded_.CreateConfig(), pool_, clock_);
+    Result<std::unique_ptr<Switch>> created = Switch::Create(loaded_.config, pool_, clock_);
     if (!created.ok()) return created.status();
     sw_ = std::move(*created);
     if (!loaded_.startup_script.empty()) {

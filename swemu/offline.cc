@@ -183,7 +183,7 @@ Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixle
                                                       std::vector<const PcapHost*>* pcap_hosts) {
   auto engine = std::make_unique<Engine>(plan.seed);
   for (const LoadedSwitchConfig& sw : plan.switches) {
-    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(sw.CreateConfig(), sw.startup_script));
+    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(sw.config, sw.startup_script));
   }
   auto in_topology = [&](const Status& status) {
     return plan.topology_path.empty() ? status

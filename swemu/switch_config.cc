@@ -205,7 +205,7 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
     uint64_t bps = 0;
     SWEMU_RETURN_IF_ERROR(SetRate(entry.value, &bps));
     if (!rated_ports->insert(*port).second) return Status::Error("port rate given twice");
-    out.port_rates.push_back({*port, bps});
+    out.config.tm.port_rates.push_back({*port, bps});
     return Status::Ok();
   }
   std::size_t dot = key.find('.');
@@ -222,12 +222,6 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
 
 }  // namespace
 
-SwitchConfig LoadedSwitchConfig::CreateConfig() const {
-  SwitchConfig out = config;
-  out.tm.port_rates.insert(out.tm.port_rates.end(), port_rates.begin(), port_rates.end());
-  return out;
-}
-
 Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
   Result<std::vector<IniEntry>> entries = ReadIniFile(path);
   if (!entries.ok()) return entries.status();
@@ -243,7 +237,7 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
     Status applied = Apply(entry, out, &rated_ports);
     if (!applied.ok()) return Status::Error(path + ": " + entry.key + ": " + applied.message());
   }
-  for (const PortRate& rate : out.port_rates) {
+  for (const PortRate& rate : out.config.tm.port_rates) {
     if (rate.port >= out.config.num_ports) {
       return Status::Error(path + ": port." + std::to_string(rate.port) + ".rate: port " +
                            std::to_string(rate.port) + " out of range (switch.ports is " +

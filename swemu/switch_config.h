@@ -23,9 +23,8 @@ inline constexpr uint64_t kMaxPortDelayNs = 1'000'000'000;
 
 struct LoadedSwitchConfig {
   std::string path;            // the file it came from
-  SwitchConfig config;         // validated
+  SwitchConfig config;         // validated; [port.N] rate is in config.tm.port_rates
   std::string startup_script;  // [switch] cli, resolved against the file's directory; may be empty
-  std::vector<PortRate> port_rates;  // [port.N] rate, as the file gives them
   // Real time only (docs/cli.md): EAL arguments, the mbuf pool, and each port's DPDK device.
   std::string eal_args;  // [eal] args, whitespace-separated
   uint32_t mbufs = 16383;
@@ -34,10 +33,6 @@ struct LoadedSwitchConfig {
   bool cut_through = true;  // a run for an idle unshaped port skips the TM's queue (Datapath)
   std::vector<std::pair<PortId, std::string>> port_devargs;  // [port.N] devargs
   std::map<PortId, PortWireEffects> port_effects;            // [port.N] loss, delay
-
-  // `config` with port_rates in config.tm.port_rates: what Switch::Create and Engine::AddSwitch
-  // take, so that the TM starts with every port's rate and nobody sets it afterwards.
-  SwitchConfig CreateConfig() const;
 };
 
 // One-line errors: "PATH: KEY: problem" (or "PATH: problem" for syntax errors).

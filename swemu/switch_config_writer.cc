@@ -127,10 +127,10 @@ void AddEffects(Lines& lines, const LoadedSwitchConfig& c, PortId port) {
   if (e.delay_ns != 0) lines.emplace_back("delay", Duration(e.delay_ns));
 }
 
-// One [port.N] per port when port_rates and port_devargs both go up by port, as in every file
+// One [port.N] per port when tm.port_rates and port_devargs both go up by port, as in every file
 // people write; otherwise a port may get two sections, so that each list keeps its order.
 void AddPortSections(std::string& out, const LoadedSwitchConfig& c) {
-  const auto& rates = c.port_rates;
+  const auto& rates = c.config.tm.port_rates;
   const auto& devargs = c.port_devargs;
   std::set<PortId> done;
   std::size_t r = 0;
@@ -178,13 +178,10 @@ Status CheckProgramKey(const std::string& key) {
   return Status::Ok();
 }
 
-// Every [port.N] names a port of the switch; per-port rates are the file's, in port_rates.
+// Every [port.N] names a port of the switch.
 Status CheckPorts(const LoadedSwitchConfig& c) {
-  if (!c.config.tm.port_rates.empty()) {
-    return Status::Error("tm.port_rates: a file gives them as [port.N] rate (port_rates)");
-  }
   std::set<PortId> ports;
-  for (const PortRate& rate : c.port_rates) ports.insert(rate.port);
+  for (const PortRate& rate : c.config.tm.port_rates) ports.insert(rate.port);
   for (const auto& devargs : c.port_devargs) ports.insert(devargs.first);
   for (const auto& effects : c.port_effects) ports.insert(effects.first);
   if (!ports.empty() && *ports.rbegin() >= c.config.num_ports) {

@@ -11,7 +11,7 @@ namespace swemu {
 
 // INI text that LoadSwitchConfig reads back into an equal LoadedSwitchConfig (every field but
 // `path`). [switch] name, ports, program and seed are always written, every other key only when
-// it differs from its default; [port.N] sections follow the order of port_rates and port_devargs.
+// it differs from its default; [port.N] sections follow the order of tm.port_rates and port_devargs.
 // `startup_script` is written as an absolute path (made absolute against the current directory
 // when it is relative), so the file may live anywhere. Sizes, rates and durations are exact
 // ("16MiB", "10G", "1500B", "50us"); a loss is the shortest decimal that reads back the same.

@@ -59,8 +59,9 @@ void ApplyLinks(const TopologyConfig& topology, LoadedSwitchConfig& config) {
     for (const auto& end :
          {std::make_pair(link.a, link.a_port), std::make_pair(link.b, link.b_port)}) {
       if (end.first != config.config.name) continue;
-      std::erase_if(config.port_rates, [&](const PortRate& r) { return r.port == end.second; });
-      config.port_rates.push_back({end.second, link.rate_bps});
+      std::vector<PortRate>& rates = config.config.tm.port_rates;
+      std::erase_if(rates, [&](const PortRate& r) { return r.port == end.second; });
+      rates.push_back({end.second, link.rate_bps});
       if (link.delay_ns != 0 || link.loss != 0) {
         config.port_effects[end.second] = {link.loss, link.delay_ns};
       }

@@ -170,7 +170,7 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
 // Loss streams seeded from [switch] seed; delay lines sized for each device port's configured
 // delay at its configured rate (port_effects.h).
 void InitPortEffects(const LoadedSwitchConfig& loaded, Realtime& rt) {
-  const SwitchConfig config = loaded.CreateConfig();
+  const SwitchConfig& config = loaded.config;
   for (PortId p = 0; p < config.num_ports; ++p) {
     const uint64_t rate = config.tm.PortRateBps(p);
     auto it = loaded.port_effects.find(p);
@@ -238,7 +238,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
     auto replica = std::make_unique<Replica>();
     replica->clock = std::make_unique<LoopClock>(rt.clock);
     Result<std::unique_ptr<Switch>> created =
-        Switch::Create(loaded.CreateConfig(), *rt.pool, *replica->clock);
+        Switch::Create(loaded.config, *rt.pool, *replica->clock);
     if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
     replica->sw = std::move(*created);
     replica->datapath = std::make_unique<Datapath>(

@@ -46,7 +46,7 @@ TEST(RealtimeConfigTest, ReadsEalDpdkAndDevargs) {
   EXPECT_EQ(loaded->port_devargs[0],
             std::make_pair(PortId{1}, std::string("net_pcap0,rx_pcap=a.pcap")));
   EXPECT_EQ(loaded->port_devargs[1], std::make_pair(PortId{0}, std::string("net_ring0")));
-  ASSERT_EQ(loaded->port_rates.size(), 1u);
+  ASSERT_EQ(loaded->config.tm.port_rates.size(), 1u);
 }
 
 TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {

@@ -50,7 +50,7 @@ TEST(SwitchConfigTest, EmptyFileGivesTheDocumentedDefaults) {
   EXPECT_EQ(c.tm.queue.drop_threshold_bytes, 0u);
   EXPECT_EQ(c.tm.quantum_bytes, 1536u);
   EXPECT_TRUE(loaded->startup_script.empty());
-  EXPECT_TRUE(loaded->port_rates.empty());
+  EXPECT_TRUE(loaded->config.tm.port_rates.empty());
   EXPECT_TRUE(c.program_options.values().empty());
 }
 
@@ -118,15 +118,8 @@ udp.port = 5000
   EXPECT_EQ(c.tm.queue.ecn_threshold_bytes, 30'000u);
   EXPECT_EQ(c.tm.queue.drop_threshold_bytes, 100'000u);
   EXPECT_EQ(c.tm.quantum_bytes, 9000u);
-  ASSERT_EQ(loaded->port_rates.size(), 2u);
-  EXPECT_EQ(loaded->port_rates[0].port, 3);
-  EXPECT_EQ(loaded->port_rates[0].bps, 40'000'000'000u);
-  EXPECT_EQ(loaded->port_rates[1].port, 7);
-  EXPECT_EQ(loaded->port_rates[1].bps, 100'000'000u);
-  const TmConfig created = loaded->CreateConfig().tm;  // what the TM starts with
-  EXPECT_EQ(created.PortRateBps(3), 40'000'000'000u);
-  EXPECT_EQ(created.PortRateBps(7), 100'000'000u);
-  EXPECT_EQ(created.PortRateBps(0), 25'000'000'000u);
+  EXPECT_EQ(c.tm.port_rates, (std::vector<PortRate>{{3, 40'000'000'000}, {7, 100'000'000}}));
+  EXPECT_EQ(c.tm.PortRateBps(0), 25'000'000'000u);  // the TM starts port 0 at tm.port_rate
   EXPECT_EQ(c.program_options.values(),
             (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
 }

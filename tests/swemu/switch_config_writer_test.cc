@@ -49,12 +49,6 @@ class FieldDiff {
   std::vector<std::string> names_;
 };
 
-std::vector<std::pair<PortId, uint64_t>> Rates(const LoadedSwitchConfig& c) {
-  std::vector<std::pair<PortId, uint64_t>> rates;
-  for (const PortRate& rate : c.port_rates) rates.emplace_back(rate.port, rate.bps);
-  return rates;
-}
-
 std::map<PortId, std::pair<double, uint64_t>> Effects(const LoadedSwitchConfig& c) {
   std::map<PortId, std::pair<double, uint64_t>> effects;
   for (const auto& entry : c.port_effects) {
@@ -104,7 +98,6 @@ std::vector<std::string> Differences(const LoadedSwitchConfig& a, const LoadedSw
   SwitchFields(d, a.config, b.config);
   TmFields(d, a.config.tm, b.config.tm);
   d.Field("startup_script", a.startup_script, b.startup_script);
-  d.Field("port_rates", Rates(a), Rates(b));
   d.Field("eal_args", a.eal_args, b.eal_args);
   d.Field("mbufs", a.mbufs, b.mbufs);
   d.Field("mbuf_cache", a.mbuf_cache, b.mbuf_cache);
@@ -193,7 +186,7 @@ LoadedSwitchConfig NonDefaultConfig(const std::string& dir) {
   c.mbuf_cache = 0;
   c.workers = 7;
   c.cut_through = false;
-  c.port_rates = {{0, 0}, {3, 40'000'000'000}, {15, 123456789}};
+  c.config.tm.port_rates = {{0, 0}, {3, 40'000'000'000}, {15, 123456789}};
   c.port_devargs = {{0, "net_vhost0,iface=/tmp/a b.sock,queues=1"}, {2, "net_ring_x"}};
   c.port_effects = {{0, {0.001, 0}}, {2, {0, 50'000}}, {9, {1e-7, 1234}}, {15, {0.3, 2'000'000}}};
   return c;
@@ -222,7 +215,7 @@ TEST(SwitchConfigWriterTest, DefaultsWriteOnlyTheSwitchAndItsPortRate) {
 TEST(SwitchConfigWriterTest, PortListsOutOfOrderKeepTheirOrder) {
   LoadedSwitchConfig config;
   config.config.tm.port_rate_bps = kDefaultPortRateBps;
-  config.port_rates = {{3, 1'000'000'000}, {1, 2'000'000'000}, {0, 5'000'000}};
+  config.config.tm.port_rates = {{3, 1'000'000'000}, {1, 2'000'000'000}, {0, 5'000'000}};
   config.port_devargs = {{1, "net_null1"}, {3, "net_null3"}, {0, "net_null0"}};
   config.port_effects = {{3, {0.5, 0}}};
   ExpectRoundTrip(config, TestDir() + "order.ini");
@@ -254,7 +247,7 @@ TEST(SwitchConfigWriterTest, DroppedKeyIsCaught) {
   std::ofstream(dir + "dropped.ini") << text.erase(rate, 11);
   Result<LoadedSwitchConfig> again = LoadSwitchConfig(dir + "dropped.ini");
   ASSERT_TRUE(again.ok()) << again.message();
-  EXPECT_EQ(Joined(Differences(config, *again)), "port_rates");
+  EXPECT_EQ(Joined(Differences(config, *again)), "tm.port_rates");
 }
 
 // Each field changed alone is named by Differences, and by no other name.
@@ -293,12 +286,8 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
        [](LoadedSwitchConfig& c) { ++c.config.tm.queue.drop_threshold_bytes; }},
       {"tm.queue.weight", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.weight; }},
       {"tm.queue.rate_pps", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.rate_pps; }},
-      {"tm.port_rates",
-       [](LoadedSwitchConfig& c) {
-         c.config.tm.port_rates = {{0, 1}};
-       }},
+      {"tm.port_rates", [](LoadedSwitchConfig& c) { ++c.config.tm.port_rates[1].bps; }},
       {"startup_script", [](LoadedSwitchConfig& c) { c.startup_script.clear(); }},
-      {"port_rates", [](LoadedSwitchConfig& c) { ++c.port_rates[1].bps; }},
       {"eal_args", [](LoadedSwitchConfig& c) { c.eal_args += " -n 4"; }},
       {"mbufs", [](LoadedSwitchConfig& c) { ++c.mbufs; }},
       {"mbuf_cache", [](LoadedSwitchConfig& c) { ++c.mbuf_cache; }},
@@ -320,9 +309,6 @@ TEST(SwitchConfigWriterTest, WriteRefusesWhatCannotBeReadBack) {
       [](LoadedSwitchConfig& c) { c.port_devargs[0].second += "#1"; },
       [](LoadedSwitchConfig& c) { c.config.name = ""; },
       [](LoadedSwitchConfig& c) { c.eal_args = "-l 0\n-n 4"; },
-      [](LoadedSwitchConfig& c) {
-        c.config.tm.port_rates = {{0, 1}};
-      },
       [](LoadedSwitchConfig& c) { c.config.program_options.Set("a=b", "1"); },
       [](LoadedSwitchConfig& c) { c.config.program_options.Set("key", " padded"); },
       [](LoadedSwitchConfig& c) {

@@ -34,7 +34,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
 
   Engine engine(topo->seed);
   for (const LoadedSwitchConfig& sw : topo->switches) {
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.CreateConfig(), sw.startup_script));
+    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.config, sw.startup_script));
   }
   for (const LinkSpec& link : topo->links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
 

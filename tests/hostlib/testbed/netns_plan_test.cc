@@ -42,10 +42,7 @@ TEST(NetnsPlanTest, EachSwitchInItsNamespaceWithItsUsedPortsOnAfPacket) {
                                                             {2, "net_af_packet2,iface=p2"}};
   EXPECT_EQ(leaf1.config.port_devargs, devargs);
   // The link's rate shapes its ports, its delay is the port's wire delay, both ways.
-  auto rate = std::find_if(leaf1.config.port_rates.begin(), leaf1.config.port_rates.end(),
-                           [](const PortRate& r) { return r.port == 2; });
-  ASSERT_NE(rate, leaf1.config.port_rates.end());
-  EXPECT_EQ(rate->bps, 10'000'000'000u);
+  EXPECT_EQ(leaf1.config.config.tm.PortRateBps(2), 10'000'000'000u);
   EXPECT_EQ(leaf1.config.port_effects.at(2).delay_ns, 1000u);
   EXPECT_EQ(plan->switches[2].config.port_effects.at(0).delay_ns, 1000u);  // spine's end
   EXPECT_EQ(leaf1.config.port_effects.at(0).delay_ns, 100u);  // host h0's link, toward h0
