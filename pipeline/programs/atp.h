@@ -75,15 +75,13 @@ class AtpProgram final : public Program {
   void Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept;
   bool Validate(Packet& pkt) const noexcept;
   void AdmitGradient(Packet& pkt, bool aggregate, Packet** agg, uint32_t* n_agg) noexcept;
-  // The register stages over the burst, one array at a time, in pipeline order.
+  // The register stages over the burst, one array at a time, in pipeline order; the value and
+  // overflow stages and the prefetches are agg_kernel.h's, shared with goat.
   void RunAggregators(Packet** pkts, uint32_t n) noexcept;
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
   uint32_t BitmapStage(Packet** pkts, uint32_t n) noexcept;
   void CountStage(Packet** pkts, uint32_t n) noexcept;
-  void ValueStage(Packet** pkts, uint32_t n) noexcept;
-  void OverflowStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
-  void Prefetch(const RegisterArray* reg, Packet** pkts, uint32_t n) const noexcept;
 
   L2l3Program l2l3_;
   MatchTable* jobs_ = nullptr;

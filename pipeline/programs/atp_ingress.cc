@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/agg_kernel.h"
 #include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/atp.h"
 #include "pipeline/wire/byte_order.h"
@@ -39,6 +39,29 @@ bool PacketEcn(Packet& pkt) noexcept {
 
 constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
 constexpr uint64_t kCountEcn = 0x80;
+
+// What atp's value and overflow stages do (agg_kernel.h): a partial result reads and clears the
+// aggregator, a deallocation zeroes it, and the overflow bit is freed with the aggregator.
+using AtpOp = Op;
+struct AtpAgg {
+  using Op = AtpOp;
+  static LaneOp Lanes(Op op) noexcept {
+    switch (op) {
+      case kOpClaim:
+        return LaneOp::kClaim;
+      case kOpAdd:
+        return LaneOp::kAdd;
+      case kOpPartial:
+        return LaneOp::kAddClear;
+      default:
+        return LaneOp::kZero;
+    }
+  }
+  static bool KeepsOverflow(Op op) noexcept { return op == kOpClaim || op == kOpAdd; }
+  static uint8_t* Elements(Packet& pkt) noexcept { return Atp(pkt)->Elements(); }
+  static bool CarriesOverflow(Packet& pkt) noexcept { return Atp(pkt)->Has(kAtpFlagOverflow); }
+  static void MarkOverflow(Packet& pkt) noexcept { Atp(pkt)->Set(kAtpFlagOverflow); }
+};
 
 }  // namespace
 
@@ -138,16 +161,12 @@ void AtpProgram::AdmitGradient(Packet& pkt, bool aggregate, Packet** agg,
   agg[(*n_agg)++] = &pkt;
 }
 
-void AtpProgram::Prefetch(const RegisterArray* reg, Packet** pkts, uint32_t n) const noexcept {
-  for (uint32_t i = 0; i < n; ++i) reg->Prefetch(Index(*pkts[i]));
-}
-
 void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   Packet* live[kMaxBurst];
   std::copy(pkts, pkts + n, live);
   // While one stage runs, the cells of the array two stages on are prefetched for the burst.
   auto ahead = [&](std::size_t stage) {
-    if (stage < arrays_.size()) Prefetch(arrays_[stage], live, n);
+    if (stage < arrays_.size()) PrefetchSlots<AtpAgg>(arrays_[stage], live, n);
   };
   ahead(0);
   ahead(1);
@@ -169,11 +188,11 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   }
   {
     auto timed = values_->TimeBurst(n);
-    ValueStage(live, n);
+    AggValueStage<AtpAgg>(values_, live, n);
   }
   {
     auto timed = overflow_->TimeBurst(n);
-    OverflowStage(live, n);
+    counters_.overflow += AggOverflowStage<AtpAgg>(overflow_, live, n);
   }
   for (uint32_t i = 0; i < n; ++i) Finish(*live[i]);
 }
@@ -309,54 +328,6 @@ void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
       } else {
         pkt.meta.consumed = true;
       }
-    }
-  }
-}
-
-// atp_value: every lane of the aggregator in one access (each stage's ALUs update their slice
-// of the index in the same pass). A lane is an int32 added with wrap-around; a sum that left
-// int32 (both operands' signs differ from the sum's) flags the aggregator's overflow.
-void AtpProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    uint8_t* el = Atp(pkt)->Elements();
-    AggMeta<Op>& meta = Meta(pkt);
-    const Op op = meta.op;
-    const bool write = meta.write_out;
-    uint32_t overflow = 0;
-    // Every lane written is a 32-bit value or 0: already within the width.
-    values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
-      if (op == kOpClaim) {
-        ClaimLanes(cell, el);
-      } else if (op == kOpPartial) {
-        overflow = AddLanes<true, true>(cell, el);
-      } else if (op == kOpAdd) {
-        overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
-      } else {
-        std::fill(cell.begin(), cell.end(), 0u);
-      }
-    });
-    if (overflow != 0) meta.lane_overflow = true;
-  }
-}
-
-// atp_overflow: sticky per aggregator, from a lane that left int32 here or from a packet that
-// already carries the flag (a result that overflowed at the level below); a result written
-// from the aggregator is flagged invalid. Freed with the aggregator.
-void AtpProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    const AggMeta<Op>& meta = Meta(pkt);
-    const Op op = meta.op;
-    const uint64_t incoming = (meta.lane_overflow || Atp(pkt)->Has(kAtpFlagOverflow)) ? 1 : 0;
-    uint64_t out = 0;
-    overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      out = (op == kOpClaim ? 0 : cell[0]) | incoming;
-      cell[0] = op == kOpClaim || op == kOpAdd ? out : 0;  // read and clear free it
-    });
-    if (meta.write_out && out != 0) {
-      Atp(pkt)->Set(kAtpFlagOverflow);
-      ++counters_.overflow;
     }
   }
 }

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/agg_kernel.h"
 #include "pipeline/programs/agg_meta.h"
 #include "pipeline/programs/goat.h"
 #include "pipeline/wire/ipv4.h"
@@ -31,6 +31,22 @@ constexpr uint64_t kCountDone = 0x80;
 AggMeta<Op>& Meta(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt); }
 uint32_t Index(const Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).slot; }
 GoatHeader* Goat(Packet& pkt) noexcept { return HeaderAt<GoatHeader>(pkt.data + pkt.hdr.app); }
+
+// What goat's value and overflow stages do (agg_kernel.h): a flush that adds nothing reads the
+// slot, every other op that reaches the lanes adds; the overflow bit is sticky per slot and
+// round (a claim starts it again).
+using GoatOp = Op;
+struct GoatAgg {
+  using Op = GoatOp;
+  static LaneOp Lanes(Op op) noexcept {
+    if (op == kOpClaim) return LaneOp::kClaim;
+    return op == kOpFlushRead ? LaneOp::kRead : LaneOp::kAdd;
+  }
+  static bool KeepsOverflow(Op) noexcept { return true; }
+  static uint8_t* Elements(Packet& pkt) noexcept { return Goat(pkt)->Elements(); }
+  static bool CarriesOverflow(Packet& pkt) noexcept { return Goat(pkt)->Has(kGoatFlagOverflow); }
+  static void MarkOverflow(Packet& pkt) noexcept { Goat(pkt)->Set(kGoatFlagOverflow); }
+};
 
 }  // namespace
 
@@ -170,7 +186,7 @@ void GoatProgram::Route(Packet** pkts, uint32_t n) noexcept {
 void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
   Packet* live[kMaxBurst];
   std::copy(pkts, pkts + n, live);
-  for (uint32_t i = 0; i < n; ++i) id_->Prefetch(Index(*live[i]));
+  PrefetchSlots<GoatAgg>(id_, live, n);
   n = IdStage(live, n);
   n = BitmapStage(live, n);
   CountStage(live, n);
@@ -183,8 +199,8 @@ void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
       Finish(*live[i]);
     }
   }
-  ValueStage(live, m);
-  OverflowStage(live, m);
+  AggValueStage<GoatAgg>(values_, live, m);
+  counters_.overflow += AggOverflowStage<GoatAgg>(overflow_, live, m);
   for (uint32_t i = 0; i < m; ++i) Finish(*live[i]);
 }
 
@@ -336,48 +352,6 @@ void GoatProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
       }
     }
     meta.op = op;
-  }
-}
-
-// goat_value: every lane in one access (agg_lanes.h, as atp's).
-void GoatProgram::ValueStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    uint8_t* el = Goat(pkt)->Elements();
-    AggMeta<Op>& meta = Meta(pkt);
-    const Op op = meta.op;
-    const bool write = meta.write_out;
-    uint32_t overflow = 0;
-    values_->Rmw32<false>(pkt, Index(pkt), [&](std::span<uint32_t> cell) {
-      if (op == kOpClaim) {
-        ClaimLanes(cell, el);
-      } else if (op == kOpFlushRead) {
-        ReadLanes(cell, el);
-      } else {
-        overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
-      }
-    });
-    if (overflow != 0) meta.lane_overflow = true;
-  }
-}
-
-// goat_overflow: sticky per slot and round; an aggregate written from an overflowed slot is
-// flagged invalid.
-void GoatProgram::OverflowStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    const AggMeta<Op>& meta = Meta(pkt);
-    const Op op = meta.op;
-    const uint64_t incoming = (meta.lane_overflow || Goat(pkt)->Has(kGoatFlagOverflow)) ? 1 : 0;
-    uint64_t out = 0;
-    overflow_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      out = (op == kOpClaim ? 0 : cell[0]) | incoming;
-      cell[0] = out;
-    });
-    if (meta.write_out && out != 0) {
-      Goat(pkt)->Set(kGoatFlagOverflow);
-      ++counters_.overflow;
-    }
   }
 }
 

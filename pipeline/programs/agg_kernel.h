@@ -1,0 +1,99 @@
+#pragma once
+// The aggregator stages atp and goat share, run over a whole burst: prefetching a slot array's
+// cells, the value lanes (claim, add, read or zero every lane of the slot in one access) and the
+// sticky overflow bit. What differs between the programs comes from a traits class, resolved at
+// compile time (no per-packet virtual call):
+//
+//   struct Traits {
+//     using Op = ...;                              // the program's one-byte op enum (AggMeta)
+//     static LaneOp Lanes(Op op) noexcept;          // what the value lanes do for an op
+//     static bool KeepsOverflow(Op op) noexcept;    // the overflow bit survives this pass
+//     static uint8_t* Elements(Packet&) noexcept;   // the packet's big-endian int32 elements
+//     static bool CarriesOverflow(Packet&) noexcept;  // the header's overflow flag is set
+//     static void MarkOverflow(Packet&) noexcept;   // set the header's overflow flag
+//   };
+//
+// The per-packet state is the packet's AggMeta (agg_meta.h); the lane arithmetic is
+// agg_lanes.h's.
+#include <algorithm>
+#include <cstdint>
+#include <span>
+
+#include "pipeline/programs/agg_lanes.h"
+#include "pipeline/programs/agg_meta.h"
+#include "pipeline/registers/register_array.h"
+
+namespace swemu {
+
+// What the value stage does to a slot's lanes.
+enum class LaneOp : uint8_t {
+  kZero,      // free the slot: every lane 0
+  kClaim,     // store the packet's elements (and the overflow bit starts again)
+  kAdd,       // add them in; the sums go into the packet if AggMeta::write_out
+  kAddClear,  // add them in, write the sums into the packet, leave the lanes 0
+  kRead,      // write the lanes into the packet (a flush that adds nothing)
+};
+
+// Prefetches the cells of reg at each packet's slot.
+template <typename Traits>
+void PrefetchSlots(const RegisterArray* reg, Packet* const* pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) reg->Prefetch(AggMetaOf<typename Traits::Op>(*pkts[i]).slot);
+}
+
+// The value array: every lane of the slot in one access (each stage's ALUs update their slice
+// of the index in the same pass). A lane is an int32 added with wrap-around; a sum that left
+// int32 sets AggMeta::lane_overflow for the overflow stage.
+template <typename Traits>
+void AggValueStage(RegisterArray* values, Packet* const* pkts, uint32_t n) noexcept {
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    AggMeta<typename Traits::Op>& meta = AggMetaOf<typename Traits::Op>(pkt);
+    uint8_t* el = Traits::Elements(pkt);
+    const LaneOp op = Traits::Lanes(meta.op);
+    const bool write = meta.write_out;
+    uint32_t overflow = 0;
+    // Every lane written is a 32-bit value or 0: already within the width.
+    values->Rmw32<false>(pkt, meta.slot, [&](std::span<uint32_t> cell) {
+      if (op == LaneOp::kClaim) {
+        ClaimLanes(cell, el);
+      } else if (op == LaneOp::kRead) {
+        ReadLanes(cell, el);
+      } else if (op == LaneOp::kAddClear) {
+        overflow = AddLanes<true, true>(cell, el);
+      } else if (op == LaneOp::kAdd) {
+        overflow = write ? AddLanes<true, false>(cell, el) : AddLanes<false, false>(cell, el);
+      } else {
+        std::fill(cell.begin(), cell.end(), 0u);
+      }
+    });
+    if (overflow != 0) meta.lane_overflow = true;
+  }
+}
+
+// The overflow array: sticky per slot, from a lane that left int32 here or from a packet that
+// already carries the flag (a result that overflowed below); a claim starts it again, and it
+// is cleared where the op frees the slot. A result written from an overflowed slot is flagged
+// invalid. Returns how many results were flagged.
+template <typename Traits>
+uint32_t AggOverflowStage(RegisterArray* overflow, Packet* const* pkts, uint32_t n) noexcept {
+  uint32_t flagged = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const AggMeta<typename Traits::Op>& meta = AggMetaOf<typename Traits::Op>(pkt);
+    const bool claim = Traits::Lanes(meta.op) == LaneOp::kClaim;
+    const bool keep = Traits::KeepsOverflow(meta.op);
+    const uint64_t incoming = (meta.lane_overflow || Traits::CarriesOverflow(pkt)) ? 1 : 0;
+    uint64_t out = 0;
+    overflow->Rmw(pkt, meta.slot, [&](std::span<uint64_t> cell) {
+      out = (claim ? 0 : cell[0]) | incoming;
+      cell[0] = keep ? out : 0;
+    });
+    if (meta.write_out && out != 0) {
+      Traits::MarkOverflow(pkt);
+      ++flagged;
+    }
+  }
+  return flagged;
+}
+
+}  // namespace swemu
