@@ -47,6 +47,11 @@ std::vector<std::string> HostEnv(const TopologyHost& host, const std::string& ou
 
 }  // namespace
 
+std::string ProcessesHostDevargs(const std::string& out_dir, const std::string& sw, PortId port,
+                                 uint32_t index) {
+  return VirtioUser(static_cast<PortId>(index), PortSocket(out_dir, sw, port));
+}
+
 std::string HostFilePrefix(pid_t tag, const std::string& host) {
   return "swemu-tb" + std::to_string(tag) + "-host-" + host;
 }

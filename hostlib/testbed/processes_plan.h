@@ -16,6 +16,11 @@
 
 namespace swemu {
 
+// The devargs with which a process attaches its port `index` (net_virtio_user<index>) to host
+// port `port` of switch `sw` of a plan made for `out_dir`.
+std::string ProcessesHostDevargs(const std::string& out_dir, const std::string& sw, PortId port,
+                                 uint32_t index);
+
 // The EAL --file-prefix of host `host`'s DPDK commands (SWEMU_EAL).
 std::string HostFilePrefix(pid_t tag, const std::string& host);
 

@@ -67,37 +67,8 @@ Status WaitUntilAnswering(SwemuProcess& proc, const std::string& control_socket)
   }
 }
 
-// What the run made, removed in reverse on every way out.
-class TestbedRunner {
- public:
-  TestbedRunner(const TestbedPlan& plan, const TestbedOptions& options)
-      : plan_(plan), options_(options) {}
-  ~TestbedRunner() { (void)Teardown(); }
 
-  Status Build();
-  Status StartSwitches();
-  Status StartHosts();
-  void Describe(std::ostream& out) const;
-  // Until a signal, --run-for, every run command ended, or a switch died (an error).
-  Status Wait();
-  // Stops hosts and switches, removes namespaces and links; the first switch that did not stop
-  // cleanly.
-  Status Teardown();
-  // The first run command that ended on its own with a status other than 0.
-  Status RunsFailed() const;
-
- private:
-  Status Step(const std::vector<std::string>& argv);
-  Argv SwitchCommand(const TestbedSwitch& sw) const;
-  Status Interrupted() const;
-  const TestbedPlan& plan_;
-  const TestbedOptions& options_;
-  std::vector<Argv> made_;  // the undo of every step made, in order
-  std::vector<std::unique_ptr<SwemuProcess>> switches_;
-  std::vector<std::unique_ptr<SwemuProcess>> hosts_;
-  std::vector<std::optional<int>> run_status_;  // per run command, once it ended on its own
-  bool torn_down_ = false;
-};
+}  // namespace
 
 Status TestbedRunner::Interrupted() const {
   if (StopSignals::caught() == 0) return Status::Ok();
@@ -258,8 +229,6 @@ Status TestbedRunner::Teardown() {
   }
   return first;
 }
-
-}  // namespace
 
 std::string SwitchTelemetryPath(const std::string& file, const std::string& sw,
                                 std::size_t switches) {

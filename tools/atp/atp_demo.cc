@@ -59,6 +59,149 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
   return Status::Ok();
 }
 
+// SWEMU_ATP_DEBUG: the host runner's and every host's counters.
+void PrintDebug(const HostRunner& runner, DpdkHost& dpdk,
+                const std::vector<std::unique_ptr<Context>>& contexts, std::ostream& out) {
+  const HostRunnerStats& r = runner.stats();
+  out << "host runner: rounds " << r.rounds << " idle " << r.idle_rounds << " frames " << r.frames
+      << " timers " << r.timers << " held " << r.timers_held << " stalls " << r.stalls
+      << " lost_ms " << r.lost_ns / 1'000'000 << " peer_stalls " << r.peer_stalls
+      << " peer_lost_ms " << r.peer_lost_ns / 1'000'000 << " busy_ms " << r.busy_ns / 1'000'000
+      << " wall_ms " << r.wall_ns / 1'000'000 << "\n";
+  for (uint32_t i = 0; i < contexts.size(); ++i) {
+    out << "host " << i << ": " << dpdk.port(i).counters().ToString();
+    if (i + 1 < contexts.size()) {
+      const AtpWorkerStats& w = *contexts[i]->worker_stats(1);
+      out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "
+          << w.fast_retransmits << " timeouts " << w.timeouts << " spurious_to "
+          << w.spurious_timeouts << " spurious_fast " << w.spurious_fast << " loss_halvings "
+          << w.loss_halvings << " dup_params " << w.duplicate_params << " stale " << w.stale_params
+          << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000 << " samples "
+          << w.rtt_samples;
+    } else {
+      const AtpPsStats& p = *contexts[i]->ps_stats(1);
+      out << " | grads " << p.gradients << " full " << p.full << " partial " << p.partials
+          << " orig " << p.originals << " dups " << p.duplicates << " overlap "
+          << p.partial_overlaps << " slot_busy " << p.slot_busy << " hist_miss " << p.history_misses
+          << " resends " << p.param_resends;
+    }
+    out << '\n';
+  }
+}
+
+// What the hosts' half of the demo needs from the switches' half.
+struct DemoNetwork {
+  std::string description;  // the switches, for the header line
+  std::vector<SwemuProcess*> switches;
+  std::vector<std::string> names, control_sockets;  // per switch
+  std::vector<DemoHost> hosts;                      // workers in id order, then the PS
+  std::vector<std::string> host_devargs;            // per host
+  AtpJobConfig aggregate, plain;
+  std::string prefix;  // of EAL file prefixes
+};
+
+// Runs the hosts on one lcore of this process over virtio_user, and the workload; closes the
+// hosts' ports. The switches keep running.
+Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const DemoNetwork& net,
+                                             std::ostream& out, bool* bad_input) {
+  SWEMU_RETURN_IF_ERROR(
+      DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "1024",
+                                     "--file-prefix", net.prefix + "-hosts"},
+                                    options.verbose),
+                        out));
+  DpdkHostConfig host_config;
+  host_config.mbufs = 32767;
+  host_config.mbuf_cache = 256;
+  host_config.ports = net.host_devargs;
+  auto dpdk = DpdkHost::Open(host_config);
+  if (!dpdk.ok()) return dpdk.status();
+  HostRunnerOptions runner_options;
+  runner_options.busy_poll = options.busy_poll;
+  // Contention: the hosts' lost CPU time, and each swemu's CPU time where it busy-polls one core
+  // (its main thread runs the datapath): two racks are three pollers, and a starved rack switch
+  // slows every packet through it. A swemu that lost its CPU also holds the hosts' timers: its
+  // answers are late, not lost.
+  const bool switch_polls = options.busy_poll;
+  if (switch_polls) {
+    for (const SwemuProcess* sw : net.switches) runner_options.busy_peers.push_back(sw->pid());
+  }
+  HostRunner runner(runner_options);
+  for (const std::string& why : runner.unwatched_peers()) {
+    out << "swemu-atp demo: not watching swemu's CPU (" << why
+        << "); a stalled swemu may time packets out\n";
+  }
+  std::vector<std::unique_ptr<Context>> contexts;
+  for (uint32_t i = 0; i < net.hosts.size(); ++i) {
+    const DemoHost& host = net.hosts[i];
+    auto ctx = std::make_unique<Context>(AtpHostConfig{host.mac, host.ip}, &(*dpdk)->port(i));
+    if (host.ps) {
+      AtpPsOptions ps_options;
+      ps_options.history =
+          PsHistoryFor(options.workload.model, static_cast<uint16_t>(net.aggregate.spec.elements));
+      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(net.aggregate, ps_options));
+      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(net.plain, ps_options));
+    } else {
+      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(net.aggregate, options.worker));
+      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(net.plain, options.worker));
+    }
+    runner.Add(*ctx, (*dpdk)->port(i));
+    contexts.push_back(std::move(ctx));
+  }
+  std::vector<Context*> workers;
+  for (uint32_t w = 0; w + 1 < contexts.size(); ++w) workers.push_back(contexts[w].get());
+
+  *bad_input = false;
+  WorkloadDriver driver;
+  driver.now_ns = [&runner] { return runner.NowNs(); };
+  driver.load = [&runner, &net, switch_polls] {
+    LoadSample sample;
+    sample.wall_ns = runner.NowNs();
+    sample.host_lost_ns = runner.stats().lost_ns;
+    if (switch_polls) {
+      for (const SwemuProcess* sw : net.switches) sample.switch_cpu_ns.push_back(sw->CpuNs());
+    }
+    return sample;
+  };
+  driver.run_until = [&runner, &options](const std::function<bool()>& done) {
+    return runner.RunUntil(done, static_cast<TimeNs>(options.timeout_s * 1e9),
+                           [] { return std::string("all-reduce calls still running"); });
+  };
+
+  out << "swemu-atp demo: " << options.workload.model.model << " ("
+      << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
+      << " parameters), " << workers.size() << " workers and a PS over virtio_user, "
+      << net.description << "\n";
+  AtpWorkload workload(options.workload, workers, contexts.back().get(), net.aggregate.spec.job_id,
+                       net.plain.spec.job_id, net.aggregate.spec.scale);
+  auto passes = workload.Run(driver, out);
+  for (std::size_t s = 0; s < net.switches.size(); ++s) {
+    auto stats = net.switches[s]->Command(net.control_sockets[s], "show atp");
+    out << net.names[s] << " aggregators: " << (stats.ok() ? *stats : stats.status().message())
+        << '\n';
+  }
+  if (getenv("SWEMU_ATP_DEBUG") != nullptr) PrintDebug(runner, **dpdk, contexts, out);
+  Status closed = (*dpdk)->Close();
+  if (!passes.ok()) return passes.status();
+  SWEMU_RETURN_IF_ERROR(closed);
+  return passes;
+}
+
+void PrintRatio(const std::vector<PassResult>& passes, const std::string& bottleneck,
+                std::size_t workers, std::ostream& out) {
+  double aggregate_s = 0, plain_s = 0;
+  for (const PassResult& pass : passes)
+    (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
+  if (aggregate_s <= 0) return;
+  out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n"
+      << "  (what it depends on: the PS sits behind one " << bottleneck
+      << " link. At the PS, that link carries every worker's packets; in-network, one "
+         "aggregate per packet, as each worker's own link does. So the ratio is about the "
+      << workers
+      << " workers when both passes run at line rate, above it only when the at-PS pass "
+         "also lost time to retransmissions; it says nothing about the protocol's speed on a "
+         "contended host)\n";
+}
+
 }  // namespace
 
 Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input) {
@@ -72,8 +215,9 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   std::filesystem::create_directories(options.out_dir, ec);
   if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
   const std::string dir = std::filesystem::absolute(options.out_dir).string();
-  const std::string prefix = "swemu-atp-" + std::to_string(getpid());
-  DemoLayout layout(options.workers, options.racks, dir, prefix);
+  DemoNetwork net;
+  net.prefix = "swemu-atp-" + std::to_string(getpid());
+  DemoLayout layout(options.workers, options.racks, dir, net.prefix);
   // sockaddr_un holds 107 characters.
   if (layout.VhostSocket(1, 99).size() > 107) {
     return Status::Error("--out-dir " + dir +
@@ -83,118 +227,25 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   if (!aggregate.ok()) return aggregate.status();
   auto plain = MakeJob(layout, layout.jobs()[1], options.elements);
   if (!plain.ok()) return plain.status();
+  net.aggregate = *aggregate;
+  net.plain = *plain;
 
   std::vector<std::unique_ptr<SwemuProcess>> switches;
   SWEMU_RETURN_IF_ERROR(StartSwitches(options, layout, dir, switches));
-
-  // The hosts: one virtio_user port each, all on this process's one lcore.
-  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m",
-                                                       "1024", "--file-prefix", prefix + "-hosts"},
-                                                      options.verbose),
-                                          out));
-  DpdkHostConfig host_config;
-  host_config.mbufs = 32767;
-  host_config.mbuf_cache = 256;
-  for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
-    host_config.ports.push_back(layout.HostDevargs(layout.hosts()[i], i));
-  }
-  auto dpdk = DpdkHost::Open(host_config);
-  if (!dpdk.ok()) return dpdk.status();
-  HostRunnerOptions runner_options;
-  runner_options.busy_poll = options.busy_poll;
-  // Contention: the hosts' lost CPU time, and each swemu's CPU time where it busy-polls one core
-  // (its main thread runs the datapath): two racks are three pollers, and a starved rack switch
-  // slows every packet through it. A swemu that lost its CPU also holds the hosts' timers: its
-  // answers are late, not lost.
-  const bool switch_polls = options.busy_poll;
-  if (switch_polls) {
-    for (const auto& sw : switches) runner_options.busy_peers.push_back(sw->pid());
-  }
-  HostRunner runner(runner_options);
-  for (const std::string& why : runner.unwatched_peers()) {
-    out << "swemu-atp demo: not watching swemu's CPU (" << why
-        << "); a stalled swemu may time packets out\n";
-  }
-  std::vector<std::unique_ptr<Context>> contexts;
-  for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
-    const DemoHost& host = layout.hosts()[i];
-    auto ctx = std::make_unique<Context>(AtpHostConfig{host.mac, host.ip}, &(*dpdk)->port(i));
-    if (host.ps) {
-      AtpPsOptions ps_options;
-      ps_options.history =
-          PsHistoryFor(options.workload.model, static_cast<uint16_t>(options.elements));
-      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(*aggregate, ps_options));
-      SWEMU_RETURN_IF_ERROR(ctx->ServeJob(*plain, ps_options));
-    } else {
-      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(*aggregate, options.worker));
-      SWEMU_RETURN_IF_ERROR(ctx->JoinJob(*plain, options.worker));
-    }
-    runner.Add(*ctx, (*dpdk)->port(i));
-    contexts.push_back(std::move(ctx));
-  }
-  std::vector<Context*> workers;
-  for (uint32_t w = 0; w < options.workers; ++w) workers.push_back(contexts[w].get());
-
-  *bad_input = false;
-  WorkloadDriver driver;
-  driver.now_ns = [&runner] { return runner.NowNs(); };
-  driver.load = [&runner, &switches, switch_polls] {
-    LoadSample sample;
-    sample.wall_ns = runner.NowNs();
-    sample.host_lost_ns = runner.stats().lost_ns;
-    if (switch_polls) {
-      for (const auto& sw : switches) sample.switch_cpu_ns.push_back(sw->CpuNs());
-    }
-    return sample;
-  };
-  driver.run_until = [&runner, &options](const std::function<bool()>& done) {
-    return runner.RunUntil(done, static_cast<TimeNs>(options.timeout_s * 1e9),
-                           [] { return std::string("all-reduce calls still running"); });
-  };
-
-  out << "swemu-atp demo: " << options.workload.model.model << " ("
-      << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
-      << " parameters), " << options.workers << " workers and a PS over virtio_user, "
-      << options.racks << " rack" << (options.racks > 1 ? "s" : "") << " of swemu (atp, "
-      << options.elements << " elements per packet, " << options.aggregators
-      << " aggregators, links shaped to " << options.link_rate << "bps)\n";
-  AtpWorkload workload(options.workload, workers, contexts.back().get(), aggregate->spec.job_id,
-                       plain->spec.job_id, aggregate->spec.scale);
-  auto passes = workload.Run(driver, out);
-
   for (uint32_t rack = 0; rack < switches.size(); ++rack) {
-    auto stats = switches[rack]->Command(layout.ControlSocket(rack), "show atp");
-    out << "rack" << rack << " aggregators: " << (stats.ok() ? *stats : stats.status().message())
-        << '\n';
+    net.switches.push_back(switches[rack].get());
+    net.names.push_back("rack" + std::to_string(rack));
+    net.control_sockets.push_back(layout.ControlSocket(rack));
   }
-  if (getenv("SWEMU_ATP_DEBUG") != nullptr) {
-    const HostRunnerStats& r = runner.stats();
-    out << "host runner: rounds " << r.rounds << " idle " << r.idle_rounds << " frames " << r.frames
-        << " timers " << r.timers << " held " << r.timers_held << " stalls " << r.stalls
-        << " lost_ms " << r.lost_ns / 1'000'000 << " peer_stalls " << r.peer_stalls
-        << " peer_lost_ms " << r.peer_lost_ns / 1'000'000 << " busy_ms " << r.busy_ns / 1'000'000
-        << " wall_ms " << r.wall_ns / 1'000'000 << "\n";
-    for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
-      out << layout.hosts()[i].name << ": " << (*dpdk)->port(i).counters().ToString();
-      if (i < options.workers) {
-        const AtpWorkerStats& w = *contexts[i]->worker_stats(1);
-        out << " | sent " << w.packets_sent << " retx " << w.retransmissions << " fast "
-            << w.fast_retransmits << " timeouts " << w.timeouts << " spurious_to "
-            << w.spurious_timeouts << " spurious_fast " << w.spurious_fast << " loss_halvings "
-            << w.loss_halvings << " dup_params " << w.duplicate_params << " stale "
-            << w.stale_params << " window " << w.window_bytes << " srtt_us " << w.srtt_ns / 1000
-            << " samples " << w.rtt_samples;
-      } else {
-        const AtpPsStats& p = *contexts[i]->ps_stats(1);
-        out << " | grads " << p.gradients << " full " << p.full << " partial " << p.partials
-            << " orig " << p.originals << " dups " << p.duplicates << " overlap "
-            << p.partial_overlaps << " slot_busy " << p.slot_busy << " hist_miss "
-            << p.history_misses << " resends " << p.param_resends;
-      }
-      out << '\n';
-    }
+  net.hosts = layout.hosts();
+  for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
+    net.host_devargs.push_back(layout.HostDevargs(layout.hosts()[i], i));
   }
-  Status closed = (*dpdk)->Close();
+  net.description = std::to_string(options.racks) + " rack" + (options.racks > 1 ? "s" : "") +
+                    " of swemu (atp, " + std::to_string(options.elements) +
+                    " elements per packet, " + std::to_string(options.aggregators) +
+                    " aggregators, links shaped to " + options.link_rate + "bps)";
+  auto passes = RunDemoHosts(options, net, out, bad_input);
   // Rack 1 first: it is the virtio_user end of the rack link.
   for (auto it = switches.rbegin(); it != switches.rend(); ++it) {
     auto& sw = *it;
@@ -206,20 +257,7 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
     }
   }
   if (!passes.ok()) return passes.status();
-  SWEMU_RETURN_IF_ERROR(closed);
-  double aggregate_s = 0, plain_s = 0;
-  for (const PassResult& pass : *passes)
-    (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
-  if (aggregate_s > 0) {
-    out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n"
-        << "  (what it depends on: the PS sits behind one " << options.link_rate
-        << "bps link. At the PS, that link carries every worker's packets; in-network, one "
-           "aggregate per packet, as each worker's own link does. So the ratio is about the "
-        << options.workers
-        << " workers when both passes run at line rate, above it only when the at-PS pass "
-           "also lost time to retransmissions; it says nothing about the protocol's speed on a "
-           "contended host)\n";
-  }
+  PrintRatio(*passes, options.link_rate + "bps", options.workers, out);
   out << "switch configs, scripts and logs: " << dir << "\n";
   return Status::Ok();
 }
