@@ -124,7 +124,13 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
         sim + "--job " + kConfigs + "atp_two_rack.job --congestion-control maybe",
         std::string("demo --workers 0"), std::string("demo --racks 3"),
         std::string("demo --timeout -5"), std::string("demo --timeout 0"),
-        std::string("demo --link-rate fast")}) {
+        std::string("demo --link-rate fast"),
+        "demo --topology " + kConfigs + "atp_two_rack.topo",
+        "demo --job " + kConfigs + "atp_two_rack.job",
+        "demo --topology " + kConfigs + "atp_two_rack.topo --job " + kConfigs +
+            "atp_two_rack.job --racks 2",
+        "demo --topology " + kConfigs + "atp_two_rack.topo --job " + dir + "elsewhere.job " +
+            "--out-dir " + dir + "demo-elsewhere"}) {
     const RunResult run = RunAtp(args);
     EXPECT_EQ(run.status, 2) << args << "\n" << run.err;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << "\n" << run.err;
@@ -189,6 +195,30 @@ TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwemuProcessesJoinedByAVhostLink) {
   std::smatch m;
   ASSERT_TRUE(std::regex_search(run.out, m, completed)) << run.out;
   EXPECT_GT(std::stoul(m[1]), 0u);
+}
+
+// The files `sim` runs in virtual time, in real time: the topology's switches as swemu
+// processes (the testbed's processes back end), the job's hosts over virtio_user.
+TEST(AtpToolTest, RealTimeRunsTheSimsOwnTopologyAndJobFiles) {
+  const std::string dir = TestDirFor("atp-tool-topo-");
+  const RunResult run =
+      RunAtp("demo --topology " + kConfigs + "atp_two_rack.topo --job " + kConfigs +
+             "atp_two_rack.job --layers 2 --iterations 1 --backoff --out-dir " + dir + "demo");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("2 swemu processes of " + kConfigs + "atp_two_rack.topo (vhost-user)"),
+            std::string::npos)
+      << run.out;
+  const std::vector<Pass> passes = Passes(run.out);
+  ASSERT_EQ(passes.size(), 2u) << run.out;
+  EXPECT_GT(passes[0].in_switch, 50.0) << run.out;
+  // rack_b aggregated its two workers before sending them up, as in virtual time.
+  const std::regex completed(
+      R"(rack_b aggregators: atp: \d+/\d+ aggregators in use, \d+ elements\s+claimed \d+, aggregated \d+, completed (\d+))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(run.out, m, completed)) << run.out;
+  EXPECT_GT(std::stoul(m[1]), 0u);
+  EXPECT_TRUE(std::filesystem::exists(dir + "demo/rack_a.ini"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "demo/rack_a-p0.sock"));  // removed by swemu
 }
 
 }  // namespace

@@ -2,18 +2,24 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 
 #include "hostlib/atp/context.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/processes_plan.h"
 #include "hostlib/testbed/swemu_process.h"
+#include "hostlib/testbed/testbed_run.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
+#include "swemu/topology_config.h"
+#include "tools/atp/atp_job_file.h"
 
 namespace swemu {
 namespace {
@@ -204,8 +210,82 @@ void PrintRatio(const std::vector<PassResult>& passes, const std::string& bottle
 
 }  // namespace
 
+namespace {
+
+// The job's hosts, workers in id order then the PS, each on a host port of the topology.
+Status PlaceJobHosts(const TopologyConfig& topo, const AtpJobFile& job, const std::string& dir,
+                     const std::string& job_path, DemoNetwork& net) {
+  std::vector<JobPlacement> places = job.workers;
+  places.push_back(job.ps);
+  std::vector<AtpHost> hosts = job.aggregate.spec.workers;
+  hosts.push_back(job.aggregate.spec.ps);
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    const bool attached = std::any_of(topo.hosts.begin(), topo.hosts.end(), [&](const auto& h) {
+      return h.sw == places[i].sw && h.port == places[i].port;
+    });
+    if (!attached) {
+      return Status::Error(job_path + ": host " + hosts[i].name + " is on " + places[i].sw + ":" +
+                           std::to_string(places[i].port) + ", which is not a host port of " +
+                           topo.path);
+    }
+    net.hosts.push_back(
+        {hosts[i].name, 0, places[i].port, hosts[i].mac, hosts[i].ip, i + 1 == places.size()});
+    net.host_devargs.push_back(
+        ProcessesHostDevargs(dir, places[i].sw, places[i].port, static_cast<uint32_t>(i)));
+  }
+  return Status::Ok();
+}
+
+// swemu-atp demo --topology T --job J: the switches of T as swemu processes (the processes back
+// end), the hosts of J in this process; the same files `swemu-atp sim` runs in virtual time.
+Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool* bad_input) {
+  auto topo = LoadTopology(options.topology);
+  if (!topo.ok()) return topo.status();
+  std::map<std::string, std::string> programs;
+  for (const LoadedSwitchConfig& sw : topo->switches) programs[sw.config.name] = sw.config.program;
+  auto job = LoadAtpJobFile(options.job, programs);
+  if (!job.ok()) return job.status();
+  std::error_code ec;
+  std::filesystem::create_directories(options.out_dir, ec);
+  if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
+  const std::string dir = std::filesystem::absolute(options.out_dir).string();
+  DemoNetwork net;
+  net.prefix = "swemu-atp-" + std::to_string(getpid());
+  net.aggregate = job->aggregate;
+  net.plain = job->plain;
+  SWEMU_RETURN_IF_ERROR(PlaceJobHosts(*topo, *job, dir, options.job, net));
+  Result<TestbedPlan> plan = PlanProcessesTestbed(*topo, dir, getpid());
+  if (!plan.ok()) return plan.status();
+  TestbedOptions testbed;
+  testbed.swemu_binary =
+      options.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : options.swemu_binary;
+  testbed.out_dir = dir;
+  // One switch polls its own core beside the hosts'; several share the cores and back off.
+  testbed.busy_poll = options.busy_poll && plan->switches.size() == 1;
+  TestbedRunner runner(*plan, testbed);
+  SWEMU_RETURN_IF_ERROR(runner.Build());
+  SWEMU_RETURN_IF_ERROR(runner.StartSwitches());
+  for (std::size_t s = 0; s < runner.switches().size(); ++s) {
+    net.switches.push_back(runner.switches()[s].get());
+    net.names.push_back(plan->switches[s].name);
+    net.control_sockets.push_back(plan->switches[s].control_socket);
+  }
+  net.description = std::to_string(plan->switches.size()) + " swemu process" +
+                    (plan->switches.size() > 1 ? "es" : "") + " of " + options.topology +
+                    " (vhost-user), job " + options.job;
+  auto passes = RunDemoHosts(options, net, out, bad_input);
+  SWEMU_RETURN_IF_ERROR(runner.Teardown());
+  if (!passes.ok()) return passes.status();
+  PrintRatio(*passes, "host", net.hosts.size() - 1, out);
+  out << "switch configs and logs: " << dir << "\n";
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input) {
   *bad_input = true;
+  if (!options.topology.empty()) return RunAtpDemoOnTopology(options, out, bad_input);
   if (options.workers < 1 || options.workers > kAtpMaxWorkers) {
     return Status::Error("--workers must be 1.." + std::to_string(kAtpMaxWorkers));
   }

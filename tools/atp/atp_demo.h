@@ -28,6 +28,10 @@ struct DemoOptions {
   double timeout_s = 600;    // per pass
   bool busy_poll = true;     // swemu (one rack) and the hosts poll without backing off
   bool verbose = false;      // DPDK's routine log lines too
+  // Both or neither: this topology's switches (swemu processes on vhost-user, the processes
+  // back end of hostlib/testbed) and this job's hosts instead of --racks.
+  std::string topology;
+  std::string job;
   WorkloadOptions workload;
   AtpWorkerOptions worker;
 };

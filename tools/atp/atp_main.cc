@@ -11,9 +11,9 @@
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/output_files.h"
 #include "tools/atp/atp_demo.h"
 #include "tools/atp/atp_sim.h"
-#include "pipeline/core/output_files.h"
 #include "tools/option_values.h"
 #include "tools/tool_main.h"
 
@@ -138,7 +138,11 @@ int Main(int argc, char** argv) {
                     "(for a machine with fewer than two free cores)")
         ("verbose,v", po::bool_switch(&demo.verbose),
          "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and "
-         "in the switches' logs");
+         "in the switches' logs")
+        ("topology", po::value(&demo.topology),
+         "run this topology file's switches (swemu processes on vhost-user, as swemu "
+         "--backend processes) instead of --racks; with --job")
+        ("job", po::value(&demo.job), "with --topology: the job file (hosts, ports, the job)");
     // clang-format on
   } else {
     // clang-format off
@@ -171,6 +175,8 @@ int Main(int argc, char** argv) {
                           "  swemu-atp demo                          the README's main job\n"
                           "  swemu-atp demo --workers 4 --racks 2    two swemu processes\n"
                           "  swemu-atp demo --model VGG16 --iterations 1 --backoff\n"
+                          "  swemu-atp demo --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job\n"
                         : "\nexamples:\n"
                           "  swemu-atp sim --topology configs/atp_two_rack.topo "
                           "--job configs/atp_two_rack.job\n"
@@ -196,6 +202,15 @@ int Main(int argc, char** argv) {
     if (read.ok()) read = ReadUintOption(vm, "elements", 0, UINT32_MAX, &demo.elements);
     if (read.ok()) read = ReadUintOption(vm, "aggregators", 0, UINT32_MAX, &demo.aggregators);
     if (read.ok()) read = ReadDoubleOption(vm, "timeout", 1e-3, 86400, &demo.timeout_s);
+    if (read.ok() && vm.count("topology") != vm.count("job")) {
+      read = Status::Error("--topology and --job: give both or neither");
+    }
+    for (const char* shape : {"workers", "racks", "elements", "aggregators", "link-rate"}) {
+      if (read.ok() && vm.count("topology") && !vm[shape].defaulted()) {
+        read = Status::Error(std::string("--") + shape +
+                             ": not with --topology (the topology and job files say it)");
+      }
+    }
   }
   if (read.ok() && mode == "sim") {
     if (vm.count("loss")) {
