@@ -101,6 +101,77 @@ void Help(std::ostream& out) {
          "every option: docs/cli.md\n";
 }
 
+void AddDemoOptions(po::options_description& desc, DemoOptions& demo) {
+  // clang-format off
+  desc.add_options()
+      ("workers", po::value<std::string>()->default_value(std::to_string(demo.workers)), "workers (1..32)")
+      ("racks", po::value<std::string>()->default_value(std::to_string(demo.racks)),
+       "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
+      ("elements", po::value<std::string>()->default_value(std::to_string(demo.elements)),
+       "int32 elements per packet")
+      ("aggregators", po::value<std::string>()->default_value(std::to_string(demo.aggregators)),
+       "aggregators in each switch")
+      ("link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
+       "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")
+      ("out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
+       "generated switch configs, scripts, logs and sockets")
+      ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "
+                                               "next to this one)")
+      ("timeout", po::value<std::string>()->default_value("600"),
+       "seconds a pass may take before the demo gives up")
+      ("backoff", "swemu and the hosts back off when idle instead of busy polling "
+                  "(for a machine with fewer than two free cores)")
+      ("verbose,v", po::bool_switch(&demo.verbose),
+       "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and "
+       "in the switches' logs")
+      ("topology", po::value(&demo.topology),
+       "run this topology file's switches (swemu processes on vhost-user, as swemu "
+       "--backend processes) instead of --racks; with --job")
+      ("job", po::value(&demo.job), "with --topology: the job file (hosts, ports, the job)");
+  // clang-format on
+}
+
+void AddSimOptions(po::options_description& desc, SimOptions& sim) {
+  // clang-format off
+  desc.add_options()
+      ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
+      ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
+      ("loss", po::value<std::string>(),
+       "loss probability in [0, 1] on every host link (default: the topology's)")
+      ("lossy-worker", po::value<std::string>(),
+       "--loss on this worker's link only (its id: the job's worker order), as in ATP's "
+       "Figure 7a")
+      ("recovery", po::value<std::string>()->default_value("atp"),
+       "atp: timeouts, out-of-order answers and tail probes; timeout: SwitchML's (a fixed "
+       "timeout of --timeout-rto only)")
+      ("timeout-rto", po::value<std::string>()->default_value("1ms"),
+       "the fixed retransmission timeout of --recovery timeout")
+      ("congestion-control", po::value<std::string>()->default_value("on"),
+       "off: every window stays at its initial size (no ECN or loss back-off)")
+      ("in-network-only", "skip the at-PS passes")
+      ("out-dir", po::value(&sim.out_dir), "write counters.json here");
+  // clang-format on
+}
+
+// demo's counts, and --topology/--job against the shape options they replace.
+Status ReadDemoOptions(const po::variables_map& vm, DemoOptions& demo) {
+  Status read = ReadUintOption(vm, "workers", 0, UINT32_MAX, &demo.workers);
+  if (read.ok()) read = ReadUintOption(vm, "racks", 0, UINT32_MAX, &demo.racks);
+  if (read.ok()) read = ReadUintOption(vm, "elements", 0, UINT32_MAX, &demo.elements);
+  if (read.ok()) read = ReadUintOption(vm, "aggregators", 0, UINT32_MAX, &demo.aggregators);
+  if (read.ok()) read = ReadDoubleOption(vm, "timeout", 1e-3, 86400, &demo.timeout_s);
+  if (read.ok() && vm.count("topology") != vm.count("job")) {
+    read = Status::Error("--topology and --job: give both or neither");
+  }
+  for (const char* shape : {"workers", "racks", "elements", "aggregators", "link-rate"}) {
+    if (read.ok() && vm.count("topology") && !vm[shape].defaulted()) {
+      read = Status::Error(std::string("--") + shape +
+                           ": not with --topology (the topology and job files say it)");
+    }
+  }
+  return read;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) return Usage(std::cerr);
   const std::string mode = argv[1];
@@ -117,53 +188,9 @@ int Main(int argc, char** argv) {
   desc.add_options()("help,h", "this help");
   AddCommon(desc, common);
   if (mode == "demo") {
-    // clang-format off
-    desc.add_options()
-        ("workers", po::value<std::string>()->default_value(std::to_string(demo.workers)), "workers (1..32)")
-        ("racks", po::value<std::string>()->default_value(std::to_string(demo.racks)),
-         "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
-        ("elements", po::value<std::string>()->default_value(std::to_string(demo.elements)),
-         "int32 elements per packet")
-        ("aggregators", po::value<std::string>()->default_value(std::to_string(demo.aggregators)),
-         "aggregators in each switch")
-        ("link-rate", po::value(&demo.link_rate)->default_value(demo.link_rate),
-         "shaping rate of every switch port (10G, 500M, ...; 0: unshaped)")
-        ("out-dir", po::value(&demo.out_dir)->default_value(demo.out_dir),
-         "generated switch configs, scripts, logs and sockets")
-        ("swemu", po::value(&demo.swemu_binary), "the swemu binary (default: ../swemu/swemu "
-                                                 "next to this one)")
-        ("timeout", po::value<std::string>()->default_value("600"),
-         "seconds a pass may take before the demo gives up")
-        ("backoff", "swemu and the hosts back off when idle instead of busy polling "
-                    "(for a machine with fewer than two free cores)")
-        ("verbose,v", po::bool_switch(&demo.verbose),
-         "also print DPDK's routine log lines (telemetry, virtio_user's random MAC), here and "
-         "in the switches' logs")
-        ("topology", po::value(&demo.topology),
-         "run this topology file's switches (swemu processes on vhost-user, as swemu "
-         "--backend processes) instead of --racks; with --job")
-        ("job", po::value(&demo.job), "with --topology: the job file (hosts, ports, the job)");
-    // clang-format on
+    AddDemoOptions(desc, demo);
   } else {
-    // clang-format off
-    desc.add_options()
-        ("topology", po::value(&sim.topology)->required(), "topology file (configs/*.topo)")
-        ("job", po::value(&sim.job)->required(), "job file (configs/*.job)")
-        ("loss", po::value<std::string>(),
-         "loss probability in [0, 1] on every host link (default: the topology's)")
-        ("lossy-worker", po::value<std::string>(),
-         "--loss on this worker's link only (its id: the job's worker order), as in ATP's "
-         "Figure 7a")
-        ("recovery", po::value<std::string>()->default_value("atp"),
-         "atp: timeouts, out-of-order answers and tail probes; timeout: SwitchML's (a fixed "
-         "timeout of --timeout-rto only)")
-        ("timeout-rto", po::value<std::string>()->default_value("1ms"),
-         "the fixed retransmission timeout of --recovery timeout")
-        ("congestion-control", po::value<std::string>()->default_value("on"),
-         "off: every window stays at its initial size (no ECN or loss back-off)")
-        ("in-network-only", "skip the at-PS passes")
-        ("out-dir", po::value(&sim.out_dir), "write counters.json here");
-    // clang-format on
+    AddSimOptions(desc, sim);
   }
   po::variables_map vm;
   try {
@@ -196,22 +223,7 @@ int Main(int argc, char** argv) {
   if (read.ok()) read = ReadUintOption(vm, "iterations", 0, UINT32_MAX, &common.iterations);
   if (read.ok()) read = ReadUintOption(vm, "seed", 0, UINT64_MAX, &common.seed);
   if (read.ok()) read = ReadUintOption(vm, "lanes", 0, UINT32_MAX, &common.lanes);
-  if (read.ok() && mode == "demo") {
-    read = ReadUintOption(vm, "workers", 0, UINT32_MAX, &demo.workers);
-    if (read.ok()) read = ReadUintOption(vm, "racks", 0, UINT32_MAX, &demo.racks);
-    if (read.ok()) read = ReadUintOption(vm, "elements", 0, UINT32_MAX, &demo.elements);
-    if (read.ok()) read = ReadUintOption(vm, "aggregators", 0, UINT32_MAX, &demo.aggregators);
-    if (read.ok()) read = ReadDoubleOption(vm, "timeout", 1e-3, 86400, &demo.timeout_s);
-    if (read.ok() && vm.count("topology") != vm.count("job")) {
-      read = Status::Error("--topology and --job: give both or neither");
-    }
-    for (const char* shape : {"workers", "racks", "elements", "aggregators", "link-rate"}) {
-      if (read.ok() && vm.count("topology") && !vm[shape].defaulted()) {
-        read = Status::Error(std::string("--") + shape +
-                             ": not with --topology (the topology and job files say it)");
-      }
-    }
-  }
+  if (read.ok() && mode == "demo") read = ReadDemoOptions(vm, demo);
   if (read.ok() && mode == "sim") {
     if (vm.count("loss")) {
       Result<double> loss = ParseProbability(vm["loss"].as<std::string>());
