@@ -212,6 +212,20 @@ void PrintRatio(const std::vector<PassResult>& passes, const std::string& bottle
 
 namespace {
 
+// --out-dir, created, as an absolute path (sockets and configs name it).
+Result<std::string> MakeOutDir(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) return Status::Error("cannot create " + out_dir + ": " + ec.message());
+  return std::filesystem::absolute(out_dir).string();
+}
+
+DemoNetwork NewDemoNetwork() {
+  DemoNetwork net;
+  net.prefix = "swemu-atp-" + std::to_string(getpid());
+  return net;
+}
+
 // The job's hosts, workers in id order then the PS, each on a host port of the topology.
 Status PlaceJobHosts(const TopologyConfig& topo, const AtpJobFile& job, const std::string& dir,
                      const std::string& job_path, DemoNetwork& net) {
@@ -239,18 +253,14 @@ Status PlaceJobHosts(const TopologyConfig& topo, const AtpJobFile& job, const st
 // swemu-atp demo --topology T --job J: the switches of T as swemu processes (the processes back
 // end), the hosts of J in this process; the same files `swemu-atp sim` runs in virtual time.
 Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool* bad_input) {
-  auto topo = LoadTopology(options.topology);
-  if (!topo.ok()) return topo.status();
-  std::map<std::string, std::string> programs;
-  for (const LoadedSwitchConfig& sw : topo->switches) programs[sw.config.name] = sw.config.program;
-  auto job = LoadAtpJobFile(options.job, programs);
-  if (!job.ok()) return job.status();
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
-  if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
-  const std::string dir = std::filesystem::absolute(options.out_dir).string();
-  DemoNetwork net;
-  net.prefix = "swemu-atp-" + std::to_string(getpid());
+  auto files = LoadAtpTopologyJob(options.topology, options.job);
+  if (!files.ok()) return files.status();
+  const TopologyConfig* topo = &files->topology;
+  const AtpJobFile* job = &files->job;
+  auto made = MakeOutDir(options.out_dir);
+  if (!made.ok()) return made.status();
+  const std::string& dir = *made;
+  DemoNetwork net = NewDemoNetwork();
   net.aggregate = job->aggregate;
   net.plain = job->plain;
   SWEMU_RETURN_IF_ERROR(PlaceJobHosts(*topo, *job, dir, options.job, net));
@@ -291,12 +301,10 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   }
   if (options.racks != 1 && options.racks != 2) return Status::Error("--racks must be 1 or 2");
   if (options.racks == 2 && options.workers < 2) return Status::Error("--racks 2 needs 2 workers");
-  std::error_code ec;
-  std::filesystem::create_directories(options.out_dir, ec);
-  if (ec) return Status::Error("cannot create " + options.out_dir + ": " + ec.message());
-  const std::string dir = std::filesystem::absolute(options.out_dir).string();
-  DemoNetwork net;
-  net.prefix = "swemu-atp-" + std::to_string(getpid());
+  auto made = MakeOutDir(options.out_dir);
+  if (!made.ok()) return made.status();
+  const std::string& dir = *made;
+  DemoNetwork net = NewDemoNetwork();
   DemoLayout layout(options.workers, options.racks, dir, net.prefix);
   // sockaddr_un holds 107 characters.
   if (layout.VhostSocket(1, 99).size() > 107) {

@@ -60,4 +60,17 @@ Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
   return file;
 }
 
+Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
+                                          const std::string& job_path) {
+  auto topology = LoadTopology(topology_path);
+  if (!topology.ok()) return topology.status();
+  std::map<std::string, std::string> programs;
+  for (const LoadedSwitchConfig& sw : topology->switches) {
+    programs[sw.config.name] = sw.config.program;
+  }
+  auto job = LoadAtpJobFile(job_path, programs);
+  if (!job.ok()) return job.status();
+  return AtpTopologyJob{std::move(*topology), std::move(*job)};
+}
+
 }  // namespace swemu

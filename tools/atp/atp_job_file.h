@@ -10,6 +10,7 @@
 #include "hostlib/atp/job_config.h"
 #include "pipeline/core/status.h"
 #include "pipeline/switch/switch.h"
+#include "swemu/topology_config.h"
 
 namespace swemu {
 
@@ -29,5 +30,13 @@ struct AtpJobFile {
 // is counted at the first ATP switch on its way, the PS's (backward compatibility, section 4.2).
 Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
                                   const std::map<std::string, std::string>& programs);
+
+// A topology file and the job file that runs on it (swemu-atp sim and demo --topology).
+struct AtpTopologyJob {
+  TopologyConfig topology;
+  AtpJobFile job;
+};
+Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
+                                          const std::string& job_path);
 
 }  // namespace swemu

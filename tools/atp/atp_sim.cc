@@ -25,12 +25,10 @@ const TopologyHost* FindHost(const TopologyConfig& topo, const JobPlacement& at)
 
 Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) {
   *bad_input = true;
-  auto topo = LoadTopology(options.topology);
-  if (!topo.ok()) return topo.status();
-  std::map<std::string, std::string> programs;
-  for (const LoadedSwitchConfig& sw : topo->switches) programs[sw.config.name] = sw.config.program;
-  auto job = LoadAtpJobFile(options.job, programs);
-  if (!job.ok()) return job.status();
+  auto files = LoadAtpTopologyJob(options.topology, options.job);
+  if (!files.ok()) return files.status();
+  const TopologyConfig* topo = &files->topology;
+  const AtpJobFile* job = &files->job;
 
   Engine engine(topo->seed);
   for (const LoadedSwitchConfig& sw : topo->switches) {
@@ -56,8 +54,8 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
                            ":" + std::to_string(places[i].port) + ", which is not a host port of " +
                            options.topology);
     }
-    const bool overridden = options.host_loss >= 0 &&
-                            (options.lossy_worker < 0 || static_cast<int>(i) == options.lossy_worker);
+    const bool overridden = options.host_loss >= 0 && (options.lossy_worker < 0 ||
+                                                       static_cast<int>(i) == options.lossy_worker);
     const double loss = overridden ? options.host_loss : host->loss;
     auto transport = EngineTransport::Attach(engine, host->sw, host->port, host->delay_ns, loss);
     if (!transport.ok()) return transport.status();
@@ -119,12 +117,13 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   double aggregate_s = 0, plain_s = 0;
   for (const PassResult& pass : *passes)
     (pass.mode == "at-PS" ? plain_s : aggregate_s) += pass.seconds;
-  if (aggregate_s > 0 && plain_s > 0) out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
+  if (aggregate_s > 0 && plain_s > 0)
+    out << "speed ratio in-network / at-PS: " << plain_s / aggregate_s << "x\n";
   SWEMU_RETURN_IF_ERROR(engine.CheckConservation());
   if (!options.out_dir.empty()) {
     *bad_input = true;  // an output that cannot be written (a full disk) is the user's to fix
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(options.out_dir + "/counters.json",
-                                        engine.CountersJson() + "\n"));
+    SWEMU_RETURN_IF_ERROR(
+        WriteTextFile(options.out_dir + "/counters.json", engine.CountersJson() + "\n"));
   }
   return Status::Ok();
 }
