@@ -104,6 +104,9 @@ struct DemoNetwork {
   std::vector<std::string> host_devargs;            // per host
   AtpJobConfig aggregate, plain;
   std::string prefix;  // of EAL file prefixes
+  // The switches busy-poll a core each: their CPU share is then a contention signal. Switches
+  // that share the cores back off when idle instead (two racks, a topology of several).
+  bool switches_poll = false;
 };
 
 // Runs the hosts on one lcore of this process over virtio_user, and the workload; closes the
@@ -124,10 +127,10 @@ Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const D
   HostRunnerOptions runner_options;
   runner_options.busy_poll = options.busy_poll;
   // Contention: the hosts' lost CPU time, and each swemu's CPU time where it busy-polls one core
-  // (its main thread runs the datapath): two racks are three pollers, and a starved rack switch
-  // slows every packet through it. A swemu that lost its CPU also holds the hosts' timers: its
-  // answers are late, not lost.
-  const bool switch_polls = options.busy_poll;
+  // (its main thread runs the datapath; a switch that backs off when idle is not starved when it
+  // sleeps). A swemu that lost its CPU also holds the hosts' timers: its answers are late, not
+  // lost.
+  const bool switch_polls = options.busy_poll && net.switches_poll;
   if (switch_polls) {
     for (const SwemuProcess* sw : net.switches) runner_options.busy_peers.push_back(sw->pid());
   }
@@ -177,6 +180,12 @@ Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const D
       << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
       << " parameters), " << workers.size() << " workers and a PS over virtio_user, "
       << net.description << "\n";
+  if (!net.switches_poll && net.switches.size() > 1) {
+    out << "swemu-atp demo: the " << net.switches.size()
+        << " switches share the cores with the hosts, so they back off when idle: a packet "
+           "that finds one asleep waits until it wakes (10-200 us asked per sleep, more on a busy "
+           "VM), at each hop; expect far less goodput than one rack, which busy-polls\n";
+  }
   AtpWorkload workload(options.workload, workers, contexts.back().get(), net.aggregate.spec.job_id,
                        net.plain.spec.job_id, net.aggregate.spec.scale);
   auto passes = workload.Run(driver, out);
@@ -272,6 +281,7 @@ Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool*
   testbed.out_dir = dir;
   // One switch polls its own core beside the hosts'; several share the cores and back off.
   testbed.busy_poll = options.busy_poll && plan->switches.size() == 1;
+  net.switches_poll = testbed.busy_poll;
   TestbedRunner runner(*plan, testbed);
   SWEMU_RETURN_IF_ERROR(runner.Build());
   SWEMU_RETURN_IF_ERROR(runner.StartSwitches());
@@ -329,6 +339,7 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
     net.host_devargs.push_back(layout.HostDevargs(layout.hosts()[i], i));
   }
+  net.switches_poll = options.busy_poll && options.racks == 1;
   net.description = std::to_string(options.racks) + " rack" + (options.racks > 1 ? "s" : "") +
                     " of swemu (atp, " + std::to_string(options.elements) +
                     " elements per packet, " + std::to_string(options.aggregators) +
