@@ -84,26 +84,23 @@ TEST(NetnsTestbedTest, TcpCrossesThreeSwitchesBetweenNamespacesAndAllIsRemoved) 
   ExpectNothingLeft("ta");
 }
 
-TEST(NetnsTestbedTest, AnInputPcapIsReplayedByItsHostAndTheOtherHostReceivesIt) {
+TEST(NetnsTestbedTest, AnInputPcapIsReplayedByItsHostAndTheOtherHostsKernelAnswers) {
   if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string dir = TestDir();
-  // h0's frames to h1 (10.0.1.2, 00:00:00:00:01:02), switched by leaf1 alone: h1 runs a
-  // receiver that records what arrives while h0's replay runs.
-  const std::string topo =
-      LeafSpineTopology(dir, "tf",
-                        "host = tfl1:1 name=tfh1 ip=10.0.1.2/24 mac=00:00:00:00:01:02\n"
-                        "run = tfh1 " SWEMU_BINARY_DIR "/tools/swemu-replay --iface eth0 --out " +
-                            dir + "h1.pcap --wait 3s --expect 3\n");
+  // h0's pcap sends UDP to h1 (10.0.1.2, 00:00:00:00:01:02, leaf1 alone) and to leaf2's hosts.
+  // h1's kernel answers each datagram to its closed port with ICMP port unreachable, which h0's
+  // replay records: frames crossed leaf1 both ways. (A receiving process on h1 could start after
+  // the replay has sent; h1's kernel is there from the start.)
+  const std::string topo = LeafSpineTopology(
+      dir, "tf", "host = tfl1:1 name=tfh1 ip=10.0.1.2/24 mac=00:00:00:00:01:02\n");
   auto run = RunCommandIn(
       dir, kSwemuBinary + " --topology " + topo + " --backend netns --in tfl1:0=" +
                SWEMU_SOURCE_DIR "/configs/pcap/h0_to_all.pcap --out-dir " + dir + "out");
   EXPECT_EQ(run.status, 0) << run.err;
   const std::string replay = ReadText(dir + "out/tfh0-replay.log");
-  EXPECT_NE(replay.find("sent "), std::string::npos) << replay;
-  EXPECT_TRUE(std::filesystem::exists(dir + "out/tfh0-rx.pcap"));
-  const std::string received = ReadText(dir + "out/tfh1-run0.log");
-  EXPECT_NE(received.find("received "), std::string::npos) << received;
-  EXPECT_EQ(received.find("received 0"), std::string::npos) << received;
+  EXPECT_NE(replay.find("sent 75, received "), std::string::npos) << replay;
+  EXPECT_EQ(replay.find("received 0"), std::string::npos) << replay;
+  EXPECT_GT(std::filesystem::file_size(dir + "out/tfh0-rx.pcap"), 24u) << replay;  // > header
   ExpectNothingLeft("tf");
 }
 
@@ -173,16 +170,25 @@ TEST(NetnsTestbedTest, ALeftoverNamespaceIsNamedAndKept) {
 
 TEST(ProcessesTestbedTest, APcapCrossesLeaf1BetweenTwoVirtioUserHosts) {
   const std::string dir = TestDir();
-  // h0 replays its pcap into leaf1:0; h1 (leaf1:1) records what arrives on its virtio_user
-  // port, with the devargs and EAL arguments the back end gives its commands.
-  const std::string topo = LeafSpineTopology(
-      dir, "tg",
-      "host = tgl1:1 name=tgh1\n"
-      "run = tgh1 " SWEMU_BINARY_DIR "/tools/swemu-replay --port \"$SWEMU_DEVARGS\" --out " +
-          dir + "h1.pcap --wait 3s --expect 3 -- $SWEMU_EAL\n");
+  // h1 (leaf1:1) records what arrives on its virtio_user port; h0 replays its pcap into leaf1:0
+  // once h1's port is up (its ready file), both with the devargs and EAL arguments the back end
+  // gives its commands. h2's --in shows the back end's own replayer on virtio_user.
+  const std::string replay = SWEMU_BINARY_DIR "/tools/swemu-replay";
+  const std::string ready = dir + "h1.ready";
+  const std::string topo = LeafSpineTopology(dir, "tg",
+                                             "host = tgl1:1 name=tgh1\n"
+                                             "run = tgh1 " +
+                                                 replay + " --port \"$SWEMU_DEVARGS\" --out " +
+                                                 dir + "h1.pcap --ready-file " + ready +
+                                                 " --wait 3s --expect 3 -- $SWEMU_EAL\n"
+                                                 "run = tgh0 while [ ! -e " +
+                                                 ready + " ]; do sleep 0.05; done; " + replay +
+                                                 " --port \"$SWEMU_DEVARGS\" --in " SWEMU_SOURCE_DIR
+                                                 "/configs/pcap/h0_to_all.pcap -- "
+                                                 "$SWEMU_EAL\n");
   auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + topo +
-                                   " --backend processes --in tgl1:0=" SWEMU_SOURCE_DIR
-                                   "/configs/pcap/h0_to_all.pcap --out-dir " +
+                                   " --backend processes --in tgl2:0=" SWEMU_SOURCE_DIR
+                                   "/configs/pcap/h2_to_all.pcap --run-for 60s --out-dir " +
                                    dir + "out");
   EXPECT_EQ(run.status, 0) << run.err << ReadText(dir + "out/tgl1.log");
   EXPECT_NE(run.out.find("host tgh1 on tgl1:1: virtio_user net_virtio_user0,path=" + dir +
@@ -192,7 +198,7 @@ TEST(ProcessesTestbedTest, APcapCrossesLeaf1BetweenTwoVirtioUserHosts) {
   const std::string received = ReadText(dir + "out/tgh1-run0.log");
   EXPECT_NE(received.find("received "), std::string::npos) << received;
   EXPECT_EQ(received.find("received 0"), std::string::npos) << received;
-  EXPECT_NE(ReadText(dir + "out/tgh0-replay.log").find("sent 75"), std::string::npos);
+  EXPECT_NE(ReadText(dir + "out/tgh2-replay.log").find("sent "), std::string::npos);
   ExpectNothingLeft("tg");
   for (const auto& entry : std::filesystem::directory_iterator(dir + "out")) {
     EXPECT_NE(entry.path().extension(), ".sock") << entry.path();  // swemu removes its sockets
