@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <thread>
 
@@ -105,6 +106,10 @@ Result<TopologyHost> ReplayHost(const TopologyConfig& topology, const TestbedRep
   const std::string where = replay.sw + ":" + std::to_string(replay.port);
   const std::string option = "--in " + where + "=" + replay.file + ": ";
   if (replay.sw.empty()) return Status::Error(option + "name the switch (SW:PORT=FILE)");
+  std::error_code ec;
+  if (std::filesystem::is_directory(replay.file, ec)) {
+    return Status::Error(option + replay.file + " is a directory, not a pcap");
+  }
   if (access(replay.file.c_str(), R_OK) != 0) {
     return Status::Error(option + "cannot read " + replay.file);
   }

@@ -124,7 +124,8 @@ TEST(NetnsPlanTest, AnInputPcapIsAReplayOnItsHost) {
   EXPECT_EQ(plan->runs[0].command,
             "'/b/swemu-replay' --iface eth0 --in '" + pcap + "' --out '/tmp/tb/h0-rx.pcap'");
   for (const TestbedReplay& bad : {TestbedReplay{"leaf1", 3, pcap}, TestbedReplay{"", 0, pcap},
-                                   TestbedReplay{"leaf1", 0, "/no/such.pcap"}}) {
+                                   TestbedReplay{"leaf1", 0, "/no/such.pcap"},
+                                   TestbedReplay{"leaf1", 0, SWEMU_SOURCE_DIR "/configs"}}) {
     Result<TestbedPlan> refused = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {bad});
     ASSERT_FALSE(refused.ok());
     EXPECT_NE(refused.message().find("--in "), std::string::npos) << refused.message();
