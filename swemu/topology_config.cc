@@ -85,6 +85,10 @@ Result<bool> ParseHostAddress(const std::string& name, const std::string& value,
   } else if (name == "gw") {
     if (!ParseIpv4(value).ok()) return Status::Error("gw: \"" + value + "\" is not A.B.C.D");
     host.gateway = value;
+  } else if (name == "role") {
+    if (value.find_first_of("/ \t") != std::string::npos)
+      return Status::Error("role: one word");
+    host.role = value;
   } else if (name == "gw_mac") {
     if (!ParseMac(value).ok()) return Status::Error("gw_mac: \"" + value + "\" is not a MAC");
     host.gateway_mac = value;
@@ -114,7 +118,7 @@ Status AddHost(const std::vector<std::string>& words, TopologyConfig& out) {
   Status link = ParseAttributes(link_words, 1, false, &unused_rate, &host.delay_ns, &host.loss);
   if (!link.ok() && link.message().rfind("unknown attribute", 0) == 0) {
     return Status::Error(link.message().substr(0, link.message().find(" (")) +
-                         " (expected delay, loss, name, ip, mac, gw or gw_mac)");
+                         " (expected delay, loss, name, ip, mac, gw, gw_mac or role)");
   }
   SWEMU_RETURN_IF_ERROR(link);
   if (host.name.empty()) host.name = host.sw + "-p" + std::to_string(host.port);
@@ -149,6 +153,15 @@ Status AddRun(const std::string& value, TopologyConfig& out) {
 }
 
 }  // namespace
+
+Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
+                           const std::vector<LinkSpec>& links) {
+  for (const LoadedSwitchConfig& sw : switches) {
+    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.config, sw.startup_script));
+  }
+  for (const LinkSpec& link : links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
+  return Status::Ok();
+}
 
 Status ParseSwitchPort(const std::string& text, std::string* sw, PortId* port) {
   std::size_t colon = text.rfind(':');

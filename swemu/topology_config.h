@@ -4,6 +4,7 @@
 //   switch = leaf1 leaf1.ini
 //   link = leaf1:2 spine:0 rate=10G delay=1us loss=0.001
 //   host = leaf1:0 delay=500ns name=h0 ip=10.0.1.1/24 mac=02:00:00:00:01:01 gw=10.0.1.254
+//   host = leaf1:1 name=ps role=ps   (a role for the experiments that take --topology)
 //   run = h0 iperf3 -s
 //   include = leaf_spine.topo   (another file's lines, as if written here)
 //   seed = 1
@@ -30,6 +31,9 @@ struct TopologyHost {
   std::string mac;      // "aa:bb:cc:dd:ee:ff" or empty (the kernel picks one)
   std::string gateway;  // "A.B.C.D" within ip's subnet, or empty
   std::string gateway_mac;  // the gateway's MAC, installed as a permanent neighbour, or empty
+  // What the host is to the system an experiment runs (e.g. worker, ps, background): each
+  // experiment that takes --topology names the roles it knows; empty when the file says none.
+  std::string role;
 };
 
 // One `run = HOST COMMAND...` line: a shell command for host HOST's namespace.
@@ -50,6 +54,10 @@ struct TopologyConfig {
 // Loads the file and every switch config it names (paths relative to the topology file).
 // Which ports exist and are free is checked when the engine is built from it.
 Result<TopologyConfig> LoadTopology(const std::string& path);
+
+// Adds the switches, then the links, to an engine (hosts are the caller's).
+Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
+                           const std::vector<LinkSpec>& links);
 
 // "NAME:PORT" -> name and port.
 Status ParseSwitchPort(const std::string& text, std::string* sw, PortId* port);

@@ -142,6 +142,20 @@ run = a-p1   iperf3 -s
   EXPECT_EQ(topo->runs[1].command, "iperf3 -s");
 }
 
+TEST(TopologyConfigTest, ReadsARoleAndRefusesTwoWords) {
+  Write("a.ini", "[switch]\nports = 4\n");
+  Result<TopologyConfig> topo =
+      LoadTopology(Write("roles.topo", "[topology]\nswitch = a a.ini\nhost = a:0 role=ps\n"
+                                       "host = a:1\n"));
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  EXPECT_EQ(topo->hosts[0].role, "ps");
+  EXPECT_EQ(topo->hosts[1].role, "");
+  Result<TopologyConfig> bad =
+      LoadTopology(Write("bad.topo", "[topology]\nswitch = a a.ini\nhost = a:0 role=a/b\n"));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.message().find("role: one word"), std::string::npos) << bad.message();
+}
+
 TEST(TopologyConfigTest, BundledLeafSpineNamesItsHosts) {
   Result<TopologyConfig> topo = LoadTopology(SWEMU_SOURCE_DIR "/configs/leaf_spine.topo");
   ASSERT_TRUE(topo.ok()) << topo.message();

@@ -31,10 +31,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   const AtpJobFile* job = &files->job;
 
   Engine engine(topo->seed);
-  for (const LoadedSwitchConfig& sw : topo->switches) {
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.config, sw.startup_script));
-  }
-  for (const LinkSpec& link : topo->links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
+  SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(engine, topo->switches, topo->links));
 
   // Hosts: workers in id order, then the PS. Each needs a `host =` line in the topology.
   std::vector<JobPlacement> places = job->workers;
