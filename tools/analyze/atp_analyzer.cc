@@ -250,8 +250,6 @@ Status AtpAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool 
   return Status::Ok();
 }
 
-}  // namespace
-
 std::vector<std::string> AtpFieldNames() {
   return {"atp.version", "atp.flags",        "atp.worker_id", "atp.fan_in0", "atp.fan_in1",
           "atp.job_id",  "atp.num_elements", "atp.seq",       "atp.bitmap"};
@@ -270,5 +268,14 @@ Result<std::unique_ptr<ProtocolAnalyzer>> MakeAtpAnalyzer(const po::variables_ma
   if (!n.ok()) return Status::Error("--atp-aggregators: " + n.message());
   return std::unique_ptr<ProtocolAnalyzer>(new AtpAnalyzer(static_cast<uint32_t>(*n)));
 }
+
+}  // namespace
+
+SWEMU_REGISTER_PROTOCOL({.order = 10,
+                         .name = "atp",
+                         .default_udp_port = kAtpDefaultUdpPort,
+                         .fields = AtpFieldNames,
+                         .add_options = AddAtpOptions,
+                         .make = MakeAtpAnalyzer});
 
 }  // namespace swemu

@@ -316,8 +316,6 @@ Status DlcpAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool
   return Status::Ok();
 }
 
-}  // namespace
-
 std::vector<std::string> DlcpFieldNames() {
   return {"dlcp.version", "dlcp.type",   "dlcp.pull", "dlcp.length",   "dlcp.tensor",
           "dlcp.seq",     "dlcp.offset", "dlcp.tag",  "dlcp.important"};
@@ -335,5 +333,15 @@ Result<std::unique_ptr<ProtocolAnalyzer>> MakeDlcpAnalyzer(const po::variables_m
   if (!port.ok()) return Status::Error("--dlcp-port: " + port.message());
   return std::unique_ptr<ProtocolAnalyzer>(new DlcpAnalyzer(static_cast<uint16_t>(*port)));
 }
+
+}  // namespace
+
+// DLCP is read on datagrams to --dlcp-port (OwnUdpPort), not on --udp-port.
+SWEMU_REGISTER_PROTOCOL({.order = 30,
+                         .name = "dlcp",
+                         .default_udp_port = 0,
+                         .fields = DlcpFieldNames,
+                         .add_options = AddDlcpOptions,
+                         .make = MakeDlcpAnalyzer});
 
 }  // namespace swemu

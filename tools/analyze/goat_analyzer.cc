@@ -241,8 +241,6 @@ Status GoatAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool
   return Status::Ok();
 }
 
-}  // namespace
-
 std::vector<std::string> GoatFieldNames() {
   return {"goat.version",      "goat.type",     "goat.flags",    "goat.job_id",
           "goat.node_id",      "goat.submodel", "goat.fragment", "goat.round",
@@ -259,5 +257,15 @@ Result<std::unique_ptr<ProtocolAnalyzer>> MakeGoatAnalyzer(const po::variables_m
   if (!port.ok()) return port.status();
   return std::unique_ptr<ProtocolAnalyzer>(new GoatAnalyzer(*port));
 }
+
+}  // namespace
+
+// GOAT is read on datagrams to --goat-port (OwnUdpPort), not on --udp-port.
+SWEMU_REGISTER_PROTOCOL({.order = 40,
+                         .name = "goat",
+                         .default_udp_port = 0,
+                         .fields = GoatFieldNames,
+                         .add_options = AddGoatOptions,
+                         .make = MakeGoatAnalyzer});
 
 }  // namespace swemu

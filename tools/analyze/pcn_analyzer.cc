@@ -239,8 +239,6 @@ Status PcnAnalyzer::WriteCsv(const std::string& dir, std::string_view run, bool 
   return Status::Ok();
 }
 
-}  // namespace
-
 std::vector<std::string> PcnFieldNames() {
   return {"pcn.start", "pcn.ack", "pcn.threshold", "pcn.ecn"};
 }
@@ -258,5 +256,15 @@ Result<std::unique_ptr<ProtocolAnalyzer>> MakePcnAnalyzer(const po::variables_ma
   if (!port.ok()) return Status::Error("--pcn-port: " + port.message());
   return std::unique_ptr<ProtocolAnalyzer>(new PcnAnalyzer(static_cast<uint16_t>(*port)));
 }
+
+}  // namespace
+
+// PCN is read on datagrams to and from --pcn-port (BothWaysUdpPort), not on --udp-port.
+SWEMU_REGISTER_PROTOCOL({.order = 20,
+                         .name = "pcn",
+                         .default_udp_port = 0,
+                         .fields = PcnFieldNames,
+                         .add_options = AddPcnOptions,
+                         .make = MakePcnAnalyzer});
 
 }  // namespace swemu

@@ -364,8 +364,6 @@ Status PlinkAnalyzer::WriteCsv(const std::string& dir, std::string_view run, boo
   return Status::Ok();
 }
 
-}  // namespace
-
 std::vector<std::string> PlinkFieldNames() {
   return {"plink.version", "plink.type", "plink.flags",  "plink.sender", "plink.receiver",
           "plink.epoch",   "plink.seq",  "plink.offset", "plink.stamp"};
@@ -381,5 +379,15 @@ Result<std::unique_ptr<ProtocolAnalyzer>> MakePlinkAnalyzer(const po::variables_
   if (!port.ok()) return port.status();
   return std::unique_ptr<ProtocolAnalyzer>(new PlinkAnalyzer(*port));
 }
+
+}  // namespace
+
+// PLink is read on datagrams to --plink-port (OwnUdpPort), not on --udp-port.
+SWEMU_REGISTER_PROTOCOL({.order = 50,
+                         .name = "plink",
+                         .default_udp_port = 0,
+                         .fields = PlinkFieldNames,
+                         .add_options = AddPlinkOptions,
+                         .make = MakePlinkAnalyzer});
 
 }  // namespace swemu

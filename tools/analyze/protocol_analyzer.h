@@ -3,7 +3,7 @@
 // DLCP, GOAT, PLink). A protocol decodes its header with the definitions in
 // pipeline/wire/, names its fields for the per-packet table (the same names as the Wireshark
 // dissector, tools/wireshark/swemu.lua, and docs/wire.md), and keeps its own per-object summary.
-// protocols.cc is the one place protocols are registered.
+// Each protocol's file registers it (SWEMU_REGISTER_PROTOCOL, below): no list names them.
 #include <boost/program_options.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -48,6 +48,9 @@ class ProtocolAnalyzer {
 };
 
 struct ProtocolEntry {
+  // Its place in Protocols() (the per-packet table's columns, the summaries, --help): lowest
+  // first, ties by name. Fixed numbers, so the order never depends on the link order.
+  int order;
   std::string_view name;  // "atp": the option prefix and the field prefix
   // The UDP destination port of --udp-port's default; 0: none, the protocol sets its port with
   // its own option --<name>-port (OwnUdpPort, or BothWaysUdpPort).
@@ -59,8 +62,21 @@ struct ProtocolEntry {
       const boost::program_options::variables_map& vm);
 };
 
-// Every protocol swemu-analyze knows, in the order of the per-packet table's columns.
+// Every protocol swemu-analyze knows, by ProtocolEntry::order.
 std::span<const ProtocolEntry> Protocols();
+
+// Adds a protocol to Protocols(); a second protocol of the same name ends the program with a
+// line saying so (a mistake in the code, found at start-up). Called by SWEMU_REGISTER_PROTOCOL.
+bool RegisterProtocol(const ProtocolEntry& entry);
+
+// In a protocol's own file (one per file), after its functions, as pipeline/programs' files
+// register their programs:
+//   SWEMU_REGISTER_PROTOCOL({.order = 10, .name = "atp", .default_udp_port = ...,
+//                            .fields = ..., .add_options = ..., .make = ...});
+// swemu_analyze is an object library, so no registration is dropped by the linker.
+#define SWEMU_REGISTER_PROTOCOL(...)                             \
+  [[maybe_unused]] static const bool swemu_protocol_registered = \
+      ::swemu::RegisterProtocol(::swemu::ProtocolEntry __VA_ARGS__)
 
 // Helpers shared by the protocols' files (protocols.cc).
 

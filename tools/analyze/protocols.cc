@@ -1,48 +1,41 @@
-// The one place swemu-analyze's protocols are registered. A new swemu program header adds a
-// file beside atp_analyzer.cc and one line here. Also the helpers the protocols' files share.
+// The registry of swemu-analyze's protocols (each protocol's file registers itself with
+// SWEMU_REGISTER_PROTOCOL), and the helpers the protocols' files share.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "pipeline/control/units.h"
-#include "pipeline/wire/atp.h"
 #include "tools/analyze/protocol_analyzer.h"
 
 namespace swemu {
+namespace {
 
-std::vector<std::string> AtpFieldNames();
-void AddAtpOptions(boost::program_options::options_description& options);
-Result<std::unique_ptr<ProtocolAnalyzer>> MakeAtpAnalyzer(
-    const boost::program_options::variables_map& vm);
-std::vector<std::string> PcnFieldNames();
-void AddPcnOptions(boost::program_options::options_description& options);
-Result<std::unique_ptr<ProtocolAnalyzer>> MakePcnAnalyzer(
-    const boost::program_options::variables_map& vm);
-std::vector<std::string> DlcpFieldNames();
-void AddDlcpOptions(boost::program_options::options_description& options);
-Result<std::unique_ptr<ProtocolAnalyzer>> MakeDlcpAnalyzer(
-    const boost::program_options::variables_map& vm);
-std::vector<std::string> GoatFieldNames();
-void AddGoatOptions(boost::program_options::options_description& options);
-Result<std::unique_ptr<ProtocolAnalyzer>> MakeGoatAnalyzer(
-    const boost::program_options::variables_map& vm);
-std::vector<std::string> PlinkFieldNames();
-void AddPlinkOptions(boost::program_options::options_description& options);
-Result<std::unique_ptr<ProtocolAnalyzer>> MakePlinkAnalyzer(
-    const boost::program_options::variables_map& vm);
-
-std::span<const ProtocolEntry> Protocols() {
-  static const ProtocolEntry kProtocols[] = {
-      {"atp", kAtpDefaultUdpPort, AtpFieldNames, AddAtpOptions, MakeAtpAnalyzer},
-      // PCN is read on datagrams to and from --pcn-port (BothWaysUdpPort), not on --udp-port.
-      {"pcn", 0, PcnFieldNames, AddPcnOptions, MakePcnAnalyzer},
-      // DLCP is read on datagrams to --dlcp-port (OwnUdpPort), not on --udp-port.
-      {"dlcp", 0, DlcpFieldNames, AddDlcpOptions, MakeDlcpAnalyzer},
-      // GOAT is read on datagrams to --goat-port (OwnUdpPort), not on --udp-port.
-      {"goat", 0, GoatFieldNames, AddGoatOptions, MakeGoatAnalyzer},
-      // PLink is read on datagrams to --plink-port (OwnUdpPort), not on --udp-port.
-      {"plink", 0, PlinkFieldNames, AddPlinkOptions, MakePlinkAnalyzer},
-  };
-  return kProtocols;
+// Filled before main() by the protocols' static registrars, read-only afterwards.
+std::vector<ProtocolEntry>& Registry() {
+  static std::vector<ProtocolEntry> registry;
+  return registry;
 }
+
+}  // namespace
+
+bool RegisterProtocol(const ProtocolEntry& entry) {
+  std::vector<ProtocolEntry>& registry = Registry();
+  for (const ProtocolEntry& known : registry) {
+    if (known.name == entry.name) {
+      std::fprintf(stderr, "swemu-analyze: protocol \"%.*s\" is registered twice\n",
+                   static_cast<int>(entry.name.size()), entry.name.data());
+      std::abort();
+    }
+  }
+  auto before = [](const ProtocolEntry& a, const ProtocolEntry& b) {
+    return a.order != b.order ? a.order < b.order : a.name < b.name;
+  };
+  registry.insert(std::upper_bound(registry.begin(), registry.end(), entry, before), entry);
+  return true;
+}
+
+std::span<const ProtocolEntry> Protocols() { return Registry(); }
 
 void AddUdpPortOption(boost::program_options::options_description& options, const char* name,
                       uint16_t default_port, const char* help) {
