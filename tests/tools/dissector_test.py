@@ -8,7 +8,8 @@ field, every flag and the edge cases), decodes them with tshark and the Lua scri
 every field of every frame with what it wrote. Headers and elements cut short in the datagram
 must be flagged truncated (malformed), ones cut only by the capture's snap length noted (not
 malformed), a bad version warned about, datagrams to other ports and non-UDP frames left alone,
-and the udp_port preference (swemu_atp.udp_port) must move the protocol. Exits 0 on success; otherwise prints each failure and exits 1 (2 when
+and the udp_port preference (swemu_atp.udp_port) must move the protocol, also onto GOAT's port while
+GOAT moves onto ATP's. Exits 0 on success; otherwise prints each failure and exits 1 (2 when
 tshark is missing or fails). OUT_DIR (default: a temporary directory) keeps the pcaps and
 tshark's outputs.
 """
@@ -469,6 +470,25 @@ def check_run(packets, rows, tag):
     return errors
 
 
+def check_port_swap(tshark, lua, out_dir):
+    goat = bytes([0x10]) + bytes(27)  # a GOAT header (version 1, gradient), no elements
+    frames = [ipv4_udp_frame(atp_payload(header(num_elements=1, seq=5), [1]), 40000, 9100),
+              ipv4_udp_frame(goat, 40000, 9000)]
+    pcap = os.path.join(out_dir, "port_swap.pcap")
+    write_pcap(pcap, [(f, None) for f in frames])
+    prefs = [["-o", PROTO + ".udp_port:9100"], ["-o", "swemu_goat.udp_port:9000"]]
+    errors = []
+    for tag, order in (("swap_atp_first", prefs), ("swap_goat_first", prefs[::-1])):
+        extra = [arg for pref in order for arg in pref]
+        extra += ["-T", "fields", "-E", "separator=/t", "-e", "atp.seq", "-e", "goat.version"]
+        rows = [line.split("\t") for line in
+                run_tshark(tshark, lua, pcap, extra, out_dir, tag).splitlines()]
+        if rows != [["5", ""], ["", "1"]]:
+            errors.append("%s: expected ATP seq 5 to 9100 and GOAT version 1 to 9000, got %r"
+                          % (tag, rows))
+    return errors
+
+
 def main(argv):
     if len(argv) not in (2, 3):
         print(__doc__, file=sys.stderr)
@@ -514,6 +534,10 @@ def main(argv):
                           "preference")
         if not rows.get(2, {}).get("atp.seq"):
             errors.append("port9100_default: frame 2 to 9000 not decoded as ATP")
+
+        # 3. Two protocols trading ports (ATP onto GOAT's 9100, GOAT onto ATP's 9000), the
+        # preferences given in either order: each port goes to the protocol moved onto it.
+        errors += check_port_swap(tshark, lua, out_dir)
     except Failure as failure:
         errors.append(str(failure))
     except subprocess.TimeoutExpired as timeout:

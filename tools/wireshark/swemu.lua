@@ -203,10 +203,17 @@ function swemu.udp_protocol(spec)
 
   local udp_table = DissectorTable.get("udp.port")
   local registered_port = nil
+  -- A port is given up only while this protocol still holds it: when several ports move at once
+  -- (one protocol onto another's old port), the order Wireshark calls prefs_changed in must not
+  -- decide which protocol ends up there.
+  local function holds(port)
+    local current = udp_table:get_dissector(port)
+    return current ~= nil and tostring(current) == proto.name
+  end
   local function register_port()
     local port = proto.prefs.udp_port
     if registered_port == port then return end
-    if registered_port ~= nil and registered_port ~= 0 then
+    if registered_port ~= nil and registered_port ~= 0 and holds(registered_port) then
       udp_table:remove(registered_port, proto)
     end
     if port ~= 0 then udp_table:add(port, proto) end
