@@ -26,6 +26,13 @@ import tempfile
 ATP_PORT = 9000
 ATP_HEADER_LEN = 16
 PROTO = "swemu_atp"  # the protocol's filter name; "atp" is Wireshark's AppleTalk ATP
+# swemu-analyze's malformed reasons for ATP, each with the words of the dissector's expert message
+# (dissector_vs_analyzer.py checks them, as the *_round_trip.py files' for their protocols).
+REASON_WORDS = {
+    "atp_truncated_header": "truncated: ATP header",
+    "atp_truncated_elements": "elements need",
+    "atp_bad_version": "unsupported ATP version",
+}
 
 FLAGS = ["param", "resend", "edge", "ecn", "overflow", "float"]  # bits 5..0
 FLAG_BIT = {name: 1 << (5 - i) for i, name in enumerate(FLAGS)}

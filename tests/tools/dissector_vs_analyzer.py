@@ -7,8 +7,11 @@ Usage:
 
 With --gen, first runs `swemu-gen --workload atp --workers 4 --layers 2 --seed 1 --out PCAP`
 (PCAP: --pcap, or DIR/atp.pcap). Then runs `swemu-analyze PCAP --packets DIR/packets.csv`,
-which writes one row per frame with the columns of ANALYZER_COLUMNS below, and tshark with the
-Lua script on the same pcap, and compares the two row by row, cell by cell.
+which writes one row per frame (the columns of LAYER_COLUMNS below, then each protocol's
+"<protocol>.<field>" columns in the analyzer's order, then "malformed"), and tshark with the Lua
+script on the same pcap, and compares the two row by row, cell by cell. No protocol is named
+here: the protocols' columns come from the CSV header, their malformed reasons from their own
+tests (dissector_test.py's REASON_WORDS for ATP, each *_round_trip.py's Protocol).
 
 How each analyzer column is compared:
   frame, caplen, len        frame.number, frame.cap_len, frame.len
@@ -17,51 +20,49 @@ How each analyzer column is compared:
   vlan.id                   vlan.id of the outer tag
   ip.*                      ip.src, ip.dst, ip.dsfield.dscp, ip.dsfield.ecn, ip.proto (outer)
   l4.sport, l4.dport        udp.srcport/dstport, else tcp.srcport/dstport
-  atp.*                     the dissector's atp.* fields (atp.flags: the 6 flag bits)
-  pcn.*                     the dissector's pcn.* fields (pcn.start and pcn.ack as 0/1)
-  dlcp.*                    the dissector's dlcp.* fields (dlcp.pull and dlcp.important as 0/1;
-                            dlcp.tag and dlcp.important on data packets only)
-  goat.*                    the dissector's goat.* fields (goat.bitmap as 0x... hex)
-  plink.*                   the dissector's plink.* fields (plink.flags as 0x... hex)
+  <protocol>.<field>        the dissector's field of the same name, as an integer (atp.flags:
+                            the 6 flag bits; pcn.start, dlcp.pull as 0/1; goat.bitmap as 0x...)
   malformed                 as a yes/no: the analyzer names a reason, or tshark flags the frame
                             (_ws.malformed, which the dissector's truncated, bad-version,
                             bad-type, bad-count, chunk-overrun and START+ACK experts set, or an
-                            IPv4/UDP/TCP checksum error); an atp_*, pcn_*, dlcp_*, goat_* or
-                            plink_* reason must also be among the dissector's expert messages
-                            (REASONS)
+                            IPv4/UDP/TCP checksum error); a protocol's reason must also be among
+                            the dissector's expert messages (the words its own test gives)
 Numbers are compared as integers (tshark's "0x..." parsed as hex). An empty cell means the
 header (or, in a header cut short, the field) is absent; the other side must be empty too. Both
 tools decode a cut header as far as its bytes go, and neither calls a frame cut only by the
 capture's snap length malformed.
 
 Exit status: 0 when every cell agrees and at least one frame with a program header (ATP, PCN,
-DLCP, GOAT or PLink) was compared; 1 on
+DLCP, GOAT, PLink, ...) was compared; 1 on
 differences (the first --max-diffs are printed: frame, column, both values); 2 when a tool is
 missing or fails.
 """
 
 import argparse
 import csv
+import glob
+import importlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 
-ANALYZER_COLUMNS = [
-    "frame", "time_ns", "caplen", "len", "eth.src", "eth.dst", "vlan.id", "ip.src", "ip.dst",
-    "ip.dscp", "ip.ecn", "ip.proto", "l4.sport", "l4.dport", "atp.version", "atp.flags",
-    "atp.worker_id", "atp.fan_in0", "atp.fan_in1", "atp.job_id", "atp.num_elements", "atp.seq",
-    "atp.bitmap", "pcn.start", "pcn.ack", "pcn.threshold", "pcn.ecn", "dlcp.version",
-    "dlcp.type", "dlcp.pull", "dlcp.length", "dlcp.tensor", "dlcp.seq", "dlcp.offset", "dlcp.tag",
-    "dlcp.important", "goat.version", "goat.type", "goat.flags", "goat.job_id", "goat.node_id",
-    "goat.submodel", "goat.fragment", "goat.round", "goat.num_elements", "goat.count",
-    "goat.bitmap", "plink.version", "plink.type", "plink.flags", "plink.sender",
-    "plink.receiver", "plink.epoch", "plink.seq", "plink.offset", "plink.stamp", "malformed",
-]
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import dissector_test  # noqa: E402
+import round_trip_lib  # noqa: E402
 
-# Analyzer column -> (tshark fields tried in order, the first non-empty one counts; kind).
+# The analyzer's columns of every frame's layers, before the protocols' columns.
+LAYER_COLUMNS = [
+    "frame", "time_ns", "caplen", "len", "eth.src", "eth.dst", "vlan.id", "ip.src", "ip.dst",
+    "ip.dscp", "ip.ecn", "ip.proto", "l4.sport", "l4.dport",
+]
+PROTOCOL_COLUMN = re.compile(r"^([a-z][a-z0-9_]*)\.[a-z0-9_.]+$")
+
+# Layer column -> (tshark fields tried in order, the first non-empty one counts; kind).
 # Kinds: "int" (decimal or 0x hex), "text" (compared lower case), "time" (seconds -> ns).
-COLUMN_SOURCES = {
+LAYER_SOURCES = {
     "frame": (["frame.number"], "int"),
     "time_ns": (["frame.time_epoch"], "time"),
     "caplen": (["frame.cap_len"], "int"),
@@ -77,9 +78,6 @@ COLUMN_SOURCES = {
     "l4.sport": (["udp.srcport", "tcp.srcport"], "int"),
     "l4.dport": (["udp.dstport", "tcp.dstport"], "int"),
 }
-for _name in ANALYZER_COLUMNS:
-    if _name.startswith(("atp.", "pcn.", "dlcp.", "goat.", "plink.")):
-        COLUMN_SOURCES[_name] = ([_name], "int")
 
 # tshark fields read to decide "malformed".
 EXPERT_FIELDS = ["_ws.malformed", "_ws.expert.group", "_ws.expert.severity",
@@ -87,26 +85,19 @@ EXPERT_FIELDS = ["_ws.malformed", "_ws.expert.group", "_ws.expert.severity",
 PI_CHECKSUM = 0x01000000  # epan/proto.h expert groups and severities
 PI_ERROR = 0x00800000
 
-# The analyzer's protocol reasons and the words of the dissector's expert message for each.
-REASONS = {
-    "atp_truncated_header": "truncated: ATP header",
-    "atp_truncated_elements": "elements need",
-    "atp_bad_version": "unsupported ATP version",
-    "pcn_start_and_ack": "START and ACK both set",
-    "dlcp_truncated_header": "truncated: DLCP header",
-    "dlcp_truncated_payload": "truncated: DLCP payload length",
-    "dlcp_bad_version": "unsupported DLCP version",
-    "dlcp_bad_type": "unknown DLCP type",
-    "goat_truncated_header": "truncated: GOAT header",
-    "goat_truncated_elements": "elements need",
-    "goat_bad_version": "unsupported GOAT version",
-    "goat_bad_type": "unknown GOAT type",
-    "goat_bad_count": "is not popcount(bitmap)",
-    "plink_truncated_header": "truncated: PLink header",
-    "plink_bad_version": "unsupported PLink version",
-    "plink_bad_type": "unknown PLink type",
-    "plink_chunk_overrun": "past the chunk's size",
-}
+
+def protocol_reason_words():
+    """The analyzer's malformed reasons -> the words of the dissector's expert message, as each
+    protocol's own test gives them: dissector_test.py (ATP) and every *_round_trip.py here."""
+    words = dict(dissector_test.REASON_WORDS)
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in sorted(glob.glob(os.path.join(here, "*_round_trip.py"))):
+        module = importlib.import_module(os.path.splitext(os.path.basename(path))[0])
+        for value in vars(module).values():
+            if isinstance(value, round_trip_lib.Protocol):
+                words.update(value.reason_words)
+    return words
+
 
 AGGREGATOR = "|"  # between repeated values of one field (messages may contain commas)
 GEN_ARGS = ["--workload", "atp", "--workers", "4", "--layers", "2", "--seed", "1"]
@@ -149,36 +140,71 @@ def check_executable(path, option):
 # Reading both sides
 # --------------------------------------------------------------------------------------------
 
+def protocol_columns(header):
+    """{protocol: its columns}, in the header's order, from the analyzer's CSV header: the
+    layers' columns, then "<protocol>.<field>" columns, each protocol's together, then
+    "malformed". Raises SetupError on any other header."""
+    middle = (header or [])[len(LAYER_COLUMNS):-1]
+    if (header or [])[:len(LAYER_COLUMNS)] != LAYER_COLUMNS or header[-1:] != ["malformed"]:
+        raise SetupError("header is\n  %s\nexpected %s, then <protocol>.<field> columns, then "
+                         "malformed" % (",".join(header or []), ",".join(LAYER_COLUMNS)))
+    protocols = {}
+    previous = None
+    for column in middle:
+        match = PROTOCOL_COLUMN.match(column)
+        if not match:
+            raise SetupError("header column %r is not <protocol>.<field>" % column)
+        name = match.group(1)
+        if name in protocols and name != previous:
+            raise SetupError("header: the %s columns are not together" % name)
+        protocols.setdefault(name, []).append(column)
+        previous = name
+    if not protocols:
+        raise SetupError("header has no protocol columns: %s" % ",".join(header))
+    return protocols
+
+
+def column_sources(protocols):
+    """Analyzer column -> (tshark fields, kind): the layers', then every protocol column from
+    the dissector's field of the same name."""
+    sources = dict(LAYER_SOURCES)
+    for columns in protocols.values():
+        for column in columns:
+            sources[column] = ([column], "int")
+    return sources
+
+
 def read_analyzer_csv(path):
-    """{frame number: {column: cell}} from the analyzer's CSV, whose header must be exact."""
+    """({protocol: columns}, {frame number: {column: cell}}) from the analyzer's CSV."""
     if not os.path.isfile(path):
         raise SetupError("the analyzer wrote no %s" % path)
     with open(path, newline="") as f:
         reader = csv.reader(f)
         header = next(reader, None)
-        if header != ANALYZER_COLUMNS:
-            raise SetupError("%s: header is\n  %s\nexpected\n  %s" % (
-                path, ",".join(header or []), ",".join(ANALYZER_COLUMNS)))
+        try:
+            protocols = protocol_columns(header)
+        except SetupError as error:
+            raise SetupError("%s: %s" % (path, error))
         rows = {}
         for line_number, cells in enumerate(reader, start=2):
-            if len(cells) != len(ANALYZER_COLUMNS):
+            if len(cells) != len(header):
                 raise SetupError("%s line %d: %d cells, expected %d" % (
-                    path, line_number, len(cells), len(ANALYZER_COLUMNS)))
-            row = dict(zip(ANALYZER_COLUMNS, (c.strip() for c in cells)))
+                    path, line_number, len(cells), len(header)))
+            row = dict(zip(header, (c.strip() for c in cells)))
             rows[int(row["frame"])] = row
-    return rows
+    return protocols, rows
 
 
-def tshark_fields():
+def tshark_fields(sources):
     fields = []
-    for sources, _ in COLUMN_SOURCES.values():
-        fields += [f for f in sources if f not in fields]
+    for fields_tried, _ in sources.values():
+        fields += [f for f in fields_tried if f not in fields]
     return fields + EXPERT_FIELDS
 
 
-def read_tshark(tshark, lua, pcap, atp_port, out_path):
+def read_tshark(tshark, lua, pcap, atp_port, sources, out_path):
     """{frame number: {field: [values]}} from tshark with the dissector."""
-    fields = tshark_fields()
+    fields = tshark_fields(sources)
     cmd = [tshark, "-n", "-X", "lua_script:" + lua, "-r", pcap,
            "-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE",
            "-o", "tcp.check_checksum:TRUE",
@@ -252,11 +278,14 @@ def tshark_malformed(row):
     return " ".join(reasons)
 
 
-def compare(analyzer, tshark):
-    """Returns (differences as (frame, column, analyzer value, tshark value), statistics)."""
+def compare(analyzer, tshark, protocols):
+    """Returns (differences as (frame, column, analyzer value, tshark value), frames compared,
+    {protocol: frames where both tools read its first column})."""
     diffs = []
-    stats = {"frames": 0, "atp_frames": 0, "pcn_frames": 0, "dlcp_frames": 0, "goat_frames": 0,
-             "plink_frames": 0}
+    frames = 0
+    per_protocol = {name: 0 for name in protocols}
+    sources = column_sources(protocols)
+    reasons = protocol_reason_words()
     for frame in sorted(set(analyzer) | set(tshark)):
         if frame not in tshark:
             diffs.append((frame, "(row)", "present", "missing"))
@@ -265,11 +294,11 @@ def compare(analyzer, tshark):
             diffs.append((frame, "(row)", "missing", "present"))
             continue
         a_row, t_row = analyzer[frame], tshark[frame]
-        stats["frames"] += 1
+        frames += 1
         a_malformed = a_row["malformed"]
         t_malformed = tshark_malformed(t_row)
-        for column, (sources, kind) in COLUMN_SOURCES.items():
-            a_text, t_text = a_row[column], tshark_cell(t_row, sources)
+        for column, (fields, kind) in sources.items():
+            a_text, t_text = a_row[column], tshark_cell(t_row, fields)
             try:  # the analyzer writes time_ns as integer nanoseconds already
                 a_value = normalize(a_text, "int" if kind == "time" else kind)
             except ValueError:
@@ -285,21 +314,14 @@ def compare(analyzer, tshark):
         if bool(a_malformed) != bool(t_malformed):
             diffs.append((frame, "malformed", a_malformed or "(empty)",
                           t_malformed or "(empty)"))
-        elif a_malformed in REASONS and not any(
-                REASONS[a_malformed] in m for m in t_row["_ws.expert.message"]):
+        elif a_malformed in reasons and not any(
+                reasons[a_malformed] in m for m in t_row["_ws.expert.message"]):
             diffs.append((frame, "malformed", a_malformed,
                           "; ".join(t_row["_ws.expert.message"]) or "(no expert message)"))
-        if a_row["atp.version"] and tshark_cell(t_row, ["atp.version"]):
-            stats["atp_frames"] += 1
-        if a_row["pcn.start"] and tshark_cell(t_row, ["pcn.start"]):
-            stats["pcn_frames"] += 1
-        if a_row["dlcp.version"] and tshark_cell(t_row, ["dlcp.version"]):
-            stats["dlcp_frames"] += 1
-        if a_row["goat.version"] and tshark_cell(t_row, ["goat.version"]):
-            stats["goat_frames"] += 1
-        if a_row["plink.version"] and tshark_cell(t_row, ["plink.version"]):
-            stats["plink_frames"] += 1
-    return diffs, stats
+        for name, columns in protocols.items():
+            if a_row[columns[0]] and tshark_cell(t_row, columns[:1]):
+                per_protocol[name] += 1
+    return diffs, frames, per_protocol
 
 
 def main():
@@ -336,19 +358,17 @@ def main():
         if os.path.exists(csv_path):
             os.remove(csv_path)  # never compare against a stale CSV
         run([args.analyze, pcap, "--packets", csv_path], "swemu-analyze")
-        analyzer = read_analyzer_csv(csv_path)
-        dissector = read_tshark(tshark, lua, pcap, args.atp_port,
+        protocols, analyzer = read_analyzer_csv(csv_path)
+        dissector = read_tshark(tshark, lua, pcap, args.atp_port, column_sources(protocols),
                                 os.path.join(args.tmp, "tshark_fields.tsv"))
     except SetupError as error:
         print("FAIL (setup): %s" % error, file=sys.stderr)
         return 2
 
-    diffs, stats = compare(analyzer, dissector)
-    summary = ("%d frames compared (%d with an ATP header, %d with PCN bits, %d with a DLCP "
-               "header, %d with a GOAT header, %d with a PLink header), %d analyzer CSV rows, "
-               "%d tshark rows" % (
-                   stats["frames"], stats["atp_frames"], stats["pcn_frames"],
-                   stats["dlcp_frames"], stats["goat_frames"], stats["plink_frames"],
+    diffs, frames, per_protocol = compare(analyzer, dissector, protocols)
+    summary = ("%d frames compared (with each protocol's header or bits on both sides: %s), "
+               "%d analyzer CSV rows, %d tshark rows" % (
+                   frames, ", ".join("%s %d" % kv for kv in per_protocol.items()),
                    len(analyzer), len(dissector)))
     if diffs:
         by_column = {}
@@ -367,10 +387,9 @@ def main():
         print("  " + summary, file=sys.stderr)
         print("  inputs and outputs in %s (pcap %s)" % (args.tmp, pcap), file=sys.stderr)
         return 1
-    if stats["atp_frames"] + stats["pcn_frames"] + stats["dlcp_frames"] + \
-            stats["goat_frames"] + stats["plink_frames"] == 0:
-        print("FAIL: no frame with an ATP header, PCN bits, a DLCP, a GOAT or a PLink header on "
-              "both sides; nothing was compared (%s)" % summary, file=sys.stderr)
+    if sum(per_protocol.values()) == 0:
+        print("FAIL: no frame with a protocol's header or bits (%s) on both sides; nothing was "
+              "compared (%s)" % (", ".join(protocols), summary), file=sys.stderr)
         return 1
     print("PASS: " + summary)
     return 0
