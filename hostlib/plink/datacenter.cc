@@ -9,108 +9,200 @@
 #include "pipeline/engine/engine.h"
 #include "pipeline/engine/rng.h"
 #include "pipeline/switch/switch.h"
+#include "swemu/topology_routes.h"
 
 namespace swemu {
 
 EmulatedDatacenter::~EmulatedDatacenter() = default;
 
-Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(const DatacenterSpec& spec) {
+namespace {
+
+// The tree's shape checked: the counts per level, delays and rates per tier, hosts per rack.
+Status CheckTreeSpec(const DatacenterSpec& spec, uint32_t racks) {
   const auto levels = static_cast<uint32_t>(spec.fanout.size());
-  if (levels == 0 || spec.per_rack == 0) return Status::Error("datacenter: needs racks and hosts");
-  for (uint32_t f : spec.fanout) {
-    if (f == 0 || f > 64) return Status::Error("datacenter: fanout must be 1..64");
-  }
   if (spec.tier_delay_ns.size() != levels + 1) {
     return Status::Error("datacenter: one delay per tier (" + std::to_string(levels + 1) + ")");
   }
   if (!spec.tier_rate_bps.empty() && spec.tier_rate_bps.size() != levels + 1) {
     return Status::Error("datacenter: one rate per tier (" + std::to_string(levels + 1) + ")");
   }
-  std::vector<uint64_t> rate(levels + 1, spec.link_rate_bps);
-  if (!spec.tier_rate_bps.empty()) rate = spec.tier_rate_bps;
-  if (std::find(rate.begin(), rate.end(), 0) != rate.end()) {
+  if (std::find(spec.tier_rate_bps.begin(), spec.tier_rate_bps.end(), 0) !=
+          spec.tier_rate_bps.end() ||
+      (spec.tier_rate_bps.empty() && spec.link_rate_bps == 0)) {
     return Status::Error("datacenter: a link rate of 0");
+  }
+  if (!spec.rack_hosts.empty() && spec.rack_hosts.size() != racks) {
+    return Status::Error("datacenter: rack_hosts needs one count per rack (" +
+                         std::to_string(racks) + ")");
+  }
+  for (uint32_t r = 0; r < racks; ++r) {
+    const uint32_t hosts = spec.rack_hosts.empty() ? spec.per_rack : spec.rack_hosts[r];
+    if (hosts == 0 || hosts > 64) {
+      return Status::Error("datacenter: rack " + std::to_string(r) + " must hold 1..64 hosts");
+    }
+  }
+  return Status::Ok();
+}
+
+std::string TreeSwitchName(uint32_t l, uint32_t i) {
+  return l == 0 ? std::string("core") : "l" + std::to_string(l) + "s" + std::to_string(i);
+}
+
+// Each host's location: the switches from the central one (the one whose farthest host switch
+// is nearest; ties to the first listed) to the host's, each as its index among the switches as
+// far from the centre, then the host. In a tree: the ancestors below the core, level by level.
+std::vector<NodeLocation> Locations(const TopologyRoutes& routes, uint32_t hosts) {
+  const uint32_t n = routes.num_switches();
+  uint32_t centre = 0, best = TopologyRoutes::kNone;
+  for (uint32_t s = 0; s < n; ++s) {
+    uint32_t farthest = 0;
+    for (uint32_t h = 0; h < hosts; ++h) {
+      farthest = std::max(farthest, routes.Hops(s, routes.HostSwitch(h)));
+    }
+    if (farthest < best) best = farthest, centre = s;
+  }
+  std::vector<uint32_t> index(n, 0), seen(n + 1, 0);
+  for (uint32_t s = 0; s < n; ++s) {
+    const uint32_t d = routes.Hops(centre, s);
+    if (d != TopologyRoutes::kNone) index[s] = seen[d]++;
+  }
+  std::vector<NodeLocation> where;
+  for (uint32_t h = 0; h < hosts; ++h) {
+    const std::vector<uint32_t> path = routes.SwitchPath(centre, routes.HostSwitch(h));
+    NodeLocation loc;
+    for (std::size_t k = 1; k < path.size(); ++k) loc.push_back(index[path[k]]);
+    loc.push_back(h);
+    where.push_back(loc);
+  }
+  return where;
+}
+
+// One line for the first two hosts that cannot reach each other, or for too few or many hosts.
+Status CheckHosts(const TopologyConfig& topo, const TopologyRoutes& routes) {
+  const auto hosts = static_cast<uint32_t>(topo.hosts.size());
+  if (hosts < 2) {
+    return Status::Error("datacenter: PLink needs at least two hosts, not " +
+                         std::to_string(hosts));
+  }
+  if (hosts > 4096) return Status::Error("datacenter: at most 4096 hosts");
+  for (uint32_t h = 1; h < hosts; ++h) {
+    const uint32_t a = routes.HostSwitch(0), b = routes.HostSwitch(h);
+    if (routes.Hops(a, b) == TopologyRoutes::kNone) {
+      return Status::Error("datacenter: hosts " + topo.hosts[0].name + " and " +
+                           topo.hosts[h].name + " cannot reach each other (no links from " +
+                           routes.name(a) + " to " + routes.name(b) + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TopologyConfig> DatacenterTopology(const DatacenterSpec& spec) {
+  const auto levels = static_cast<uint32_t>(spec.fanout.size());
+  if (levels == 0 || spec.per_rack == 0) return Status::Error("datacenter: needs racks and hosts");
+  for (uint32_t f : spec.fanout) {
+    if (f == 0 || f > 64) return Status::Error("datacenter: fanout must be 1..64");
   }
   std::vector<uint32_t> count(levels + 1, 1);  // switches per level; level 0 is the core
   for (uint32_t l = 1; l <= levels; ++l) count[l] = count[l - 1] * spec.fanout[l - 1];
   const uint32_t racks = count[levels];
+  if (racks > 4096) return Status::Error("datacenter: at most 4096 hosts");
+  SWEMU_RETURN_IF_ERROR(CheckTreeSpec(spec, racks));
+  std::vector<uint64_t> rate(levels + 1, spec.link_rate_bps);
+  if (!spec.tier_rate_bps.empty()) rate = spec.tier_rate_bps;
   std::vector<uint32_t> occupancy(racks, spec.per_rack);
-  if (!spec.rack_hosts.empty()) {
-    if (spec.rack_hosts.size() != racks) {
-      return Status::Error("datacenter: rack_hosts needs one count per rack (" +
-                           std::to_string(racks) + ")");
-    }
-    occupancy = spec.rack_hosts;
-  }
-  auto dc = std::unique_ptr<EmulatedDatacenter>(new EmulatedDatacenter());
-  for (uint32_t r = 0; r < racks; ++r) {
-    if (occupancy[r] == 0 || occupancy[r] > 64) {
-      return Status::Error("datacenter: rack " + std::to_string(r) + " must hold 1..64 hosts");
-    }
-    for (uint32_t k = 0; k < occupancy[r]; ++k) {
-      dc->rack_of_.push_back(r);
-      dc->port_of_.push_back(k);
-    }
-  }
-  const auto hosts = static_cast<uint32_t>(dc->rack_of_.size());
-  if (hosts > 4096) return Status::Error("datacenter: at most 4096 hosts");
-  auto name = [](uint32_t l, uint32_t i) {
-    return l == 0 ? std::string("core") : "l" + std::to_string(l) + "s" + std::to_string(i);
-  };
-  // A host's ancestor at level l (its rack at the last level).
-  auto ancestor = [&](uint32_t host, uint32_t l) {
-    uint32_t id = dc->rack_of_[host];
-    for (uint32_t k = levels; k > l; --k) id /= spec.fanout[k - 1];
-    return id;
-  };
-  dc->engine_ = std::make_unique<Engine>(spec.seed, 1 << 16);
-  auto mac = [](uint32_t h) { return MacAddr::FromU64(0x020000000200ULL + h); };
+  if (!spec.rack_hosts.empty()) occupancy = spec.rack_hosts;
+  TopologyConfig topo;
+  topo.path = "the datacenter tree";
+  topo.seed = spec.seed;
   for (uint32_t l = 0; l <= levels; ++l) {
     for (uint32_t i = 0; i < count[l]; ++i) {
       const uint32_t down = l == levels ? occupancy[i] : spec.fanout[l];
-      SwitchConfig config;
-      config.name = name(l, i);
-      config.num_ports = static_cast<uint16_t>(down + (l == 0 ? 0 : 1));
-      config.program = "l2l3";
-      config.tm.port_rate_bps = rate[l];  // its down links; AddLink sets the uplink's
-      SWEMU_RETURN_IF_ERROR(dc->engine_->AddSwitch(config, ""));
-      std::string script;
-      for (uint32_t h = 0; h < hosts; ++h) {
-        uint32_t port = down;  // the uplink
-        if (ancestor(h, l) == i) {
-          port = l == levels ? dc->port_of_[h] : ancestor(h, l + 1) % spec.fanout[l];
-        }
-        script +=
-            "table_add dmac forward " + FormatMac(mac(h)) + " => " + std::to_string(port) + "\n";
-      }
-      SWEMU_RETURN_IF_ERROR(
-          dc->engine_->FindSwitch(config.name)->commands().RunText(script, config.name));
+      LoadedSwitchConfig sw;
+      sw.config.name = TreeSwitchName(l, i);
+      sw.config.num_ports = static_cast<uint16_t>(down + (l == 0 ? 0 : 1));
+      sw.config.program = "l2l3";
+      sw.config.tm.port_rate_bps = rate[l];  // its down links; the link sets the uplink's
+      topo.switches.push_back(std::move(sw));
     }
   }
   for (uint32_t l = 1; l <= levels; ++l) {
     for (uint32_t i = 0; i < count[l]; ++i) {
       const uint32_t up = l == levels ? occupancy[i] : spec.fanout[l];
-      SWEMU_RETURN_IF_ERROR(dc->engine_->AddLink({name(l, i), static_cast<PortId>(up),
-                                                  name(l - 1, i / spec.fanout[l - 1]),
-                                                  static_cast<PortId>(i % spec.fanout[l - 1]),
-                                                  rate[l - 1], spec.tier_delay_ns[l - 1], 0}));
+      topo.links.push_back({TreeSwitchName(l, i), static_cast<PortId>(up),
+                            TreeSwitchName(l - 1, i / spec.fanout[l - 1]),
+                            static_cast<PortId>(i % spec.fanout[l - 1]), rate[l - 1],
+                            spec.tier_delay_ns[l - 1], 0});
     }
   }
+  for (uint32_t r = 0; r < racks; ++r) {
+    for (uint32_t k = 0; k < occupancy[r]; ++k) {
+      TopologyHost host;
+      host.sw = TreeSwitchName(levels, r);
+      host.port = static_cast<PortId>(k);
+      host.delay_ns = spec.tier_delay_ns[levels];
+      host.loss = spec.host_link_loss;
+      host.name = "h" + std::to_string(topo.hosts.size());
+      topo.hosts.push_back(std::move(host));
+    }
+  }
+  if (topo.hosts.size() > 4096) return Status::Error("datacenter: at most 4096 hosts");
+  return topo;
+}
+
+Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(const DatacenterSpec& spec) {
+  Result<TopologyConfig> topo = DatacenterTopology(spec);
+  if (!topo.ok()) return topo.status();
+  return Create(*topo, spec);
+}
+
+Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(
+    const TopologyConfig& topo, const DatacenterSpec& spec) {
+  Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
+  if (!routes.ok()) return routes.status();
+  SWEMU_RETURN_IF_ERROR(CheckHosts(topo, *routes));
+  const auto hosts = static_cast<uint32_t>(topo.hosts.size());
+  auto dc = std::unique_ptr<EmulatedDatacenter>(new EmulatedDatacenter());
+  std::vector<LoadedSwitchConfig> switches = topo.switches;
+  for (LoadedSwitchConfig& sw : switches) {
+    sw.config.program = "l2l3";  // PLink's entries below, not the file's startup script
+    sw.startup_script.clear();
+  }
+  dc->engine_ = std::make_unique<Engine>(spec.seed, 1 << 16);
+  SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(*dc->engine_, switches, topo.links));
+  auto mac = [](uint32_t h) { return MacAddr::FromU64(0x020000000200ULL + h); };
+  for (uint32_t s = 0; s < routes->num_switches(); ++s) {
+    std::string script;
+    for (uint32_t h = 0; h < hosts; ++h) {
+      const int32_t port = routes->PortToHost(s, h);
+      if (port < 0) continue;  // a switch no host can reach
+      script += "table_add dmac forward " + FormatMac(mac(h)) + " => " + std::to_string(port) + "\n";
+    }
+    SWEMU_RETURN_IF_ERROR(
+        dc->engine_->FindSwitch(routes->name(s))->commands().RunText(script, routes->name(s)));
+  }
   for (uint32_t h = 0; h < hosts; ++h) {
+    const TopologyHost& host = topo.hosts[h];
     dc->addrs_.push_back({mac(h), MakeIpv4Addr(10, 2, static_cast<uint8_t>((h + 1) >> 8),
                                                static_cast<uint8_t>((h + 1) & 0xFF))});
+    const auto known = std::find(dc->rack_names_.begin(), dc->rack_names_.end(), host.sw);
+    dc->rack_of_.push_back(static_cast<uint32_t>(known - dc->rack_names_.begin()));
+    if (known == dc->rack_names_.end()) dc->rack_names_.push_back(host.sw);
+    dc->rack_switch_.push_back(host.sw);
+    dc->port_of_.push_back(host.port);
+    dc->host_rate_bps_.push_back(
+        topo.switches[routes->HostSwitch(h)].config.tm.PortRateBps(host.port));
   }
-  dc->host_rate_bps_ = rate[levels];
+  dc->where_ = Locations(*routes, hosts);
+  for (const NodeLocation& loc : dc->where_) {
+    dc->tiers_ = std::max(dc->tiers_, static_cast<uint32_t>(loc.size()));
+  }
   SplitMix64 rng(HashPair(spec.seed, 0x504c494e));  // "PLIN"
   for (uint32_t h = 0; h < hosts; ++h) {
-    NodeLocation loc;
-    for (uint32_t l = 1; l <= levels; ++l) loc.push_back(ancestor(h, l));
-    loc.push_back(h);
-    dc->where_.push_back(loc);
-    dc->rack_switch_.push_back(name(levels, dc->rack_of_[h]));
-    Result<EngineTransport*> t = EngineTransport::Attach(
-        *dc->engine_, dc->rack_switch_[h], static_cast<PortId>(dc->port_of_[h]),
-        spec.tier_delay_ns[levels], spec.host_link_loss);
+    Result<EngineTransport*> t =
+        EngineTransport::Attach(*dc->engine_, dc->rack_switch_[h], dc->port_of_[h],
+                                topo.hosts[h].delay_ns, topo.hosts[h].loss);
     if (!t.ok()) return t.status();
     ProberOptions po = spec.prober;
     po.host_delay_ns =
@@ -118,7 +210,7 @@ Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(const Dat
     po.jitter_mean_ns = spec.jitter_mean_ns;
     po.seed = rng.Next();
     AggEngineOptions ao = spec.agg;
-    if (ao.nic_rate_bps == 0) ao.nic_rate_bps = rate[levels];
+    if (ao.nic_rate_bps == 0) ao.nic_rate_bps = dc->host_rate_bps_[h];
     dc->probers_.push_back(
         std::make_unique<PlinkProber>(static_cast<uint16_t>(h), dc->addrs_, *t, po));
     dc->aggs_.push_back(
@@ -183,7 +275,7 @@ Result<ReductionRun> EmulatedDatacenter::AllReduce(const AggPlan& plan,
 
 Status EmulatedDatacenter::SetHostRate(uint32_t host, uint64_t bps) {
   if (host >= hosts()) return Status::Error("datacenter: no host " + std::to_string(host));
-  const uint64_t rate = bps == 0 ? host_rate_bps_ : bps;
+  const uint64_t rate = bps == 0 ? host_rate_bps_[host] : bps;
   Switch* sw = engine_->FindSwitch(rack_switch_[host]);
   SWEMU_RETURN_IF_ERROR(sw->tm().SetPortRate(static_cast<PortId>(port_of_[host]), rate));
   aggs_[host]->set_nic_rate_bps(rate);

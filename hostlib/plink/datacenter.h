@@ -1,9 +1,12 @@
 #pragma once
-// An emulated datacenter in the virtual-time engine for PLink: a tree of l2l3 switches (a core,
-// then `fanout` children per level, racks at the bottom) with hosts under each rack (`per_rack`
-// each, or `rack_hosts` for unbalanced occupancy), every tier's links with their own delay and
-// rate (an oversubscribed spine: uplinks slower than the hosts' links add up to), and on every
-// host PLink's endpoints: a PlinkProber and a PlinkAggNode, beside optional background traffic.
+// An emulated datacenter in the virtual-time engine for PLink: the switches, links and hosts of a
+// topology (swemu/topology_config.h), every switch running l2l3 with a dmac entry per host along
+// the shortest paths (swemu/topology_routes.h), and on every host PLink's endpoints: a
+// PlinkProber and a PlinkAggNode, beside optional background traffic. A host's rack is the
+// switch it is attached to. DatacenterTopology makes the default shape, a tree of l2l3 switches
+// (a core, then `fanout` children per level, racks at the bottom) with hosts under each rack
+// (`per_rack` each, or `rack_hosts` for unbalanced occupancy), every tier's links with their own
+// delay and rate (an oversubscribed spine: uplinks slower than the hosts' links add up to).
 // ProbeDistances runs ProbeEmbed's rounds of disjoint pairs and returns the measured distance
 // matrix; AllReduce runs one reduction of AggEngine under a plan on every host at once.
 #include <cstdint>
@@ -17,12 +20,14 @@
 #include "hostlib/plink/locality.h"
 #include "hostlib/plink/prober.h"
 #include "pipeline/tm/tm_config.h"
+#include "swemu/topology_config.h"
 
 namespace swemu {
 
 class Engine;
 class EngineTransport;
 
+// The tree's shape (fanout .. host_link_loss), then what every host does (the rest).
 struct DatacenterSpec {
   std::vector<uint32_t> fanout = {2, 2};  // children per level below the core (last: racks)
   uint32_t per_rack = 4;
@@ -37,8 +42,13 @@ struct DatacenterSpec {
   double jitter_mean_ns = 30'000;
   ProberOptions prober;
   AggEngineOptions agg;  // nic_rate_bps 0: each host's link rate
-  uint64_t seed = 1;
+  uint64_t seed = 1;  // the engine's, the hosts' answer delays and probes
 };
+
+// The spec's tree as a topology: switches core, l1s0.., l2s0.. level by level (l2l3, each
+// level's port_rate its down links' rate), then the links from each level up to the one above,
+// then the hosts rack by rack (h0.., the rack's ports from 0, the host tier's delay and loss).
+Result<TopologyConfig> DatacenterTopology(const DatacenterSpec& spec);
 
 // One reduction on every host: its latency (start to the last host's finish) and what each host
 // moved; payload bytes are first copies (no headers, acks or retransmissions).
@@ -52,12 +62,26 @@ struct ReductionRun {
 
 class EmulatedDatacenter {
  public:
+  // The spec's tree (DatacenterTopology).
   static Result<std::unique_ptr<EmulatedDatacenter>> Create(const DatacenterSpec& spec);
+  // The topology's switches (each running l2l3, whatever its file's program and cli say), links
+  // and hosts (each host's delay and loss from its line, its link rate its switch port's rate;
+  // PLink's addresses 02:00:00:00:02:xx and 10.2.x.y by host order); from `spec` only what the
+  // hosts do (host_delay_max_ns, jitter_mean_ns, prober, agg, seed). An error naming the problem
+  // for fewer than two hosts (or over 4096) and for hosts that cannot reach each other.
+  static Result<std::unique_ptr<EmulatedDatacenter>> Create(const TopologyConfig& topo,
+                                                            const DatacenterSpec& spec);
   ~EmulatedDatacenter();
 
   uint32_t hosts() const { return static_cast<uint32_t>(where_.size()); }
   const std::vector<NodeLocation>& locations() const { return where_; }
+  // Each host's rack: racks numbered by their switch's first host, in host order.
   const std::vector<uint32_t>& rack_of() const { return rack_of_; }
+  uint32_t racks() const { return static_cast<uint32_t>(rack_names_.size()); }
+  const std::vector<std::string>& rack_names() const { return rack_names_; }
+  // Tiers of links from the central switch (the one nearest the farthest host) to a host: the
+  // tree's levels and the hosts' links.
+  uint32_t tiers() const { return tiers_; }
   const std::vector<PlinkNodeAddr>& addresses() const { return addrs_; }
   Engine& engine() { return *engine_; }
 
@@ -66,7 +90,7 @@ class EmulatedDatacenter {
   Result<ReductionRun> AllReduce(const AggPlan& plan, const std::vector<std::vector<float>>& in,
                                  std::vector<std::vector<float>>* out,
                                  TimeNs limit_ns = 60'000'000'000);
-  // Shapes a host's link, both ways (its rack port and its NIC's pacing); 0 restores the tier's.
+  // Shapes a host's link, both ways (its rack port and its NIC's pacing); 0 restores its switch port's.
   Status SetHostRate(uint32_t host, uint64_t bps);
   // Background traffic from host `from` to host `to` (frames of frame_len bytes, phases of rate
   // starting at the engine's current time plus their start).
@@ -84,9 +108,11 @@ class EmulatedDatacenter {
   EmulatedDatacenter() = default;
   std::unique_ptr<Engine> engine_;
   std::vector<NodeLocation> where_;
-  std::vector<uint32_t> rack_of_, port_of_;
-  std::vector<std::string> rack_switch_;
-  uint64_t host_rate_bps_ = 0;
+  std::vector<uint32_t> rack_of_;
+  std::vector<PortId> port_of_;
+  std::vector<std::string> rack_switch_, rack_names_;
+  std::vector<uint64_t> host_rate_bps_;
+  uint32_t tiers_ = 0;
   std::vector<PlinkNodeAddr> addrs_;
   std::vector<EngineTransport*> transports_;
   std::vector<std::unique_ptr<PlinkProber>> probers_;

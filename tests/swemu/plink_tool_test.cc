@@ -1,10 +1,12 @@
 // swemu-plink as users run it. probe: probes through the emulated datacenter, the embedding, the
 // groups and 2LHA's cross-rack bytes (Table 1's count for the racks' groups). experiment: Figure
-// 8's reductions on packets (a short run). Bad options end with one line, exit 2.
+// 8's reductions on packets (a short run), on the default tree, on the bundled topology file that
+// is that tree, and on another system's topology. Bad options end with one line, exit 2.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "tests/swemu/swemu_subprocess.h"
@@ -13,6 +15,7 @@ namespace swemu::testing {
 namespace {
 
 const std::string kPlink = SWEMU_BINARY_DIR "/tools/swemu-plink";
+const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
 
 std::string Dir() {
   const std::string dir = TestDirFor("plink_tool_");
@@ -104,6 +107,65 @@ TEST(PlinkTool, ExperimentProgressLinesOnlyWhenAsked) {
   ASSERT_EQ(shown.status, 0) << shown.err;
   EXPECT_EQ(shown.err, "assignment 1/3\nassignment 2/3\nassignment 3/3\n");
   EXPECT_EQ(shown.out, quiet.out);
+}
+
+// configs/plink_datacenter.topo is the default tree: the same figures to the byte (a short run:
+// two assignments of a smaller buffer), the CSV too.
+TEST(PlinkTool, ExperimentOnTheBundledTopologyIsTheDefaultRun) {
+  const std::string dir = Dir();
+  const std::string args = " experiment --assignments 2 --buffer 128KB --csv " + dir;
+  RunResult tree = RunCommandIn(dir, kPlink + args + "tree.csv");
+  ASSERT_EQ(tree.status, 0) << tree.err;
+  RunResult file = RunCommandIn(
+      dir, kPlink + args + "file.csv --topology " + kConfigs + "plink_datacenter.topo");
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_NE(file.out.find("64 hosts in 8 racks (3 tiers)"), std::string::npos) << file.out;
+  EXPECT_EQ(file.out, tree.out);
+  EXPECT_EQ(ReadText(dir + "file.csv"), ReadText(dir + "tree.csv"));
+}
+
+// Another system's topology (two leaves of two hosts under a spine, the leaves' own files):
+// the racks are the leaves, ProbeEmbed's groups find them, every sum is exact (else exit 1).
+TEST(PlinkTool, ExperimentOnTheLeafSpineTopologyFindsTheRacks) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kPlink + " experiment --assignments 2 --buffer 256KB "
+                                             "--topology " + kConfigs + "leaf_spine.topo");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("4 hosts in 2 racks (2 tiers)"), std::string::npos) << run.out;
+  // The racks' groups move 2(C-1)S = 2 x 1 x 256000 B across racks.
+  EXPECT_NE(run.out.find("2LHA racks "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("AMI 1.000   512000 B"), std::string::npos) << run.out;
+  EXPECT_EQ(Number(run.out, "2LHA ProbeEmbed +[0-9.]+ +[0-9.]+ +[0-9.]+ +AMI ([0-9.]+)"), 1.0)
+      << run.out;
+}
+
+// A topology PLink cannot run: one line naming the problem, exit 2, nothing on stdout.
+TEST(PlinkTool, TopologiesWithoutTwoHostsThatReachEachOtherAreRefused) {
+  const std::string dir = Dir();
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + name) << text;
+    return dir + name;
+  };
+  write("s.ini", "[switch]\nname = s\nports = 4\nprogram = l2l3\n");
+  const std::string one = write("one.topo", "[topology]\nswitch = a s.ini\nhost = a:0 name=x\n");
+  const std::string apart = write("apart.topo",
+                                  "[topology]\nswitch = a s.ini\nswitch = b s.ini\n"
+                                  "host = a:0 name=x\nhost = a:1 name=y\nhost = b:0 name=z\n");
+  const std::pair<std::string, std::string> cases[] = {
+      {"--topology " + one, "PLink needs at least two hosts, not 1"},
+      {"--topology " + apart, "hosts x and z cannot reach each other (no links from a to b)"},
+      {"--topology " + dir + "none.topo", "--topology: "},
+      {"--topology " + apart + " --fanout 2,2", "--fanout: not with --topology"},
+      {"--topology " + apart + " --rack-hosts 2,2", "--rack-hosts: not with --topology"},
+      {"--topology " + apart + " --tier-delays 1us,1us,1us", "--tier-delays: not with --topology"},
+      {"--topology " + apart + " --tier-rates 1G,1G,1G", "--tier-rates: not with --topology"}};
+  for (const auto& [args, says] : cases) {
+    RunResult run = RunCommandIn(dir, kPlink + " experiment " + args);
+    EXPECT_EQ(run.status, 2) << args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_NE(run.err.find(says), std::string::npos) << args << ": " << run.err;
+  }
 }
 
 TEST(PlinkTool, BadOptionsEndWithOneLine) {

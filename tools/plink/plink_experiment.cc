@@ -19,6 +19,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/engine/rng.h"
+#include "swemu/topology_config.h"
 #include "tools/option_values.h"
 #include "tools/plink/plink_tool.h"
 
@@ -33,6 +34,7 @@ po::options_description PlinkExperimentOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
+      ("topology", po::value<std::string>()->value_name("FILE"), "the datacenter from a topology file (configs/plink_datacenter.topo is the default tree): its switches (run as l2l3), links and hosts (a host's rack: its switch); not with the four shape options below")
       ("fanout", po::value<std::string>()->default_value("2,4"), "children per level below the core (the last: racks per parent); with the hosts, three tiers or more")
       ("rack-hosts", po::value<std::string>()->default_value("12,4,9,7,3,13,10,6"), "hosts in each rack, one count per rack (unbalanced occupancy)")
       ("tier-delays", po::value<std::string>()->default_value("16us,4us,1us"), "one-way delay of each tier's links from the core down, the last the host links")
@@ -77,11 +79,50 @@ double Percentile(const std::vector<double>& sorted, double p) {
 
 }  // namespace
 
-Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
+namespace {
+
+// The tree's shape, which a topology file replaces.
+constexpr const char* kShapeOptions[] = {"fanout", "rack-hosts", "tier-delays", "tier-rates"};
+
+struct ExperimentOptions {
   uint64_t samples = 0, background = 0, assignments = 0, seed = 0, buffer = 0, chunk = 0,
            bg_max = 0;
   TimeNs jitter = 0, host_delay = 0, period = 0;
   double alpha = 0;
+  bool progress = false;
+  std::string csv;
+};
+
+Status ReadOptions(const po::variables_map& vm, ExperimentOptions* o) {
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &o->samples));
+  SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &o->alpha));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "background", 0, 1024, &o->background));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "assignments", 1, 10000, &o->assignments));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &o->seed));
+  SWEMU_RETURN_IF_ERROR(
+      Check("background-max", ParseRate(Text(vm, "background-max")), &o->bg_max));
+  SWEMU_RETURN_IF_ERROR(
+      Check("background-period", ParseDurationOption(Text(vm, "background-period")), &o->period));
+  if (o->period == 0) return Status::Error("--background-period must be above 0");
+  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDurationOption(Text(vm, "jitter")), &o->jitter));
+  SWEMU_RETURN_IF_ERROR(
+      Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &o->host_delay));
+  SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(Text(vm, "buffer")), &o->buffer));
+  SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &o->chunk));
+  if (o->buffer == 0 || o->chunk == 0 || o->buffer % 4 != 0 || o->chunk % 4 != 0 ||
+      o->buffer > (256u << 20)) {
+    return Status::Error("--buffer (up to 256MB) and --chunk must be whole floats above 0");
+  }
+  o->progress = vm.count("progress") != 0;
+  if (vm.count("csv")) {
+    o->csv = Text(vm, "csv");
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(o->csv, "--csv"));
+  }
+  return Status::Ok();
+}
+
+// The tree of the shape options, as the default tree or as --fanout and the rest say.
+Result<TopologyConfig> TreeTopology(const po::variables_map& vm, DatacenterSpec spec) {
   Result<std::vector<uint64_t>> fanout =
       PlinkList("fanout", Text(vm, "fanout"), PlinkListKind::kCounts);
   if (!fanout.ok()) return fanout.status();
@@ -94,136 +135,155 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
   Result<std::vector<uint64_t>> rates =
       PlinkList("tier-rates", Text(vm, "tier-rates"), PlinkListKind::kRates);
   if (!rates.ok()) return rates.status();
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &samples));
-  SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &alpha));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "background", 0, 1024, &background));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "assignments", 1, 10000, &assignments));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
-  SWEMU_RETURN_IF_ERROR(Check("background-max", ParseRate(Text(vm, "background-max")), &bg_max));
-  SWEMU_RETURN_IF_ERROR(
-      Check("background-period", ParseDurationOption(Text(vm, "background-period")), &period));
-  if (period == 0) return Status::Error("--background-period must be above 0");
-  SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDurationOption(Text(vm, "jitter")), &jitter));
-  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &host_delay));
-  SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(Text(vm, "buffer")), &buffer));
-  SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &chunk));
-  if (buffer == 0 || chunk == 0 || buffer % 4 != 0 || chunk % 4 != 0 || buffer > (256u << 20)) {
-    return Status::Error("--buffer (up to 256MB) and --chunk must be whole floats above 0");
-  }
   if (delays->size() != fanout->size() + 1 || rates->size() != fanout->size() + 1) {
     return Status::Error("--tier-delays, --tier-rates: " + std::to_string(fanout->size() + 1) +
                          " values each for " + std::to_string(fanout->size()) +
                          " levels and the hosts");
   }
-  const bool progress = vm.count("progress") != 0;
-  std::string csv;
-  if (vm.count("csv")) {
-    csv = Text(vm, "csv");
-    SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
-  }
-  DatacenterSpec spec;
   spec.fanout.assign(fanout->begin(), fanout->end());
   spec.rack_hosts.assign(rack_hosts->begin(), rack_hosts->end());
   spec.tier_delay_ns.assign(delays->begin(), delays->end());
   spec.tier_rate_bps = *rates;
-  spec.jitter_mean_ns = static_cast<double>(jitter);
-  spec.host_delay_max_ns = host_delay;
-  spec.prober.samples = static_cast<uint32_t>(samples);
-  spec.seed = seed;
-  Result<std::unique_ptr<EmulatedDatacenter>> made = EmulatedDatacenter::Create(spec);
-  if (!made.ok()) return Status::Error("--fanout/--rack-hosts: " + made.message());
-  EmulatedDatacenter& dc = **made;
-  const uint32_t n = dc.hosts();
-  if (n < 2) return Status::Error("--rack-hosts: at least two hosts");
-  const std::vector<uint32_t>& racks = dc.rack_of();
-  const uint32_t num_racks = *std::max_element(racks.begin(), racks.end()) + 1;
+  Result<TopologyConfig> topo = DatacenterTopology(spec);
+  if (!topo.ok()) return Status::Error("--fanout/--rack-hosts: " + topo.message());
+  return topo;
+}
 
-  // Background flows between hosts of different racks, each rate redrawn every period, for
-  // longer than any run here lasts (the last phase is silence).
-  SplitMix64 rng(HashPair(seed, 0x4247));  // "BG"
+// The datacenter of --topology, or of the shape options; any problem names its option.
+Result<std::unique_ptr<EmulatedDatacenter>> MakeDatacenter(const po::variables_map& vm,
+                                                           const ExperimentOptions& o) {
+  DatacenterSpec spec;
+  spec.jitter_mean_ns = static_cast<double>(o.jitter);
+  spec.host_delay_max_ns = o.host_delay;
+  spec.prober.samples = static_cast<uint32_t>(o.samples);
+  spec.seed = o.seed;
+  std::string option = "--fanout/--rack-hosts";
+  Result<TopologyConfig> topo = Status::Error("");
+  if (vm.count("topology")) {
+    for (const char* shape : kShapeOptions) {
+      if (opt::Given(vm, shape)) {
+        return Status::Error(std::string("--") + shape +
+                             ": not with --topology (the topology file says it)");
+      }
+    }
+    option = "--topology " + Text(vm, "topology");
+    topo = LoadTopology(Text(vm, "topology"));
+    if (!topo.ok()) return Status::Error("--topology: " + topo.message());
+  } else {
+    topo = TreeTopology(vm, spec);
+    if (!topo.ok()) return topo.status();
+  }
+  Result<std::unique_ptr<EmulatedDatacenter>> made = EmulatedDatacenter::Create(*topo, spec);
+  if (!made.ok()) return Status::Error(option + ": " + made.message());
+  return made;
+}
+
+// Background flows between hosts of different racks, each rate redrawn every period, for
+// longer than any run here lasts (the last phase is silence).
+Status AddBackgroundFlows(EmulatedDatacenter& dc, const ExperimentOptions& o) {
+  const uint32_t n = dc.hosts();
+  const std::vector<uint32_t>& racks = dc.rack_of();
+  SplitMix64 rng(HashPair(o.seed, 0x4247));  // "BG"
   constexpr TimeNs kHorizon = 20'000'000'000;
-  for (uint64_t b = 0; b < background && num_racks > 1; ++b) {
+  for (uint64_t b = 0; b < o.background && dc.racks() > 1; ++b) {
     uint32_t from = 0, to = 0;
     do {
       from = static_cast<uint32_t>(rng.Next() % n);
       to = static_cast<uint32_t>(rng.Next() % n);
     } while (racks[from] == racks[to]);
     std::vector<BackgroundPhase> phases;
-    for (TimeNs t = 0; t < kHorizon; t += period) {
-      phases.push_back({t, static_cast<uint64_t>(rng.NextUnit() * static_cast<double>(bg_max))});
+    for (TimeNs t = 0; t < kHorizon; t += o.period) {
+      phases.push_back({t, static_cast<uint64_t>(rng.NextUnit() * static_cast<double>(o.bg_max))});
     }
     phases.push_back({kHorizon, 0});
     SWEMU_RETURN_IF_ERROR(dc.AddBackground(from, to, 1500, std::move(phases)));
   }
+  return Status::Ok();
+}
 
-  const std::vector<uint64_t> chunks = CutChunks(buffer, chunk);
-  const std::size_t floats = buffer / 4;
-  std::vector<std::vector<float>> in(n, std::vector<float>(floats)), result;
-  std::vector<double> exact(floats, 0);
+// What every reduction sums (the same on every run) and the exact sums.
+struct Inputs {
+  std::vector<uint64_t> chunks;
+  std::vector<std::vector<float>> in;
+  std::vector<double> exact;
+  AggPlan flat, by_rack;
+};
+
+Result<Inputs> MakeInputs(const EmulatedDatacenter& dc, const ExperimentOptions& o) {
+  const uint32_t n = dc.hosts();
+  const std::size_t floats = o.buffer / 4;
+  Inputs x;
+  x.chunks = CutChunks(o.buffer, o.chunk);
+  x.in.assign(n, std::vector<float>(floats));
+  x.exact.assign(floats, 0);
   for (uint32_t h = 0; h < n; ++h) {
     for (std::size_t i = 0; i < floats; ++i) {
-      in[h][i] = static_cast<float>(static_cast<int>((i * 13 + h * 101) % 201) - 100);
-      exact[i] += in[h][i];
+      x.in[h][i] = static_cast<float>(static_cast<int>((i * 13 + h * 101) % 201) - 100);
+      x.exact[i] += x.in[h][i];
     }
   }
-  char line[320];
-  std::snprintf(line, sizeof(line),
-                "swemu-plink experiment: %u hosts in %u racks (%zu tiers), %llu background "
-                "flows up to %s redrawn every %s; %llu assignments, %s buffer in %zu chunks\n",
-                n, num_racks, fanout->size() + 1, static_cast<unsigned long long>(background),
-                Text(vm, "background-max").c_str(), Text(vm, "background-period").c_str(),
-                static_cast<unsigned long long>(assignments), Text(vm, "buffer").c_str(),
-                chunks.size());
-  out << line;
-  std::vector<Sample> runs;
-  std::vector<std::vector<uint32_t>> probe_embed_groups;  // per assignment
-  Result<AggPlan> flat = MakeFlatPlan(n, chunks);
-  Result<AggPlan> by_rack = MakeTwoLevelPlan(racks, chunks);
+  Result<AggPlan> flat = MakeFlatPlan(n, x.chunks);
+  Result<AggPlan> by_rack = MakeTwoLevelPlan(dc.rack_of(), x.chunks);
   if (!flat.ok() || !by_rack.ok()) return flat.ok() ? by_rack.status() : flat.status();
-  for (uint32_t a = 0; a < assignments; ++a) {
-    const uint64_t s = HashPair(seed, a + 1);
-    Result<DistanceMatrix> probes = dc.ProbeDistances();
-    if (!probes.ok()) return probes.status();
-    EmbedOptions eo;
-    eo.startup_cost = true;
-    eo.alpha = alpha;
-    eo.seed = s;
-    Result<Embedding> e = EmbedProbes(*probes, eo);
-    if (!e.ok()) return e.status();
-    GroupingOptions go;
-    go.seed = s;
-    Result<Grouping> pe = ConstrainedKMeans(e->coords, e->dims, go);
-    if (!pe.ok()) return pe.status();
-    const Grouping random = BalancedRandom(n, s);
-    probe_embed_groups.push_back(pe->group_of);
-    Result<AggPlan> plans[kNumMethods] = {*flat, MakeTwoLevelPlan(random.group_of, chunks),
-                                          *by_rack, MakeTwoLevelPlan(pe->group_of, chunks)};
-    const double ami[kNumMethods] = {0, AdjustedMutualInformation(random.group_of, racks), 1,
-                                     AdjustedMutualInformation(pe->group_of, racks)};
-    // The methods in a rotating order: none always meets the same phase of the background.
-    for (std::size_t k = 0; k < kNumMethods; ++k) {
-      const std::size_t m = (a + k) % kNumMethods;
-      if (!plans[m].ok()) return plans[m].status();
-      Result<ReductionRun> run = dc.AllReduce(*plans[m], in, &result);
-      if (!run.ok()) return Status::Error(std::string(kMethods[m]) + ": " + run.message());
-      for (uint32_t h = 0; h < n; ++h) {
-        for (std::size_t i = 0; i < floats; ++i) {
-          if (result[h][i] != static_cast<float>(exact[i])) {
-            return Status::Error(std::string(kMethods[m]) + ": host " + std::to_string(h) +
-                                 "'s sum differs from the exact one at element " +
-                                 std::to_string(i));
-          }
+  x.flat = std::move(*flat);
+  x.by_rack = std::move(*by_rack);
+  return x;
+}
+
+// One cluster assignment: probes, the embedding and groups under its own seed, then one
+// reduction per method (in a rotating order: none always meets the same phase of the
+// background), each checked against the exact sums.
+Status RunAssignment(EmulatedDatacenter& dc, const ExperimentOptions& o, const Inputs& x,
+                     uint32_t a, std::vector<Sample>* runs,
+                     std::vector<std::vector<uint32_t>>* probe_embed_groups) {
+  const uint32_t n = dc.hosts();
+  const std::vector<uint32_t>& racks = dc.rack_of();
+  const uint64_t s = HashPair(o.seed, a + 1);
+  Result<DistanceMatrix> probes = dc.ProbeDistances();
+  if (!probes.ok()) return probes.status();
+  EmbedOptions eo;
+  eo.startup_cost = true;
+  eo.alpha = o.alpha;
+  eo.seed = s;
+  Result<Embedding> e = EmbedProbes(*probes, eo);
+  if (!e.ok()) return e.status();
+  GroupingOptions go;
+  go.seed = s;
+  Result<Grouping> pe = ConstrainedKMeans(e->coords, e->dims, go);
+  if (!pe.ok()) return pe.status();
+  const Grouping random = BalancedRandom(n, s);
+  probe_embed_groups->push_back(pe->group_of);
+  Result<AggPlan> plans[kNumMethods] = {x.flat, MakeTwoLevelPlan(random.group_of, x.chunks),
+                                        x.by_rack, MakeTwoLevelPlan(pe->group_of, x.chunks)};
+  const double ami[kNumMethods] = {0, AdjustedMutualInformation(random.group_of, racks), 1,
+                                   AdjustedMutualInformation(pe->group_of, racks)};
+  std::vector<std::vector<float>> result;
+  for (std::size_t k = 0; k < kNumMethods; ++k) {
+    const std::size_t m = (a + k) % kNumMethods;
+    if (!plans[m].ok()) return plans[m].status();
+    Result<ReductionRun> run = dc.AllReduce(*plans[m], x.in, &result);
+    if (!run.ok()) return Status::Error(std::string(kMethods[m]) + ": " + run.message());
+    for (uint32_t h = 0; h < n; ++h) {
+      for (std::size_t i = 0; i < x.exact.size(); ++i) {
+        if (result[h][i] != static_cast<float>(x.exact[i])) {
+          return Status::Error(std::string(kMethods[m]) + ": host " + std::to_string(h) +
+                               "'s sum differs from the exact one at element " +
+                               std::to_string(i));
         }
       }
-      runs.push_back(
-          {a, m, run->latency_ns / 1e6, run->cross_rack_bytes, run->retransmissions, ami[m]});
     }
-    if (progress) {
-      std::fprintf(stderr, "assignment %u/%llu\n", a + 1,
-                   static_cast<unsigned long long>(assignments));
-    }
+    runs->push_back(
+        {a, m, run->latency_ns / 1e6, run->cross_rack_bytes, run->retransmissions, ami[m]});
   }
-  out << "reduction latency over " << assignments << " assignments (ms): mean, p50, p95; "
+  return Status::Ok();
+}
+
+// Per method mean, p50, p95, AMI and cross-rack bytes; ProbeEmbed's consistency; the ratios.
+void PrintSummary(const std::vector<Sample>& runs,
+                  const std::vector<std::vector<uint32_t>>& probe_embed_groups,
+                  const ExperimentOptions& o, std::ostream& out) {
+  char line[320];
+  out << "reduction latency over " << o.assignments << " assignments (ms): mean, p50, p95; "
       << "mean AMI of the groups with the racks; mean cross-rack bytes\n";
   double mean[kNumMethods] = {};
   for (std::size_t m = 0; m < kNumMethods; ++m) {
@@ -256,7 +316,7 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
                   "ProbeEmbed's groupings (alpha %.1f) agree with each other at a mean AMI of %.3f "
                   "over %llu pairs of assignments (the paper's Fig. 5: 0.59 at alpha 1, 0.76 at "
                   "alpha 2)\n",
-                  alpha, consistency / static_cast<double>(pairs),
+                  o.alpha, consistency / static_cast<double>(pairs),
                   static_cast<unsigned long long>(pairs));
     out << line;
   }
@@ -265,16 +325,52 @@ Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
                 "3.9x EC2), %.2fx than the racks' 2LHA (1.15x) and %.2fx than FA, on the mean\n",
                 mean[1] / mean[3], mean[2] / mean[3], mean[0] / mean[3]);
   out << line;
-  if (!csv.empty()) {
-    std::string text = "assignment,method,latency_ms,cross_rack_bytes,retransmissions,ami_racks\n";
-    for (const Sample& x : runs) {
-      std::snprintf(line, sizeof(line), "%u,%s,%.6f,%llu,%llu,%.6f\n", x.assignment,
-                    kMethods[x.method], x.latency_ms, static_cast<unsigned long long>(x.cross_rack),
-                    static_cast<unsigned long long>(x.retransmissions), x.ami);
-      text += line;
-    }
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, text, "--csv"));
+}
+
+Status WriteCsv(const std::vector<Sample>& runs, const std::string& path) {
+  char line[320];
+  std::string text = "assignment,method,latency_ms,cross_rack_bytes,retransmissions,ami_racks\n";
+  for (const Sample& x : runs) {
+    std::snprintf(line, sizeof(line), "%u,%s,%.6f,%llu,%llu,%.6f\n", x.assignment,
+                  kMethods[x.method], x.latency_ms, static_cast<unsigned long long>(x.cross_rack),
+                  static_cast<unsigned long long>(x.retransmissions), x.ami);
+    text += line;
   }
+  return WriteTextFile(path, text, "--csv");
+}
+
+}  // namespace
+
+Status RunPlinkExperiment(const po::variables_map& vm, std::ostream& out) {
+  ExperimentOptions o;
+  SWEMU_RETURN_IF_ERROR(ReadOptions(vm, &o));
+  Result<std::unique_ptr<EmulatedDatacenter>> made = MakeDatacenter(vm, o);
+  if (!made.ok()) return made.status();
+  EmulatedDatacenter& dc = **made;
+  SWEMU_RETURN_IF_ERROR(AddBackgroundFlows(dc, o));
+  Result<Inputs> inputs = MakeInputs(dc, o);
+  if (!inputs.ok()) return inputs.status();
+  char line[320];
+  std::snprintf(line, sizeof(line),
+                "swemu-plink experiment: %u hosts in %u racks (%u tiers), %llu background "
+                "flows up to %s redrawn every %s; %llu assignments, %s buffer in %zu chunks\n",
+                dc.hosts(), dc.racks(), dc.tiers(),
+                static_cast<unsigned long long>(o.background), Text(vm, "background-max").c_str(),
+                Text(vm, "background-period").c_str(),
+                static_cast<unsigned long long>(o.assignments), Text(vm, "buffer").c_str(),
+                inputs->chunks.size());
+  out << line;
+  std::vector<Sample> runs;
+  std::vector<std::vector<uint32_t>> probe_embed_groups;  // per assignment
+  for (uint32_t a = 0; a < o.assignments; ++a) {
+    SWEMU_RETURN_IF_ERROR(RunAssignment(dc, o, *inputs, a, &runs, &probe_embed_groups));
+    if (o.progress) {
+      std::fprintf(stderr, "assignment %u/%llu\n", a + 1,
+                   static_cast<unsigned long long>(o.assignments));
+    }
+  }
+  PrintSummary(runs, probe_embed_groups, o, out);
+  if (!o.csv.empty()) SWEMU_RETURN_IF_ERROR(WriteCsv(runs, o.csv));
   return Status::Ok();
 }
 

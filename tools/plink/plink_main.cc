@@ -33,7 +33,8 @@ constexpr char kExperimentExamples[] =
     "  swemu-plink experiment --alpha 1 --assignments 5        Eq. (1)'s alpha 1 instead of 2\n"
     "  swemu-plink experiment --assignments 5 --csv fig8.csv   one CSV row per reduction\n"
     "  swemu-plink experiment --fanout 2,2 --rack-hosts 7,2,4,3 --assignments 3 \\\n"
-    "      --buffer 256KB --chunk 8KB --background 4           16 hosts in 4 unbalanced racks\n";
+    "      --buffer 256KB --chunk 8KB --background 4           16 hosts in 4 unbalanced racks\n"
+    "  swemu-plink experiment --topology configs/leaf_spine.topo  a topology file's switches, hosts\n";
 
 constexpr char kDemoExamples[] =
     "  swemu-plink demo                                    "

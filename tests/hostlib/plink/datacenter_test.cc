@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "hostlib/plink/agg_plan.h"
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
 #include "pipeline/engine/engine.h"
@@ -159,6 +160,114 @@ TEST(EmulatedDatacenter, BadShapesAreRefused) {
   EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
   spec.fanout = {0};
   EXPECT_FALSE(EmulatedDatacenter::Create(spec).ok());
+}
+
+// A topology that is no tree: two leaves under two spines (two shortest paths between the
+// leaves) and a host on a spine. The racks are the hosts' switches in host order, the locations
+// run from the central switch (spine2, a hop from every host's switch), and reductions over the
+// racks are exact.
+TopologyConfig TwoSpines() {
+  TopologyConfig topo;
+  for (const char* name : {"leaf1", "spine1", "spine2", "leaf2"}) {
+    LoadedSwitchConfig sw;
+    sw.config.name = name;
+    sw.config.num_ports = 4;
+    sw.config.program = "p4";  // PLink runs l2l3 whatever the file says
+    sw.startup_script = "/no/such/script.cli";  // nor its startup script
+    topo.switches.push_back(sw);
+  }
+  for (const LinkSpec& l : {LinkSpec{"leaf1", 2, "spine1", 0, 10'000'000'000, 2'000, 0},
+                            LinkSpec{"leaf1", 3, "spine2", 0, 10'000'000'000, 2'000, 0},
+                            LinkSpec{"leaf2", 2, "spine1", 1, 10'000'000'000, 2'000, 0},
+                            LinkSpec{"leaf2", 3, "spine2", 1, 10'000'000'000, 2'000, 0}}) {
+    topo.links.push_back(l);
+  }
+  const std::pair<const char*, PortId> hosts[] = {
+      {"leaf2", 0}, {"leaf1", 0}, {"leaf2", 1}, {"spine2", 2}, {"leaf1", 1}};
+  for (const auto& [sw, port] : hosts) {
+    TopologyHost h;
+    h.sw = sw;
+    h.port = port;
+    h.delay_ns = 500;
+    h.name = std::string(sw) + "-p" + std::to_string(port);
+    topo.hosts.push_back(h);
+  }
+  return topo;
+}
+
+TEST(EmulatedDatacenter, FromATopologyTheRacksAreTheHostsSwitches) {
+  Result<std::unique_ptr<EmulatedDatacenter>> dc =
+      EmulatedDatacenter::Create(TwoSpines(), DatacenterSpec{});
+  ASSERT_TRUE(dc.ok()) << dc.message();
+  EXPECT_EQ((*dc)->rack_of(), (std::vector<uint32_t>{0, 1, 0, 2, 1}));
+  EXPECT_EQ((*dc)->rack_names(), (std::vector<std::string>{"leaf2", "leaf1", "spine2"}));
+  EXPECT_EQ((*dc)->tiers(), 2u);
+  // From spine2: leaf1 and leaf2 one hop (indices 0 and 1 in switch order); its own host.
+  EXPECT_EQ((*dc)->locations()[0], (NodeLocation{1, 0}));
+  EXPECT_EQ((*dc)->locations()[1], (NodeLocation{0, 1}));
+  EXPECT_EQ((*dc)->locations()[3], (NodeLocation{3}));
+  const std::vector<uint64_t> chunks = CutChunks(64'000, 8'000);
+  std::vector<std::vector<float>> in(5, std::vector<float>(16'000)), out;
+  for (uint32_t h = 0; h < 5; ++h) {
+    for (std::size_t i = 0; i < in[h].size(); ++i) in[h][i] = static_cast<float>(h + i % 7);
+  }
+  for (Result<AggPlan> plan :
+       {MakeFlatPlan(5, chunks), MakeTwoLevelPlan((*dc)->rack_of(), chunks)}) {
+    ASSERT_TRUE(plan.ok()) << plan.message();
+    Result<ReductionRun> run = (*dc)->AllReduce(*plan, in, &out);
+    ASSERT_TRUE(run.ok()) << run.message();
+    for (uint32_t h = 0; h < 5; ++h) {
+      for (std::size_t i = 0; i < in[h].size(); ++i) {
+        ASSERT_EQ(out[h][i], static_cast<float>(10 + 5 * (i % 7))) << h << " " << i;
+      }
+    }
+  }
+  uint32_t missing = 0;
+  ASSERT_TRUE((*dc)->ProbeDistances(&missing).ok());
+  EXPECT_EQ(missing, 0u);
+}
+
+TEST(EmulatedDatacenter, TopologiesWithoutTwoHostsThatReachEachOtherAreRefused) {
+  TopologyConfig topo = TwoSpines();
+  topo.links.clear();  // every switch alone
+  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(topo, {});
+  ASSERT_FALSE(dc.ok());
+  EXPECT_EQ(dc.message(),
+            "datacenter: hosts leaf2-p0 and leaf1-p0 cannot reach each other (no links from "
+            "leaf2 to leaf1)");
+  topo = TwoSpines();
+  topo.hosts.resize(1);
+  dc = EmulatedDatacenter::Create(topo, {});
+  ASSERT_FALSE(dc.ok());
+  EXPECT_EQ(dc.message(), "datacenter: PLink needs at least two hosts, not 1");
+}
+
+// The tree as a topology: switches level by level, links from each level up, hosts rack by rack.
+TEST(EmulatedDatacenter, TheTreeAsATopology) {
+  DatacenterSpec spec;
+  spec.fanout = {2};
+  spec.rack_hosts = {1, 2};
+  spec.tier_delay_ns = {5'000, 1'000};
+  spec.tier_rate_bps = {1'000'000'000, 10'000'000'000};
+  Result<TopologyConfig> topo = DatacenterTopology(spec);
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  ASSERT_EQ(topo->switches.size(), 3u);
+  EXPECT_EQ(topo->switches[0].config.name, "core");
+  EXPECT_EQ(topo->switches[2].config.name, "l1s1");
+  EXPECT_EQ(topo->switches[2].config.num_ports, 3);
+  EXPECT_EQ(topo->switches[2].config.tm.port_rate_bps, 10'000'000'000u);
+  ASSERT_EQ(topo->links.size(), 2u);
+  EXPECT_EQ(topo->links[1].a, "l1s1");
+  EXPECT_EQ(topo->links[1].a_port, 2);
+  EXPECT_EQ(topo->links[1].b, "core");
+  EXPECT_EQ(topo->links[1].b_port, 1);
+  EXPECT_EQ(topo->links[1].rate_bps, 1'000'000'000u);
+  EXPECT_EQ(topo->links[1].delay_ns, 5'000);
+  ASSERT_EQ(topo->hosts.size(), 3u);
+  EXPECT_EQ(topo->hosts[2].sw, "l1s1");
+  EXPECT_EQ(topo->hosts[2].port, 1);
+  EXPECT_EQ(topo->hosts[2].delay_ns, 1'000);
+  EXPECT_EQ(topo->hosts[2].name, "h2");
 }
 
 }  // namespace
