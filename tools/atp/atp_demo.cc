@@ -2,7 +2,6 @@
 
 #include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -11,6 +10,7 @@
 #include "hostlib/atp/context.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "hostlib/testbed/atp_job_file.h"
 #include "hostlib/testbed/demo_layout.h"
 #include "hostlib/testbed/processes_plan.h"
 #include "hostlib/testbed/swemu_process.h"
@@ -19,7 +19,6 @@
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
 #include "swemu/topology_config.h"
-#include "tools/atp/atp_job_file.h"
 
 namespace swemu {
 namespace {
@@ -235,28 +234,19 @@ DemoNetwork NewDemoNetwork() {
   return net;
 }
 
-// The job's hosts, workers in id order then the PS, each on a host port of the topology.
-Status PlaceJobHosts(const TopologyConfig& topo, const AtpJobFile& job, const std::string& dir,
-                     const std::string& job_path, DemoNetwork& net) {
+// The job's hosts, workers in id order then the PS, each on a host port of the topology
+// (LoadAtpTopologyJob checked).
+void PlaceJobHosts(const AtpJobFile& job, const std::string& dir, DemoNetwork& net) {
   std::vector<JobPlacement> places = job.workers;
   places.push_back(job.ps);
   std::vector<AtpHost> hosts = job.aggregate.spec.workers;
   hosts.push_back(job.aggregate.spec.ps);
   for (std::size_t i = 0; i < places.size(); ++i) {
-    const bool attached = std::any_of(topo.hosts.begin(), topo.hosts.end(), [&](const auto& h) {
-      return h.sw == places[i].sw && h.port == places[i].port;
-    });
-    if (!attached) {
-      return Status::Error(job_path + ": host " + hosts[i].name + " is on " + places[i].sw + ":" +
-                           std::to_string(places[i].port) + ", which is not a host port of " +
-                           topo.path);
-    }
     net.hosts.push_back(
         {hosts[i].name, 0, places[i].port, hosts[i].mac, hosts[i].ip, i + 1 == places.size()});
     net.host_devargs.push_back(
         ProcessesHostDevargs(dir, places[i].sw, places[i].port, static_cast<uint32_t>(i)));
   }
-  return Status::Ok();
 }
 
 // swemu-atp demo --topology T --job J: the switches of T as swemu processes (the processes back
@@ -272,7 +262,7 @@ Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool*
   DemoNetwork net = NewDemoNetwork();
   net.aggregate = job->aggregate;
   net.plain = job->plain;
-  SWEMU_RETURN_IF_ERROR(PlaceJobHosts(*topo, *job, dir, options.job, net));
+  PlaceJobHosts(*job, dir, net);
   Result<TestbedPlan> plan = PlanProcessesTestbed(*topo, dir, getpid());
   if (!plan.ok()) return plan.status();
   TestbedOptions testbed;

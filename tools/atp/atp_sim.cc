@@ -7,21 +7,11 @@
 
 #include "hostlib/atp/context.h"
 #include "hostlib/common/engine_transport.h"
+#include "hostlib/testbed/atp_job_file.h"
 #include "pipeline/core/output_files.h"
 #include "swemu/topology_config.h"
-#include "tools/atp/atp_job_file.h"
 
 namespace swemu {
-namespace {
-
-const TopologyHost* FindHost(const TopologyConfig& topo, const JobPlacement& at) {
-  for (const TopologyHost& host : topo.hosts) {
-    if (host.sw == at.sw && host.port == at.port) return &host;
-  }
-  return nullptr;
-}
-
-}  // namespace
 
 Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) {
   *bad_input = true;
@@ -33,7 +23,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   Engine engine(topo->seed);
   SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(engine, topo->switches, topo->links));
 
-  // Hosts: workers in id order, then the PS. Each needs a `host =` line in the topology.
+  // Hosts: workers in id order, then the PS, each on a `host =` port (LoadAtpTopologyJob).
   std::vector<JobPlacement> places = job->workers;
   places.push_back(job->ps);
   if (options.lossy_worker >= static_cast<int>(places.size()) - 1) {
@@ -45,12 +35,7 @@ Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) 
   std::vector<std::unique_ptr<Context>> contexts;
   std::vector<EngineTransport*> transports;
   for (std::size_t i = 0; i < places.size(); ++i) {
-    const TopologyHost* host = FindHost(*topo, places[i]);
-    if (host == nullptr) {
-      return Status::Error(options.job + ": host " + hosts[i].name + " is on " + places[i].sw +
-                           ":" + std::to_string(places[i].port) + ", which is not a host port of " +
-                           options.topology);
-    }
+    const TopologyHost* host = FindJobHost(*topo, places[i]);
     const bool overridden = options.host_loss >= 0 && (options.lossy_worker < 0 ||
                                                        static_cast<int>(i) == options.lossy_worker);
     const double loss = overridden ? options.host_loss : host->loss;

@@ -1,8 +1,9 @@
 #pragma once
-// swemu-atp's job file: hostlib's ATP job text (hostlib/atp/job_config.h) whose host lines say
-// where each host is plugged in ("rack_a:0": switch rack_a, port 0). From it come the two jobs
-// swemu-atp runs: the job itself (in-network aggregation) and the same workers as a plain job
-// (id + 1, group + 1; the switch scripts map it to `atp_job forward_only`).
+// The ATP job file of a topology: hostlib's ATP job text (hostlib/atp/job_config.h) whose host
+// lines say where each host is plugged in ("rack_a:0": switch rack_a, port 0). From it come the
+// two jobs run on the topology: the job itself (in-network aggregation) and the same workers as
+// a plain job (id + 1, group + 1; the switch scripts map it to `atp_job forward_only`). Read by
+// swemu-atp sim and demo and by the Python module's AtpFabric (topology=, job=).
 #include <map>
 #include <string>
 #include <vector>
@@ -31,12 +32,16 @@ struct AtpJobFile {
 Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
                                   const std::map<std::string, std::string>& programs);
 
-// A topology file and the job file that runs on it (swemu-atp sim and demo --topology).
+// A topology file and the job file that runs on it (swemu-atp sim and demo --topology). Every
+// host of the job is on a `host =` port of the topology (an error names the first that is not).
 struct AtpTopologyJob {
   TopologyConfig topology;
   AtpJobFile job;
 };
 Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
                                           const std::string& job_path);
+
+// The topology's host on `at`'s port, or nullptr.
+const TopologyHost* FindJobHost(const TopologyConfig& topology, const JobPlacement& at);
 
 }  // namespace swemu

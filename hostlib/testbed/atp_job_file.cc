@@ -1,4 +1,4 @@
-#include "tools/atp/atp_job_file.h"
+#include "hostlib/testbed/atp_job_file.h"
 
 #include "pipeline/core/text_file.h"
 
@@ -70,7 +70,25 @@ Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
   }
   auto job = LoadAtpJobFile(job_path, programs);
   if (!job.ok()) return job.status();
+  std::vector<JobPlacement> places = job->workers;
+  places.push_back(job->ps);
+  std::vector<AtpHost> hosts = job->aggregate.spec.workers;
+  hosts.push_back(job->aggregate.spec.ps);
+  for (std::size_t i = 0; i < places.size(); ++i) {
+    if (FindJobHost(*topology, places[i]) == nullptr) {
+      return Status::Error(job_path + ": host " + hosts[i].name + " is on " + places[i].sw + ":" +
+                           std::to_string(places[i].port) + ", which is not a host port of " +
+                           topology_path);
+    }
+  }
   return AtpTopologyJob{std::move(*topology), std::move(*job)};
+}
+
+const TopologyHost* FindJobHost(const TopologyConfig& topology, const JobPlacement& at) {
+  for (const TopologyHost& host : topology.hosts) {
+    if (host.sw == at.sw && host.port == at.port) return &host;
+  }
+  return nullptr;
 }
 
 }  // namespace swemu
