@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
@@ -16,10 +17,13 @@
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
+#include "hostlib/testbed/atp_job_file.h"
+#include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/processes_plan.h"
+#include "hostlib/testbed/swemu_process.h"
+#include "hostlib/testbed/testbed_run.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
-#include "hostlib/testbed/demo_layout.h"
-#include "hostlib/testbed/swemu_process.h"
 
 #ifndef SWEMU_DEFAULT_SWEMU_BINARY
 #define SWEMU_DEFAULT_SWEMU_BINARY ""
@@ -138,6 +142,25 @@ Status Fabric::Validate(const FabricOptions& o) {
   if (o.link_rate.empty() || o.link_rate.find_first_of(" \t\n#") != std::string::npos) {
     return Status::Error("link_rate must be one word of swemu's rate syntax, e.g. '1G' or '0'");
   }
+  if (o.topology.empty() != o.job.empty()) {
+    return Status::Error("topology and job go together: a topology file and the ATP job file "
+                         "that runs on it (e.g. configs/atp_two_rack.topo and .job)");
+  }
+  if (!o.topology.empty() && o.transport != "dpdk") {
+    return Status::Error("a topology needs transport 'dpdk' (its switches run as swemu "
+                         "processes), not '" + o.transport + "'");
+  }
+  return Status::Ok();
+}
+
+Status Fabric::LoadFiles() {
+  std::lock_guard lock(mu_);
+  if (options_.topology.empty() || files_ != nullptr) return Status::Ok();
+  Result<AtpTopologyJob> files = LoadAtpTopologyJob(options_.topology, options_.job);
+  if (!files.ok()) return files.status();
+  files_ = std::make_unique<AtpTopologyJob>(std::move(*files));
+  options_.workers = files_->job.aggregate.num_workers();
+  options_.elements = files_->job.aggregate.spec.elements;
   return Status::Ok();
 }
 
@@ -154,14 +177,41 @@ Fabric::~Fabric() {
   (void)Stop();
 }
 
-uint16_t Fabric::job_id() const { return options_.aggregate ? 1 : 2; }
-
-std::string Fabric::control_socket() const {
-  return layout_ == nullptr || options_.transport != "dpdk" ? std::string()
-                                                            : layout_->ControlSocket(0);
+uint16_t Fabric::job_id() const {
+  if (files_ != nullptr) {
+    return (options_.aggregate ? files_->job.aggregate : files_->job.plain).spec.job_id;
+  }
+  return options_.aggregate ? 1 : 2;
 }
 
-int Fabric::swemu_pid() const { return swemu_ == nullptr ? -1 : swemu_->pid(); }
+std::vector<std::pair<std::string, std::string>> Fabric::Switches() const {
+  std::vector<std::pair<std::string, std::string>> switches;
+  if (plan_ != nullptr) {
+    for (const TestbedSwitch& sw : plan_->switches) {
+      switches.emplace_back(sw.name, sw.control_socket);
+    }
+  } else if (layout_ != nullptr && options_.transport == "dpdk") {
+    switches.emplace_back("rack0", layout_->ControlSocket(0));
+  }
+  return switches;
+}
+
+std::string Fabric::control_socket() const {
+  const auto switches = Switches();
+  return switches.empty() ? std::string() : switches.front().second;
+}
+
+int Fabric::swemu_pid() const {
+  if (switches_ != nullptr) {
+    return switches_->switches().empty() ? -1 : switches_->switches().front()->pid();
+  }
+  return swemu_ == nullptr ? -1 : swemu_->pid();
+}
+
+std::string Fabric::SwemuBinary() const {
+  return options_.swemu_binary.empty() ? std::string(SWEMU_DEFAULT_SWEMU_BINARY)
+                                       : options_.swemu_binary;
+}
 
 Status Fabric::Start() {
   std::lock_guard lock(mu_);
@@ -188,16 +238,21 @@ Status Fabric::Start() {
   RemoveStaleRuntimeDirs("");
   const uint32_t serial = g_fabrics_made++;
   prefix_ = "swemu-py-" + std::to_string(getpid()) + "-" + std::to_string(serial);
-  layout_ = std::make_unique<DemoLayout>(options_.workers, 1, dir_, prefix_);
-  Status status = Status::Ok();
-  // sockaddr_un holds 107 characters.
-  if (layout_->VhostSocket(0, 99).size() > 107) {
-    status = Status::Error("out_dir " + dir_ + " is too long for Unix socket paths");
+  Status status = LoadFiles();
+  if (!status.ok()) {
+  } else if (files_ != nullptr) {
+    status = StartTopology();
   } else {
-    status = options_.transport == "dpdk" ? StartDpdk() : StartUdp();
+    layout_ = std::make_unique<DemoLayout>(options_.workers, 1, dir_, prefix_);
+    // sockaddr_un holds 107 characters.
+    if (layout_->VhostSocket(0, 99).size() > 107) {
+      status = Status::Error("out_dir " + dir_ + " is too long for Unix socket paths");
+    } else {
+      status = options_.transport == "dpdk" ? StartDpdk() : StartUdp();
+    }
   }
   if (!status.ok()) {
-    failed_ = swemu_ != nullptr;  // keep out_dir for swemu's log
+    failed_ = swemu_ != nullptr || switches_ != nullptr;  // keep out_dir for swemu's logs
     started_ = true;              // so that Stop cleans up what did start
     (void)Stop();
     return status;
@@ -208,7 +263,9 @@ Status Fabric::Start() {
 
 Status Fabric::WriteJobs() {
   for (int i = 0; i < 2; ++i) {
-    AtpJobSpec spec = layout_->JobSpec(layout_->jobs()[i], options_.elements);
+    AtpJobSpec spec = files_ != nullptr
+                          ? (i == 0 ? files_->job.aggregate : files_->job.plain).spec
+                          : layout_->JobSpec(layout_->jobs()[i], options_.elements);
     if (udp_ != nullptr) {
       // Loopback addresses of this fabric: 127.A.B.(w+1), the PS 127.A.B.254, one port.
       for (uint32_t w = 0; w < spec.workers.size(); ++w) spec.workers[w].ip = udp_base_ | (w + 1);
@@ -228,8 +285,7 @@ Status Fabric::WriteJobs() {
 
 Status Fabric::StartDpdk() {
   SWEMU_RETURN_IF_ERROR(WriteJobs());
-  const std::string binary = options_.swemu_binary.empty() ? std::string(SWEMU_DEFAULT_SWEMU_BINARY)
-                                                           : options_.swemu_binary;
+  const std::string binary = SwemuBinary();
   if (binary.empty() || access(binary.c_str(), X_OK) != 0) {
     return Status::Error("cannot run the swemu binary '" + binary +
                          "': build the swemu target, or pass swemu_binary=");
@@ -278,6 +334,38 @@ Status Fabric::StartDpdk() {
       OpenDpdkPort("the AtpFabric's parameter server", prefix_ + "-ps",
                    layout_->HostDevargs(layout_->ps(), 0) + ",mac=" + FormatMac(layout_->ps().mac),
                    options_.ps_memory_mb);
+  if (!dpdk.ok()) return dpdk.status();
+  dpdk_ = std::move(*dpdk);
+  return StartPs();
+}
+
+// The topology's switches (the processes back end's plan, under this fabric's out_dir), then the
+// PS on the job's PS port.
+Status Fabric::StartTopology() {
+  const std::string binary = SwemuBinary();
+  if (binary.empty() || access(binary.c_str(), X_OK) != 0) {
+    return Status::Error("cannot run the swemu binary '" + binary +
+                         "': build the swemu target, or pass swemu_binary=");
+  }
+  SWEMU_RETURN_IF_ERROR(WriteJobs());
+  // The tag names the switches' EAL file prefixes: unique per fabric of this process.
+  const pid_t tag = static_cast<pid_t>((static_cast<uint32_t>(getpid()) << 8) |
+                                       ((g_fabrics_made - 1) & 0xFF)) & 0x7FFFFFFF;
+  Result<TestbedPlan> plan = PlanProcessesTestbed(files_->topology, dir_, tag);
+  if (!plan.ok()) return plan.status();
+  plan_ = std::make_unique<TestbedPlan>(std::move(*plan));
+  testbed_ = std::make_unique<TestbedOptions>();
+  testbed_->swemu_binary = binary;
+  testbed_->out_dir = dir_;
+  testbed_->busy_poll = options_.busy_poll;
+  switches_ = std::make_unique<TestbedRunner>(*plan_, *testbed_);
+  SWEMU_RETURN_IF_ERROR(switches_->Build());
+  SWEMU_RETURN_IF_ERROR(switches_->StartSwitches());
+  const JobPlacement& at = files_->job.ps;
+  Result<std::unique_ptr<DpdkHost>> dpdk = OpenDpdkPort(
+      "the AtpFabric's parameter server", prefix_ + "-ps",
+      ProcessesHostDevargs(dir_, at.sw, at.port, 0) + ",mac=" + FormatMac(jobs_[0].spec.ps.mac),
+      options_.ps_memory_mb);
   if (!dpdk.ok()) return dpdk.status();
   dpdk_ = std::move(*dpdk);
   return StartPs();
@@ -379,6 +467,13 @@ Status Fabric::Stop() {
     }
     swemu_.reset();
   }
+  if (switches_ != nullptr) {
+    Status torn_down = switches_->Teardown();
+    if (stopped.ok()) stopped = torn_down;
+    switches_.reset();
+    plan_.reset();
+    testbed_.reset();
+  }
   RemoveStaleRuntimeDirs(prefix_);
   if (!closed.ok() || !stopped.ok()) failed_ = true;
   if (created_dir_ && !failed_) {
@@ -392,11 +487,18 @@ Status Fabric::Stop() {
 Status Fabric::Reset() {
   std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started");
-  if (swemu_ != nullptr) {
-    // Aggregators still holding a dead group's partial sums would capture the new group's
-    // packets of the same seqs.
+  // Aggregators still holding a dead group's partial sums would capture the new group's
+  // packets of the same seqs.
+  for (const auto& [name, socket] : Switches()) {
+    const bool atp = plan_ == nullptr || std::any_of(files_->topology.switches.begin(),
+                                                     files_->topology.switches.end(),
+                                                     [&name](const LoadedSwitchConfig& sw) {
+                                                       return sw.config.name == name &&
+                                                              sw.config.program == "atp";
+                                                     });
+    if (!atp) continue;
     for (const char* reg : {"atp_id", "atp_bitmap", "atp_count", "atp_value", "atp_overflow"}) {
-      Result<std::string> reply = SwitchCommand(std::string("register_reset ") + reg);
+      Result<std::string> reply = SwitchCommand(std::string("register_reset ") + reg, name);
       if (!reply.ok()) return reply.status();
     }
   }
@@ -417,16 +519,28 @@ Result<std::string> Fabric::WorkerSpec(int rank) const {
   spec.socket_dir = dir_;
   spec.file_prefix = prefix_;
   spec.rank = rank;
+  if (files_ != nullptr) {
+    for (const JobPlacement& at : files_->job.workers) spec.ports.push_back({at.sw, at.port});
+  }
   return FormatWorkerSpec(spec);
 }
 
-Result<std::string> Fabric::SwitchCommand(const std::string& line) {
+Result<std::string> Fabric::SwitchCommand(const std::string& line, const std::string& sw) {
   std::lock_guard lock(mu_);
   if (!started_) return Status::Error("the fabric is not started");
-  if (swemu_ == nullptr) {
+  const auto switches = Switches();
+  if (switches.empty()) {
     return Status::Error("this fabric has no switch (transport '" + options_.transport + "')");
   }
-  return swemu_->Command(layout_->ControlSocket(0), line);
+  std::string names;
+  for (std::size_t s = 0; s < switches.size(); ++s) {
+    if (sw.empty() || switches[s].first == sw) {
+      SwemuProcess& process = switches_ != nullptr ? *switches_->switches()[s] : *swemu_;
+      return process.Command(switches[s].second, line);
+    }
+    names += (s == 0 ? "" : ", ") + switches[s].first;
+  }
+  return Status::Error("no switch named '" + sw + "' (the fabric's: " + names + ")");
 }
 
 Counters Fabric::Snapshot() const {

@@ -10,6 +10,12 @@
 // (127.A.B.254; worker w on 127.A.B.(w+1), same port); its parameter packets are replicated to
 // the workers in software. All aggregation is at the PS.
 //
+// topology + job (transport "dpdk" only): the topology file's switches as swemu processes on
+// vhost-user sockets in out_dir (hostlib/testbed's processes back end, as `swemu-atp demo
+// --topology` runs them), the job file's hosts on the ports it names (hostlib/testbed/
+// atp_job_file.h): the PS in this process, each worker from its own. The job file gives the
+// workers, elements and job ids; the topology's switch configs the aggregators and link rates.
+//
 // The PS serves both of the layout's jobs: 1 (the switch aggregates: `atp_job aggregate`) and
 // 2 (`atp_job forward_only`: the switch forwards, the PS aggregates); `aggregate` picks the
 // one the workers join.
@@ -18,6 +24,8 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "hostlib/atp/job_config.h"
 #include "hostlib/python/loop_thread.h"
@@ -27,6 +35,10 @@
 namespace swemu {
 class DemoLayout;
 class SwemuProcess;
+class TestbedRunner;
+struct AtpTopologyJob;
+struct TestbedOptions;
+struct TestbedPlan;
 class DpdkHost;
 class UdpSocketTransport;
 }  // namespace swemu
@@ -45,6 +57,9 @@ struct FabricOptions {
   bool busy_poll = false;       // swemu and the PS poll without backing off
   double start_timeout_s = 20;
   uint32_t ps_memory_mb = 128;
+  // Both or neither: a topology file and the ATP job file that runs on it.
+  std::string topology;
+  std::string job;
 };
 
 class Fabric {
@@ -53,6 +68,9 @@ class Fabric {
   static Status Validate(const FabricOptions& options);
 
   explicit Fabric(FabricOptions options);
+  // With options.topology: reads the topology and job files (errors name the file and what is
+  // wrong) and takes the workers and elements from the job. Start() calls it if not yet done.
+  Status LoadFiles();
   ~Fabric();
   Fabric(const Fabric&) = delete;
   Fabric& operator=(const Fabric&) = delete;
@@ -68,8 +86,9 @@ class Fabric {
   bool started() const { return started_; }
   // The spec for swemu.Worker; rank -1: for any rank.
   Result<std::string> WorkerSpec(int rank) const;
-  // One line to swemu's control socket; its reply.
-  Result<std::string> SwitchCommand(const std::string& line);
+  // One line to a switch's control socket; its reply. `sw`: a switch of the topology by name;
+  // "": the first (the only one without a topology).
+  Result<std::string> SwitchCommand(const std::string& line, const std::string& sw = "");
   // The PS's counters for the workers' job.
   Result<Counters> Stats();
 
@@ -81,9 +100,13 @@ class Fabric {
 
  private:
   Status StartDpdk();
+  Status StartTopology();
   Status StartUdp();
   Status StartPs();
   Status WriteJobs();
+  std::string SwemuBinary() const;
+  // The switches' names and control sockets, the first first.
+  std::vector<std::pair<std::string, std::string>> Switches() const;
   Status MakePsContext(std::unique_ptr<Context>* out) const;
   Counters Snapshot() const;  // loop thread
 
@@ -96,7 +119,11 @@ class Fabric {
   bool failed_ = false;  // something went wrong: keep out_dir for its logs
   std::string dir_;
   std::string prefix_;
-  std::unique_ptr<DemoLayout> layout_;
+  std::unique_ptr<DemoLayout> layout_;           // without a topology
+  std::unique_ptr<AtpTopologyJob> files_;        // with one
+  std::unique_ptr<TestbedPlan> plan_;            // its switches' processes
+  std::unique_ptr<TestbedOptions> testbed_;
+  std::unique_ptr<TestbedRunner> switches_;
   AtpJobConfig jobs_[2];  // aggregate, forward_only
   std::string job_files_[2];
   std::unique_ptr<SwemuProcess> swemu_;

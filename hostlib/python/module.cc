@@ -224,71 +224,58 @@ job's workers. See hostlib/python/README.md for the whole API, the error bound a
   h = w.all_reduce_async(grad2); ...; h.wait()
 )doc";
 
-}  // namespace
-}  // namespace swemu::python
+// AtpFabric(...): the options checked (TypeError, ValueError), the topology and job read.
+std::unique_ptr<Fabric> MakeFabric(py::object workers, py::object out_dir, std::string transport,
+                                   bool aggregate, py::object swemu_binary, py::object elements,
+                                   py::object aggregators, py::object link_rate, bool busy_poll,
+                                   py::object start_timeout, py::object topology, py::object job) {
+  FabricOptions o;
+  o.topology = PathArg(topology, "topology");
+  o.job = PathArg(job, "job");
+  if (!o.topology.empty() && !(workers.is_none() && elements.is_none() &&
+                               aggregators.is_none() && link_rate.is_none())) {
+    throw py::value_error(
+        "with topology=, the job file gives workers and elements and the topology's switch "
+        "configs give aggregators and link rates: leave workers, elements, aggregators and "
+        "link_rate unset");
+  }
+  const int64_t w = workers.is_none() ? o.workers : IntArg(workers, "workers");
+  const int64_t e = elements.is_none() ? o.elements : IntArg(elements, "elements");
+  const int64_t a = aggregators.is_none() ? o.aggregators : IntArg(aggregators, "aggregators");
+  if (w < 1 || w > swemu::kAtpMaxWorkers) {
+    throw py::value_error("workers must be 1.." + std::to_string(swemu::kAtpMaxWorkers));
+  }
+  if (e < 1 || e > swemu::kAtpMaxElementsPerMtu) {
+    throw py::value_error("elements must be 1.." + std::to_string(swemu::kAtpMaxElementsPerMtu) +
+                          " (a packet within a 1500-byte MTU), not " + std::to_string(e));
+  }
+  if (a < 1 || a > (int64_t{1} << 24)) throw py::value_error("aggregators must be 1..16777216");
+  if (!link_rate.is_none() && !py::isinstance<py::str>(link_rate)) {
+    throw py::type_error("link_rate must be a str, e.g. '1G', not " + TypeName(link_rate));
+  }
+  o.workers = static_cast<uint32_t>(w);
+  o.elements = static_cast<uint32_t>(e);
+  o.aggregators = static_cast<uint32_t>(a);
+  if (!link_rate.is_none()) o.link_rate = link_rate.cast<std::string>();
+  o.out_dir = PathArg(out_dir, "out_dir");
+  o.transport = transport;
+  o.aggregate = aggregate;
+  o.swemu_binary = PathArg(swemu_binary, "swemu_binary");
+  o.busy_poll = busy_poll;
+  const std::optional<double> t = TimeoutArg(start_timeout);
+  o.start_timeout_s = t.value_or(3600);
+  if (o.start_timeout_s <= 0) throw py::value_error("start_timeout must be > 0");
+  Status valid = Fabric::Validate(o);
+  if (!valid.ok()) throw py::value_error(valid.message());
+  auto fabric = std::make_unique<Fabric>(o);
+  Status loaded = fabric->LoadFiles();
+  if (!loaded.ok()) throw py::value_error(loaded.message());
+  return fabric;
+}
 
-PYBIND11_MODULE(swemu, m) {
-  using namespace swemu::python;  // NOLINT(google-build-using-namespace)
-  using swemu::Result;
-  using swemu::Status;
-  m.doc() = kModuleDoc;
-  py::register_exception<ModuleError>(m, "Error", PyExc_RuntimeError);
-  m.attr("CHUNK_PACKETS") = kChunkPackets;
-  m.attr("MAX_WORKERS") = swemu::kAtpMaxWorkers;
-  m.attr("DEFAULT_SCALE") = swemu::kAtpDefaultScale;
-
-  py::class_<Fabric>(m, "AtpFabric", R"doc(The switch and the parameter server of one ATP job.
-
-AtpFabric(workers=4, out_dir=None, transport="dpdk", aggregate=True, swemu_binary=None,
-          elements=64, aggregators=16384, link_rate="0", busy_poll=False, start_timeout=20.0)
-
-transport="dpdk": swemu (program atp) as a child process on vhost-user sockets in out_dir, the
-PS in this process on its own virtio_user port (this process's DPDK: it cannot also be a
-worker). transport="udp": no switch; the PS on a loopback UDP socket, aggregation at the PS.
-aggregate=False: the switch forwards the job's packets (`atp_job forward_only`) and the PS
-aggregates. out_dir=None: a new directory under /tmp, removed by a clean stop().
-start() the fabric, then give worker_spec() to the workers; stop() (also on exit, `with`, and
-when the object is collected) ends swemu and the PS.)doc")
-      .def(
-          py::init([](py::object workers, py::object out_dir, std::string transport, bool aggregate,
-                      py::object swemu_binary, py::object elements, py::object aggregators,
-                      std::string link_rate, bool busy_poll, py::object start_timeout) {
-            FabricOptions o;
-            const int64_t w = IntArg(workers, "workers");
-            const int64_t e = IntArg(elements, "elements");
-            const int64_t a = IntArg(aggregators, "aggregators");
-            if (w < 1 || w > swemu::kAtpMaxWorkers) {
-              throw py::value_error("workers must be 1.." + std::to_string(swemu::kAtpMaxWorkers));
-            }
-            if (e < 1 || e > swemu::kAtpMaxElementsPerMtu) {
-              throw py::value_error("elements must be 1.." +
-                                    std::to_string(swemu::kAtpMaxElementsPerMtu) +
-                                    " (a packet within a 1500-byte MTU), not " + std::to_string(e));
-            }
-            if (a < 1 || a > (int64_t{1} << 24)) {
-              throw py::value_error("aggregators must be 1..16777216");
-            }
-            o.workers = static_cast<uint32_t>(w);
-            o.elements = static_cast<uint32_t>(e);
-            o.aggregators = static_cast<uint32_t>(a);
-            o.out_dir = PathArg(out_dir, "out_dir");
-            o.transport = transport;
-            o.aggregate = aggregate;
-            o.swemu_binary = PathArg(swemu_binary, "swemu_binary");
-            o.link_rate = link_rate;
-            o.busy_poll = busy_poll;
-            const std::optional<double> t = TimeoutArg(start_timeout);
-            o.start_timeout_s = t.value_or(3600);
-            if (o.start_timeout_s <= 0) throw py::value_error("start_timeout must be > 0");
-            Status valid = Fabric::Validate(o);
-            if (!valid.ok()) throw py::value_error(valid.message());
-            return std::make_unique<Fabric>(o);
-          }),
-          py::arg("workers") = 4, py::arg("out_dir") = py::none(), py::arg("transport") = "dpdk",
-          py::arg("aggregate") = true, py::arg("swemu_binary") = py::none(),
-          py::arg("elements") = swemu::kAtpDefaultElements,
-          py::arg("aggregators") = swemu::kAtpDefaultAggregators, py::arg("link_rate") = "0",
-          py::arg("busy_poll") = false, py::arg("start_timeout") = 20.0)
+// start, stop, reset and the context manager.
+void BindFabricLifecycle(py::class_<Fabric>& cls) {
+  cls
       .def(
           "start",
           [](py::object self) {
@@ -327,47 +314,6 @@ when the object is collected) ends swemu and the PS.)doc")
           },
           "Forgets the jobs' progress (a new PS; the switch's aggregators freed), for a new "
           "group of worker processes once every worker of the previous one has ended.")
-      .def(
-          "worker_spec",
-          [](Fabric& f, py::object rank) {
-            int r = -1;
-            if (!rank.is_none()) {
-              const int64_t v = IntArg(rank, "rank");
-              if (v < 0 || v >= f.options().workers) {
-                throw py::value_error("rank must be 0.." + std::to_string(f.options().workers - 1) +
-                                      ", not " + std::to_string(v));
-              }
-              r = static_cast<int>(v);
-            }
-            return Get(f.WorkerSpec(r));
-          },
-          py::arg("rank") = py::none(),
-          "Everything a worker process needs to make its Worker, as one str (job file, transport, "
-          "switch sockets). With a rank, the spec is for that rank only.")
-      .def(
-          "switch_command",
-          [](Fabric& f, const std::string& line) {
-            if (line.find_first_not_of(" \t") == std::string::npos) {
-              throw py::value_error("switch_command needs a command, e.g. 'atp_stats'");
-            }
-            if (line.find('\n') != std::string::npos) {
-              throw py::value_error("switch_command takes one line");
-            }
-            Result<std::string> reply("");
-            {
-              py::gil_scoped_release release;
-              reply = f.SwitchCommand(line);
-            }
-            return Get(std::move(reply));
-          },
-          py::arg("line"),
-          "One command to swemu's control socket (docs/cli.md, 'Control commands'), e.g. "
-          "'atp_stats' (the atp program's counters as JSON), 'show atp', 'set_port_loss all "
-          "0.01'; returns the reply. swemu.Error when swemu refuses it.")
-      .def(
-          "stats", [](Fabric& f) { return ToDict(Get(f.Stats())); },
-          "The PS's counters for the workers' job: gradients, completed, elements_by_switch "
-          "(packets that reached the PS fully aggregated by the switch) and elements_at_ps, ...")
       .def("__enter__",
            [](py::object self) {
              Fabric& f = self.cast<Fabric&>();
@@ -399,13 +345,70 @@ when the object is collected) ends swemu and the PS.)doc")
              }
              Check(status);
              return false;
-           })
+           });
+}
+
+// What a launcher asks a started fabric, and its options.
+void BindFabricQueries(py::class_<Fabric>& cls) {
+  cls
+      .def(
+          "worker_spec",
+          [](Fabric& f, py::object rank) {
+            int r = -1;
+            if (!rank.is_none()) {
+              const int64_t v = IntArg(rank, "rank");
+              if (v < 0 || v >= f.options().workers) {
+                throw py::value_error("rank must be 0.." + std::to_string(f.options().workers - 1) +
+                                      ", not " + std::to_string(v));
+              }
+              r = static_cast<int>(v);
+            }
+            return Get(f.WorkerSpec(r));
+          },
+          py::arg("rank") = py::none(),
+          "Everything a worker process needs to make its Worker, as one str (job file, transport, "
+          "switch sockets). With a rank, the spec is for that rank only.")
+      .def(
+          "switch_command",
+          [](Fabric& f, const std::string& line, py::object sw) {
+            if (!sw.is_none() && !py::isinstance<py::str>(sw)) {
+              throw py::type_error("switch must be a switch's name (str) or None, not " +
+                                   TypeName(sw));
+            }
+            const std::string name = sw.is_none() ? std::string() : sw.cast<std::string>();
+            if (line.find_first_not_of(" \t") == std::string::npos) {
+              throw py::value_error("switch_command needs a command, e.g. 'atp_stats'");
+            }
+            if (line.find('\n') != std::string::npos) {
+              throw py::value_error("switch_command takes one line");
+            }
+            Result<std::string> reply("");
+            {
+              py::gil_scoped_release release;
+              reply = f.SwitchCommand(line, name);
+            }
+            return Get(std::move(reply));
+          },
+          py::arg("line"), py::arg("switch") = py::none(),
+          "One command to a switch's control socket (docs/cli.md, 'Control commands'), e.g. "
+          "'atp_stats' (the atp program's counters as JSON), 'show atp', 'set_port_loss all "
+          "0.01'; returns the reply. swemu.Error when swemu refuses it. switch: a topology's "
+          "switch by name (None: the first).")
+      .def(
+          "stats", [](Fabric& f) { return ToDict(Get(f.Stats())); },
+          "The PS's counters for the workers' job: gradients, completed, elements_by_switch "
+          "(packets that reached the PS fully aggregated by the switch) and elements_at_ps, ...")
       .def_property_readonly("started", &Fabric::started)
       .def_property_readonly("workers", [](const Fabric& f) { return f.options().workers; })
       .def_property_readonly("transport", [](const Fabric& f) { return f.options().transport; })
       .def_property_readonly("aggregate", [](const Fabric& f) { return f.options().aggregate; })
       .def_property_readonly("elements", [](const Fabric& f) { return f.options().elements; })
       .def_property_readonly("job_id", &Fabric::job_id)
+      .def_property_readonly("topology",
+                             [](const Fabric& f) -> py::object {
+                               if (f.options().topology.empty()) return py::none();
+                               return py::str(f.options().topology);
+                             })
       .def_property_readonly(
           "out_dir",
           [](const Fabric& f) -> py::object {
@@ -420,7 +423,74 @@ when the object is collected) ends swemu and the PS.)doc")
                " workers=" + std::to_string(f.options().workers) +
                " job=" + std::to_string(f.job_id()) + (f.started() ? " started" : " stopped") + ">";
       });
+}
 
+void BindFabric(py::module_& m) {
+  py::class_<Fabric> cls(m, "AtpFabric", R"doc(The switch and the parameter server of one ATP job.
+
+AtpFabric(workers=4, out_dir=None, transport="dpdk", aggregate=True, swemu_binary=None,
+          elements=64, aggregators=16384, link_rate="0", busy_poll=False, start_timeout=20.0,
+          topology=None, job=None)
+
+transport="dpdk": swemu (program atp) as a child process on vhost-user sockets in out_dir, the
+PS in this process on its own virtio_user port (this process's DPDK: it cannot also be a
+worker). transport="udp": no switch; the PS on a loopback UDP socket, aggregation at the PS.
+aggregate=False: the switch forwards the job's packets (`atp_job forward_only`) and the PS
+aggregates. out_dir=None: a new directory under /tmp, removed by a clean stop().
+topology=, job=: a topology file and the ATP job file that runs on it (as `swemu-atp sim` and
+`swemu-atp demo` take them, e.g. configs/atp_two_rack.topo and .job): its switches as swemu
+processes, the job's hosts on the ports it names; the job gives workers and elements, the
+switch configs aggregators and link rates (leave those four unset). Bad files raise ValueError.
+start() the fabric, then give worker_spec() to the workers; stop() (also on exit, `with`, and
+when the object is collected) ends swemu and the PS.)doc");
+  cls.def(py::init(&MakeFabric), py::arg("workers") = py::none(), py::arg("out_dir") = py::none(),
+          py::arg("transport") = "dpdk", py::arg("aggregate") = true,
+          py::arg("swemu_binary") = py::none(), py::arg("elements") = py::none(),
+          py::arg("aggregators") = py::none(), py::arg("link_rate") = py::none(),
+          py::arg("busy_poll") = false, py::arg("start_timeout") = 20.0,
+          py::arg("topology") = py::none(), py::arg("job") = py::none());
+  BindFabricLifecycle(cls);
+  BindFabricQueries(cls);
+}
+
+// Worker(spec, rank, lanes, busy_poll): the arguments checked, the worker opened.
+std::unique_ptr<PyWorker> MakeWorker(py::object spec, py::object rank, py::object lanes,
+                                     bool busy_poll) {
+  if (!py::isinstance<py::str>(spec)) {
+    throw py::type_error("spec must be the str AtpFabric.worker_spec() returned, not " +
+                         TypeName(spec));
+  }
+  Result<WorkerSpec> parsed = ParseWorkerSpec(spec.cast<std::string>());
+  if (!parsed.ok()) throw py::value_error(parsed.message());
+  int r = parsed->rank;
+  if (!rank.is_none()) {
+    const int64_t v = IntArg(rank, "rank");
+    if (v < 0 || v >= parsed->workers) {
+      throw py::value_error("rank must be 0.." + std::to_string(parsed->workers - 1) +
+                            " (the job has " + std::to_string(parsed->workers) +
+                            " workers), not " + std::to_string(v));
+    }
+    if (parsed->rank >= 0 && parsed->rank != v) {
+      throw py::value_error("rank " + std::to_string(v) + " but the spec is for rank " +
+                            std::to_string(parsed->rank));
+    }
+    r = static_cast<int>(v);
+  }
+  if (r < 0) throw py::value_error("rank is needed: the spec is not for one rank");
+  const int64_t l = IntArg(lanes, "lanes");
+  if (l < 1 || l > 64) throw py::value_error("lanes must be 1..64");
+  WorkerOptions options;
+  options.lanes = static_cast<uint32_t>(l);
+  options.busy_poll = busy_poll;
+  Result<std::unique_ptr<FabricWorker>> worker(Status::Error(""));
+  {
+    py::gil_scoped_release release;
+    worker = FabricWorker::Open(*parsed, static_cast<uint32_t>(r), options);
+  }
+  return std::make_unique<PyWorker>(Get(std::move(worker)));
+}
+
+void BindWorker(py::module_& m) {
   py::class_<PyWorker>(m, "Worker", R"doc(One worker of an AtpFabric's job, in this process.
 
 Worker(spec, rank=None, lanes=2, busy_poll=False)
@@ -428,42 +498,8 @@ Worker(spec, rank=None, lanes=2, busy_poll=False)
 spec: AtpFabric.worker_spec(); rank: this worker's rank, 0..workers-1 (None: the spec's). With
 dpdk, initialises this process's DPDK (one lcore, --no-huge) and attaches to the switch port of
 its rank; with udp, binds the rank's loopback address. A loop thread then drives the worker.)doc")
-      .def(py::init([](py::object spec, py::object rank, py::object lanes, bool busy_poll) {
-             if (!py::isinstance<py::str>(spec)) {
-               throw py::type_error("spec must be the str AtpFabric.worker_spec() returned, not " +
-                                    TypeName(spec));
-             }
-             Result<WorkerSpec> parsed = ParseWorkerSpec(spec.cast<std::string>());
-             if (!parsed.ok()) throw py::value_error(parsed.message());
-             int r = parsed->rank;
-             if (!rank.is_none()) {
-               const int64_t v = IntArg(rank, "rank");
-               if (v < 0 || v >= parsed->workers) {
-                 throw py::value_error("rank must be 0.." + std::to_string(parsed->workers - 1) +
-                                       " (the job has " + std::to_string(parsed->workers) +
-                                       " workers), not " + std::to_string(v));
-               }
-               if (parsed->rank >= 0 && parsed->rank != v) {
-                 throw py::value_error("rank " + std::to_string(v) + " but the spec is for rank " +
-                                       std::to_string(parsed->rank));
-               }
-               r = static_cast<int>(v);
-             }
-             if (r < 0) throw py::value_error("rank is needed: the spec is not for one rank");
-             const int64_t l = IntArg(lanes, "lanes");
-             if (l < 1 || l > 64) throw py::value_error("lanes must be 1..64");
-             WorkerOptions options;
-             options.lanes = static_cast<uint32_t>(l);
-             options.busy_poll = busy_poll;
-             Result<std::unique_ptr<FabricWorker>> worker(Status::Error(""));
-             {
-               py::gil_scoped_release release;
-               worker = FabricWorker::Open(*parsed, static_cast<uint32_t>(r), options);
-             }
-             return std::make_unique<PyWorker>(Get(std::move(worker)));
-           }),
-           py::arg("spec"), py::arg("rank") = py::none(), py::arg("lanes") = 2,
-           py::arg("busy_poll") = false)
+      .def(py::init(&MakeWorker), py::arg("spec"), py::arg("rank") = py::none(),
+           py::arg("lanes") = 2, py::arg("busy_poll") = false)
       .def(
           "all_reduce",
           [](PyWorker& w, py::handle array, py::handle timeout) {
@@ -526,7 +562,9 @@ write the array.)doc")
                std::to_string(w.impl().workers()) + " " + w.impl().transport() + " job " +
                std::to_string(w.impl().job().spec.job_id) + ">";
       });
+}
 
+void BindHandle(py::module_& m) {
   py::class_<PyHandle>(m, "Handle", "An all_reduce_async call.")
       .def(
           "wait",
@@ -564,7 +602,21 @@ write the array.)doc")
             return py::float_(h.call->seconds);
           },
           "From submission to completion, once done (None before).");
+}
 
+}  // namespace
+}  // namespace swemu::python
+
+PYBIND11_MODULE(swemu, m) {
+  using namespace swemu::python;  // NOLINT(google-build-using-namespace)
+  m.doc() = kModuleDoc;
+  py::register_exception<ModuleError>(m, "Error", PyExc_RuntimeError);
+  m.attr("CHUNK_PACKETS") = kChunkPackets;
+  m.attr("MAX_WORKERS") = swemu::kAtpMaxWorkers;
+  m.attr("DEFAULT_SCALE") = swemu::kAtpDefaultScale;
+  BindFabric(m);
+  BindWorker(m);
+  BindHandle(m);
   // Interpreter exit: stop what is still running (swemu children, loop threads), then EAL. With
   // the GIL held, so that no Python thread destroys a Worker meanwhile.
   py::module_::import("atexit").attr("register")(py::cpp_function([] { ShutdownAll(); }));

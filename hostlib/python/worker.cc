@@ -18,8 +18,9 @@
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
-#include "pipeline/core/text_file.h"
 #include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/processes_plan.h"
+#include "pipeline/core/text_file.h"
 
 namespace swemu::python {
 
@@ -115,16 +116,24 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::OpenJoined(const WorkerSpec&
   const AtpHost& host = job->spec.workers[rank];
   Transport* transport = nullptr;
   if (spec.transport == "dpdk") {
-    DemoLayout layout(spec.workers, 1, spec.socket_dir, spec.file_prefix);
-    const DemoHost& port_host = layout.hosts()[rank];
-    const std::string socket = layout.VhostSocket(port_host.rack, port_host.port);
+    std::string socket, devargs;
+    if (!spec.ports.empty()) {  // a topology's switch port (the processes back end)
+      const WorkerPort& at = spec.ports[rank];
+      socket = ProcessesHostSocket(spec.socket_dir, at.sw, at.port);
+      devargs = ProcessesHostDevargs(spec.socket_dir, at.sw, at.port, 0);
+    } else {
+      DemoLayout layout(spec.workers, 1, spec.socket_dir, spec.file_prefix);
+      const DemoHost& port_host = layout.hosts()[rank];
+      socket = layout.VhostSocket(port_host.rack, port_host.port);
+      devargs = layout.HostDevargs(port_host, 0);
+    }
     if (!std::filesystem::exists(socket)) {
       return Status::Error(who + ": no switch socket " + socket +
                            " (is the AtpFabric started, and this its spec?)");
     }
     Result<std::unique_ptr<DpdkHost>> dpdk = OpenDpdkPort(
         who, spec.file_prefix + "-w" + std::to_string(rank) + "-" + std::to_string(getpid()),
-        layout.HostDevargs(port_host, 0) + ",mac=" + FormatMac(host.mac), options.dpdk_memory_mb);
+        devargs + ",mac=" + FormatMac(host.mac), options.dpdk_memory_mb);
     if (!dpdk.ok()) return dpdk.status();
     w->dpdk_ = std::move(*dpdk);
     transport = &w->dpdk_->port(0);

@@ -39,6 +39,10 @@ std::string FormatWorkerSpec(const WorkerSpec& spec) {
                      ";workers=" + std::to_string(spec.workers) + ";job=" + spec.job_file;
   if (spec.transport == "dpdk") text += ";dir=" + spec.socket_dir + ";prefix=" + spec.file_prefix;
   if (spec.rank >= 0) text += ";rank=" + std::to_string(spec.rank);
+  for (std::size_t i = 0; i < spec.ports.size(); ++i) {
+    text += (i == 0 ? ";ports=" : ",") + spec.ports[i].sw + ":" +
+            std::to_string(spec.ports[i].port);
+  }
   return text;
 }
 
@@ -78,6 +82,15 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
       Result<uint32_t> v = ParseUint(value, 0, kAtpMaxWorkers - 1);
       if (!v.ok()) return bad("rank: " + v.message());
       spec.rank = static_cast<int>(*v);
+    } else if (key == "ports") {
+      for (std::string_view at : Split(value, ',')) {
+        const std::size_t colon = at.rfind(':');
+        Result<uint32_t> port = colon == std::string_view::npos || colon == 0
+                                    ? Result<uint32_t>(Status::Error("no SWITCH:PORT"))
+                                    : ParseUint(at.substr(colon + 1), 0, 0xFFFF);
+        if (!port.ok()) return bad("ports: '" + std::string(at) + "' is not SWITCH:PORT");
+        spec.ports.push_back({std::string(at.substr(0, colon)), static_cast<uint16_t>(*port)});
+      }
     } else {
       return bad("unknown key '" + std::string(key) + "'");
     }
@@ -88,6 +101,10 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
   if (spec.job_file.empty()) return bad("job= is empty");
   if (spec.transport == "dpdk" && (spec.socket_dir.empty() || spec.file_prefix.empty())) {
     return bad("transport=dpdk needs dir= and prefix=");
+  }
+  if (!spec.ports.empty() && spec.ports.size() != spec.workers) {
+    return bad("ports= names " + std::to_string(spec.ports.size()) + " ports for " +
+               std::to_string(spec.workers) + " workers");
   }
   if (spec.rank >= static_cast<int>(spec.workers)) {
     return bad("rank " + std::to_string(spec.rank) +

@@ -5,10 +5,13 @@
 // Keys: transport (dpdk or udp), workers (the job's worker count), job (the job file: hostlib's
 // ATP job text, hostlib/atp/job_config.h), and with dpdk: dir (where the switch's vhost-user
 // sockets are, hostlib/testbed/demo_layout.h) and prefix (the fabric's DPDK --file-prefix stem; each
-// worker adds its rank and pid). Optional: rank (a spec made for one rank only).
+// worker adds its rank and pid). Optional: rank (a spec made for one rank only); ports (a fabric
+// on a topology: each rank's switch port, "rack_a:0,rack_a:1,...", whose socket is
+// hostlib/testbed/processes_plan.h's; without it, the one-rack layout's).
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "hostlib/atp/job_config.h"
 #include "pipeline/core/status.h"
@@ -17,6 +20,11 @@ namespace swemu::python {
 
 inline constexpr std::string_view kWorkerSpecMagic = "swemu-atp-worker";
 
+struct WorkerPort {
+  std::string sw;
+  uint16_t port = 0;
+};
+
 struct WorkerSpec {
   std::string transport;  // "dpdk" or "udp"
   uint32_t workers = 0;
@@ -24,6 +32,7 @@ struct WorkerSpec {
   std::string socket_dir;   // dpdk
   std::string file_prefix;  // dpdk
   int rank = -1;            // -1: any rank
+  std::vector<WorkerPort> ports;  // dpdk on a topology: per rank; empty: the one-rack layout
 };
 
 std::string FormatWorkerSpec(const WorkerSpec& spec);

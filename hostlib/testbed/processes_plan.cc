@@ -52,6 +52,10 @@ std::string ProcessesHostDevargs(const std::string& out_dir, const std::string& 
   return VirtioUser(static_cast<PortId>(index), PortSocket(out_dir, sw, port));
 }
 
+std::string ProcessesHostSocket(const std::string& out_dir, const std::string& sw, PortId port) {
+  return PortSocket(out_dir, sw, port);
+}
+
 std::string HostFilePrefix(pid_t tag, const std::string& host) {
   return "swemu-tb" + std::to_string(tag) + "-host-" + host;
 }

@@ -21,6 +21,9 @@ namespace swemu {
 std::string ProcessesHostDevargs(const std::string& out_dir, const std::string& sw, PortId port,
                                  uint32_t index);
 
+// The net_vhost socket of host port `port` of switch `sw` of a plan made for `out_dir`.
+std::string ProcessesHostSocket(const std::string& out_dir, const std::string& sw, PortId port);
+
 // The EAL --file-prefix of host `host`'s DPDK commands (SWEMU_EAL).
 std::string HostFilePrefix(pid_t tag, const std::string& host);
 
