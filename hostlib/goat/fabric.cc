@@ -1,7 +1,6 @@
 #include "hostlib/goat/fabric.h"
 
 #include <algorithm>
-#include <deque>
 #include <set>
 
 #include "hostlib/common/engine_transport.h"
@@ -129,38 +128,20 @@ uint32_t GoatFabric::SwitchIndex(const std::string& name) const {
   return kUnreached;
 }
 
-// Breadth-first from every switch, neighbours in link order: the first hop of the first
-// shortest path found.
+// The shortest paths of swemu/topology_routes.h over the spec's switches, links and hosts.
 Status GoatFabric::ComputeRoutes() {
-  const uint32_t n = static_cast<uint32_t>(spec_.switches.size());
-  std::vector<std::vector<std::pair<uint32_t, uint16_t>>> adj(n);  // (neighbour, my port)
-  for (const auto& l : spec_.links) {
-    const uint32_t a = SwitchIndex(l.a);
-    const uint32_t b = SwitchIndex(l.b);
-    adj[a].push_back({b, l.a_port});
-    adj[b].push_back({a, l.b_port});
-  }
-  next_port_.assign(n, std::vector<int32_t>(n, -1));
-  next_switch_.assign(n, std::vector<int32_t>(n, -1));
-  dist_.assign(n, std::vector<uint32_t>(n, kUnreached));
-  for (uint32_t src = 0; src < n; ++src) {
-    std::deque<uint32_t> queue{src};
-    dist_[src][src] = 0;
-    while (!queue.empty()) {
-      const uint32_t u = queue.front();
-      queue.pop_front();
-      for (const auto& [v, port] : adj[u]) {
-        if (dist_[src][v] != kUnreached) continue;
-        dist_[src][v] = dist_[src][u] + 1;
-        next_port_[src][v] = u == src ? port : next_port_[src][u];
-        next_switch_[src][v] = u == src ? static_cast<int32_t>(v) : next_switch_[src][u];
-        queue.push_back(v);
-      }
-    }
-  }
+  std::vector<std::string> names;
+  for (const auto& sw : spec_.switches) names.push_back(sw.name);
+  std::vector<LinkSpec> links;
+  for (const auto& l : spec_.links) links.push_back({l.a, l.a_port, l.b, l.b_port});
+  std::vector<std::pair<std::string, PortId>> hosts;
+  for (const auto& h : spec_.hosts) hosts.emplace_back(h.sw, h.port);
+  Result<TopologyRoutes> routes = TopologyRoutes::Compute(std::move(names), links, hosts);
+  if (!routes.ok()) return Status::Error("goat fabric: " + routes.message());
+  routes_ = std::move(*routes);
   const uint32_t ps_sw = SwitchIndex(spec_.hosts[ps_].sw);
   for (const auto& h : spec_.hosts) {
-    if (dist_[SwitchIndex(h.sw)][ps_sw] == kUnreached) {
+    if (routes_.Hops(SwitchIndex(h.sw), ps_sw) == TopologyRoutes::kNone) {
       return Status::Error("goat fabric: host " + h.name + " cannot reach the PS");
     }
   }
@@ -197,17 +178,15 @@ GoatJob GoatFabric::MakeJob(uint16_t job_id, uint16_t elements,
 std::string GoatFabric::StaticScript(uint32_t s) const {
   std::string script;
   for (uint32_t h = 0; h < spec_.hosts.size(); ++h) {
-    const auto& host = spec_.hosts[h];
-    const uint32_t at = SwitchIndex(host.sw);
-    const int32_t port = at == s ? host.port : next_port_[s][at];
+    const int32_t port = routes_.PortToHost(s, h);
     if (port < 0) continue;
     script +=
         "table_add dmac forward " + FormatMac(HostMac(h)) + " => " + std::to_string(port) + "\n";
   }
   for (uint32_t t = 0; t < spec_.switches.size(); ++t) {
-    if (t == s || next_port_[s][t] < 0) continue;
+    if (t == s || routes_.PortTowards(s, t) < 0) continue;
     script += "table_add goat_route forward " + std::to_string(spec_.switches[t].node_id) + " => " +
-              std::to_string(next_port_[s][t]) + "\n";
+              std::to_string(routes_.PortTowards(s, t)) + "\n";
   }
   return script;
 }
@@ -259,15 +238,7 @@ GoatPublished GoatFabric::PublishPlan(const GinaProblem& problem, const GinaPlan
 }
 
 std::vector<uint32_t> GoatFabric::PathToPs(uint32_t host) const {
-  std::vector<uint32_t> path;
-  uint32_t at = SwitchIndex(spec_.hosts[host].sw);
-  const uint32_t ps_sw = SwitchIndex(spec_.hosts[ps_].sw);
-  path.push_back(at);
-  while (at != ps_sw) {
-    at = static_cast<uint32_t>(next_switch_[at][ps_sw]);
-    path.push_back(at);
-  }
-  return path;
+  return routes_.SwitchPath(routes_.HostSwitch(host), routes_.HostSwitch(ps_));
 }
 
 GoatPublished GoatFabric::PublishSharing(const std::vector<uint32_t>& fragments) const {
@@ -381,7 +352,7 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     config.program = "goat";
     config.program_options.Set("elements", std::to_string(elements));
     config.program_options.Set("slots", std::to_string(std::max<uint32_t>(sw.slots, 1)));
-    config.tm.port_rate_bps = net.link_rate_bps;
+    config.tm.port_rate_bps = sw.port_rate_bps != 0 ? sw.port_rate_bps : net.link_rate_bps;
     if (net.queue_depth_pkts != 0) config.tm.queue.depth_pkts = net.queue_depth_pkts;
     if (net.buffer_bytes != 0) config.tm.shared_buffer_bytes = net.buffer_bytes;
     SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
@@ -400,12 +371,15 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
   }
   for (const auto& l : spec_.links) {
     SWEMU_RETURN_IF_ERROR(engine.AddLink(
-        {l.a, l.a_port, l.b, l.b_port, net.link_rate_bps, net.link_delay_ns, net.loss}));
+        {l.a, l.a_port, l.b, l.b_port, l.rate_bps != 0 ? l.rate_bps : net.link_rate_bps,
+         l.delay_ns < 0 ? net.link_delay_ns : static_cast<TimeNs>(l.delay_ns),
+         l.loss < 0 ? net.loss : l.loss}));
   }
   std::vector<EngineTransport*> transports;
   for (const auto& h : spec_.hosts) {
     const TimeNs delay = h.delay_ns < 0 ? net.host_delay_ns : static_cast<TimeNs>(h.delay_ns);
-    Result<EngineTransport*> t = EngineTransport::Attach(engine, h.sw, h.port, delay, net.loss);
+    Result<EngineTransport*> t =
+        EngineTransport::Attach(engine, h.sw, h.port, delay, h.loss < 0 ? net.loss : h.loss);
     if (!t.ok()) return t.status();
     transports.push_back(*t);
   }

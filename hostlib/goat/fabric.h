@@ -1,8 +1,8 @@
 #pragma once
 // A GOAT network: switches (each a GOAT node id and aggregator slots), hosts (workers and one
 // PS) on switch ports, and switch-to-switch links. From it come
-//   - the shortest paths (breadth-first, ties to the first link listed): each switch's port
-//     towards every host and every other switch;
+//   - the shortest paths (swemu/topology_routes.h: breadth-first, ties to the first link
+//     listed): each switch's port towards every host and every other switch;
 //   - each switch's static startup script: dmac entries for every host's MAC, goat_route
 //     entries for every other switch's node id (forwarding by aggregation node, Figure 2(c));
 //   - the GINA problem (hop distances) the planner solves;
@@ -21,6 +21,7 @@
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
 #include "pipeline/tm/tm_config.h"
+#include "swemu/topology_routes.h"
 
 namespace swemu {
 
@@ -33,6 +34,7 @@ struct GoatFabricSpec {
     uint16_t node_id = 0;  // 1 .. 65534
     uint16_t ports = 0;
     uint32_t slots = 0;  // aggregator slots (256 B each at 64 elements); 0: not programmable
+    uint64_t port_rate_bps = 0;  // every port's shaping; 0: GoatNetOptions::link_rate_bps
   };
   struct Host {
     std::string name;
@@ -40,12 +42,17 @@ struct GoatFabricSpec {
     uint16_t port = 0;
     bool ps = false;
     int64_t delay_ns = -1;  // the host link's delay; < 0: Build's host_delay_ns
+    double loss = -1;       // the host link's loss; < 0: GoatNetOptions::loss
   };
   struct Link {
     std::string a;
     uint16_t a_port = 0;
     std::string b;
     uint16_t b_port = 0;
+    // This link's own values (a topology file's); 0 / < 0: GoatNetOptions' for every link.
+    uint64_t rate_bps = 0;
+    int64_t delay_ns = -1;
+    double loss = -1;
   };
   std::vector<Switch> switches;
   std::vector<Host> hosts;  // workers in worker-id order; exactly one PS
@@ -59,6 +66,13 @@ struct GoatFabricSpec {
   // `slots`, the others none.
   static GoatFabricSpec LeafSpine(uint32_t spines, uint32_t leaves, uint32_t servers,
                                   const std::vector<std::string>& programmable, uint32_t slots);
+  // A topology file's network (fabric_topology.cc): its switches in file order, node ids 1, 2,
+  // ... in that order, each with its ports and its port shaping rate ([tm] port_rate), and
+  // `slots` from its config's [program] when the program is goat (else, or without slots, not
+  // programmable); its links with their rate, delay and loss; the hosts that say role=worker
+  // (worker ids in file order) and the one that says role=ps, with their delay and loss (hosts
+  // with another role, or none, are left out). Errors are one line naming the file.
+  static Result<GoatFabricSpec> FromTopology(const TopologyConfig& topo);
 };
 
 // The engine network's links and queues.
@@ -142,10 +156,7 @@ class GoatFabric {
 
   GoatFabricSpec spec_;
   uint32_t ps_ = 0;
-  // next_port_[s][t]: switch s's port towards switch t (s != t); dist_[s][t] in links.
-  std::vector<std::vector<int32_t>> next_port_;
-  std::vector<std::vector<uint32_t>> dist_;
-  std::vector<std::vector<int32_t>> next_switch_;
+  TopologyRoutes routes_;  // switch indexes as spec_.switches, hosts as spec_.hosts
 };
 
 }  // namespace swemu

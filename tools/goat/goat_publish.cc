@@ -88,8 +88,10 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
     ini.header = header;
     ini.program = "goat";
     ini.cli = sw.name + ".cli";
-    ini.program_options = {{"slots", std::to_string(std::max<uint32_t>(sw.slots, 1))},
-                           {"elements", std::to_string(setup.elements)}};
+    // A switch without aggregator memory says no slots: not programmable when read back
+    // (GoatFabricSpec::FromTopology).
+    if (sw.slots != 0) ini.program_options.emplace_back("slots", std::to_string(sw.slots));
+    ini.program_options.emplace_back("elements", std::to_string(setup.elements));
     ini.tm = {{"port_rate", layout.link_rate}};
     SWEMU_RETURN_IF_ERROR(write(sw.name + ".ini", network.SwitchIni(sw.name, ini)));
     topo << "switch = " << sw.name << " " << sw.name << ".ini\n";
@@ -98,7 +100,10 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
     topo << "link = " << l.a << ":" << l.a_port << " " << l.b << ":" << l.b_port
          << " rate=" << layout.link_rate << " delay=1us\n";
   }
-  for (const auto& h : spec.hosts) topo << "host = " << h.sw << ":" << h.port << " delay=1us\n";
+  for (const auto& h : spec.hosts) {
+    topo << "host = " << h.sw << ":" << h.port << " delay=1us name=" << h.name
+         << " role=" << (h.ps ? "ps" : "worker") << "\n";
+  }
   topo << "seed = " << setup.seed << "\n";
   SWEMU_RETURN_IF_ERROR(write("goat.topo", topo.str()));
   SWEMU_RETURN_IF_ERROR(write("goat.job", header + FormatGoatJob(plan.job)));

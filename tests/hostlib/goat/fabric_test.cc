@@ -1,8 +1,10 @@
-// GoatFabric (hostlib/goat/fabric.h): routes by node id, the static scripts, and plans refused
-// with one line when the network cannot run them.
+// GoatFabric (hostlib/goat/fabric.h): routes by node id, the static scripts, plans refused with
+// one line when the network cannot run them, and the network read from a topology file.
 #include "hostlib/goat/fabric.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 
 namespace swemu {
 namespace {
@@ -75,6 +77,112 @@ TEST(GoatFabric, PlansTheNetworkCannotRunAreRefusedWithOneLine) {
     EXPECT_NE(st.message().find(c.expect), std::string::npos) << c.what << ": " << st.message();
     EXPECT_EQ(st.message().find('\n'), std::string::npos) << c.what;
   }
+}
+
+// The bundled testbed file (configs/goat_testbed/goat.topo, what swemu-goat publish writes) is the
+// built-in three-switch testbed: the same switches, node ids, memory, hosts and routes.
+TEST(GoatFabricFromTopology, TheBundledTestbedIsTheThreeSwitchTestbed) {
+  Result<TopologyConfig> topo = LoadTopology(SWEMU_SOURCE_DIR "/configs/goat_testbed/goat.topo");
+  ASSERT_TRUE(topo.ok()) << topo.message();
+  Result<GoatFabricSpec> spec = GoatFabricSpec::FromTopology(*topo);
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  Result<GoatFabric> from_file = GoatFabric::Create(*spec);
+  ASSERT_TRUE(from_file.ok()) << from_file.message();
+  Result<GoatFabric> built_in = GoatFabric::Create(GoatFabricSpec::ThreeSwitch(4, 78));
+  ASSERT_TRUE(built_in.ok());
+  ASSERT_EQ(spec->switches.size(), 3u);
+  for (uint32_t s = 0; s < 3; ++s) {
+    const auto& a = spec->switches[s];
+    const auto& b = built_in->spec().switches[s];
+    EXPECT_EQ(a.name + " " + std::to_string(a.node_id) + " " + std::to_string(a.ports) + " " +
+                  std::to_string(a.slots),
+              b.name + " " + std::to_string(b.node_id) + " " + std::to_string(b.ports) + " " +
+                  std::to_string(b.slots));
+    EXPECT_EQ(from_file->StaticScript(s), built_in->StaticScript(s)) << a.name;
+  }
+  ASSERT_EQ(spec->hosts.size(), built_in->spec().hosts.size());
+  for (std::size_t h = 0; h < spec->hosts.size(); ++h) {
+    const auto& a = spec->hosts[h];
+    const auto& b = built_in->spec().hosts[h];
+    EXPECT_EQ(a.name + "@" + a.sw + ":" + std::to_string(a.port) + (a.ps ? " ps" : ""),
+              b.name + "@" + b.sw + ":" + std::to_string(b.port) + (b.ps ? " ps" : ""));
+    EXPECT_EQ(a.delay_ns, 1000);  // the file's delay=1us
+  }
+  EXPECT_EQ(spec->links[0].rate_bps, 10'000'000'000u);
+  EXPECT_EQ(spec->links[0].delay_ns, 1000);
+}
+
+// A topology made in code: switch s's program and slots, links, hosts by role.
+TopologyConfig Topology(const std::vector<std::pair<std::string, std::string>>& roles) {
+  TopologyConfig topo;
+  topo.path = "t.topo";
+  for (const char* name : {"a", "b", "c"}) {
+    LoadedSwitchConfig sw;
+    sw.config.name = name;
+    sw.config.num_ports = 4;
+    sw.config.program = "goat";
+    topo.switches.push_back(sw);
+  }
+  topo.switches[0].config.program_options.Set("slots", "40");  // programmable
+  topo.switches[2].config.program = "l2l3";                    // not goat: not programmable
+  topo.switches[2].config.program_options.Set("slots", "40");
+  topo.links = {{"a", 3, "b", 3, 1'000'000'000, 5000, 0.01}, {"b", 2, "c", 2, 0, 0, 0}};
+  for (const auto& [at, role] : roles) {
+    TopologyHost h;
+    h.sw = at.substr(0, 1);
+    h.port = static_cast<PortId>(std::stoi(at.substr(2)));
+    h.name = at.substr(0, 1) + at.substr(2);
+    h.role = role;
+    h.delay_ns = 700;
+    topo.hosts.push_back(h);
+  }
+  return topo;
+}
+
+TEST(GoatFabricFromTopology, SlotsOnlyFromGoatSwitchesRolesInFileOrderLinksTheirOwn) {
+  Result<GoatFabricSpec> spec = GoatFabricSpec::FromTopology(
+      Topology({{"a:0", "worker"}, {"c:0", "ps"}, {"b:0", ""}, {"c:1", "worker"}}));
+  ASSERT_TRUE(spec.ok()) << spec.message();
+  EXPECT_EQ(spec->switches[0].slots, 40u);
+  EXPECT_EQ(spec->switches[1].slots, 0u);  // goat without slots
+  EXPECT_EQ(spec->switches[2].slots, 0u);  // l2l3
+  EXPECT_EQ(spec->switches[2].node_id, 3u);
+  ASSERT_EQ(spec->hosts.size(), 3u);  // b:0 has no role: left out
+  EXPECT_EQ(spec->hosts[0].name, "a0");
+  EXPECT_EQ(spec->hosts[1].name, "c1");
+  EXPECT_TRUE(spec->hosts[2].ps);
+  EXPECT_EQ(spec->hosts[2].delay_ns, 700);
+  EXPECT_EQ(spec->links[0].rate_bps, 1'000'000'000u);
+  EXPECT_EQ(spec->links[0].delay_ns, 5000);
+  EXPECT_EQ(spec->links[0].loss, 0.01);
+  Result<GoatFabric> fabric = GoatFabric::Create(*spec);
+  ASSERT_TRUE(fabric.ok()) << fabric.message();
+  EXPECT_EQ(fabric->PathToPs(0), (std::vector<uint32_t>{0, 1, 2}));
+}
+
+TEST(GoatFabricFromTopology, AMissingOrSecondPsOrAnUnreachableWorkerIsOneLine) {
+  const struct {
+    std::vector<std::pair<std::string, std::string>> roles;
+    std::string expect;
+  } cases[] = {
+      {{{"a:0", "worker"}}, "no PS: one host should say role=ps"},
+      {{{"a:0", "worker"}, {"c:0", "ps"}, {"b:0", "ps"}},
+       "more than one host says role=ps (c0, b0)"},
+      {{{"c:0", "ps"}}, "no workers: the workers' hosts should say role=worker"},
+  };
+  for (const auto& c : cases) {
+    Result<GoatFabricSpec> spec = GoatFabricSpec::FromTopology(Topology(c.roles));
+    ASSERT_FALSE(spec.ok()) << c.expect;
+    EXPECT_NE(spec.message().find(c.expect), std::string::npos) << spec.message();
+    EXPECT_EQ(spec.message().rfind("t.topo: ", 0), 0u) << spec.message();
+    EXPECT_EQ(spec.message().find('\n'), std::string::npos);
+  }
+  TopologyConfig cut = Topology({{"a:0", "worker"}, {"c:0", "ps"}});
+  cut.links.pop_back();  // b-c: c is an island
+  Result<GoatFabricSpec> spec = GoatFabricSpec::FromTopology(cut);
+  ASSERT_TRUE(spec.ok());
+  EXPECT_NE(GoatFabric::Create(*spec).message().find("host a0 cannot reach the PS"),
+            std::string::npos);
 }
 
 }  // namespace
