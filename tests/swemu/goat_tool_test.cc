@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 #include <vector>
@@ -132,7 +133,9 @@ TEST(GoatTool, BadOptionsEndWithOneLine) {
         std::string("demo --rto 0"),
         std::string("demo --scheme x"),
         std::string("demo --out-dir " + dir + "x/" + std::string(120, 'd')),
-        std::string("publish --fabric x")}) {
+        std::string("publish --fabric x"),
+        std::string("sim --topology nope.topo"),
+        std::string("demo --topology nope.topo")}) {
     RunResult run = RunCommandIn(dir, kGoat + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
@@ -280,6 +283,131 @@ TEST(GoatTool, SimPutsLessOnThePsThanAtpStyleSharingAndGivesExactSums) {
   EXPECT_LT(atp, ps + 1) << run.out;
   EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
   EXPECT_EQ(ReadText(dir + "sim.csv").substr(0, 7), "scheme,");
+}
+
+// Everything after the first two lines, which name where the network and its memory came from.
+std::string AfterTwoLines(const std::string& out) {
+  const std::size_t first = out.find('\n');
+  return first == std::string::npos ? out : out.substr(out.find('\n', first + 1) + 1);
+}
+
+// The bundled files are today's shapes: the testbed (configs/goat_testbed/goat.topo, the default)
+// and the paper's leaf-spine for --seed 1 (configs/goat_leaf_spine.topo) give the built-in shapes'
+// tables and CSV rows byte for byte.
+TEST(GoatTool, TheBundledTopologiesRunAsTheBuiltInShapes) {
+  const std::string dir = Dir();
+  const std::string cfg = SWEMU_SOURCE_DIR "/configs/";
+  const struct {
+    std::string built_in, from_file;
+  } pairs[] = {
+      {" sim --rate-std 0.2", " sim --rate-std 0.2 --topology " + cfg + "goat_testbed/goat.topo"},
+      {" sim --fabric leaf-spine --workers 35 --scheme goat,atp-style",
+       " sim --scheme goat,atp-style --model AlexNet --topology " + cfg + "goat_leaf_spine.topo"},
+  };
+  for (const auto& p : pairs) {
+    RunResult a = RunCommandIn(dir, kGoat + p.built_in + " --csv " + dir + "a.csv");
+    RunResult b = RunCommandIn(dir, kGoat + p.from_file + " --csv " + dir + "b.csv");
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_NE(b.out.find("GOAT sim (virtual time, packet level): topology " + cfg),
+              std::string::npos)
+        << b.out;
+    const std::string csv_a = ReadText(dir + "a.csv"), csv_b = ReadText(dir + "b.csv");
+    EXPECT_EQ(std::regex_replace(AfterTwoLines(a.out), std::regex("wrote .*"), ""),
+              std::regex_replace(AfterTwoLines(b.out), std::regex("wrote .*"), ""))
+        << p.from_file;
+    EXPECT_EQ(csv_a, csv_b) << p.from_file;
+    EXPECT_GT(std::count(csv_b.begin(), csv_b.end(), '\n'), 2) << csv_b;
+  }
+}
+
+// A topology without the roles GOAT needs, with two PSs, or with a worker that cannot reach the
+// PS, and the shape options a topology replaces: one line naming it, exit 2, nothing written.
+TEST(GoatTool, BadTopologiesAndShapeOptionsBesideOneAreOneLine) {
+  const std::string dir = Dir();
+  const std::string cfg = SWEMU_SOURCE_DIR "/configs/goat_testbed/";
+  auto topo = [&](const std::string& name, const std::string& hosts) {
+    std::string text = "[topology]\n";
+    for (const char* sw : {"s1", "s2", "s3"}) {
+      text += std::string("switch = ") + sw + " " + cfg + sw + ".ini\n";
+    }
+    std::ofstream(dir + name) << text << "link = s1:4 s3:1\n" << hosts;
+    return dir + name;
+  };
+  const std::string no_ps = topo("no_ps.topo", "host = s1:0 role=worker\n");
+  const std::string two_ps =
+      topo("two_ps.topo", "host = s1:0 role=worker\nhost = s3:0 role=ps\nhost = s1:1 role=ps\n");
+  const std::string cut = topo("cut.topo",
+                               "host = s1:0 role=worker\nhost = s2:0 name=far role=worker\n"
+                               "host = s3:0 role=ps\n");
+  const std::string good = cfg + "goat.topo";
+  const struct {
+    std::string args, expect;
+  } cases[] = {
+      {"sim --topology " + no_ps, "no PS: one host should say role=ps"},
+      {"sim --topology " + two_ps, "more than one host says role=ps (s3-p0, s1-p1)"},
+      {"sim --topology " + cut, "host far cannot reach the PS"},
+      {"demo --topology " + cut + " --out-dir " + dir + "demo", "host far cannot reach the PS"},
+      {"publish --topology " + two_ps + " --out-dir " + dir + "pub", "more than one host"},
+      {"sim --topology " + good + " --per-switch 2", "--per-switch: not with --topology"},
+      {"sim --topology " + good + " --fabric leaf-spine", "--fabric: not with --topology"},
+      {"sim --topology " + good + " --memory 1MB", "--memory: not with --topology"},
+      {"sim --topology " + good + " --link-rate 1G", "--link-rate: not with --topology"},
+      {"sim --topology " + good + " --loss 0.1", "--loss: not with --topology"},
+      {"demo --topology " + good + " --workers 3 --out-dir " + dir + "demo",
+       "--workers: not with --topology"},
+  };
+  for (const auto& c : cases) {
+    const std::string csv = c.args.starts_with("sim") ? " --csv " + dir + "x.csv" : "";
+    RunResult run = RunCommandIn(dir, kGoat + " " + c.args + csv);
+    EXPECT_EQ(run.status, 2) << c.args << ": " << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << c.args << ": " << run.err;
+    EXPECT_NE(run.err.find(c.expect), std::string::npos) << c.args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << c.args;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir + "x.csv"));
+  EXPECT_FALSE(std::filesystem::exists(dir + "pub"));
+}
+
+// A switch published without aggregator memory says no slots, so a published leaf-spine read
+// back is the same network: the same programmable switches, the same plan.
+TEST(GoatTool, APublishedLeafSpineReadsBackAsTheSameNetwork) {
+  const std::string dir = Dir();
+  const std::string shape = " --fabric leaf-spine --leaf-spine 2,4,17 --programmable leaf0,spine1";
+  RunResult pub = RunCommandIn(dir, kGoat + " publish --out-dir " + dir + "ls" + shape);
+  ASSERT_EQ(pub.status, 0) << pub.err;
+  EXPECT_EQ(ReadText(dir + "ls/spine0.ini").find("slots"), std::string::npos);
+  EXPECT_NE(ReadText(dir + "ls/spine1.ini").find("slots = 250"), std::string::npos);
+  RunResult a = RunCommandIn(dir, kGoat + " sim --scheme goat --model AlexNet" + shape);
+  RunResult b = RunCommandIn(
+      dir, kGoat + " sim --scheme goat --model AlexNet --topology " + dir + "ls/goat.topo");
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_NE(b.out.find("programmable: spine1,leaf0"), std::string::npos) << b.out;
+  EXPECT_EQ(AfterTwoLines(a.out), AfterTwoLines(b.out));
+}
+
+// Real time from the bundled testbed file: the same switches, scripts and job as the default demo
+// (past the files' two header lines; the sockets and EAL prefixes name the run's directory and
+// process), and exact results.
+TEST(GoatTool, DemoRunsTheBundledTestbedFileAsTheDefault) {
+  const std::string dir = Dir();
+  RunResult a = RunCommandIn(dir, kGoat + " demo --rounds 1 --out-dir " + dir + "a");
+  RunResult b = RunCommandIn(dir, kGoat + " demo --rounds 1 --out-dir " + dir + "b --topology " +
+                                      SWEMU_SOURCE_DIR "/configs/goat_testbed/goat.topo");
+  ASSERT_EQ(a.status, 0) << a.out << a.err;
+  ASSERT_EQ(b.status, 0) << b.out << b.err;
+  EXPECT_NE(b.out.find("every result equals the exact sum"), std::string::npos) << b.out;
+  auto body = [&](const std::string& path, const std::string& run_dir) {
+    std::string text = AfterTwoLines(ReadText(path));
+    for (auto at = text.find(run_dir); at != std::string::npos; at = text.find(run_dir, at)) {
+      text.replace(at, run_dir.size(), "DIR");
+    }
+    return std::regex_replace(text, std::regex("swemu-goat-[0-9]+"), "PREFIX");
+  };
+  for (const char* file : {"s1.cli", "s2.cli", "s3.cli", "s1.ini", "s3.ini", "goat.job"}) {
+    EXPECT_EQ(body(dir + "a/" + file, dir + "a"), body(dir + "b/" + file, dir + "b")) << file;
+  }
 }
 
 }  // namespace

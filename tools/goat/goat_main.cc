@@ -169,7 +169,9 @@ constexpr char kSimExamples[] =
     "the paper's leaf-spine (Exp. #6, #7)\n"
     "  swemu-goat sim --per-switch 8 --csv sim.csv               "
     "16 workers, a CSV row per scheme\n"
-    "  swemu-goat sim --async --k 7 --delay 5=100ms --rounds 3   K = 7 of 8, a straggler\n";
+    "  swemu-goat sim --async --k 7 --delay 5=100ms --rounds 3   K = 7 of 8, a straggler\n"
+    "  swemu-goat sim --topology configs/goat_leaf_spine.topo --model AlexNet\n"
+    "                                                            the leaf-spine from its file\n";
 
 constexpr char kPublishExamples[] =
     "  swemu-goat publish --out-dir out/goat --pcap                   "
@@ -183,7 +185,8 @@ constexpr char kDemoExamples[] =
     "3 rounds, 3 swemu processes (the testbed)\n"
     "  swemu-goat demo --async --k 7 --delay 5=100ms   "
     "a straggler: rounds done by the 7 fastest\n"
-    "  swemu-goat demo --scheme atp-style --rounds 5   ATP-style sharing in real time\n";
+    "  swemu-goat demo --scheme atp-style --rounds 5   ATP-style sharing in real time\n"
+    "  swemu-goat demo --topology configs/goat_testbed/goat.topo   the testbed from its file\n";
 
 const Command kCommands[] = {
     {"plan", "GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model", PlanOptions,

@@ -2,19 +2,21 @@
 #include <sstream>
 
 #include "pipeline/control/units.h"
-#include "tools/option_values.h"
+#include "swemu/topology_config.h"
 #include "tools/goat/goat_sim.h"
+#include "tools/option_values.h"
 
 namespace swemu {
 namespace po = boost::program_options;
+using goat_tool::kSlotBytes;
 using opt::Check;
 using opt::CheckUint;
 using opt::Text;
-using goat_tool::kSlotBytes;
 
 void AddGoatSetupOptions(po::options_description& options) {
   // clang-format off
   options.add_options()
+      ("topology", po::value<std::string>()->value_name("FILE"), "the network from a topology file (configs/goat_testbed/goat.topo, configs/goat_leaf_spine.topo): its hosts say role=worker (worker ids in file order) and role=ps (one); a goat switch's [program] slots is its memory; instead of --fabric and its shape options")
       ("fabric", po::value<std::string>()->default_value("testbed"), "testbed (the paper's Fig. 4: s1, s2 with workers, the PS on s3, links s1-s3, s2-s3, s1-s2) or leaf-spine")
       ("per-switch", po::value<std::string>()->default_value("4"), "testbed: workers on each of s1 and s2")
       ("leaf-spine", po::value<std::string>()->default_value("10,10,50"), "leaf-spine: SPINES,LEAVES,SERVERS (the PS on the last leaf)")
@@ -29,7 +31,86 @@ void AddGoatSetupOptions(po::options_description& options) {
   // clang-format on
 }
 
+namespace {
+
+// The options --topology replaces, refused beside it.
+constexpr const char* kShapeOptions[] = {"fabric",  "per-switch",   "leaf-spine",
+                                         "workers", "programmable", "memory"};
+
+// --fabric testbed or leaf-spine, and their shape options.
+Result<GoatFabricSpec> BuiltInSpec(const po::variables_map& vm, bool testbed, uint64_t slots,
+                                   uint64_t seed, std::ostringstream& what) {
+  // Checked whatever the fabric: "--workers -1" on the testbed ran with it silently ignored.
+  uint64_t workers = 0;
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 0, kGoatMaxWorkers, &workers));
+  if (testbed && !vm["workers"].defaulted()) {
+    return Status::Error(
+        "--workers: only with --fabric leaf-spine (the testbed's are --per-switch)");
+  }
+  if (testbed) {
+    uint64_t per_switch = 0;
+    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-switch", 1, 32, &per_switch));
+    what << "testbed: s1, s2 with " << per_switch << " workers each, the PS on s3";
+    return GoatFabricSpec::ThreeSwitch(static_cast<uint32_t>(per_switch),
+                                       static_cast<uint32_t>(slots));
+  }
+  if (Text(vm, "fabric") != "leaf-spine") {
+    return Status::Error("--fabric " + Text(vm, "fabric") + ": testbed or leaf-spine");
+  }
+  Result<goat_tool::LeafSpineShape> shape = goat_tool::ParseLeafSpine(Text(vm, "leaf-spine"));
+  if (!shape.ok()) return shape.status();
+  GoatFabricSpec all =
+      GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, {}, 0);
+  std::vector<std::string> names;
+  for (const auto& s : all.switches) names.push_back(s.name);
+  Result<std::vector<std::string>> programmable =
+      goat_tool::ProgrammableSwitches(Text(vm, "programmable"), names, seed);
+  if (!programmable.ok()) return programmable.status();
+  GoatFabricSpec spec = GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers,
+                                                  *programmable, static_cast<uint32_t>(slots));
+  std::vector<GoatFabricSpec::Host> kept;
+  uint64_t taken = 0;
+  for (const auto& h : spec.hosts) {
+    if (h.ps || workers == 0 || taken++ < workers) kept.push_back(h);
+  }
+  spec.hosts = kept;
+  std::string list;
+  for (const std::string& n : *programmable) list += (list.empty() ? "" : ",") + n;
+  what << "leaf-spine " << shape->spines << " spines x " << shape->leaves << " leaves, "
+       << shape->servers << " servers; programmable: " << (list.empty() ? "none" : list);
+  return spec;
+}
+
+// --topology FILE: the network the file describes; *slots becomes its largest switch memory.
+Result<GoatFabricSpec> TopologySpec(const po::variables_map& vm, uint64_t* slots,
+                                    std::ostringstream& what) {
+  for (const char* shape : kShapeOptions) {
+    if (vm.count(shape) && !vm[shape].defaulted()) {
+      return Status::Error(std::string("--") + shape +
+                           ": not with --topology (the topology file says it)");
+    }
+  }
+  const std::string path = Text(vm, "topology");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  if (!topo.ok()) return Status::Error("--topology " + topo.message());
+  Result<GoatFabricSpec> spec = GoatFabricSpec::FromTopology(*topo);
+  if (!spec.ok()) return Status::Error("--topology " + spec.message());
+  *slots = 0;
+  std::string list;
+  for (const auto& sw : spec->switches) {
+    *slots = std::max<uint64_t>(*slots, sw.slots);
+    if (sw.slots != 0) list += (list.empty() ? "" : ",") + sw.name;
+  }
+  what << "topology " << path << ": " << spec->switches.size() << " switches, "
+       << spec->hosts.size() - 1 << " workers, the PS on " << spec->hosts.back().sw
+       << "; programmable: " << (list.empty() ? "none" : list);
+  return spec;
+}
+
+}  // namespace
+
 Result<GoatSetup> MakeGoatSetup(const po::variables_map& vm) {
+  const bool from_file = vm.count("topology") != 0;
   const bool testbed = Text(vm, "fabric") == "testbed";
   uint64_t seed = 0, submodels = 0, elements = 0;
   double scale = 0;
@@ -37,63 +118,55 @@ Result<GoatSetup> MakeGoatSetup(const po::variables_map& vm) {
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "submodels", 0, 100000, &submodels));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "elements", 1, 366, &elements));
   SWEMU_RETURN_IF_ERROR(Check("scale", ParseDouble(Text(vm, "scale"), 1, 1e9), &scale));
-  const std::string memory = vm.count("memory") ? Text(vm, "memory") : testbed ? "20MB" : "64MB";
-  Result<uint64_t> bytes = ParseBytes(memory);
-  if (!bytes.ok()) return Status::Error("--memory: " + bytes.message());
-  const uint64_t slots = static_cast<uint64_t>(static_cast<double>(*bytes) / kSlotBytes / scale);
-  if (slots == 0 || slots > (1u << 22)) {
-    return Status::Error("--memory " + memory + " / --scale gives " + std::to_string(slots) +
-                         " slots per switch (1.." + std::to_string(1u << 22) + ")");
-  }
-  // Checked whatever the fabric: "--workers -1" on the testbed ran with it silently ignored.
-  uint64_t workers = 0;
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "workers", 0, kGoatMaxWorkers, &workers));
-  if (testbed && !vm["workers"].defaulted()) {
-    return Status::Error("--workers: only with --fabric leaf-spine (the testbed's are --per-switch)");
-  }
-  GoatFabricSpec spec;
+  std::string memory;
+  uint64_t slots = 0;
   std::ostringstream what;
-  if (testbed) {
-    uint64_t per_switch = 0;
-    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-switch", 1, 32, &per_switch));
-    spec = GoatFabricSpec::ThreeSwitch(static_cast<uint32_t>(per_switch),
-                                       static_cast<uint32_t>(slots));
-    what << "testbed: s1, s2 with " << per_switch << " workers each, the PS on s3";
-  } else if (Text(vm, "fabric") == "leaf-spine") {
-    Result<goat_tool::LeafSpineShape> shape = goat_tool::ParseLeafSpine(Text(vm, "leaf-spine"));
-    if (!shape.ok()) return shape.status();
-    GoatFabricSpec all =
-        GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, {}, 0);
-    std::vector<std::string> names;
-    for (const auto& s : all.switches) names.push_back(s.name);
-    Result<std::vector<std::string>> programmable =
-        goat_tool::ProgrammableSwitches(Text(vm, "programmable"), names, seed);
-    if (!programmable.ok()) return programmable.status();
-    spec = GoatFabricSpec::LeafSpine(shape->spines, shape->leaves, shape->servers, *programmable,
-                                     static_cast<uint32_t>(slots));
-    std::vector<GoatFabricSpec::Host> kept;
-    uint64_t taken = 0;
-    for (const auto& h : spec.hosts) {
-      if (h.ps || workers == 0 || taken++ < workers) kept.push_back(h);
-    }
-    spec.hosts = kept;
-    std::string list;
-    for (const std::string& n : *programmable) list += (list.empty() ? "" : ",") + n;
-    what << "leaf-spine " << shape->spines << " spines x " << shape->leaves << " leaves, "
-         << shape->servers << " servers; programmable: " << (list.empty() ? "none" : list);
+  Result<GoatFabricSpec> spec = Status::Error("no network");
+  if (from_file) {
+    spec = TopologySpec(vm, &slots, what);
   } else {
-    return Status::Error("--fabric " + Text(vm, "fabric") + ": testbed or leaf-spine");
+    memory = vm.count("memory") ? Text(vm, "memory") : testbed ? "20MB" : "64MB";
+    Result<uint64_t> bytes = ParseBytes(memory);
+    if (!bytes.ok()) return Status::Error("--memory: " + bytes.message());
+    slots = static_cast<uint64_t>(static_cast<double>(*bytes) / kSlotBytes / scale);
+    if (slots == 0 || slots > (1u << 22)) {
+      return Status::Error("--memory " + memory + " / --scale gives " + std::to_string(slots) +
+                           " slots per switch (1.." + std::to_string(1u << 22) + ")");
+    }
+    spec = BuiltInSpec(vm, testbed, slots, seed, what);
   }
-  Result<GoatFabric> fabric = GoatFabric::Create(std::move(spec));
-  if (!fabric.ok()) return fabric.status();
-  const std::string model_text = vm.count("model") ? Text(vm, "model")
-                                 : testbed         ? "44MB"
-                                                   : "AlexNet";
-  Result<goat_tool::ModelSlots> model = goat_tool::SizeModel(model_text, submodels, scale, slots);
+  if (!spec.ok()) return spec.status();
+  Result<GoatFabric> fabric = GoatFabric::Create(std::move(*spec));
+  if (!fabric.ok()) {
+    return from_file ? Status::Error("--topology " + Text(vm, "topology") + ": " + fabric.message())
+                     : fabric.status();
+  }
+  const std::string model_text = vm.count("model")      ? Text(vm, "model")
+                                 : testbed || from_file ? "44MB"
+                                                        : "AlexNet";
+  // Sub-models above the largest switch memory are split (none programmable: not split).
+  Result<goat_tool::ModelSlots> model =
+      goat_tool::SizeModel(model_text, submodels, scale, slots != 0 ? slots : 1u << 22);
   if (!model.ok()) return model.status();
   return GoatSetup{
       std::move(*fabric), what.str(), memory, slots, scale, seed, static_cast<uint16_t>(elements),
       std::move(*model)};
+}
+
+Result<std::vector<TimeNs>> WorkerDelays(const po::variables_map& vm, uint32_t workers) {
+  std::vector<TimeNs> delay(workers, 0);
+  if (!vm.count("delay")) return delay;
+  for (const std::string& d : vm["delay"].as<std::vector<std::string>>()) {
+    const std::size_t eq = d.find('=');
+    Result<uint64_t> w = ParseUint(d.substr(0, eq), 0, workers - 1);
+    Result<TimeNs> t = eq == std::string::npos ? Result<TimeNs>(Status::Error("no '='"))
+                                               : ParseDurationOption(d.substr(eq + 1));
+    if (!w.ok() || !t.ok()) {
+      return Status::Error("--delay " + d + ": W=TIME with W in 0.." + std::to_string(workers - 1));
+    }
+    delay[*w] = *t;
+  }
+  return delay;
 }
 
 }  // namespace swemu

@@ -9,15 +9,15 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/tm/tm_config.h"
-#include "tools/option_values.h"
 #include "tools/goat/goat_common.h"
+#include "tools/option_values.h"
 
 namespace swemu {
 namespace po = boost::program_options;
+using goat_tool::kSlotBytes;
 using opt::Check;
 using opt::CheckUint;
 using opt::Text;
-using goat_tool::kSlotBytes;
 
 po::options_description GoatSimOptions() {
   po::options_description options("swemu-goat sim options", 100);
@@ -63,25 +63,105 @@ Result<std::vector<GoatScheme>> Schemes(const std::string& text) {
   return out;
 }
 
-}  // namespace
-
-Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
-  uint64_t rounds = 0, k = 0, window = 0, depth = 0;
+// The run's options from the command line and the setup; *rate_text is the workers' reference
+// rate as the header prints it.
+Result<GoatRunOptions> SimRunOptions(const po::variables_map& vm, const GoatSetup& setup,
+                                     std::string* rate_text) {
+  uint64_t rounds = 0, k = 0, window = 0, depth = 0, link_rate = 0;
   TimeNs rto = 0;
-  double rate_mean = 0, rate_std = 0, noise = 0, loss = 0;
+  GoatRunOptions o;
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "rounds", 1, 1000, &rounds));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "k", 0, kGoatMaxWorkers, &k));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "window", 0, UINT32_MAX, &window));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "queue-depth", 1, 1 << 20, &depth));
   SWEMU_RETURN_IF_ERROR(Check("rto", ParseDurationOption(Text(vm, "rto")), &rto));
   if (rto == 0) return Status::Error("--rto must be above 0");
-  SWEMU_RETURN_IF_ERROR(Check("rate-mean", ParseDouble(Text(vm, "rate-mean"), 0, 1), &rate_mean));
-  SWEMU_RETURN_IF_ERROR(Check("rate-std", ParseDouble(Text(vm, "rate-std"), 0, 10), &rate_std));
-  SWEMU_RETURN_IF_ERROR(Check("noise", ParseDouble(Text(vm, "noise"), 0, 64), &noise));
-  SWEMU_RETURN_IF_ERROR(Check("loss", ParseProbability(Text(vm, "loss")), &loss));
-  uint64_t link_rate = 0;
+  SWEMU_RETURN_IF_ERROR(Check("rate-mean", ParseDouble(Text(vm, "rate-mean"), 0, 1), &o.rate_mean));
+  SWEMU_RETURN_IF_ERROR(Check("rate-std", ParseDouble(Text(vm, "rate-std"), 0, 10), &o.rate_std));
+  SWEMU_RETURN_IF_ERROR(Check("noise", ParseDouble(Text(vm, "noise"), 0, 64), &o.noise));
+  SWEMU_RETURN_IF_ERROR(Check("loss", ParseProbability(Text(vm, "loss")), &o.net.loss));
   SWEMU_RETURN_IF_ERROR(Check("link-rate", ParseRate(Text(vm, "link-rate")), &link_rate));
   if (link_rate == 0) return Status::Error("--link-rate must be above 0");
+  *rate_text = Text(vm, "link-rate");
+  // From a topology: the links' and hosts' own values, and the workers' rates are shares of the
+  // first worker's switch's port rate.
+  const GoatFabricSpec& spec = setup.fabric.spec();
+  for (const auto& sw : spec.switches) {
+    if (vm.count("topology") && sw.name == spec.hosts[0].sw && sw.port_rate_bps != 0) {
+      link_rate = sw.port_rate_bps;
+      *rate_text = FormatRate(link_rate);
+    }
+  }
+  o.elements = setup.elements;
+  o.fragments.assign(setup.model.submodels.begin(), setup.model.submodels.end());
+  o.rounds = static_cast<uint32_t>(rounds);
+  o.seed = setup.seed;
+  o.async = vm.count("async") != 0;
+  o.fixed_k = static_cast<uint32_t>(k);
+  o.net.link_rate_bps = link_rate;
+  o.worker.window = window == 0 ? UINT32_MAX : static_cast<uint32_t>(window);
+  o.worker.rto_ns = rto;
+  o.worker.max_rto_ns = std::max(rto, o.worker.max_rto_ns);
+  o.net.queue_depth_pkts = static_cast<uint32_t>(depth);
+  o.net.buffer_bytes = uint64_t{1} << 31;
+  o.round_timeout_ns = std::max<TimeNs>(o.round_timeout_ns, 100 * rto);
+  if (k != 0 && !o.async) return Status::Error("--k needs --async");
+  if (vm.count("delay")) {
+    Result<std::vector<TimeNs>> delays = WorkerDelays(vm, setup.fabric.num_workers());
+    if (!delays.ok()) return delays.status();
+    o.start_delay = std::move(*delays);
+  }
+  return o;
+}
+
+// One scheme's run as a table line and a CSV row.
+Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, std::ostream& out,
+                 std::string& rows) {
+  o.scheme = scheme;
+  Result<GoatRunResult> r = RunGoatJob(setup.fabric, o);
+  const std::string name(GoatSchemeName(scheme));
+  if (!r.ok()) return Status::Error(name + ": " + r.message());
+  double mean_ms = 0;
+  for (const GoatRoundStats& rs : r->rounds) mean_ms += rs.duration_ns / 1e6;
+  mean_ms /= static_cast<double>(r->rounds.size());
+  const double model_bytes = static_cast<double>(setup.model.total_slots) * o.elements * 4;
+  const double payload = o.elements * 4.0;  // gradient bytes per fragment
+  const double ps_bytes = static_cast<double>(r->ps_gradients) * payload;
+  const double total = static_cast<double>(r->gradient_frames) * payload;
+  const double ps_over_model = ps_bytes / (model_bytes * o.rounds);
+  char line[512];
+  std::snprintf(
+      line, sizeof(line), "%-10s %12llu %10.3f %12.2f %12.3f %10.3f %10llu %10llu %8s\n",
+      name.c_str(), static_cast<unsigned long long>(r->ps_gradients), ps_bytes / 1e6, ps_over_model,
+      total / 1e6, mean_ms, static_cast<unsigned long long>(r->switches.collisions),
+      static_cast<unsigned long long>(r->retransmissions), r->mismatches == 0 ? "yes" : "NO");
+  out << line;
+  std::snprintf(
+      line, sizeof(line), "%s,%u,%.0f,%llu,%.0f,%.4f,%.0f,%.0f,%.4f,%llu,%llu,%llu,%llu,%llu\n",
+      name.c_str(), setup.fabric.num_workers(), model_bytes,
+      static_cast<unsigned long long>(r->ps_gradients), ps_bytes, ps_over_model, total,
+      static_cast<double>(r->result_frames) * payload, mean_ms,
+      static_cast<unsigned long long>(r->switches.collisions),
+      static_cast<unsigned long long>(r->switches.late),
+      static_cast<unsigned long long>(r->retransmissions),
+      static_cast<unsigned long long>(r->excluded), static_cast<unsigned long long>(r->mismatches));
+  rows += line;
+  if (r->mismatches != 0) {
+    return Status::Error(name + ": " + std::to_string(r->mismatches) +
+                         " result elements differ from the exact sum");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
+  for (const char* net : {"link-rate", "loss"}) {
+    if (vm.count("topology") && !vm[net].defaulted()) {
+      return Status::Error(std::string("--") + net +
+                           ": not with --topology (the topology file's links and hosts say it)");
+    }
+  }
   Result<std::vector<GoatScheme>> schemes = Schemes(Text(vm, "scheme"));
   if (!schemes.ok()) return schemes.status();
   std::string csv;
@@ -91,53 +171,23 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
   }
   Result<GoatSetup> setup = MakeGoatSetup(vm);
   if (!setup.ok()) return setup.status();
-  const goat_tool::ModelSlots* model = &setup->model;
-  const double scale = setup->scale;
-  const std::string& memory = setup->memory;
-  const uint64_t seed = setup->seed;
-  GoatRunOptions o;
-  o.elements = setup->elements;
-  o.fragments.assign(model->submodels.begin(), model->submodels.end());
-  o.rounds = static_cast<uint32_t>(rounds);
-  o.seed = seed;
-  o.async = vm.count("async") != 0;
-  o.fixed_k = static_cast<uint32_t>(k);
-  o.noise = noise;
-  o.net.loss = loss;
-  o.rate_mean = rate_mean;
-  o.rate_std = rate_std;
-  o.net.link_rate_bps = link_rate;
-  o.worker.window = window == 0 ? UINT32_MAX : static_cast<uint32_t>(window);
-  o.worker.rto_ns = rto;
-  o.worker.max_rto_ns = std::max(rto, o.worker.max_rto_ns);
-  o.net.queue_depth_pkts = static_cast<uint32_t>(depth);
-  o.net.buffer_bytes = uint64_t{1} << 31;
-  o.round_timeout_ns = std::max<TimeNs>(o.round_timeout_ns, 100 * rto);
-  if (k != 0 && !o.async) return Status::Error("--k needs --async");
-  const uint32_t workers = setup->fabric.num_workers();
-  if (vm.count("delay")) {
-    o.start_delay.assign(workers, 0);
-    for (const std::string& spec : vm["delay"].as<std::vector<std::string>>()) {
-      const std::size_t eq = spec.find('=');
-      Result<uint64_t> w = ParseUint(spec.substr(0, eq), 0, workers - 1);
-      Result<TimeNs> t = eq == std::string::npos ? Result<TimeNs>(Status::Error("no '='"))
-                                                 : ParseDurationOption(spec.substr(eq + 1));
-      if (!w.ok() || !t.ok()) {
-        return Status::Error("--delay " + spec + ": W=TIME with W in 0.." +
-                             std::to_string(workers - 1));
-      }
-      o.start_delay[*w] = *t;
-    }
-  }
-  const double model_bytes = static_cast<double>(model->total_slots) * o.elements * 4;
+  std::string rate_text;
+  Result<GoatRunOptions> o = SimRunOptions(vm, *setup, &rate_text);
+  if (!o.ok()) return o.status();
+  const goat_tool::ModelSlots& model = setup->model;
+  const double model_bytes = static_cast<double>(model.total_slots) * o->elements * 4;
   char line[512];
   out << "GOAT sim (virtual time, packet level): " << setup->description << "\n";
+  // The memory as given (--memory / --scale), or the topology's switches' own.
+  std::snprintf(line, sizeof(line), "(%s / %g)", setup->memory.c_str(), setup->scale);
+  const std::string memory_from = setup->memory.empty() ? "(the switches' configs, largest)" : line;
   std::snprintf(line, sizeof(line),
                 "%u workers; %s scaled 1/%g: %.3f MB per worker in %zu sub-models; %llu slots "
-                "(%s / %g) per programmable switch; rates %.2f +- %.2f of %s; %u round(s)%s\n",
-                workers, model->name.c_str(), scale, model_bytes / 1e6, o.fragments.size(),
-                static_cast<unsigned long long>(setup->slots), memory.c_str(), scale, rate_mean,
-                rate_std, Text(vm, "link-rate").c_str(), o.rounds, o.async ? ", asynchronous" : "");
+                "%s per programmable switch; rates %.2f +- %.2f of %s; %u round(s)%s\n",
+                setup->fabric.num_workers(), model.name.c_str(), setup->scale, model_bytes / 1e6,
+                o->fragments.size(), static_cast<unsigned long long>(setup->slots),
+                memory_from.c_str(), o->rate_mean, o->rate_std, rate_text.c_str(), o->rounds,
+                o->async ? ", asynchronous" : "");
   out << line;
   std::snprintf(line, sizeof(line), "\n%-10s %12s %10s %12s %12s %10s %10s %10s %8s\n", "scheme",
                 "to PS frags", "PS MB", "PS/model", "total MB", "round ms", "collide", "retrans",
@@ -148,41 +198,9 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
       "gradient_bytes,result_bytes,mean_round_ms,collisions,late,retransmissions,"
       "excluded,mismatches\n";
   for (GoatScheme scheme : *schemes) {
-    o.scheme = scheme;
-    Result<GoatRunResult> r = RunGoatJob(setup->fabric, o);
-    if (!r.ok()) return Status::Error(std::string(GoatSchemeName(scheme)) + ": " + r.message());
-    double mean_ms = 0;
-    for (const GoatRoundStats& rs : r->rounds) mean_ms += rs.duration_ns / 1e6;
-    mean_ms /= static_cast<double>(r->rounds.size());
-    const double payload = o.elements * 4.0;  // gradient bytes per fragment
-    const double ps_bytes = static_cast<double>(r->ps_gradients) * payload;
-    const double total = static_cast<double>(r->gradient_frames) * payload;
-    const double ps_over_model = ps_bytes / (model_bytes * o.rounds);
-    std::snprintf(
-        line, sizeof(line), "%-10s %12llu %10.3f %12.2f %12.3f %10.3f %10llu %10llu %8s\n",
-        std::string(GoatSchemeName(scheme)).c_str(),
-        static_cast<unsigned long long>(r->ps_gradients), ps_bytes / 1e6, ps_over_model,
-        total / 1e6, mean_ms, static_cast<unsigned long long>(r->switches.collisions),
-        static_cast<unsigned long long>(r->retransmissions), r->mismatches == 0 ? "yes" : "NO");
-    out << line;
-    std::snprintf(line, sizeof(line),
-                  "%s,%u,%.0f,%llu,%.0f,%.4f,%.0f,%.0f,%.4f,%llu,%llu,%llu,%llu,%llu\n",
-                  std::string(GoatSchemeName(scheme)).c_str(), workers, model_bytes,
-                  static_cast<unsigned long long>(r->ps_gradients), ps_bytes, ps_over_model, total,
-                  static_cast<double>(r->result_frames) * payload, mean_ms,
-                  static_cast<unsigned long long>(r->switches.collisions),
-                  static_cast<unsigned long long>(r->switches.late),
-                  static_cast<unsigned long long>(r->retransmissions),
-                  static_cast<unsigned long long>(r->excluded),
-                  static_cast<unsigned long long>(r->mismatches));
-    rows += line;
-    if (r->mismatches != 0) {
-      return Status::Error(std::string(GoatSchemeName(scheme)) + ": " +
-                           std::to_string(r->mismatches) +
-                           " result elements differ from the exact sum");
-    }
+    SWEMU_RETURN_IF_ERROR(RunScheme(*setup, *o, scheme, out, rows));
   }
-  out << "PS MB and total MB: gradient payload (" << o.elements * 4
+  out << "PS MB and total MB: gradient payload (" << o->elements * 4
       << " B per fragment) at the scaled size; PS/model: the PS's traffic in model sizes per "
          "round (1.00 = one aggregate per fragment)\n";
   if (!csv.empty()) {
