@@ -1,5 +1,6 @@
 #pragma once
-// `swemu-goat demo`: GOAT in real time. It publishes a plan (swemu-goat publish's files), starts
+// `swemu-goat demo`: GOAT in real time, on the network of --fabric or --topology (goat_sim.h's
+// GoatSetup). It publishes a plan (swemu-goat publish's files), starts
 // one swemu per switch (net_vhost host ports; links as vhost-user/virtio_user pairs between the
 // processes, as swemu-atp's two-rack demo), reads the job file back, attaches every worker and
 // the PS over virtio_user from this process (DPDK), runs rounds of gradients and checks every
