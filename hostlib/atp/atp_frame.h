@@ -32,4 +32,10 @@ struct AtpFrameView {
 // (num_elements of them) are all inside the frame.
 bool ParseAtpFrame(std::span<const uint8_t> frame, AtpFrameView* view) noexcept;
 
+// The frame is of a job on UDP `port`, in either direction: kernel sockets on one address need
+// different local ports, so only one of the two may be the job's.
+inline bool AtpFrameOnPort(const AtpFrameView& view, uint16_t port) noexcept {
+  return view.dst_port == port || view.src_port == port;
+}
+
 }  // namespace swemu

@@ -81,14 +81,12 @@ void Context::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
     return;
   }
   const AtpHeader& h = *view.header;
-  // A frame of the job's port in either direction: kernel sockets on one address need
-  // different local ports, so only one of the two may be the job's.
-  auto on_port = [&view](uint16_t port) { return view.dst_port == port || view.src_port == port; };
+  // One parse for every job of this host: the job's worker or PS gets the header.
   if (h.Has(kAtpFlagParam)) {
     AtpWorker* w = FindWorker(h.JobId());
     if (w == nullptr) {
       ++counters_.unknown_job;
-    } else if (!on_port(w->udp_port())) {
+    } else if (!AtpFrameOnPort(view, w->udp_port())) {
       ++counters_.not_atp;
     } else {
       w->OnParam(now, h, view.ce);
@@ -98,7 +96,7 @@ void Context::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
   AtpPs* s = FindPs(h.JobId());
   if (s == nullptr) {
     ++counters_.unknown_job;
-  } else if (!on_port(s->udp_port())) {
+  } else if (!AtpFrameOnPort(view, s->udp_port())) {
     ++counters_.not_atp;
   } else {
     s->OnGradient(h, view.ce);

@@ -33,6 +33,15 @@ AtpPs::AtpPs(const AtpJobConfig& job, Transport* transport, AtpPsOptions options
   resend_.resize(tmpl_.frame_len());
 }
 
+void AtpPs::OnFrame(TimeNs, std::span<const uint8_t> frame) noexcept {
+  AtpFrameView view;
+  if (!ParseAtpFrame(frame, &view) || view.header->Has(kAtpFlagParam) ||
+      view.header->JobId() != job_id() || !AtpFrameOnPort(view, udp_port())) {
+    return;
+  }
+  OnGradient(*view.header, view.ce);
+}
+
 void AtpPs::OnGradient(const AtpHeader& header, bool ce) noexcept {
   const uint32_t bitmap = header.Bitmap();
   if (header.NumElements() != elements_ || bitmap == 0 || (bitmap & ~job_.full_bitmap) != 0) {

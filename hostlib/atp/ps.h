@@ -25,6 +25,7 @@
 // parameter packets of the last `history` seqs (enough for the job's current and previous
 // AllReduce call when a call has at most history / 2 packets).
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "hostlib/atp/atp_frame.h"
@@ -60,11 +61,21 @@ struct AtpPsStats {
   uint64_t send_failures = 0;
 };
 
-class AtpPs {
+// An Endpoint of its own (one job on one host port: frames that are not this job's gradients are
+// ignored; it has no timers), or one of a Context's jobs (the Context parses each frame once and
+// hands it to OnGradient).
+class AtpPs final : public Endpoint {
  public:
   AtpPs(const AtpJobConfig& job, Transport* transport, AtpPsOptions options = {});
 
+  // A gradient packet of this job, on its port.
   void OnGradient(const AtpHeader& header, bool ce) noexcept;
+
+  // Endpoint
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept override;
+  void OnTimer(TimeNs) noexcept override {}
+  TimeNs NextTimer() const noexcept override { return kNever; }
+  void Pump(TimeNs) noexcept override {}
   void SetTransport(Transport* transport) { transport_ = transport; }
 
   uint16_t job_id() const { return job_.spec.job_id; }

@@ -236,6 +236,15 @@ void AtpWorker::Grow(Lane& lane) noexcept {
   lane.window = std::min(lane.window, max);
 }
 
+void AtpWorker::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
+  AtpFrameView view;
+  if (!ParseAtpFrame(frame, &view) || !view.header->Has(kAtpFlagParam) ||
+      view.header->JobId() != job_id() || !AtpFrameOnPort(view, udp_port())) {
+    return;
+  }
+  OnParam(now, *view.header, view.ce);
+}
+
 void AtpWorker::OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept {
   ++stats_.params_received;
   if (calls_.empty() || !calls_.front()->started_) {

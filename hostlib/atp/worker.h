@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <vector>
 
 #include "hostlib/atp/atp_frame.h"
@@ -126,7 +127,10 @@ class AllReduceJob {
   uint64_t overflow_results_ = 0;
 };
 
-class AtpWorker {
+// An Endpoint of its own (one job on one host port: frames that are not this job's parameter
+// packets are ignored), or one of a Context's jobs (the Context parses each frame once and
+// hands it to OnParam).
+class AtpWorker final : public Endpoint {
  public:
   // How far beyond UNA a lane may send while answers beyond a hole free its window.
   static constexpr uint32_t kSpreadWindows = 4;
@@ -138,10 +142,14 @@ class AtpWorker {
   void Submit(AllReduceJob* call, const float* in, float* out, std::size_t n);
   void SetTransport(Transport* transport) { transport_ = transport; }
 
+  // A parameter packet of this job, on its port.
   void OnParam(TimeNs now, const AtpHeader& header, bool ce) noexcept;
-  void OnTimer(TimeNs now) noexcept;
-  TimeNs NextTimer() const noexcept;
-  void Pump(TimeNs now) noexcept;
+
+  // Endpoint
+  void OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept override;
+  void OnTimer(TimeNs now) noexcept override;
+  TimeNs NextTimer() const noexcept override;
+  void Pump(TimeNs now) noexcept override;
 
   uint16_t job_id() const { return job_.spec.job_id; }
   uint16_t udp_port() const { return job_.spec.udp_port; }

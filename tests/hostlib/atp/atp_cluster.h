@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <random>
 #include <string>
@@ -42,6 +43,9 @@ struct ClusterOptions {
   bool rack_b_under_ps = false;  // spec puts rack_b's workers on the PS's rack (no ATP there)
   double link_loss = 0;
   TimeNs link_delay_ns = 2000;
+  // One job: each host is its AtpWorker or the AtpPs as an Endpoint of its own on its port
+  // (bare_worker, bare_ps, BareAllReduce), not a Context.
+  bool bare_endpoints = false;
 };
 
 class Cluster {
@@ -152,11 +156,21 @@ class Cluster {
           EngineTransport::Attach(engine_, names_[ps ? 0 : host_rack_[h]],
                                   ps ? ps_port_ : host_port_[h], 1000, ps ? ps_loss : worker_loss);
       EXPECT_TRUE(t.ok()) << t.message();
+      transports_.push_back(*t);
+      if (o.bare_endpoints) {
+        if (ps) {
+          bare_ps_ = std::make_unique<AtpPs>(jobs_[0], *t);
+          (*t)->SetEndpoint(bare_ps_.get());
+        } else {
+          bare_workers_.push_back(std::make_unique<AtpWorker>(jobs_[0], h, *t, o.worker_options));
+          (*t)->SetEndpoint(bare_workers_.back().get());
+        }
+        continue;
+      }
       contexts_.push_back(std::make_unique<Context>(AtpHostConfig{HostMac(id), HostIp(id)}, *t));
       (*t)->SetEndpoint(contexts_.back().get());
-      transports_.push_back(*t);
     }
-    for (uint32_t j = 0; j < jobs; ++j) {
+    for (uint32_t j = 0; j < jobs && !o.bare_endpoints; ++j) {
       EXPECT_TRUE(ps().ServeJob(jobs_[j]).ok());
       for (uint32_t h : JobHosts(j)) {
         Status joined = worker(h).JoinJob(jobs_[j], o.worker_options);
@@ -169,6 +183,15 @@ class Cluster {
   Context& worker(uint32_t h) { return *contexts_[h]; }
   Context& ps() { return *contexts_.back(); }
   Engine& engine() { return engine_; }
+  // bare_endpoints: worker h and the PS, and worker h's AllReduce (the handle lives as long as
+  // the cluster).
+  AtpWorker& bare_worker(uint32_t h) { return *bare_workers_[h]; }
+  AtpPs& bare_ps() { return *bare_ps_; }
+  AllReduceJob* BareAllReduce(uint32_t h, const float* in, float* out, std::size_t n) {
+    AllReduceJob* call = &bare_calls_.emplace_back();
+    bare_workers_[h]->Submit(call, in, out, n);
+    return call;
+  }
   const AtpJobConfig& job(std::size_t j) const { return jobs_[j]; }
   uint32_t num_hosts() const { return static_cast<uint32_t>(contexts_.size() - 1); }
   // The worker hosts of job j (index into o.jobs), in worker-id order.
@@ -212,6 +235,9 @@ class Cluster {
   std::vector<AtpJobConfig> jobs_;
   std::vector<std::unique_ptr<Context>> contexts_;
   std::vector<EngineTransport*> transports_;
+  std::vector<std::unique_ptr<AtpWorker>> bare_workers_;
+  std::unique_ptr<AtpPs> bare_ps_;
+  std::deque<AllReduceJob> bare_calls_;  // stable addresses
 };
 
 // Worker w's gradient: small values with many significant bits, so quantization rounds.

@@ -146,5 +146,81 @@ TEST(EngineAtpTest, WithTheAtpSwitchTheSwitchAggregatesEverything) {
   EXPECT_LT(lossy.ps.completed_by_switch, packets);  // some completed from retransmissions
 }
 
+// AtpWorker and AtpPs are Endpoints of their own, as every system's hosts are: attached to their
+// ports without a Context, they send and receive the same frames, so a lossy run through the ATP
+// switch gives the same sums, engine counters and host counters.
+TEST(EngineAtpTest, WorkersAndThePsAsEndpointsOfTheirOwnRunAsContextsDo) {
+  ClusterOptions o;
+  o.program = "atp";
+  o.host_loss = 0.01;
+  RunResult with_contexts = RunOnce(o);
+  o.bare_endpoints = true;
+  Cluster c(o);
+  std::vector<std::vector<float>> in(o.workers), out(o.workers, std::vector<float>(kN, 0));
+  std::vector<AllReduceJob*> calls;
+  for (uint32_t i = 0; i < o.workers; ++i) {
+    in[i] = Gradient(i, kN);
+    calls.push_back(c.BareAllReduce(i, in[i].data(), out[i].data(), kN));
+  }
+  ASSERT_TRUE(c.engine().Run(10'000'000'000ull).ok());
+  for (uint32_t i = 0; i < o.workers; ++i) {
+    ASSERT_TRUE(calls[i]->done()) << "worker " << i;
+    const AtpWorkerStats& s = c.bare_worker(i).stats();
+    const AtpWorkerStats& expected = with_contexts.workers[i];
+    EXPECT_EQ(s.packets_sent, expected.packets_sent) << "worker " << i;
+    EXPECT_EQ(s.retransmissions, expected.retransmissions) << "worker " << i;
+    EXPECT_EQ(s.timeouts, expected.timeouts) << "worker " << i;
+  }
+  EXPECT_GT(with_contexts.workers[0].retransmissions + with_contexts.workers[1].retransmissions,
+            0u);
+  EXPECT_EQ(out, with_contexts.out);
+  EXPECT_EQ(c.engine().CountersJson(), with_contexts.engine_counters);
+  EXPECT_EQ(c.bare_ps().stats().completed, with_contexts.ps.completed);
+  EXPECT_EQ(c.bare_ps().stats().completed_by_switch, with_contexts.ps.completed_by_switch);
+  EXPECT_EQ(c.bare_ps().stats().duplicates, with_contexts.ps.duplicates);
+}
+
+// As an Endpoint, a worker takes only its own job's parameter packets on its job's port, and the
+// PS only its own job's gradients.
+TEST(EngineAtpTest, AnEndpointIgnoresOtherJobsAndOtherFrames) {
+  ClusterOptions o;
+  o.bare_endpoints = true;
+  Cluster c(o);
+  AtpJobSpec spec = c.job(0).spec;
+  spec.job_id = 7;
+  Result<AtpJobConfig> other = MakeAtpJobConfig(spec);
+  ASSERT_TRUE(other.ok()) << other.message();
+  struct Capture final : Transport {
+    std::vector<std::vector<uint8_t>> frames;
+    bool Send(std::span<const uint8_t> f) noexcept override {
+      frames.emplace_back(f.begin(), f.end());
+      return true;
+    }
+  } sent;
+  // A worker of job 7 sends its gradients; the PS of job 1 must not count them.
+  AtpWorker stranger(*other, 0, &sent);
+  std::vector<float> in(200, 1.0f), out(200);
+  AllReduceJob call;
+  stranger.Submit(&call, in.data(), out.data(), in.size());
+  stranger.Pump(0);
+  ASSERT_FALSE(sent.frames.empty());
+  for (const auto& f : sent.frames) c.bare_ps().OnFrame(0, f);
+  c.bare_ps().OnFrame(0, std::vector<uint8_t>(60, 0));  // not ATP at all
+  EXPECT_EQ(c.bare_ps().stats().gradients, 0u);
+  // The same gradients of job 1 are its.
+  AtpWorker member(c.job(0), 0, &sent);
+  sent.frames.clear();
+  AllReduceJob call1;
+  member.Submit(&call1, in.data(), out.data(), in.size());
+  member.Pump(0);
+  ASSERT_FALSE(sent.frames.empty());
+  for (const auto& f : sent.frames) c.bare_ps().OnFrame(0, f);
+  EXPECT_EQ(c.bare_ps().stats().gradients, sent.frames.size());
+  // A gradient is no parameter packet: the worker ignores it.
+  const uint64_t before = c.bare_worker(1).stats().params_received;
+  for (const auto& f : sent.frames) c.bare_worker(1).OnFrame(0, f);
+  EXPECT_EQ(c.bare_worker(1).stats().params_received, before);
+}
+
 }  // namespace
 }  // namespace swemu::atp_test
