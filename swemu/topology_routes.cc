@@ -77,6 +77,13 @@ std::vector<PortId> TopologyRoutes::PortsTowards(uint32_t s, uint32_t t) const {
   return ports;
 }
 
+int32_t TopologyRoutes::NeighbourAt(uint32_t s, PortId port) const {
+  for (const auto& [v, my_port] : adjacent_[s]) {
+    if (my_port == port) return static_cast<int32_t>(v);
+  }
+  return -1;
+}
+
 int32_t TopologyRoutes::PortToHost(uint32_t s, uint32_t host) const {
   if (host_switch_[host] == s) return host_port_[host];
   return next_port_[s][host_switch_[host]];

@@ -38,6 +38,8 @@ class TopologyRoutes {
   int32_t NextSwitch(uint32_t s, uint32_t t) const { return next_switch_[s][t]; }
   // Every port of s that starts a shortest path towards t (equal-cost multipath), in link order.
   std::vector<PortId> PortsTowards(uint32_t s, uint32_t t) const;
+  // The switch at the other end of s's link on `port`; -1 when no link leaves s on it.
+  int32_t NeighbourAt(uint32_t s, PortId port) const;
   // s's port towards host h: the host's own port on its switch, else towards its switch.
   int32_t PortToHost(uint32_t s, uint32_t host) const;
   uint32_t HostSwitch(uint32_t host) const { return host_switch_[host]; }

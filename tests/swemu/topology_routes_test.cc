@@ -41,6 +41,15 @@ TEST(TopologyRoutesTest, EveryEqualCostFirstHopInLinkOrder) {
   EXPECT_TRUE(r->PortsTowards(1, 1).empty());
 }
 
+TEST(TopologyRoutesTest, TheNeighbourAtAPort) {
+  auto r = LeafSpine();
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->NeighbourAt(0, 2), 2);  // leaf0:2 -- spine0
+  EXPECT_EQ(r->NeighbourAt(0, 3), 3);
+  EXPECT_EQ(r->NeighbourAt(3, 1), 1);  // spine1:1 -- leaf1
+  EXPECT_EQ(r->NeighbourAt(0, 0), -1);  // a host's port
+}
+
 TEST(TopologyRoutesTest, PortToAHostIsItsOwnPortOnItsSwitch) {
   auto r = LeafSpine();
   ASSERT_TRUE(r.ok());
