@@ -7,6 +7,7 @@
 
 #include "hostlib/common/engine_transport.h"
 #include "hostlib/common/tcp_host.h"
+#include "hostlib/dlcp/fabric.h"
 #include "hostlib/dlcp/host.h"
 #include "hostlib/dlcp/thresholds.h"
 #include "hostlib/workload/model_layers.h"
@@ -18,17 +19,7 @@ namespace {
 
 constexpr uint64_t kSplitBytes = 4u << 20;  // tensors above this (scaled) go to every PS
 constexpr uint16_t kPsTcpPort = 5000;
-constexpr uint32_t kWorkersPerPs = 4;
-
-MacAddr HostMac(uint32_t tor, uint32_t i) {
-  return MacAddr::FromU64(0x020000000000ull | (uint64_t{tor + 1} << 8) | (i + 1));
-}
-MacAddr TorMac(uint32_t tor) { return MacAddr::FromU64(0x0200000000FEull | (uint64_t{tor + 1} << 8)); }
-MacAddr SpineMac(uint32_t s) { return MacAddr::FromU64(0x020000010000ull | (s + 1)); }
-Ipv4Addr HostIp(uint32_t tor, uint32_t i) { return (10u << 24) | ((tor + 1) << 8) | (i + 1); }
-std::string IpText(Ipv4Addr ip) { return FormatIpv4(ip); }
-std::string Tor(uint32_t t) { return "tor" + std::to_string(t); }
-std::string Spine(uint32_t s) { return "spine" + std::to_string(s); }
+constexpr TimeNs kPullSliceNs = 10'000;  // how often push groups are checked for completion
 
 // A push flow goes from `worker` to `ps`; a pull flow from `ps` back to `worker`. A push group
 // is one PS's piece of one layer: its pulls start once all its pushes have arrived.
@@ -39,42 +30,27 @@ struct Flow {
   uint32_t group = 0;
   TimeNs start_ns = kNever;  // kNever: a pull not started yet
   uint16_t local_port = 0;   // the DCTCP sender's, unique per sending host
+  uint32_t from() const { return pull ? ps : worker; }
+  uint32_t to() const { return pull ? worker : ps; }
 };
 
-constexpr TimeNs kPullSliceNs = 10'000;  // how often push groups are checked for completion
-
-}  // namespace
-
-Status DlcpExperimentOptions::Validate() const {
-  if (tors < 2 || tors > 16 || hosts_per_tor < 1 || hosts_per_tor > 32 || spines < 1 ||
-      spines > 8) {
-    return Status::Error("topology: 2..16 ToRs, 1..32 hosts per ToR, 1..8 spines");
-  }
-  if (tors * hosts_per_tor < kWorkersPerPs) return Status::Error("fewer hosts than one PS's workers");
-  if (link_bps == 0 || buffer_pkts == 0 || scale == 0) {
-    return Status::Error("link rate, buffer and scale must be positive");
-  }
-  if (!(loss_bound >= 0 && loss_bound < 1)) return Status::Error("loss bound in [0, 1)");
-  if (!(pull_bound >= 0 && pull_bound < 1)) return Status::Error("pull bound in [0, 1)");
-  if (!(dlcp_load >= 0 && dlcp_load <= 100)) return Status::Error("DLCP load in [0, 100]");
-  return Status::Ok();
-}
-
-Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlcp) {
-  SWEMU_RETURN_IF_ERROR(o.Validate());
-  Result<ModelLayers> model = BundledModel(o.model);
-  if (!model.ok()) return model.status();
-  const uint32_t hosts = o.tors * o.hosts_per_tor;
-  // PSs: every 4th host (colocated with a worker); every host is a worker.
-  std::vector<uint32_t> pss;
-  for (uint32_t h = 0; h < hosts; h += kWorkersPerPs) pss.push_back(h);
-  // The tensors of one iteration, the same for both runs (seeded): each layer's PS is drawn once
-  // (every worker pushes that layer to it); a layer over 4 MB (scaled) is split over every PS.
-  SplitMix64 rng(o.seed);
+// The tensors of one iteration, the same for both runs (seeded by rng): every host is a worker,
+// every 4th host in the topology's order also a PS; each layer's PS is drawn once (every worker
+// pushes that layer to it); a layer over 4 MB (scaled) is split over every PS. Then the pulls.
+struct FlowPlan {
   std::vector<Flow> flows;
-  uint32_t tensor_id = 1, groups = 0;
-  for (uint32_t l = 0; l < model->layers.size(); ++l) {
-    const uint64_t bytes = std::max<uint64_t>(model->layers[l].params * 4 / o.scale, 4) / 4 * 4;
+  std::size_t pushes = 0;
+  uint32_t groups = 0;
+};
+
+Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& model, uint32_t hosts,
+                           SplitMix64& rng) {
+  std::vector<uint32_t> pss;
+  for (uint32_t h = 0; h < hosts; h += kDlcpWorkersPerPs) pss.push_back(h);
+  FlowPlan plan;
+  uint32_t tensor_id = 1;
+  for (uint32_t l = 0; l < model.layers.size(); ++l) {
+    const uint64_t bytes = std::max<uint64_t>(model.layers[l].params * 4 / o.scale, 4) / 4 * 4;
     std::vector<uint32_t> targets;
     if (bytes > kSplitBytes / o.scale) {
       targets = pss;
@@ -85,97 +61,39 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
     for (uint32_t ps : targets) {
       for (uint32_t w = 0; w < hosts; ++w) {
         if (ps == w) continue;  // the worker's own PS: no network
-        flows.push_back({w, ps, l, tensor_id++, piece, false, groups, 0});
+        plan.flows.push_back({w, ps, l, tensor_id++, piece, false, plan.groups, 0});
       }
-      ++groups;
+      ++plan.groups;
     }
   }
-  const std::size_t pushes = flows.size();
-  if (o.pull) {
-    for (std::size_t f = 0; f < pushes; ++f) {
-      Flow p = flows[f];
-      p.pull = true;
-      p.tensor = tensor_id++;
-      p.start_ns = kNever;
-      flows.push_back(p);
-    }
+  plan.pushes = plan.flows.size();
+  for (std::size_t f = 0; o.pull && f < plan.pushes; ++f) {
+    Flow p = plan.flows[f];
+    p.pull = true;
+    p.tensor = tensor_id++;
+    p.start_ns = kNever;
+    plan.flows.push_back(p);
   }
   std::vector<uint32_t> next_port(hosts, 10000);
-  for (Flow& fl : flows) {
-    uint32_t& port = next_port[fl.pull ? fl.ps : fl.worker];
+  for (Flow& fl : plan.flows) {
+    uint32_t& port = next_port[fl.from()];
     if (port > 65535) return Status::Error("more than 55536 flows from one host");
     fl.local_port = static_cast<uint16_t>(port++);
   }
-  // Pushes still to arrive per group.
-  std::vector<uint32_t> group_pending(groups, 0);
-  for (std::size_t f = 0; f < pushes; ++f) ++group_pending[flows[f].group];
+  return plan;
+}
 
-  Engine engine(o.seed, 1 << 18);
-  const uint16_t tor_ports = static_cast<uint16_t>(o.hosts_per_tor + o.spines);
-  auto config = [&](const std::string& name, uint16_t ports) {
-    SwitchConfig c;
-    c.name = name;
-    c.num_ports = ports;
-    c.program = dlcp ? "dlcp" : "l2l3";
-    c.seed = o.seed;
-    return c;
-  };
-  for (uint32_t t = 0; t < o.tors; ++t) SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config(Tor(t), tor_ports), ""));
-  for (uint32_t s = 0; s < o.spines; ++s) {
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config(Spine(s), static_cast<uint16_t>(o.tors)), ""));
-  }
-  const std::string mode = dlcp ? "1" : "0";  // per-packet spraying for DLCP, per-flow for DCTCP
-  for (uint32_t t = 0; t < o.tors; ++t) {
-    Switch& sw = *engine.FindSwitch(Tor(t));
-    SWEMU_RETURN_IF_ERROR(sw.Command("table_add router_mac route " + FormatMac(TorMac(t)) + " =>"));
-    for (uint32_t i = 0; i < o.hosts_per_tor; ++i) {
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_nhop " + IpText(HostIp(t, i)) +
-                                         "/32 => " + std::to_string(i + 1)));
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(i + 1) + " => " +
-                                         FormatMac(HostMac(t, i)) + " " + FormatMac(TorMac(t)) +
-                                         " " + std::to_string(i)));
-      SWEMU_RETURN_IF_ERROR(sw.Command("set_port_rate " + std::to_string(i) + " " +
-                                         std::to_string(o.link_bps)));
-    }
-    for (uint32_t u = 0; u < o.tors; ++u) {
-      if (u == t) continue;
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_ecmp 10.0." + std::to_string(u + 1) +
-                                         ".0/24 => 1"));
-    }
-    SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_group ecmp_select 1 => " +
-                                       std::to_string(o.spines) + " " + mode));
-    for (uint32_t s = 0; s < o.spines; ++s) {
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_member set_nhop 1 " + std::to_string(s) +
-                                         " => " + std::to_string(100 + s)));
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(100 + s) +
-                                         " => " + FormatMac(SpineMac(s)) + " " +
-                                         FormatMac(TorMac(t)) + " " +
-                                         std::to_string(o.hosts_per_tor + s)));
-      SWEMU_RETURN_IF_ERROR(engine.AddLink({Tor(t), static_cast<PortId>(o.hosts_per_tor + s),
-                                            Spine(s), static_cast<PortId>(t), o.link_bps,
-                                            o.link_delay_ns, 0}));
-    }
-  }
-  for (uint32_t s = 0; s < o.spines; ++s) {
-    Switch& sw = *engine.FindSwitch(Spine(s));
-    SWEMU_RETURN_IF_ERROR(sw.Command("table_add router_mac route " + FormatMac(SpineMac(s)) + " =>"));
-    for (uint32_t u = 0; u < o.tors; ++u) {
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_nhop 10.0." + std::to_string(u + 1) +
-                                         ".0/24 => " + std::to_string(u + 1)));
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add nexthop rewrite " + std::to_string(u + 1) + " => " +
-                                         FormatMac(TorMac(u)) + " " + FormatMac(SpineMac(s)) + " " +
-                                         std::to_string(u)));
-    }
-  }
-  // Buffers: the baseline's queues hold buffer_pkts and mark at 65 packets; DLCP's data queues
-  // get S_i and L_i from the program's defaults, from T and d when given, or from Appendix B
-  // at dlcp_load.
+// The scheme's queues, on every switch: the baseline's hold buffer_pkts and mark at 65 packets;
+// DLCP's data queues get S_i and L_i from the program's defaults, from T and d when given, or
+// from Appendix B at dlcp_load. Returns the dlcp_thresholds command installed, if any.
+Result<std::string> SetQueues(Engine& engine, const DlcpExperimentOptions& o,
+                              const ModelLayers& model, bool dlcp) {
   std::string thresholds;
   if (o.dlcp_t != 0) {
     thresholds = "dlcp_thresholds " + std::to_string(o.dlcp_t) + " " + std::to_string(o.dlcp_d);
   } else if (o.dlcp_load > 0) {
     DlcpModelInput in;
-    for (const LayerSize& layer : model->layers) in.layer_sizes.push_back(layer.params);
+    for (const LayerSize& layer : model.layers) in.layer_sizes.push_back(layer.params);
     in.load = o.dlcp_load;
     in.buffer_pkts = o.buffer_pkts;
     Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
@@ -191,170 +109,269 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlc
       SWEMU_RETURN_IF_ERROR(sw.Command("set_ecn_threshold all all " + std::to_string(65 * 1514)));
     }
   }
+  return thresholds;
+}
 
-  std::vector<std::unique_ptr<DlcpHost>> dlcp_hosts;
-  std::vector<std::unique_ptr<TcpHost>> tcp_hosts;
-  std::vector<EngineTransport*> transports;
-  std::vector<EcnTcpSender*> senders(flows.size(), nullptr);
-  DlcpHostOptions dopt;
-  dopt.rate.link_bps = o.link_bps;
-  EcnTcpOptions topt;
-  topt.cc = CongestionControl::kDctcp;
-  topt.min_rto_ns = o.min_rto_ns;
-  // Model flows have no handshake to take a first RTT sample from: start the RTO where a
-  // connection's handshake would have left it in a datacenter, at the minimum, not at 1 s.
-  topt.initial_rto_ns = o.min_rto_ns;
-  topt.link_bps = o.link_bps;
-  for (uint32_t h = 0; h < hosts; ++h) {
-    const uint32_t t = h / o.hosts_per_tor, i = h % o.hosts_per_tor;
+// One scheme's run on one network: the hosts, the flows' starts, the pulls started as their
+// pushes arrive, and the results read back.
+class DlcpRun {
+ public:
+  DlcpRun(const DlcpExperimentOptions& o, const ModelLayers& model, bool dlcp, FlowPlan plan,
+          SplitMix64& rng)
+      : o_(o),
+        model_(model),
+        dlcp_(dlcp),
+        plan_(std::move(plan)),
+        rng_(rng),
+        engine_(o.seed, 1 << 18),
+        senders_(plan_.flows.size(), nullptr) {}
+
+  // The network, the scheme's queues, then the hosts (the order today's figures were run in).
+  Status Build(const TopologyConfig& topo);
+  Status Drive();
+  Result<DlcpRunResult> Collect();
+
+ private:
+  Status Start(std::size_t f, TimeNs now);
+  bool Arrived(std::size_t f);
+  // f's completion and the share of its tensor the receiver lacked then.
+  Status Outcome(std::size_t f, DlcpFlowResult& r);
+
+  const DlcpExperimentOptions& o_;
+  const ModelLayers& model_;
+  const bool dlcp_;
+  FlowPlan plan_;
+  SplitMix64& rng_;
+  Engine engine_;
+  std::vector<DlcpHostAddress> addr_;
+  std::vector<std::unique_ptr<DlcpHost>> dlcp_hosts_;
+  std::vector<std::unique_ptr<TcpHost>> tcp_hosts_;
+  std::vector<EngineTransport*> transports_;
+  std::vector<EcnTcpSender*> senders_;
+  std::string thresholds_;
+};
+
+Status DlcpRun::Build(const TopologyConfig& topo) {
+  Result<std::vector<DlcpHostAddress>> addr = AddDlcpFabric(engine_, topo, dlcp_, o_.seed);
+  if (!addr.ok()) return addr.status();
+  addr_ = std::move(*addr);
+  Result<std::string> thresholds = SetQueues(engine_, o_, model_, dlcp_);
+  if (!thresholds.ok()) return thresholds.status();
+  thresholds_ = *thresholds;
+  for (uint32_t h = 0; h < topo.hosts.size(); ++h) {
+    const TopologyHost& host = topo.hosts[h];
     Result<EngineTransport*> tr =
-        EngineTransport::Attach(engine, Tor(t), static_cast<PortId>(i), o.link_delay_ns);
+        EngineTransport::Attach(engine_, host.sw, host.port, host.delay_ns, host.loss);
     if (!tr.ok()) return tr.status();
-    transports.push_back(*tr);
-    if (dlcp) {
-      dlcp_hosts.push_back(std::make_unique<DlcpHost>(**tr, HostMac(t, i), HostIp(t, i), dopt));
-      (*tr)->SetEndpoint(dlcp_hosts.back().get());
+    transports_.push_back(*tr);
+    if (dlcp_) {
+      DlcpHostOptions dopt;
+      dopt.rate.link_bps = addr_[h].link_bps;
+      dlcp_hosts_.push_back(std::make_unique<DlcpHost>(**tr, addr_[h].mac, addr_[h].ip, dopt));
+      (*tr)->SetEndpoint(dlcp_hosts_.back().get());
     } else {
-      tcp_hosts.push_back(std::make_unique<TcpHost>(**tr, HostMac(t, i), HostIp(t, i), topt));
-      tcp_hosts.back()->Listen(kPsTcpPort);
-      (*tr)->SetEndpoint(tcp_hosts.back().get());
+      EcnTcpOptions topt;
+      topt.cc = CongestionControl::kDctcp;
+      topt.min_rto_ns = o_.min_rto_ns;
+      // Model flows have no handshake to take a first RTT sample from: start the RTO where a
+      // connection's handshake would have left it in a datacenter, at the minimum, not at 1 s.
+      topt.initial_rto_ns = o_.min_rto_ns;
+      topt.link_bps = addr_[h].link_bps;
+      tcp_hosts_.push_back(std::make_unique<TcpHost>(**tr, addr_[h].mac, addr_[h].ip, topt));
+      tcp_hosts_.back()->Listen(kPsTcpPort);
+      (*tr)->SetEndpoint(tcp_hosts_.back().get());
     }
   }
-  // Starts flow f now: a push at 0, a pull when its group's pushes have all arrived.
-  const uint32_t layers = static_cast<uint32_t>(model->layers.size());
-  auto start = [&](std::size_t f, TimeNs now) -> Status {
-    Flow& fl = flows[f];
-    fl.start_ns = now;
-    const uint32_t from = fl.pull ? fl.ps : fl.worker, to = fl.pull ? fl.worker : fl.ps;
-    const uint32_t ft = from / o.hosts_per_tor;
-    const uint32_t tt = to / o.hosts_per_tor, ti = to % o.hosts_per_tor;
-    if (dlcp) {
-      std::vector<float> g(fl.bytes / 4);  // the host keeps its own copy
-      for (float& e : g) e = static_cast<float>((rng.Next() >> 40) % 2001) / 1000.0f - 1.0f;
-      SWEMU_RETURN_IF_ERROR(dlcp_hosts[from]->Send(
-          now, TcpEnd{TorMac(ft), HostIp(tt, ti), kDlcpDefaultUdpPort}, fl.tensor, g,
-          LayerPriority(fl.layer, layers), fl.pull ? o.pull_bound : o.loss_bound, fl.pull));
-    } else {
-      senders[f] = &tcp_hosts[from]->AddFlow(
-          {TcpEnd{TorMac(ft), HostIp(tt, ti), kPsTcpPort},
-           fl.local_port, now, kNever, fl.bytes});
-    }
-    if (now != 0) transports[from]->Wake();
-    return Status::Ok();
-  };
-  // Whether push f has arrived at its PS: its bound met (DLCP) or all its bytes in order.
-  auto arrived = [&](std::size_t f) {
-    const Flow& fl = flows[f];
-    const Ipv4Addr src = HostIp(fl.worker / o.hosts_per_tor, fl.worker % o.hosts_per_tor);
-    if (dlcp) {
-      const DlcpRecvFlow* rf = dlcp_hosts[fl.ps]->Received(src, fl.tensor);
-      return rf != nullptr && rf->bound_met_ns != kNever;
-    }
-    const EcnTcpSink* sink = tcp_hosts[fl.ps]->sink(kPsTcpPort);
-    const EcnTcpFlowStats* st =
-        sink == nullptr ? nullptr : sink->Find(src, fl.local_port);
-    return st != nullptr && st->bytes >= fl.bytes;
-  };
-  for (std::size_t f = 0; f < pushes; ++f) SWEMU_RETURN_IF_ERROR(start(f, 0));
+  return Status::Ok();
+}
+
+// Starts flow f now: a push at 0, a pull when its group's pushes have all arrived.
+Status DlcpRun::Start(std::size_t f, TimeNs now) {
+  Flow& fl = plan_.flows[f];
+  fl.start_ns = now;
+  const uint32_t from = fl.from(), to = fl.to();
+  if (dlcp_) {
+    std::vector<float> g(fl.bytes / 4);  // the host keeps its own copy
+    for (float& e : g) e = static_cast<float>((rng_.Next() >> 40) % 2001) / 1000.0f - 1.0f;
+    const uint32_t layers = static_cast<uint32_t>(model_.layers.size());
+    SWEMU_RETURN_IF_ERROR(dlcp_hosts_[from]->Send(
+        now, TcpEnd{addr_[from].gateway, addr_[to].ip, kDlcpDefaultUdpPort}, fl.tensor, g,
+        LayerPriority(fl.layer, layers), fl.pull ? o_.pull_bound : o_.loss_bound, fl.pull));
+  } else {
+    senders_[f] = &tcp_hosts_[from]->AddFlow({TcpEnd{addr_[from].gateway, addr_[to].ip, kPsTcpPort},
+                                              fl.local_port, now, kNever, fl.bytes});
+  }
+  if (now != 0) transports_[from]->Wake();
+  return Status::Ok();
+}
+
+// Whether push f has arrived at its PS: its bound met (DLCP) or all its bytes in order.
+bool DlcpRun::Arrived(std::size_t f) {
+  const Flow& fl = plan_.flows[f];
+  const Ipv4Addr src = addr_[fl.worker].ip;
+  if (dlcp_) {
+    const DlcpRecvFlow* rf = dlcp_hosts_[fl.ps]->Received(src, fl.tensor);
+    return rf != nullptr && rf->bound_met_ns != kNever;
+  }
+  const EcnTcpSink* sink = tcp_hosts_[fl.ps]->sink(kPsTcpPort);
+  const EcnTcpFlowStats* st = sink == nullptr ? nullptr : sink->Find(src, fl.local_port);
+  return st != nullptr && st->bytes >= fl.bytes;
+}
+
+Status DlcpRun::Drive() {
+  const std::size_t pushes = plan_.pushes;
+  for (std::size_t f = 0; f < pushes; ++f) SWEMU_RETURN_IF_ERROR(Start(f, 0));
   EngineLimits limits;
   limits.max_virtual_ns = 120'000'000'000;
-  engine.SetLimits(limits);
-  if (!o.pull) {
-    SWEMU_RETURN_IF_ERROR(engine.Run());
-  } else {
-    // Step in slices: after each, start the pulls of the groups whose pushes have all arrived.
-    std::vector<std::size_t> waiting(pushes);
-    for (std::size_t f = 0; f < pushes; ++f) waiting[f] = f;
-    std::vector<std::vector<std::size_t>> group_pulls(groups);
-    for (std::size_t f = pushes; f < flows.size(); ++f) group_pulls[flows[f].group].push_back(f);
-    while (!waiting.empty()) {
-      SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + kPullSliceNs));
-      std::vector<std::size_t> still;
-      for (std::size_t f : waiting) {
-        if (!arrived(f)) {
-          still.push_back(f);
-        } else if (--group_pending[flows[f].group] == 0) {
-          for (std::size_t p : group_pulls[flows[f].group]) SWEMU_RETURN_IF_ERROR(start(p, engine.Now()));
+  engine_.SetLimits(limits);
+  if (!o_.pull) return engine_.Run();
+  // Step in slices: after each, start the pulls of the groups whose pushes have all arrived.
+  std::vector<uint32_t> group_pending(plan_.groups, 0);
+  for (std::size_t f = 0; f < pushes; ++f) ++group_pending[plan_.flows[f].group];
+  std::vector<std::size_t> waiting(pushes);
+  for (std::size_t f = 0; f < pushes; ++f) waiting[f] = f;
+  std::vector<std::vector<std::size_t>> group_pulls(plan_.groups);
+  for (std::size_t f = pushes; f < plan_.flows.size(); ++f) {
+    group_pulls[plan_.flows[f].group].push_back(f);
+  }
+  while (!waiting.empty()) {
+    SWEMU_RETURN_IF_ERROR(engine_.Run(engine_.Now() + kPullSliceNs));
+    std::vector<std::size_t> still;
+    for (std::size_t f : waiting) {
+      if (!Arrived(f)) {
+        still.push_back(f);
+      } else if (--group_pending[plan_.flows[f].group] == 0) {
+        for (std::size_t p : group_pulls[plan_.flows[f].group]) {
+          SWEMU_RETURN_IF_ERROR(Start(p, engine_.Now()));
         }
       }
-      if (still.size() == waiting.size() && engine.idle()) {
-        return Status::Error(std::to_string(still.size()) + " pushes never arrived");
-      }
-      waiting.swap(still);
     }
-    SWEMU_RETURN_IF_ERROR(engine.Run());
+    if (still.size() == waiting.size() && engine_.idle()) {
+      return Status::Error(std::to_string(still.size()) + " pushes never arrived");
+    }
+    waiting.swap(still);
   }
+  return engine_.Run();
+}
 
+Status DlcpRun::Outcome(std::size_t f, DlcpFlowResult& r) {
+  const Flow& fl = plan_.flows[f];
+  const std::string stage = fl.pull ? "pull" : "push";
+  const std::string unfinished =
+      stage + " of tensor " + std::to_string(fl.tensor) + " did not finish";
+  TimeNs done = kNever;
+  if (dlcp_) {
+    const DlcpSendFlow* sf = nullptr;
+    for (const auto& s : dlcp_hosts_[fl.from()]->send_flows()) {
+      if (s->tensor == fl.tensor) sf = s.get();
+    }
+    if (sf == nullptr || !sf->done()) return Status::Error("DLCP " + unfinished);
+    done = sf->finish_ns;
+    const DlcpRecvFlow* rf = dlcp_hosts_[fl.to()]->Received(addr_[fl.from()].ip, fl.tensor);
+    r.arrived_ns = rf == nullptr ? kNever : rf->bound_met_ns;
+    // What the receiver had when the flow completed for it (the bound met).
+    r.loss = rf == nullptr || rf->bound_met_ns == kNever
+                 ? 1.0
+                 : 1.0 - static_cast<double>(rf->bytes_at_bound) / static_cast<double>(fl.bytes);
+  } else {
+    const EcnTcpSenderStats& st = senders_[f]->stats();
+    if (st.done_ns == kNever) return Status::Error("DCTCP " + unfinished);
+    done = st.done_ns;
+    const EcnTcpSink* sink = tcp_hosts_[fl.to()]->sink(kPsTcpPort);
+    const EcnTcpFlowStats* in =
+        sink == nullptr ? nullptr : sink->Find(addr_[fl.from()].ip, fl.local_port);
+    r.arrived_ns = in == nullptr ? kNever : in->last_ns;
+    r.loss = st.segments_sent == 0
+                 ? 0
+                 : static_cast<double>(st.retransmits) / static_cast<double>(st.segments_sent);
+  }
+  r.fct_ns = done - fl.start_ns;
+  return Status::Ok();
+}
+
+Result<DlcpRunResult> DlcpRun::Collect() {
   DlcpRunResult run;
-  run.transport = dlcp ? "dlcp" : "dctcp";
-  std::vector<double> loss_sum(model->layers.size(), 0);
-  std::vector<uint32_t> loss_n(model->layers.size(), 0);
-  std::vector<double> pull_loss_sum(model->layers.size(), 0);
-  std::vector<uint32_t> pull_loss_n(model->layers.size(), 0);
-  run.thresholds = thresholds;
-  for (std::size_t f = 0; f < flows.size(); ++f) {
-    const Flow& fl = flows[f];
-    const uint32_t from = fl.pull ? fl.ps : fl.worker, to = fl.pull ? fl.worker : fl.ps;
-    const char* stage = fl.pull ? "pull" : "push";
+  run.transport = dlcp_ ? "dlcp" : "dctcp";
+  run.thresholds = thresholds_;
+  const std::size_t layers = model_.layers.size();
+  std::vector<double> loss_sum(layers, 0), pull_loss_sum(layers, 0);
+  std::vector<uint32_t> loss_n(layers, 0), pull_loss_n(layers, 0);
+  for (std::size_t f = 0; f < plan_.flows.size(); ++f) {
+    const Flow& fl = plan_.flows[f];
+    if (fl.start_ns == kNever) {
+      return Status::Error(std::string(fl.pull ? "pull" : "push") + " of tensor " +
+                           std::to_string(fl.tensor) + " never started");
+    }
     DlcpFlowResult r;
     r.layer = fl.layer;
     r.pull = fl.pull;
-    r.from = from;
-    r.to = to;
+    r.from = fl.from();
+    r.to = fl.to();
     r.bytes = fl.bytes;
     r.start_ns = fl.start_ns;
-    if (fl.start_ns == kNever) {
-      return Status::Error(std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " never started");
-    }
-    TimeNs done = kNever;
-    if (dlcp) {
-      const DlcpHost& h = *dlcp_hosts[from];
-      const DlcpSendFlow* sf = nullptr;
-      for (const auto& s : h.send_flows()) {
-        if (s->tensor == fl.tensor) sf = s.get();
-      }
-      if (sf == nullptr || !sf->done()) {
-        return Status::Error("DLCP " + std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " did not finish");
-      }
-      done = sf->finish_ns;
-      const DlcpRecvFlow* rf =
-          dlcp_hosts[to]->Received(HostIp(from / o.hosts_per_tor, from % o.hosts_per_tor), fl.tensor);
-      r.arrived_ns = rf == nullptr ? kNever : rf->bound_met_ns;
-      // What the receiver had when the flow completed for it (the bound met).
-      r.loss = rf == nullptr || rf->bound_met_ns == kNever
-                   ? 1.0
-                   : 1.0 - static_cast<double>(rf->bytes_at_bound) / static_cast<double>(fl.bytes);
-    } else {
-      const EcnTcpSenderStats& st = senders[f]->stats();
-      if (st.done_ns == kNever) {
-        return Status::Error("DCTCP " + std::string(stage) + " of tensor " + std::to_string(fl.tensor) + " did not finish");
-      }
-      done = st.done_ns;
-      const EcnTcpSink* sink = tcp_hosts[to]->sink(kPsTcpPort);
-      const EcnTcpFlowStats* in =
-          sink == nullptr ? nullptr
-                          : sink->Find(HostIp(from / o.hosts_per_tor, from % o.hosts_per_tor), fl.local_port);
-      r.arrived_ns = in == nullptr ? kNever : in->last_ns;
-      r.loss = st.segments_sent == 0
-                   ? 0
-                   : static_cast<double>(st.retransmits) / static_cast<double>(st.segments_sent);
-    }
-    r.fct_ns = done - fl.start_ns;
-    run.iteration_ns = std::max(run.iteration_ns, done);
+    SWEMU_RETURN_IF_ERROR(Outcome(f, r));
+    run.iteration_ns = std::max(run.iteration_ns, fl.start_ns + r.fct_ns);
     (fl.pull ? pull_loss_sum : loss_sum)[fl.layer] += r.loss;
     ++(fl.pull ? pull_loss_n : loss_n)[fl.layer];
     run.flows.push_back(r);
   }
-  for (std::size_t l = 0; l < loss_sum.size(); ++l) {
+  for (std::size_t l = 0; l < layers; ++l) {
     run.layer_loss.push_back(loss_n[l] ? loss_sum[l] / loss_n[l] : 0);
-    if (o.pull) run.layer_loss_pull.push_back(pull_loss_n[l] ? pull_loss_sum[l] / pull_loss_n[l] : 0);
+    if (o_.pull)
+      run.layer_loss_pull.push_back(pull_loss_n[l] ? pull_loss_sum[l] / pull_loss_n[l] : 0);
   }
-  for (std::size_t k = 0; k < engine.num_switches(); ++k) {
-    const TrafficManager& tm = engine.switch_at(k).tm();
+  for (std::size_t k = 0; k < engine_.num_switches(); ++k) {
+    const TrafficManager& tm = engine_.switch_at(k).tm();
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);
     run.queue_drops += tm.drops(DropReason::kTmQueueFull);
   }
   return run;
+}
+
+}  // namespace
+
+Status DlcpExperimentOptions::Validate() const {
+  if (tors < 2 || tors > 16 || hosts_per_tor < 1 || hosts_per_tor > 32 || spines < 1 ||
+      spines > 8) {
+    return Status::Error("topology: 2..16 ToRs, 1..32 hosts per ToR, 1..8 spines");
+  }
+  if (tors * hosts_per_tor < kDlcpWorkersPerPs) {
+    return Status::Error("fewer hosts than one PS's workers");
+  }
+  if (link_bps == 0 || buffer_pkts == 0 || scale == 0) {
+    return Status::Error("link rate, buffer and scale must be positive");
+  }
+  if (!(loss_bound >= 0 && loss_bound < 1)) return Status::Error("loss bound in [0, 1)");
+  if (!(pull_bound >= 0 && pull_bound < 1)) return Status::Error("pull bound in [0, 1)");
+  if (!(dlcp_load >= 0 && dlcp_load <= 100)) return Status::Error("DLCP load in [0, 100]");
+  return Status::Ok();
+}
+
+TopologyConfig DlcpExperimentTopology(const DlcpExperimentOptions& o) {
+  return DlcpLeafSpine({o.tors, o.hosts_per_tor, o.spines, o.link_bps, o.link_delay_ns, o.seed});
+}
+
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlcp) {
+  SWEMU_RETURN_IF_ERROR(o.Validate());
+  return RunDlcpExperiment(o, DlcpExperimentTopology(o), dlcp);
+}
+
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const TopologyConfig& topo,
+                                        bool dlcp) {
+  SWEMU_RETURN_IF_ERROR(o.Validate());
+  SWEMU_RETURN_IF_ERROR(CheckDlcpTopology(topo));
+  Result<ModelLayers> model = BundledModel(o.model);
+  if (!model.ok()) return model.status();
+  // One generator for the PS draws, then the gradients' values: the same tensors for both runs.
+  SplitMix64 rng(o.seed);
+  Result<FlowPlan> plan = PlanFlows(o, *model, static_cast<uint32_t>(topo.hosts.size()), rng);
+  if (!plan.ok()) return plan.status();
+  DlcpRun run(o, *model, dlcp, std::move(*plan), rng);
+  SWEMU_RETURN_IF_ERROR(run.Build(topo));
+  SWEMU_RETURN_IF_ERROR(run.Drive());
+  Result<DlcpRunResult> result = run.Collect();
+  if (result.ok()) result->fabric = DescribeDlcpTopology(topo);
+  return result;
 }
 
 }  // namespace swemu

@@ -1,7 +1,8 @@
 #pragma once
-// DLCP's simulation (5.2), scaled to what the virtual-time engine runs in seconds: a leaf-spine
-// fabric of `tors` ToRs with `hosts_per_tor` hosts and `spines` cores (every ToR linked to every
-// core), one parameter-server iteration of a real model: the push (every worker sends every
+// DLCP's simulation (5.2), scaled to what the virtual-time engine runs in seconds: by default a
+// leaf-spine fabric of `tors` ToRs with `hosts_per_tor` hosts and `spines` cores (every ToR
+// linked to every core), or any network a topology file describes (hostlib/dlcp/fabric.h); one
+// parameter-server iteration of a real model: the push (every worker sends every
 // layer's gradients to that layer's PS, chosen at random per layer; tensors over 4 MB (scaled)
 // split evenly over all PSs; 4 workers per PS, PSs colocated with workers), then the pull (a
 // PS sends a layer's aggregate back to every worker once all workers' pushes of it have
@@ -18,10 +19,14 @@
 #include "pipeline/core/clock.h"
 #include "pipeline/core/status.h"
 #include "pipeline/tm/tm_config.h"
+#include "swemu/topology_config.h"
 
 namespace swemu {
 
+// The network is a description (hostlib/dlcp/fabric.h): the leaf-spine below by default, or a
+// --topology file; buffer_pkts and the thresholds are the scheme's and apply to either.
 struct DlcpExperimentOptions {
+  // The default network's shape (DlcpExperimentTopology).
   uint32_t tors = 3;
   uint32_t hosts_per_tor = 4;
   uint32_t spines = 2;
@@ -47,7 +52,7 @@ struct DlcpExperimentOptions {
 struct DlcpFlowResult {
   uint32_t layer = 0;
   bool pull = false;
-  uint32_t from = 0, to = 0;  // host indexes (ToR-major); a push goes worker -> PS
+  uint32_t from = 0, to = 0;  // host indexes (the topology's order); a push goes worker -> PS
   uint64_t bytes = 0;
   TimeNs start_ns = 0;        // a push starts at 0, a pull once its layer's pushes arrived
   TimeNs fct_ns = 0;
@@ -63,11 +68,21 @@ struct DlcpRunResult {
   uint64_t red_drops = 0, queue_drops = 0, marks = 0;
   TimeNs iteration_ns = 0;  // the last flow's completion: the iteration's communication time
   std::string thresholds;   // the dlcp_thresholds command installed, if any
+  std::string fabric;       // the network, in words (DescribeDlcpTopology)
   enum class Stage { kAll, kPush, kPull };
   double MeanFctMs(Stage stage = Stage::kAll) const;
   double P99FctMs(Stage stage = Stage::kAll) const;
 };
 
+// The default network: the leaf-spine of the options' shape (tors, hosts_per_tor, spines,
+// link_bps, link_delay_ns), switches, links and hosts in the order the figures were run with.
+TopologyConfig DlcpExperimentTopology(const DlcpExperimentOptions& options);
+// One scheme's run (dlcp: DLCP, else the DCTCP baseline) on `topo`, which must pass
+// CheckDlcpTopology (refused otherwise); every host is a worker, every 4th in `topo`'s order
+// also a PS.
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options,
+                                        const TopologyConfig& topo, bool dlcp);
+// The same on DlcpExperimentTopology(options).
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bool dlcp);
 // Every flow of both runs as CSV (a header line, then transport, stage, layer, from, to, bytes,
 // start_ns, fct_ns, arrived_ns, loss), for tools/dlcp/dlcp_plot.py.

@@ -115,10 +115,10 @@ std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunRe
   char line[512];
   std::string out;
   std::snprintf(line, sizeof(line),
-                "DLCP in virtual time: %u ToRs x %u hosts, %u spines, %.0f Gbit/s links; one PS "
+                "DLCP in virtual time: %s; one PS "
                 "iteration of %s / %u (%s, %zu flows); DLCP bound %.0f%% push, %.1f%% pull; "
                 "DCTCP RTOmin %.0f ms\n",
-                o.tors, o.hosts_per_tor, o.spines, o.link_bps / 1e9, o.model.c_str(), o.scale,
+                d.fabric.c_str(), o.model.c_str(), o.scale,
                 o.pull ? "push, then pull" : "push only", d.flows.size(), o.loss_bound * 100,
                 o.pull_bound * 100, o.min_rto_ns / 1e6);
   out += line;

@@ -111,5 +111,28 @@ TEST(DlcpExperimentRuns, AreDeterministicAndRefuseBadSettings) {
   EXPECT_FALSE(RunDlcpExperiment(bad, false).ok());
 }
 
+// The bundled configs/dlcp_leaf_spine.topo is the default shape: every flow's completion and loss
+// are those of the generated network's run (scaled down to run in CI).
+TEST(DlcpExperimentRuns, OnTheBundledTopologyAsOnTheDefaultShape) {
+  DlcpExperimentOptions o;
+  o.scale = 1024;
+  Result<TopologyConfig> file = LoadTopology(SWEMU_SOURCE_DIR "/configs/dlcp_leaf_spine.topo");
+  ASSERT_TRUE(file.ok()) << file.message();
+  for (bool dlcp : {true, false}) {
+    Result<DlcpRunResult> made = RunDlcpExperiment(o, dlcp);
+    Result<DlcpRunResult> loaded = RunDlcpExperiment(o, *file, dlcp);
+    ASSERT_TRUE(made.ok() && loaded.ok()) << made.message() << loaded.message();
+    ASSERT_EQ(made->flows.size(), loaded->flows.size());
+    for (std::size_t f = 0; f < made->flows.size(); ++f) {
+      EXPECT_EQ(made->flows[f].fct_ns, loaded->flows[f].fct_ns) << f;
+      EXPECT_EQ(made->flows[f].loss, loaded->flows[f].loss) << f;
+    }
+    EXPECT_EQ(made->fabric, loaded->fabric);
+  }
+  TopologyConfig few = *file;
+  few.hosts.resize(3);
+  EXPECT_FALSE(RunDlcpExperiment(o, few, true).ok());
+}
+
 }  // namespace
 }  // namespace swemu
