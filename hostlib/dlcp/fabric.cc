@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "pipeline/wire/address.h"
 #include "swemu/topology_routes.h"
@@ -122,9 +123,19 @@ Status CheckDlcpTopology(const TopologyConfig& topo) {
   }
   Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
   if (!routes.ok()) return routes.status();
+  std::set<std::pair<std::string, PortId>> taken;  // ports a link or a host holds
+  for (const LinkSpec& l : topo.links) {
+    taken.insert({l.a, l.a_port});
+    taken.insert({l.b, l.b_port});
+  }
   for (uint32_t h = 0; h < topo.hosts.size(); ++h) {
     const TopologyHost& host = topo.hosts[h];
     const uint32_t k = routes->HostSwitch(h);
+    if (host.port >= topo.switches[k].config.num_ports ||
+        !taken.insert({host.sw, host.port}).second) {
+      return Status::Error("host " + host.name + ": port " + std::to_string(host.port) + " of " +
+                           host.sw + " is out of range or already a link's or a host's");
+    }
     if (k >= kMaxHostSwitches || host.port > kMaxHostPort) {
       return Status::Error("host " + host.name + ": the experiment addresses hosts on the first " +
                            std::to_string(kMaxHostSwitches) + " switches, ports 0.." +

@@ -75,6 +75,16 @@ TEST(DlcpFabric, TooFewHostsAndHostsThatCannotMeetAreRefused) {
             "hosts tor0-p0 and tor1-p0 cannot reach each other (no links from tor0 to tor1)");
   topo = DlcpLeafSpine({2, 2, 1, 0, 1'000, 1});  // unshaped ports: no rate for the hosts
   EXPECT_FALSE(CheckDlcpTopology(topo).ok());
+  topo = DlcpLeafSpine({2, 2, 1, 10'000'000'000, 1'000, 1});
+  topo.hosts[1].port = 2;  // tor0's uplink
+  Status taken = CheckDlcpTopology(topo);
+  ASSERT_FALSE(taken.ok());
+  EXPECT_NE(taken.message().find("host tor0-p1: port 2 of tor0"), std::string::npos)
+      << taken.message();
+  topo.hosts[1].port = 3;  // past tor0's 3 ports
+  EXPECT_FALSE(CheckDlcpTopology(topo).ok());
+  topo.hosts[1].port = 0;  // h0's
+  EXPECT_FALSE(CheckDlcpTopology(topo).ok());
 }
 
 TEST(DlcpFabric, ANetworkThatIsNotATwoTierLeafSpineIsCountedInstead) {
