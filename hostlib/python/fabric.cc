@@ -236,8 +236,8 @@ Status Fabric::Start() {
   }
   RemoveJoinedMarkers(dir_, kAtpMaxWorkers);  // a reused out_dir's
   RemoveStaleRuntimeDirs("");
-  const uint32_t serial = g_fabrics_made++;
-  prefix_ = "swemu-py-" + std::to_string(getpid()) + "-" + std::to_string(serial);
+  serial_ = g_fabrics_made++;
+  prefix_ = "swemu-py-" + std::to_string(getpid()) + "-" + std::to_string(serial_);
   Status status = LoadFiles();
   if (!status.ok()) {
   } else if (files_ != nullptr) {
@@ -349,8 +349,8 @@ Status Fabric::StartTopology() {
   }
   SWEMU_RETURN_IF_ERROR(WriteJobs());
   // The tag names the switches' EAL file prefixes: unique per fabric of this process.
-  const pid_t tag = static_cast<pid_t>((static_cast<uint32_t>(getpid()) << 8) |
-                                       ((g_fabrics_made - 1) & 0xFF)) & 0x7FFFFFFF;
+  const pid_t tag =
+      static_cast<pid_t>(((static_cast<uint32_t>(getpid()) << 8) | (serial_ & 0xFF)) & 0x7FFFFFFF);
   Result<TestbedPlan> plan = PlanProcessesTestbed(files_->topology, dir_, tag);
   if (!plan.ok()) return plan.status();
   plan_ = std::make_unique<TestbedPlan>(std::move(*plan));

@@ -119,6 +119,7 @@ class Fabric {
   bool failed_ = false;  // something went wrong: keep out_dir for its logs
   std::string dir_;
   std::string prefix_;
+  uint32_t serial_ = 0;  // this fabric's start among the process's
   std::unique_ptr<DemoLayout> layout_;           // without a topology
   std::unique_ptr<AtpTopologyJob> files_;        // with one
   std::unique_ptr<TestbedPlan> plan_;            // its switches' processes
