@@ -18,27 +18,256 @@ namespace {
 
 constexpr uint16_t kBurstPort = 5000;
 constexpr uint16_t kBackgroundPortBase = 5201;  // iperf3's, one per background flow
-constexpr uint32_t kWorkerHostBase = 100;       // workers are hosts 100.. of their leaf
-constexpr PortId kRootPsPort = 2;
-constexpr uint32_t kFullFrame = 1514;
-const MacAddr kPsMac = MacAddr::FromU64(0x0200000000FEull);
-constexpr Ipv4Addr kPsIp = (10u << 24) | 254;  // 10.0.0.254
-
-MacAddr HostMac(uint32_t leaf, uint32_t host) {
-  return MacAddr::FromU64(0x020000000000ull | (uint64_t{leaf} << 8) | host);
-}
-Ipv4Addr HostIp(uint32_t leaf, uint32_t host) { return (10u << 24) | (leaf << 8) | host; }
-std::string Leaf(uint32_t leaf) { return "leaf" + std::to_string(leaf); }
-
-TimeNs FrameNs(uint64_t bps) {
-  return static_cast<TimeNs>(uint64_t{kFullFrame + kEthernetWireOverheadBytes} * 8 * 1'000'000'000 / bps);
-}
 
 double Mean(const std::vector<PcnBurstMetrics>& bursts, double (*field)(const PcnBurstMetrics&)) {
   if (bursts.empty()) return 0;
   double sum = 0;
   for (const PcnBurstMetrics& b : bursts) sum += field(b);
   return sum / static_cast<double>(bursts.size());
+}
+
+// A built network: its endpoints (they must outlive the run) and the PS's port.
+struct PcnBuilt {
+  std::unique_ptr<DdlPs> ps;
+  std::vector<std::unique_ptr<TcpHost>> background;
+  std::vector<std::unique_ptr<DdlWorker>> workers;
+  Switch* ps_switch = nullptr;
+  PortId ps_port = 0;
+};
+
+// The switches (every one running pcn with the experiment's options), the links, the commands
+// and, from the routes, on every switch the PS's pcn_job entry and a dmac entry per host.
+Status AddSwitches(Engine& engine, const PcnNetwork& net, const PcnExperimentOptions& o) {
+  std::vector<LoadedSwitchConfig> switches = net.topo.switches;
+  for (LoadedSwitchConfig& s : switches) {
+    s.config.program = "pcn";
+    s.config.program_options = ProgramOptions{};
+    s.config.program_options.Set("initial_threshold", std::to_string(o.initial_threshold));
+    s.config.seed = o.seed;
+  }
+  SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(engine, switches, net.topo.links));
+  for (const auto& [sw, command] : net.commands) {
+    SWEMU_RETURN_IF_ERROR(engine.FindSwitch(sw)->Command(command));
+  }
+  std::vector<const PcnHost*> hosts{&net.ps};
+  for (const PcnHost& h : net.workers) hosts.push_back(&h);
+  for (const PcnHost& h : net.background) hosts.push_back(&h);
+  for (uint32_t s = 0; s < net.routes.num_switches(); ++s) {
+    Switch& sw = *engine.FindSwitch(net.routes.name(s));
+    SWEMU_RETURN_IF_ERROR(sw.Command("table_add pcn_job job " + FormatIpv4(net.ps.ip) + " => 0"));
+    for (const PcnHost* h : hosts) {
+      const int32_t port = net.routes.PortToHost(s, h->index);
+      if (port < 0) continue;  // a switch the host's traffic never crosses
+      SWEMU_RETURN_IF_ERROR(sw.Command("table_add dmac forward " + FormatMac(h->mac) + " => " +
+                                       std::to_string(port)));
+    }
+  }
+  return Status::Ok();
+}
+
+DdlWorkerOptions WorkerOptions(const PcnExperimentOptions& o, const PcnNetwork& net,
+                               const PcnHost& worker, bool pcn) {
+  DdlWorkerOptions w;
+  w.burst_bytes = o.burst_bytes;
+  w.burst_rate_bps = o.burst_rate_bps;
+  w.iterations = o.iterations;
+  w.first_ns = o.ddl_start_ns;
+  w.idle_ns = o.idle_ns;
+  w.ps = TcpEnd{net.ps.mac, net.ps.ip, kPcnDefaultUdpPort};
+  w.ps_data_port = kBurstPort;
+  w.pcn = pcn;
+  w.announce.threshold = o.pcn_threshold;
+  w.announce.ack_wait_ns = o.ack_wait_ns != 0 ? o.ack_wait_ns : 2 * worker.rtt_ns;
+  w.min_lead_ns = o.lead_ns;
+  return w;
+}
+
+// The PS first, then the workers and background hosts in file order.
+Status AttachHosts(Engine& engine, const PcnNetwork& net, const PcnExperimentOptions& o, bool pcn,
+                   PcnBuilt& built) {
+  EcnTcpOptions tcp;
+  tcp.cc = o.cc;
+  tcp.min_rto_ns = o.min_rto_ns;
+  tcp.link_bps = net.nic_bps;
+  auto attach = [&](const PcnHost& h) {
+    const TopologyHost& t = net.host(h);
+    return EngineTransport::Attach(engine, t.sw, t.port, t.delay_ns, t.loss);
+  };
+  Result<EngineTransport*> tps = attach(net.ps);
+  if (!tps.ok()) return tps.status();
+  built.ps = std::make_unique<DdlPs>(**tps, net.ps.mac, net.ps.ip, kPcnDefaultUdpPort, tcp);
+  (*tps)->SetEndpoint(built.ps.get());
+  built.ps->Listen(kBurstPort);
+  const TcpEnd ps{net.ps.mac, net.ps.ip, 0};
+  std::size_t w = 0, b = 0;
+  for (uint32_t i = 0; i < net.topo.hosts.size(); ++i) {
+    const bool worker = w < net.workers.size() && net.workers[w].index == i;
+    if (!worker && (b == net.background.size() || net.background[b].index != i)) continue;
+    const PcnHost& h = worker ? net.workers[w] : net.background[b];
+    Result<EngineTransport*> t = attach(h);
+    if (!t.ok()) return t.status();
+    if (worker) {
+      const DdlWorkerOptions options = WorkerOptions(o, net, h, pcn);
+      SWEMU_RETURN_IF_ERROR(options.Validate());
+      built.workers.push_back(std::make_unique<DdlWorker>(**t, h.mac, h.ip, options, tcp));
+      (*t)->SetEndpoint(built.workers.back().get());
+      ++w;
+      continue;
+    }
+    auto host = std::make_unique<TcpHost>(**t, h.mac, h.ip, tcp);
+    const auto port = static_cast<uint16_t>(kBackgroundPortBase + b);
+    built.ps->Listen(port);
+    // Staggered by 1 ms each, as iperf3 clients started one after another.
+    host->AddFlow({TcpEnd{ps.mac, ps.ip, port}, 40000, TimeNs(b) * 1'000'000, o.duration_ns, 0});
+    (*t)->SetEndpoint(host.get());
+    built.background.push_back(std::move(host));
+    ++b;
+  }
+  return Status::Ok();
+}
+
+// The whole network in an engine, and the bottleneck as its switch has it.
+Status BuildPcnNetwork(Engine& engine, const PcnNetwork& net, const PcnExperimentOptions& o,
+                       bool pcn, PcnBuilt& built, PcnNetworkFigures& figures) {
+  SWEMU_RETURN_IF_ERROR(AddSwitches(engine, net, o));
+  SWEMU_RETURN_IF_ERROR(AttachHosts(engine, net, o, pcn, built));
+  built.ps_switch = engine.FindSwitch(net.ps_switch_name());
+  built.ps_port = net.host(net.ps).port;
+  figures.shape = net.shape;
+  figures.ps_switch = net.ps_switch_name();
+  figures.workers = static_cast<uint32_t>(net.workers.size());
+  figures.bottleneck_bps = built.ps_switch->tm().PortRate(built.ps_port);
+  figures.queue_pkts = built.ps_switch->tm().QueueDepthLimit(built.ps_port, 0);
+  figures.edge_bps = net.nic_bps;
+  figures.rtt_min_ns = figures.rtt_max_ns = net.workers[0].rtt_ns;
+  for (const std::vector<PcnHost>* hosts : {&net.workers, &net.background}) {
+    for (const PcnHost& h : *hosts) {
+      figures.rtt_min_ns = std::min(figures.rtt_min_ns, h.rtt_ns);
+      figures.rtt_max_ns = std::max(figures.rtt_max_ns, h.rtt_ns);
+    }
+  }
+  if (figures.bottleneck_bps == 0) {
+    return Status::Error("the PS's port " + net.ps_switch_name() + ":" +
+                         std::to_string(built.ps_port) + " is the bottleneck and must be shaped " +
+                         "(a rate: [port." + std::to_string(built.ps_port) + "] rate in " +
+                         net.ps_switch_name() + "'s .ini)");
+  }
+  return Status::Ok();
+}
+
+// The PS's port: its depth in packets (all queues) every sample_ns, and telemetry rows.
+class QueueRecorder {
+ public:
+  QueueRecorder(Switch& sw, PortId port, const PcnExperimentOptions& o)
+      : sw_(sw), port_(port), period_ns_(o.telemetry_period_ns) {}
+
+  Status Install(Engine& engine, const PcnExperimentOptions& o) {
+    if (!o.telemetry_path.empty()) {
+      Result<std::unique_ptr<TelemetryWriter>> w = TelemetryWriter::Open(o.telemetry_path);
+      if (!w.ok()) return w.status();
+      telemetry_ = std::move(*w);
+    }
+    engine.SetSampler(o.sample_ns, [this](TimeNs t) { Sample(t); });
+    return Status::Ok();
+  }
+  Status Close() { return telemetry_ ? telemetry_->Close() : Status::Ok(); }
+
+  std::vector<uint32_t> depth;
+  TimeNs first_sample = kNever;
+
+ private:
+  void Sample(TimeNs t) {
+    if (first_sample == kNever) first_sample = t;
+    uint32_t d = 0;
+    for (int q = 0; q < static_cast<int>(kQueuesPerPort); ++q) d += sw_.tm().DepthPkts(port_, q);
+    depth.push_back(d);
+    if (telemetry_ && t >= next_row_) {
+      snaps_.clear();
+      SnapshotQueues(sw_.tm(), snaps_);
+      std::erase_if(snaps_, [this](const QueueSnapshot& s) { return s.port != port_; });
+      telemetry_->Write(t, sw_.name(), snaps_);
+      next_row_ = t + period_ns_;
+    }
+  }
+
+  Switch& sw_;
+  PortId port_;
+  TimeNs period_ns_;
+  std::unique_ptr<TelemetryWriter> telemetry_;
+  TimeNs next_row_ = 0;
+  std::vector<QueueSnapshot> snaps_;
+};
+
+// Each worker's bursts with the PS's queue over each (sampled depth, in file order of workers).
+void AddBursts(const PcnNetwork& net, const PcnBuilt& built, const QueueRecorder& queue,
+               const PcnExperimentOptions& o, PcnRunResult& run) {
+  const std::vector<uint32_t>& depth = queue.depth;
+  const double frame_ms = static_cast<double>(PcnFullFrameNs(run.network.bottleneck_bps)) / 1e6;
+  auto sample_at = [&](TimeNs t) -> std::size_t {
+    if (queue.first_sample == kNever || t <= queue.first_sample) return 0;
+    return std::min<std::size_t>(static_cast<std::size_t>((t - queue.first_sample) / o.sample_ns),
+                                 depth.empty() ? 0 : depth.size() - 1);
+  };
+  for (uint32_t w = 0; w < built.workers.size(); ++w) {
+    for (const DdlBurst& b : built.workers[w]->bursts()) {
+      PcnBurstMetrics m;
+      m.worker = w;
+      m.iteration = b.index;
+      m.start_ns = b.start_ns;
+      m.done_ns = b.done_ns;
+      m.bytes = b.bytes;
+      m.arrival_ns = b.start_ns + net.workers[w].to_ps_switch;
+      m.bct_ns = b.done_ns - b.start_ns;
+      m.ddl_mbps = static_cast<double>(b.bytes) * 8 / 1e6 / (static_cast<double>(m.bct_ns) / 1e9);
+      m.retransmits = b.retransmits;
+      m.acked = b.ack_ns != kNever;
+      if (!depth.empty()) {
+        const std::size_t a = sample_at(m.arrival_ns), z = std::max(a, sample_at(b.done_ns));
+        m.start_queue = depth[a];
+        double sum = 0;
+        for (std::size_t i = a; i <= z; ++i) {
+          m.max_queue = std::max(m.max_queue, depth[i]);
+          sum += depth[i];
+        }
+        m.mean_queue_delay_ms = sum / static_cast<double>(z - a + 1) * frame_ms;
+      }
+      run.bursts.push_back(m);
+    }
+  }
+}
+
+// The warm-up, the DDL (until every worker's last burst), then the rest of the run: the
+// background goodput before and during the DDL.
+Status RunPhases(Engine& engine, const PcnBuilt& built, const PcnExperimentOptions& o,
+                 PcnRunResult& run) {
+  auto background_bytes = [&] {
+    uint64_t bytes = 0;
+    for (std::size_t i = 0; i < built.background.size(); ++i) {
+      const EcnTcpSink* sink = built.ps->sink(static_cast<uint16_t>(kBackgroundPortBase + i));
+      for (const EcnTcpFlowStats& f : sink->flows()) bytes += f.bytes;
+    }
+    return bytes;
+  };
+  SWEMU_RETURN_IF_ERROR(engine.Run(o.ddl_start_ns));
+  const uint64_t bg_before = background_bytes();
+  auto all_done = [&] {
+    return std::all_of(built.workers.begin(), built.workers.end(),
+                       [](const std::unique_ptr<DdlWorker>& w) { return w->finished(); });
+  };
+  SWEMU_RETURN_IF_ERROR(engine.Run(o.duration_ns, all_done));
+  if (!all_done()) {
+    return Status::Error("the DDL's " + std::to_string(o.iterations) +
+                         " bursts did not finish within the run's duration (" +
+                         std::to_string(o.duration_ns / 1'000'000) + " ms): lengthen it");
+  }
+  const TimeNs ddl_end = engine.Now();
+  const uint64_t bg_during = background_bytes() - bg_before;
+  SWEMU_RETURN_IF_ERROR(engine.Run(o.duration_ns));
+  run.background_mbps = static_cast<double>(bg_during) * 8 / 1e6 /
+                        (static_cast<double>(ddl_end - o.ddl_start_ns) / 1e9);
+  run.background_mbps_before =
+      static_cast<double>(bg_before) * 8 / 1e6 / (static_cast<double>(o.ddl_start_ns) / 1e9);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -84,206 +313,49 @@ double PcnRunResult::MeanQueueDelayMs() const {
   return Mean(bursts, [](const PcnBurstMetrics& b) { return b.mean_queue_delay_ms; });
 }
 
-Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, bool pcn) {
+Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, const PcnNetwork& net,
+                                      bool pcn) {
   SWEMU_RETURN_IF_ERROR(o.Validate());
   Engine engine(o.seed, 1 << 17);
-  // Propagation: 40% of each one-way trip on each host link, 20% on the leaf-root link.
-  const TimeNs one_way = o.rtt_ns / 2;
-  const TimeNs link_delay = one_way / 5;
-  const TimeNs host_delay = (one_way - link_delay) / 2;
-  // Hosts per leaf: background 1..B, workers 100.. (worker w on leaf 1 + w % 2).
-  std::vector<uint32_t> workers_on[3];
-  for (uint32_t w = 0; w < o.workers; ++w) workers_on[1 + w % 2].push_back(w);
-
-  auto configure = [&](const std::string& name, uint16_t ports) {
-    SwitchConfig c;
-    c.name = name;
-    c.num_ports = ports;
-    c.program = "pcn";
-    c.program_options.Set("initial_threshold", std::to_string(o.initial_threshold));
-    c.seed = o.seed;
-    return c;
-  };
-  SWEMU_RETURN_IF_ERROR(engine.AddSwitch(configure("root", 3), ""));
-  for (uint32_t leaf = 1; leaf <= 2; ++leaf) {
-    const auto ports = static_cast<uint16_t>(1 + o.background_per_leaf + workers_on[leaf].size());
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(configure(Leaf(leaf), ports), ""));
-  }
-  Switch& root = *engine.FindSwitch("root");
-  const std::string ps_mac = FormatMac(kPsMac);
-  for (Switch* sw : {&root, engine.FindSwitch("leaf1"), engine.FindSwitch("leaf2")}) {
-    SWEMU_RETURN_IF_ERROR(sw->Command("table_add pcn_job job 10.0.0.254 => 0"));
-    SWEMU_RETURN_IF_ERROR(
-        sw->Command("table_add dmac forward " + ps_mac + " => " + (sw == &root ? "2" : "0")));
-  }
-  SWEMU_RETURN_IF_ERROR(root.Command("set_port_rate 2 " + std::to_string(o.bottleneck_bps)));
-  SWEMU_RETURN_IF_ERROR(root.Command("set_queue_depth " + std::to_string(o.queue_pkts) + " 2"));
-  for (uint32_t leaf = 1; leaf <= 2; ++leaf) {
-    SWEMU_RETURN_IF_ERROR(engine.AddLink({"root", static_cast<PortId>(leaf - 1), Leaf(leaf), 0,
-                                          o.edge_bps, link_delay, 0}));
-  }
-
-  EcnTcpOptions tcp;
-  tcp.cc = o.cc;
-  tcp.min_rto_ns = o.min_rto_ns;
-  tcp.link_bps = o.edge_bps;
-  Result<EngineTransport*> tps = EngineTransport::Attach(engine, "root", kRootPsPort, host_delay);
-  if (!tps.ok()) return tps.status();
-  DdlPs ps(**tps, kPsMac, kPsIp, kPcnDefaultUdpPort, tcp);
-  (*tps)->SetEndpoint(&ps);
-  ps.Listen(kBurstPort);
-
-  std::vector<std::unique_ptr<TcpHost>> background;
-  std::vector<std::unique_ptr<DdlWorker>> workers;
-  for (uint32_t leaf = 1; leaf <= 2; ++leaf) {
-    Switch& sw = *engine.FindSwitch(Leaf(leaf));
-    auto attach = [&](uint32_t host, PortId port) -> Result<EngineTransport*> {
-      SWEMU_RETURN_IF_ERROR(sw.Command("table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
-                                         " => " + std::to_string(port)));
-      SWEMU_RETURN_IF_ERROR(root.Command("table_add dmac forward " + FormatMac(HostMac(leaf, host)) +
-                                           " => " + std::to_string(leaf - 1)));
-      return EngineTransport::Attach(engine, Leaf(leaf), port, host_delay);
-    };
-    for (uint32_t h = 1; h <= o.background_per_leaf; ++h) {
-      Result<EngineTransport*> t = attach(h, static_cast<PortId>(h));
-      if (!t.ok()) return t.status();
-      auto host = std::make_unique<TcpHost>(**t, HostMac(leaf, h), HostIp(leaf, h), tcp);
-      const auto index = static_cast<uint16_t>((leaf - 1) * o.background_per_leaf + h - 1);
-      const auto port = static_cast<uint16_t>(kBackgroundPortBase + index);
-      ps.Listen(port);
-      // Staggered by 1 ms each, as iperf3 clients started one after another.
-      host->AddFlow({TcpEnd{kPsMac, kPsIp, port}, 40000, TimeNs{index} * 1'000'000, o.duration_ns, 0});
-      (*t)->SetEndpoint(host.get());
-      background.push_back(std::move(host));
-    }
-    for (std::size_t i = 0; i < workers_on[leaf].size(); ++i) {
-      const uint32_t h = kWorkerHostBase + workers_on[leaf][i];
-      Result<EngineTransport*> t =
-          attach(h, static_cast<PortId>(1 + o.background_per_leaf + i));
-      if (!t.ok()) return t.status();
-      DdlWorkerOptions w;
-      w.burst_bytes = o.burst_bytes;
-      w.burst_rate_bps = o.burst_rate_bps;
-      w.iterations = o.iterations;
-      w.first_ns = o.ddl_start_ns;
-      w.idle_ns = o.idle_ns;
-      w.ps = TcpEnd{kPsMac, kPsIp, kPcnDefaultUdpPort};
-      w.ps_data_port = kBurstPort;
-      w.pcn = pcn;
-      w.announce.threshold = o.pcn_threshold;
-      w.announce.ack_wait_ns = o.ack_wait_ns != 0 ? o.ack_wait_ns : 2 * o.rtt_ns;
-      w.min_lead_ns = o.lead_ns;
-      SWEMU_RETURN_IF_ERROR(w.Validate());
-      auto worker = std::make_unique<DdlWorker>(**t, HostMac(leaf, h), HostIp(leaf, h), w, tcp);
-      (*t)->SetEndpoint(worker.get());
-      workers.push_back(std::move(worker));
-    }
-  }
-
-  // The root's PS port: its depth in packets (all queues) every sample_ns, and telemetry rows.
-  std::vector<uint32_t> depth;
-  TimeNs first_sample = kNever;
-  std::unique_ptr<TelemetryWriter> telemetry;
-  if (!o.telemetry_path.empty()) {
-    Result<std::unique_ptr<TelemetryWriter>> w = TelemetryWriter::Open(o.telemetry_path);
-    if (!w.ok()) return w.status();
-    telemetry = std::move(*w);
-  }
-  TimeNs next_row = 0;
-  std::vector<QueueSnapshot> snaps;
-  engine.SetSampler(o.sample_ns, [&](TimeNs t) {
-    if (first_sample == kNever) first_sample = t;
-    uint32_t d = 0;
-    for (int q = 0; q < static_cast<int>(kQueuesPerPort); ++q) d += root.tm().DepthPkts(kRootPsPort, q);
-    depth.push_back(d);
-    if (telemetry && t >= next_row) {
-      snaps.clear();
-      SnapshotQueues(root.tm(), snaps);
-      std::erase_if(snaps, [](const QueueSnapshot& s) { return s.port != kRootPsPort; });
-      telemetry->Write(t, "root", snaps);
-      next_row = t + o.telemetry_period_ns;
-    }
-  });
+  PcnRunResult run;
+  PcnBuilt built;
+  SWEMU_RETURN_IF_ERROR(BuildPcnNetwork(engine, net, o, pcn, built, run.network));
+  QueueRecorder queue(*built.ps_switch, built.ps_port, o);
+  SWEMU_RETURN_IF_ERROR(queue.Install(engine, o));
   EngineLimits limits;
   limits.max_virtual_ns = o.duration_ns + 60'000'000'000;
   engine.SetLimits(limits);
+  SWEMU_RETURN_IF_ERROR(RunPhases(engine, built, o, run));
+  SWEMU_RETURN_IF_ERROR(queue.Close());
 
-  auto background_bytes = [&] {
-    uint64_t bytes = 0;
-    for (uint32_t i = 0; i < 2 * o.background_per_leaf; ++i) {
-      const EcnTcpSink* sink = ps.sink(static_cast<uint16_t>(kBackgroundPortBase + i));
-      for (const EcnTcpFlowStats& f : sink->flows()) bytes += f.bytes;
-    }
-    return bytes;
-  };
-  SWEMU_RETURN_IF_ERROR(engine.Run(o.ddl_start_ns));
-  const uint64_t bg_before = background_bytes();
-  auto all_done = [&] {
-    return std::all_of(workers.begin(), workers.end(),
-                       [](const std::unique_ptr<DdlWorker>& w) { return w->finished(); });
-  };
-  SWEMU_RETURN_IF_ERROR(engine.Run(o.duration_ns, all_done));
-  if (!all_done()) {
-    return Status::Error("the DDL's " + std::to_string(o.iterations) +
-                         " bursts did not finish within the run's duration (" +
-                         std::to_string(o.duration_ns / 1'000'000) + " ms): lengthen it");
-  }
-  const TimeNs ddl_end = engine.Now();
-  const uint64_t bg_during = background_bytes() - bg_before;
-  SWEMU_RETURN_IF_ERROR(engine.Run(o.duration_ns));
-  if (telemetry) SWEMU_RETURN_IF_ERROR(telemetry->Close());
-
-  PcnRunResult run;
   run.pcn = pcn;
   run.virtual_ns = engine.Now();
   run.events = engine.events_processed();
-  run.background_mbps = static_cast<double>(bg_during) * 8 / 1e6 /
-                        (static_cast<double>(ddl_end - o.ddl_start_ns) / 1e9);
-  run.background_mbps_before =
-      static_cast<double>(bg_before) * 8 / 1e6 / (static_cast<double>(o.ddl_start_ns) / 1e9);
+  const TrafficManager& tm = built.ps_switch->tm();
   for (int q = 0; q < static_cast<int>(kQueuesPerPort); ++q) {
-    run.root_marks += root.tm().queue_counters(kRootPsPort, q).marked;
-    run.root_drops += root.tm().queue_counters(kRootPsPort, q).dropped;
+    run.root_marks += tm.queue_counters(built.ps_port, q).marked;
+    run.root_drops += tm.queue_counters(built.ps_port, q).dropped;
   }
-  const PcnCounters& counters = static_cast<PcnProgram&>(root.program()).counters();
+  const PcnCounters& counters = static_cast<PcnProgram&>(built.ps_switch->program()).counters();
   run.pcn_starts = counters.starts;
   run.pcn_bursts_arrived = counters.bursts_arrived;
   run.pcn_timeouts = counters.timeouts;
-
-  const TimeNs to_root = host_delay + FrameNs(o.edge_bps) + link_delay;
-  const double frame_ms = static_cast<double>(FrameNs(o.bottleneck_bps)) / 1e6;
-  auto sample_at = [&](TimeNs t) -> std::size_t {
-    if (first_sample == kNever || t <= first_sample) return 0;
-    return std::min<std::size_t>(static_cast<std::size_t>((t - first_sample) / o.sample_ns),
-                                 depth.empty() ? 0 : depth.size() - 1);
-  };
-  for (uint32_t w = 0; w < workers.size(); ++w) {
-    for (const DdlBurst& b : workers[w]->bursts()) {
-      PcnBurstMetrics m;
-      m.worker = w;
-      m.iteration = b.index;
-      m.start_ns = b.start_ns;
-      m.done_ns = b.done_ns;
-      m.bytes = b.bytes;
-      m.arrival_ns = b.start_ns + to_root;
-      m.bct_ns = b.done_ns - b.start_ns;
-      m.ddl_mbps = static_cast<double>(b.bytes) * 8 / 1e6 / (static_cast<double>(m.bct_ns) / 1e9);
-      m.retransmits = b.retransmits;
-      m.acked = b.ack_ns != kNever;
-      if (!depth.empty()) {
-        const std::size_t a = sample_at(m.arrival_ns), z = std::max(a, sample_at(b.done_ns));
-        m.start_queue = depth[a];
-        double sum = 0;
-        for (std::size_t i = a; i <= z; ++i) {
-          m.max_queue = std::max(m.max_queue, depth[i]);
-          sum += depth[i];
-        }
-        m.mean_queue_delay_ms = sum / static_cast<double>(z - a + 1) * frame_ms;
-      }
-      run.bursts.push_back(m);
-    }
-  }
+  AddBursts(net, built, queue, o, run);
   return run;
+}
+
+Result<PcnRunResult> RunPcnExperiment(const PcnExperimentOptions& o, bool pcn) {
+  Result<PcnNetwork> net = DefaultPcnNetwork(o);
+  if (!net.ok()) return net.status();
+  return RunPcnExperiment(o, *net, pcn);
+}
+
+Status CheckPcnNetwork(const PcnExperimentOptions& o, const PcnNetwork& net) {
+  SWEMU_RETURN_IF_ERROR(o.Validate());
+  Engine engine(o.seed, 64);
+  PcnBuilt built;
+  PcnNetworkFigures figures;
+  return BuildPcnNetwork(engine, net, o, true, built, figures);
 }
 
 namespace {
@@ -295,22 +367,30 @@ std::string Change(double without, double with) {
   return buf;
 }
 
+// The run's network and options: the shape, the bottleneck as built, the DDL.
+std::string Header(const PcnExperimentOptions& o, const PcnNetworkFigures& n) {
+  char low[32], high[32];
+  std::snprintf(low, sizeof(low), "%.2f", n.rtt_min_ns / 1e6);
+  std::snprintf(high, sizeof(high), "%.2f", n.rtt_max_ns / 1e6);
+  const std::string rtt = std::string(low) == high ? low : std::string(low) + "-" + high;
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "PCN in virtual time: %s, %u workers, %s senders\nbottleneck %.0f Mbit/s toward "
+                "the PS, edges %.0f Mbit/s, RTT %s ms, queue %u packets, thresholds %u -> %u\n"
+                "DDL from %.1f s: %u bursts of %.1f MB per worker, %.1f s idle; run %.1f s\n\n",
+                n.shape.c_str(), n.workers, CongestionControlName(o.cc), n.bottleneck_bps / 1e6,
+                n.edge_bps / 1e6, rtt.c_str(), n.queue_pkts, o.initial_threshold, o.pcn_threshold,
+                o.ddl_start_ns / 1e9, o.iterations, o.burst_bytes / 1e6, o.idle_ns / 1e9,
+                o.duration_ns / 1e9);
+  return line;
+}
+
 }  // namespace
 
 std::string FormatPcnComparison(const PcnExperimentOptions& o, const PcnRunResult& without,
                                 const PcnRunResult& with) {
-  std::string out;
+  std::string out = Header(o, without.network);
   char line[512];
-  std::snprintf(line, sizeof(line),
-                "PCN in virtual time: root + 2 leaves, %u background hosts per leaf, %u workers, "
-                "%s senders\nbottleneck %.0f Mbit/s toward the PS, edges %.0f Mbit/s, RTT %.2f ms, "
-                "queue %u packets, thresholds %u -> %u\nDDL from %.1f s: %u bursts of %.1f MB per "
-                "worker, %.1f s idle; run %.1f s\n\n",
-                o.background_per_leaf, o.workers, CongestionControlName(o.cc),
-                o.bottleneck_bps / 1e6, o.edge_bps / 1e6, o.rtt_ns / 1e6, o.queue_pkts,
-                o.initial_threshold, o.pcn_threshold, o.ddl_start_ns / 1e9, o.iterations,
-                o.burst_bytes / 1e6, o.idle_ns / 1e9, o.duration_ns / 1e9);
-  out += line;
   std::snprintf(line, sizeof(line), "%-36s %10s %10s %8s | %10s %10s %8s\n", "metric",
                 "paper w/o", "paper PCN", "change", "swemu w/o", "swemu PCN", "change");
   out += line;
@@ -336,8 +416,9 @@ std::string FormatPcnComparison(const PcnExperimentOptions& o, const PcnRunResul
   row("queueing delay in bursts (ms)", "-", "-", "-13%", without.MeanQueueDelayMs(),
       with.MeanQueueDelayMs(), "%.2f");
   std::snprintf(line, sizeof(line),
-                "\nroot port toward the PS: %llu/%llu CE marks, %llu/%llu drops (w/o / PCN); "
+                "\n%s port toward the PS: %llu/%llu CE marks, %llu/%llu drops (w/o / PCN); "
                 "STARTs %llu, bursts arrived %llu, timeouts %llu (PCN run)\n",
+                with.network.ps_switch.c_str(),
                 static_cast<unsigned long long>(without.root_marks),
                 static_cast<unsigned long long>(with.root_marks),
                 static_cast<unsigned long long>(without.root_drops),

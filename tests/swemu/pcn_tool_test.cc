@@ -1,9 +1,11 @@
 // swemu-pcn threshold as users run it: the paper's link gives 40 and 10 and the START byte 0x8A;
 // bad options end with one line and exit 2. tools/pcn/pcn_report.py on a sim run's files prints
-// the figures the sim printed.
+// the figures the sim printed. swemu-pcn sim --topology on the bundled file prints what the
+// default run prints; a topology without its roles, or with a shape option, is refused.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 #include <sstream>
 #include <vector>
 
@@ -73,6 +75,57 @@ TEST(PcnTool, ReportOfASimRunPrintsTheSimsFigures) {
                             dir + "run/without --with " + dir + "run/with");
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_EQ(SwemuColumns(report.out), want) << sim.out << report.out;
+}
+
+// Shortened (2 bursts per worker in 6 s) but every part of the network as in the default run.
+TEST(PcnTool, TheBundledTopologyPrintsTheDefaultRun) {
+  const std::string shortened = " --duration 6s --ddl-start 1s --idle 1s --iterations 2";
+  RunResult defaults = RunCommandIn(Dir(), kPcn + " sim" + shortened);
+  RunResult file = RunCommandIn(
+      Dir(), kPcn + " sim --topology " SWEMU_SOURCE_DIR "/configs/pcn_experiment.topo" + shortened);
+  ASSERT_EQ(defaults.status, 0) << defaults.err;
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_NE(defaults.out.find("root + 2 leaves, 3 background hosts per leaf"), std::string::npos);
+  EXPECT_EQ(file.out, defaults.out);
+}
+
+TEST(PcnTool, BadTopologiesEndWithOneLine) {
+  const std::string dir = Dir();
+  const std::string ini = SWEMU_SOURCE_DIR "/configs/pcn_experiment/";
+  const std::string head = "[topology]\nswitch = root " + ini + "root.ini\nswitch = leaf1 " +
+                           ini + "leaf1.ini\nlink = root:0 leaf1:0 rate=1G delay=1ms\n";
+  struct Case {
+    std::string name, hosts, error;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"no_ps", "host = leaf1:1 name=w0 role=worker\n", "no PS: one host should say role=ps"},
+           {"two_ps",
+            "host = root:2 name=a role=ps\nhost = leaf1:1 name=b role=ps\n"
+            "host = leaf1:2 name=w0 role=worker\n",
+            "more than one host says role=ps (a, b); PCN has one PS"},
+           {"unreachable",
+            "switch = leaf2 " + ini + "leaf2.ini\nhost = root:2 name=ps role=ps\n"
+            "host = leaf2:1 name=w0 role=worker\n",
+            "worker w0 on leaf2 cannot reach the PS's switch root"},
+       }) {
+    std::ofstream(dir + c.name + ".topo") << head << c.hosts;
+    RunResult run = RunCommandIn(dir, kPcn + " sim --topology " + dir + c.name + ".topo");
+    EXPECT_EQ(run.status, 2) << c.name;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(run.err.rfind("swemu-pcn sim: --topology " + dir + c.name + ".topo: ", 0), 0u)
+        << run.err;
+    EXPECT_NE(run.err.find(c.error), std::string::npos) << run.err;
+    EXPECT_EQ(run.out, "");
+  }
+  for (const char* shape : {"--workers 3", "--background 1", "--rtt 1ms", "--rate 10M",
+                            "--edge-rate 10G", "--queue 30"}) {
+    RunResult run = RunCommandIn(dir, kPcn + " sim --topology " SWEMU_SOURCE_DIR
+                                             "/configs/pcn_experiment.topo " + shape);
+    EXPECT_EQ(run.status, 2) << shape;
+    const std::string option = std::string(shape).substr(0, std::string(shape).find(' '));
+    EXPECT_EQ(run.err, "swemu-pcn sim: " + option +
+                           ": not with --topology (the topology file says it)\n");
+  }
 }
 
 }  // namespace

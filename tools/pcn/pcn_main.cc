@@ -107,6 +107,7 @@ int Main(int argc, char** argv) {
               << "\nexamples:\n"
                  "  swemu-pcn threshold --rtt 7690us --rate 100M --flows 3 --mtu 1500 --k 0.25\n"
                  "  swemu-pcn sim --out /tmp/pcn-sim\n"
+                 "  swemu-pcn sim --topology configs/pcn_experiment.topo\n"
                  "every option: docs/cli.md\n";
     return argc < 2 ? 2 : 0;
   }

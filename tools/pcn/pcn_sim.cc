@@ -1,5 +1,6 @@
 // `swemu-pcn sim`: the paper's experiment in virtual time (hostlib/pcn/experiment.h), run twice
-// from the same seed, without and with PCN, printed side by side with the paper's figures.
+// from the same seed, without and with PCN, printed side by side with the paper's figures; on
+// the default network or a topology file's (--topology, hostlib/pcn/network.h).
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,7 @@ po::options_description SimOptions() {
   options.add_options()
       ("help,h", "print this help and exit")
       ("out", po::value<std::string>()->value_name("DIR"), "write without/ and with/ (telemetry.csv and summary.json each) and comparison.txt here (made if missing)")
+      ("topology", po::value<std::string>()->value_name("FILE"), "run on this topology's network (hosts with role=ps, worker, background) instead of the default shape (configs/pcn_experiment.topo)")
       ("cc", po::value<std::string>()->default_value("reno"), "senders' congestion control: reno or dctcp")
       ("rate", po::value<std::string>()->default_value("100M"), "bottleneck toward the PS, bits/s")
       ("edge-rate", po::value<std::string>()->default_value("1G"), "leaf uplinks and host NICs, bits/s")
@@ -89,6 +91,27 @@ Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
   return o->Validate();
 }
 
+// The options a topology file replaces: its switches, links and hosts say them.
+constexpr const char* kShapeOptions[] = {"rate", "edge-rate", "rtt", "queue", "background", "workers"};
+
+// The network: the topology file's (refused with a shape option), else the default shape.
+Result<PcnNetwork> LoadNetwork(const po::variables_map& vm, const PcnExperimentOptions& o) {
+  if (!vm.count("topology")) return DefaultPcnNetwork(o);
+  for (const char* shape : kShapeOptions) {
+    if (!vm[shape].defaulted()) {
+      return Status::Error(std::string("--") + shape +
+                           ": not with --topology (the topology file says it)");
+    }
+  }
+  Result<TopologyConfig> topo = LoadTopology(Text(vm, "topology"));
+  if (!topo.ok()) return Status::Error("--topology " + topo.message());
+  Result<PcnNetwork> net = PcnNetworkFromTopology(std::move(*topo));
+  if (!net.ok()) return Status::Error("--topology " + net.message());
+  Status built = CheckPcnNetwork(o, *net);
+  if (!built.ok()) return Status::Error("--topology " + Text(vm, "topology") + ": " + built.message());
+  return net;
+}
+
 // The output directory and its two run directories: refused when one is something else.
 Status CheckOut(const std::string& dir) {
   for (const std::string& d : {dir, dir + "/without", dir + "/with"}) {
@@ -105,6 +128,11 @@ int RunSimCommand(int argc, char** argv) {
   if (exit_now >= 0) return exit_now;
   PcnExperimentOptions o;
   Status status = ParseSim(vm, &o);
+  Result<PcnNetwork> net = Status::Error("not loaded");
+  if (status.ok()) {
+    net = LoadNetwork(vm, o);
+    status = net.status();
+  }
   std::string out;
   if (status.ok() && vm.count("out")) {
     out = vm["out"].as<std::string>();
@@ -123,7 +151,7 @@ int RunSimCommand(int argc, char** argv) {
   PcnRunResult runs[2];
   for (int pcn = 0; pcn < 2; ++pcn) {
     o.telemetry_path = out.empty() ? "" : files.Aside(path(pcn, "telemetry.csv"));
-    Result<PcnRunResult> r = RunPcnExperiment(o, pcn == 1);
+    Result<PcnRunResult> r = RunPcnExperiment(o, *net, pcn == 1);
     if (!r.ok()) {
       // The telemetry file that cannot be written (a full disk) is --out's: the user's to fix.
       std::string why = files.Unstaged(r.status()).message();
