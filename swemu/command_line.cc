@@ -66,6 +66,11 @@ po::options_description Options() {
       ("control-socket", po::value<std::string>()->value_name("PATH"),
        "real time: control socket path (default /run/swemu.sock as root, else "
        "/tmp/swemu-<uid>.sock; \"none\" for no socket)")
+      ("also-switch", po::value<std::vector<std::string>>()->value_name("CONFIG=SOCKET"),
+       "real time: run this config's switch too, in this process and on the same lcore as "
+       "--config's (one loop runs each in turn, so several switches need one core, not one "
+       "each), its control socket at SOCKET (\"none\": no socket); repeatable. The first "
+       "--config's [dpdk] EAL settings apply; every switch needs [dpdk] workers = 1")
       ("control-mode", po::value<std::string>()->value_name("OCTAL"),
        "real time: permissions of the control socket (default 0600)")
       ("control-tcp", po::value<std::string>()->value_name("[ADDR:]PORT"),
@@ -174,6 +179,26 @@ Status ReadBackend(const po::variables_map& vm, CommandLine& cmd) {
       return Status::Error(std::string("--backend: not with --") + option +
                            " (each switch gets its own control socket and log in --out-dir)");
     }
+  }
+  return Status::Ok();
+}
+
+// --also-switch CONFIG=SOCKET ...: real time with --config, without what serves one switch only.
+Status ReadAlsoSwitches(const po::variables_map& vm, CommandLine& cmd) {
+  for (const char* option : {"offline", "topology", "bench", "show-resources", "pcap-dir",
+                             "control-tcp", "stats-interval", "telemetry"}) {
+    if (vm.count(option)) {
+      return Status::Error(std::string("--also-switch: not with --") + option +
+                           " (it serves one switch)");
+    }
+  }
+  if (cmd.config.empty()) return Status::Error("--also-switch: needs --config");
+  for (const std::string& text : vm["also-switch"].as<std::vector<std::string>>()) {
+    const std::size_t eq = text.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+      return Status::Error("--also-switch " + text + ": expected CONFIG=SOCKET");
+    }
+    cmd.also_switches.push_back({text.substr(0, eq), text.substr(eq + 1)});
   }
   return Status::Ok();
 }
@@ -321,6 +346,7 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     }
     cmd.pcap_max_bytes = *max;
   }
+  if (vm.count("also-switch")) SWEMU_RETURN_IF_ERROR(ReadAlsoSwitches(vm, cmd));
   for (int i = own + 1; i < argc; ++i) cmd.eal_args.emplace_back(argv[i]);
   if (vm.count("in")) {
     for (const std::string& text : vm["in"].as<std::vector<std::string>>()) {

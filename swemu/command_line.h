@@ -19,6 +19,12 @@ struct InputSpec {
   std::string file;
 };
 
+// --also-switch CONFIG=SOCKET: one more switch in the same real-time process.
+struct AlsoSwitch {
+  std::string config;
+  std::string control_socket;  // "none": no socket
+};
+
 struct CommandLine {
   bool help = false;
   bool version = false;
@@ -41,7 +47,7 @@ struct CommandLine {
   std::optional<uint64_t> max_events;
   // Offline: what to do with input records cut short by their capture's snap length.
   Fixlen fixlen = Fixlen::kNone;
-  std::string telemetry;            // empty: no telemetry record
+  std::string telemetry;             // empty: no telemetry record
   uint64_t telemetry_period_ns = 0;  // 0: the mode's default
   // Real time (without --offline).
   std::string backend;  // --topology in real time: "netns" (hostlib/testbed); empty: none
@@ -51,6 +57,8 @@ struct CommandLine {
   bool stats_stages = false;          // each stats line followed by the per-stage cycles
   std::vector<std::string> eal_args;  // everything after "--"
   std::string control_socket;         // empty: DefaultControlSocketPath(); "none": no socket
+  // Real time: more switches run by this process on the same lcore as --config's, in order.
+  std::vector<AlsoSwitch> also_switches;
   uint32_t control_mode = 0600;
   std::string control_tcp;           // empty: no TCP listener
   std::string pcap_dir;              // empty: no recording

@@ -53,43 +53,86 @@ bool Datapath::Holding() const noexcept {
          (shard_ != nullptr && shard_->rings().PendingFor(shard_->index()) != 0);
 }
 
-void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
+void Datapath::Start(const DatapathOptions& options) {
   busy_poll_ = options.busy_poll;
   sw_.SetCutThroughSink(options.cut_through ? this : nullptr);
-  descriptors_ = pool_.DescriptorCache();  // Run runs on the datapath's lcore
+  descriptors_ = pool_.DescriptorCache();  // Start runs on the datapath's lcore
   const uint64_t start = rte_rdtsc();
-  const uint64_t deadline =
-      options.run_for_ns ? start + NsToCycles(options.run_for_ns) : UINT64_MAX;
-  const uint64_t period = options.stats_interval_ns ? NsToCycles(options.stats_interval_ns) : 0;
-  uint64_t next_stats = period ? start + period : UINT64_MAX;
+  stats_period_ = options.stats_interval_ns ? NsToCycles(options.stats_interval_ns) : 0;
+  next_stats_ = stats_period_ ? start + stats_period_ : UINT64_MAX;
   stats_last_tsc_ = start;
   stats_stages_ = options.stats_stages;
   if (options.stats_stages) StartStageSampling();
+}
+
+bool Datapath::Step(uint64_t now) {
+  if (now >= next_stats_) {
+    PrintStats(now);
+    next_stats_ += stats_period_;
+  }
+  const bool moved = Iterate(true, now);
+  mailbox_.Poll(sw_.commands());
+  return moved;
+}
+
+void Datapath::Run(const DatapathOptions& options, const std::atomic<bool>& stop) {
+  RunTogether({this}, {options}, stop);
+}
+
+void Datapath::RunTogether(const std::vector<Datapath*>& paths,
+                           const std::vector<DatapathOptions>& each,
+                           const std::atomic<bool>& stop) {
+  for (std::size_t i = 0; i < paths.size(); ++i) paths[i]->Start(each[i]);
+  const DatapathOptions& options = each.front();
+  const uint64_t deadline =
+      options.run_for_ns ? rte_rdtsc() + paths.front()->NsToCycles(options.run_for_ns) : UINT64_MAX;
+  Datapath& first = *paths.front();  // its streak and sleep stand for all
   while (!stop.load(std::memory_order_relaxed)) {
-    const uint64_t now = rte_rdtsc();  // the loop's one TSC read
+    uint64_t now = rte_rdtsc();  // the loop's one TSC read per switch
     if (now >= deadline) break;
-    if (now >= next_stats) {
-      PrintStats(now);
-      next_stats += period;
+    bool moved = false;
+    bool holding = false;
+    for (std::size_t i = 0; i < paths.size(); ++i) {
+      if (i != 0) now = rte_rdtsc();  // time moved while the switch before worked
+      moved = paths[i]->Step(now) || moved;
     }
-    const bool moved = Iterate(true, now);
-    mailbox_.Poll(sw_.commands());
     if (moved) {
-      idle_streak_ = 0;
-      sleep_ns_ = kMinSleepNs;
-    } else if (!busy_poll_) {
-      Idle();
+      first.idle_streak_ = 0;
+      first.sleep_ns_ = kMinSleepNs;
+    } else if (!options.busy_poll) {
+      for (Datapath* path : paths) holding = holding || path->Holding();
+      first.Idle(holding);
     }
   }
-  // Shutdown: no more RX; send what the TM and the delay lines still hold, for at most a second.
-  const uint64_t drain_end = rte_rdtsc() + clock_.hz();
-  const uint64_t grace_end = shard_ != nullptr ? rte_rdtsc() + NsToCycles(kShardGraceNs) : 0;
-  while ((Holding() || rte_rdtsc() < grace_end) && rte_rdtsc() < drain_end) {
-    if (!Iterate(false, rte_rdtsc())) rte_pause();
-    mailbox_.Poll(sw_.commands());
+  Drain(paths);
+}
+
+void Datapath::Drain(const std::vector<Datapath*>& paths) {
+  // Shutdown: no more RX; send what the TMs and the delay lines still hold, for at most a second.
+  const TscClock& clock = paths.front()->clock_;
+  const uint64_t drain_end = rte_rdtsc() + clock.hz();
+  uint64_t grace_end = 0;
+  for (const Datapath* path : paths) {
+    if (path->shard_ != nullptr) grace_end = rte_rdtsc() + path->NsToCycles(kShardGraceNs);
   }
-  sw_.SetCutThroughSink(nullptr);
-  mailbox_.Close();
+  auto holding = [&paths] {
+    for (const Datapath* path : paths) {
+      if (path->Holding()) return true;
+    }
+    return false;
+  };
+  while ((holding() || rte_rdtsc() < grace_end) && rte_rdtsc() < drain_end) {
+    bool moved = false;
+    for (Datapath* path : paths) {
+      moved = path->Iterate(false, rte_rdtsc()) || moved;
+      path->mailbox_.Poll(path->sw_.commands());
+    }
+    if (!moved) rte_pause();
+  }
+  for (Datapath* path : paths) {
+    path->sw_.SetCutThroughSink(nullptr);
+    path->mailbox_.Close();
+  }
 }
 
 bool Datapath::Iterate(bool rx, uint64_t now_tsc) noexcept {
@@ -429,12 +472,12 @@ uint16_t Datapath::FillRecords(PortId p, int direction, rte_mbuf* const* mbufs,
   return fill;
 }
 
-void Datapath::Idle() noexcept {
+void Datapath::Idle(bool holding) noexcept {
   ++idle_streak_;
   if (idle_streak_ <= kSpinLoops) return;
   // Frames waiting for the shaper or a delay line must leave on time: only pause, never sleep,
   // while any are held.
-  if (idle_streak_ <= kSpinLoops + kPauseLoops || Holding()) {
+  if (idle_streak_ <= kSpinLoops + kPauseLoops || holding) {
     rte_pause();
     return;
   }

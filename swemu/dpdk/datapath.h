@@ -116,6 +116,12 @@ class Datapath final : public CutThroughSink {
   // closes the mailbox. With options.cut_through the switch sends runs for an idle port through
   // this datapath's Send (CutThroughSink) during ingress.
   void Run(const DatapathOptions& options, const std::atomic<bool>& stop);
+  // Several switches on this one lcore (swemu --also-switch): each loop runs one loop of each
+  // datapath in turn, paths[i] with each[i] (busy_poll and run_for: each[0]'s); they back off
+  // only when none moved a frame (and sleep only when none holds one). Then each drains and
+  // closes its mailbox, as Run does.
+  static void RunTogether(const std::vector<Datapath*>& paths,
+                          const std::vector<DatapathOptions>& each, const std::atomic<bool>& stop);
   // CutThroughSink, on the lcore during ingress: a port this lcore owns with no refused frames
   // waiting; Send takes the frames as TransmitPort takes the TM's (loss, delay, recording, TX).
   bool Ready(PortId port) noexcept override { return Owns(port) && backlog_[port].n == 0; }
@@ -178,7 +184,13 @@ class Datapath final : public CutThroughSink {
     drops_[static_cast<std::size_t>(reason)] += n;
   }
   Result<std::string> SetPortEffect(CommandArgs args, bool loss);
-  void Idle() noexcept;
+  // Run's parts: before the first loop; one loop at TSC `now` with its mailbox poll (true when
+  // it moved a frame); after stop, for every datapath of the lcore.
+  void Start(const DatapathOptions& options);
+  bool Step(uint64_t now);
+  static void Drain(const std::vector<Datapath*>& paths);
+  // An empty loop: spin, then pause, then sleep (never while `holding` frames).
+  void Idle(bool holding) noexcept;
   void PrintStats(uint64_t now_tsc);
   uint64_t NsToCycles(uint64_t ns) const;
 
@@ -190,8 +202,8 @@ class Datapath final : public CutThroughSink {
   const TscClock& clock_;
   LoopClock& loop_clock_;
   std::ostream& out_;
-  uint64_t loop_tsc_ = 0;  // TSC at the start of the current loop
-  bool timing_ = false;    // this loop samples phase cycles
+  uint64_t loop_tsc_ = 0;        // TSC at the start of the current loop
+  bool timing_ = false;          // this loop samples phase cycles
   bool stage_sampling_ = false;  // the loops that time phases also time the stages
   ScopeOverhead stage_overhead_{};
   bool busy_poll_ = false;
@@ -217,6 +229,8 @@ class Datapath final : public CutThroughSink {
   uint64_t wall_offset_ns_ = 0;
   // --stats-interval: counters at the previous line.
   uint64_t stats_last_tsc_ = 0;
+  uint64_t stats_period_ = 0;         // cycles; 0: no line
+  uint64_t next_stats_ = UINT64_MAX;  // TSC of the next line
   bool stats_stages_ = false;  // DatapathOptions::stats_stages (one lcore: PrintStats prints)
   StatsSample stats_last_;
 };

@@ -4,11 +4,15 @@
 
 #include <rte_dev.h>
 #include <rte_devargs.h>
+#include <rte_eth_ring.h>
 #include <rte_ethdev.h>
+#include <rte_ring.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <string_view>
 
 #include "swemu/dpdk/eal.h"
@@ -54,7 +58,89 @@ uint16_t TxRingEntries(const std::string& devargs, uint16_t tx_desc) {
   return size > 0 && size <= 0xFFFF ? static_cast<uint16_t>(size) : 0;
 }
 
+constexpr std::string_view kLinkPrefix = "swemu_link:";
+constexpr std::size_t kLinkNameMax = 20;  // "swl_NAME_0" fits a ring name (RTE_RING_NAMESIZE)
+constexpr unsigned kLinkRingSize = 1024;  // as a port's 1024 RX descriptors
+
+// Which ends of each link this process opened (bit 0: end 0, bit 1: end 1).
+std::map<std::string, unsigned>& LinkEnds() {
+  static std::map<std::string, unsigned> ends;
+  return ends;
+}
+
+struct LinkEnd {
+  std::string name;
+  unsigned end = 0;
+};
+
+// "swemu_link:NAME:END", END 0 or 1, NAME of letters, digits, '-' and '_'.
+Result<LinkEnd> ParseLink(const std::string& where, const std::string& devargs) {
+  const std::string rest = devargs.substr(kLinkPrefix.size());
+  const std::size_t colon = rest.rfind(':');
+  LinkEnd link;
+  link.name = rest.substr(0, colon == std::string::npos ? 0 : colon);
+  const std::string end = colon == std::string::npos ? "" : rest.substr(colon + 1);
+  bool good = !link.name.empty() && link.name.size() <= kLinkNameMax && (end == "0" || end == "1");
+  for (char c : link.name)
+    good = good && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_');
+  if (!good) {
+    return Status::Error(where +
+                         ": expected swemu_link:NAME:0 or swemu_link:NAME:1 (NAME of at most " +
+                         std::to_string(kLinkNameMax) + " letters, digits, - and _)");
+  }
+  link.end = end == "1" ? 1 : 0;
+  return link;
+}
+
+// The ring that end `from` of link `name` sends on (and the other end receives from), made by
+// whichever end opens first.
+rte_ring* LinkRing(const std::string& name, unsigned from, int socket) {
+  const std::string ring = "swl_" + name + "_" + std::to_string(from);
+  rte_ring* found = rte_ring_lookup(ring.c_str());
+  if (found != nullptr) return found;
+  // One lcore runs both ends: single producer, single consumer.
+  return rte_ring_create(ring.c_str(), kLinkRingSize, socket, RING_F_SP_ENQ | RING_F_SC_DEQ);
+}
+
+// One end of a link between two switches of this process: a net_ring ethdev on the pair of
+// rings; its ethdev name.
+Result<std::string> OpenLink(const std::string& where, const std::string& devargs) {
+  Result<LinkEnd> link = ParseLink(where, devargs);
+  if (!link.ok()) return link.status();
+  unsigned& ends = LinkEnds()[link->name];
+  if ((ends & (1u << link->end)) != 0) {
+    return Status::Error(where + ": end " + std::to_string(link->end) + " of link " + link->name +
+                         " is already a port");
+  }
+  const int socket = static_cast<int>(rte_socket_id());
+  rte_ring* tx = LinkRing(link->name, link->end, socket);
+  rte_ring* rx = LinkRing(link->name, 1 - link->end, socket);
+  if (tx == nullptr || rx == nullptr) {
+    return Status::Error(where + ": cannot make the link's rings: " + ErrnoText(rte_errno));
+  }
+  const std::string name = "swl_" + link->name + "_" + std::to_string(link->end);
+  if (rte_eth_from_rings(name.c_str(), &rx, 1, &tx, 1, static_cast<unsigned>(socket)) < 0) {
+    return Status::Error(where + ": cannot make the link's port: " + ErrnoText(rte_errno));
+  }
+  ends |= 1u << link->end;
+  return "net_ring_" + name;  // what rte_eth_from_rings named the ethdev
+}
+
+bool IsLink(const std::string& devargs) { return devargs.rfind(kLinkPrefix, 0) == 0; }
+
 }  // namespace
+
+Status CheckLinksPaired() {
+  for (const auto& [name, ends] : LinkEnds()) {
+    if (ends != 3u) {
+      return Status::Error("link " + name + ": only end " + std::to_string(ends == 1u ? 0 : 1) +
+                           " is a port; end " + std::to_string(ends == 1u ? 1 : 0) +
+                           " must be a port of another switch of this process (swemu_link:" + name +
+                           ":" + std::to_string(ends == 1u ? 1 : 0) + ", --also-switch)");
+    }
+  }
+  return Status::Ok();
+}
 
 Status DpdkPorts::Open(uint16_t num_switch_ports,
                        const std::vector<std::pair<PortId, std::string>>& devargs,
@@ -64,6 +150,7 @@ Status DpdkPorts::Open(uint16_t num_switch_ports,
   // Every devargs names a known driver before the first device is probed (and, for net_pcap,
   // creates its output file).
   for (const auto& [port, args] : devargs) {
+    if (IsLink(args)) continue;
     Result<std::string> name =
         DeviceName("port " + std::to_string(port) + ": devargs " + args, args);
     if (!name.ok()) return name.status();
@@ -78,7 +165,7 @@ Status DpdkPorts::Open(uint16_t num_switch_ports,
 Status DpdkPorts::OpenOne(PortId port, const std::string& devargs, rte_mempool* mempool,
                           const PortQueues& queues) {
   const std::string where = "port " + std::to_string(port) + ": devargs " + devargs;
-  Result<std::string> name = Probe(where, devargs);
+  Result<std::string> name = IsLink(devargs) ? OpenLink(where, devargs) : Probe(where, devargs);
   if (!name.ok()) return name.status();
   uint16_t id = 0;
   if (rte_eth_dev_get_port_by_name(name->c_str(), &id) != 0) {

@@ -1,8 +1,11 @@
 #pragma once
 // The switch's ports on DPDK devices: [port.N] devargs names a vdev ("net_ring0",
-// "net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap") or a PCI address. Each is probed, configured
-// with one RX and one TX queue on the mbuf pool and started; any failure is one line naming
-// the port, before any traffic.
+// "net_pcap0,rx_pcap=in.pcap,tx_pcap=out.pcap"), a PCI address, or "swemu_link:NAME:0" (or
+// ":1"): one end of a link to another switch of the same swemu process (--also-switch), a pair
+// of rte_rings that the two switches' loop passes frames over, without a copy; the sending
+// port's rate (TM) and loss and delay ([port.N]) apply as on any port. Each is probed,
+// configured with one RX and one TX queue on the mbuf pool and started; any failure is one line
+// naming the port, before any traffic.
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -28,6 +31,9 @@ struct PortQueues {
   // that refuses the threshold, keeps the default.
   uint16_t tx_reclaim_after = 0;
 };
+
+// After every switch of the process opened its ports: each swemu_link has both its ends.
+Status CheckLinksPaired();
 
 class DpdkPorts {
  public:

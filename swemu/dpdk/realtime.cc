@@ -60,9 +60,10 @@ Result<LoadedSwitchConfig> LoadRealtimeConfig(const CommandLine& cmd) {
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(cmd.config);
   if (!loaded.ok()) return loaded;
   if (loaded->port_devargs.empty()) {
-    return Status::Error(cmd.config +
-                         ": no [port.N] devargs: real time needs at least one DPDK port (or add --offline "
-                         "to run it in virtual time on pcaps)");
+    return Status::Error(
+        cmd.config +
+        ": no [port.N] devargs: real time needs at least one DPDK port (or add --offline "
+        "to run it in virtual time on pcaps)");
   }
   if (cmd.seed) loaded->config.seed = *cmd.seed;
   return loaded;
@@ -78,10 +79,10 @@ struct Replica {
   std::unique_ptr<Datapath> datapath;
 };
 
-// Everything that lives between rte_eal_init and rte_eal_cleanup, destroyed in reverse order:
-// ports before the switches, the switches before the pool their packets come from.
+// One switch of the process, between rte_eal_init and rte_eal_cleanup, destroyed in reverse
+// order: ports before the switches. The pool their packets come from is the process's.
 struct Realtime {
-  std::unique_ptr<MbufPacketPool> pool;
+  MbufPacketPool* pool = nullptr;
   TscClock clock;
   std::unique_ptr<ShardRings> rings;  // only with several lcores
   std::vector<std::unique_ptr<Replica>> replicas;
@@ -92,6 +93,17 @@ struct Realtime {
 
   Switch& sw() { return *replicas.front()->sw; }
   Datapath& datapath() { return *replicas.front()->datapath; }
+};
+
+// --config's switch and each --also-switch's, on one mbuf pool (a frame one switch sends
+// another over a link in the process is the other's to free), destroyed before the pool.
+struct Process {
+  std::unique_ptr<MbufPacketPool> pool;
+  std::vector<std::unique_ptr<Realtime>> switches;
+
+  ~Process() {
+    while (!switches.empty()) switches.pop_back();  // the last started goes first
+  }
 };
 
 // A line runs on replica 0 first and, only when it succeeds there, on the others, so the
@@ -205,9 +217,8 @@ Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, R
     ports.assign(cmd.pcap_ports.begin(), cmd.pcap_ports.end());
   }
   const auto lcores = static_cast<uint32_t>(rt.replicas.size());
-  Result<std::unique_ptr<PcapRecorder>> recorder =
-      PcapRecorder::Start(cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen, lcores,
-                          cmd.pcap_max_bytes);
+  Result<std::unique_ptr<PcapRecorder>> recorder = PcapRecorder::Start(
+      cmd.pcap_dir, ports, rt.sw().num_ports(), cmd.pcap_snaplen, lcores, cmd.pcap_max_bytes);
   if (!recorder.ok()) return recorder.status();
   rt.recorder = std::move(*recorder);
   // Wall-clock timestamps from the TSC clock: one offset taken now.
@@ -221,12 +232,9 @@ Status StartRecorder(const CommandLine& cmd, const LoadedSwitchConfig& loaded, R
   return Status::Ok();
 }
 
+// One switch on the process's pool (rt.pool): replicas, startup script, control, ports.
 Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostream& out,
              Realtime& rt) {
-  Result<std::unique_ptr<MbufPacketPool>> pool =
-      MbufPacketPool::Create(loaded.mbufs, loaded.mbuf_cache, static_cast<int>(rte_socket_id()));
-  if (!pool.ok()) return pool.status();
-  rt.pool = std::move(*pool);
   const std::string name = loaded.config.name;
   if (loaded.workers > 1) {
     Result<std::unique_ptr<ShardRings>> rings =
@@ -267,7 +275,8 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
   return rt.ports.Open(rt.sw().num_ports(), loaded.port_devargs, rt.pool->mempool());
 }
 
-// Stops the ports, frees what is left and checks every mbuf came back; status 0 or 1.
+// Frees what the stopped switch holds and prints its summary; status 0 or 1. ClosePorts and
+// CheckLeaks follow, once every switch of the process is shut down.
 int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   for (auto& replica : rt.replicas) replica->mailbox.Close();  // "switch is shutting down"
   if (rt.control) rt.control->Stop();
@@ -306,21 +315,82 @@ int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
     err << "swemu: --pcap-dir: " << recorded.message() << "\n";
     status = 1;
   }
-  rt.ports.Close();
-  for (auto& replica : rt.replicas) replica->sw->FreeQueued();
-  const std::size_t in_use = rt.pool->InUse();
-  const std::size_t descriptors = rt.pool->PacketsInUse();
+  return status;
+}
+
+// The last switch first: a virtio_user port of a later switch says goodbye to its vhost-user
+// peer in an earlier one (swemu-atp demo's rack link) while that peer still listens.
+void ClosePorts(Process& process) {
+  for (auto it = process.switches.rbegin(); it != process.switches.rend(); ++it) {
+    (*it)->ports.Close();
+    for (auto& replica : (*it)->replicas) replica->sw->FreeQueued();
+  }
+}
+
+// After every switch shut down: every mbuf and descriptor came back; status 0 or 1.
+int CheckLeaks(const MbufPacketPool& pool, std::ostream& err) {
+  const std::size_t in_use = pool.InUse();
+  const std::size_t descriptors = pool.PacketsInUse();
   if (in_use != 0 || descriptors != 0) {
     err << "swemu: mbuf leak: " << in_use << " mbufs and " << descriptors
         << " packet descriptors still in use after shutdown\n";
     return 1;
   }
-  return status;
+  return 0;
 }
 
 int Fail(std::ostream& err, const Status& status) {
   err << "swemu: " << status.message() << "\n";
   return 2;
+}
+
+// --config's switch, then each --also-switch's, with the command line each runs with (its own
+// control socket).
+struct SwitchRun {
+  CommandLine cmd;
+  LoadedSwitchConfig loaded;
+};
+
+Result<std::vector<SwitchRun>> LoadSwitches(const CommandLine& cmd) {
+  std::vector<SwitchRun> runs;
+  Result<LoadedSwitchConfig> first = LoadRealtimeConfig(cmd);
+  if (!first.ok()) return first.status();
+  runs.push_back({cmd, std::move(*first)});
+  for (const AlsoSwitch& also : cmd.also_switches) {
+    CommandLine one = cmd;
+    one.config = also.config;
+    one.control_socket = also.control_socket;
+    Result<LoadedSwitchConfig> loaded = LoadRealtimeConfig(one);
+    if (!loaded.ok()) return Status::Error("--also-switch: " + loaded.message());
+    runs.push_back({std::move(one), std::move(*loaded)});
+  }
+  for (const SwitchRun& run : runs) {
+    if (runs.size() > 1 && run.loaded.workers != 1) {
+      return Status::Error(run.loaded.path +
+                           ": dpdk.workers: " + std::to_string(run.loaded.workers) +
+                           " with --also-switch, which runs every switch on one lcore (set 1)");
+    }
+  }
+  return runs;
+}
+
+// One mbuf pool as large as the switches' together ([dpdk] mbuf_cache: the first's), then each
+// switch on it.
+Status SetUpAll(const std::vector<SwitchRun>& runs, std::ostream& out, Process& process) {
+  uint64_t mbufs = 0;
+  for (const SwitchRun& run : runs) mbufs += run.loaded.mbufs;
+  if (mbufs > UINT32_MAX) return Status::Error("--also-switch: the switches' mbufs exceed 2^32");
+  Result<std::unique_ptr<MbufPacketPool>> pool =
+      MbufPacketPool::Create(static_cast<uint32_t>(mbufs), runs.front().loaded.mbuf_cache,
+                             static_cast<int>(rte_socket_id()));
+  if (!pool.ok()) return pool.status();
+  process.pool = std::move(*pool);
+  for (const SwitchRun& run : runs) {
+    process.switches.push_back(std::make_unique<Realtime>());
+    process.switches.back()->pool = process.pool.get();
+    SWEMU_RETURN_IF_ERROR(SetUp(run.cmd, run.loaded, out, *process.switches.back()));
+  }
+  return CheckLinksPaired();
 }
 
 // [dpdk] workers = N runs on the main lcore and the first N - 1 EAL worker lcores.
@@ -392,7 +462,10 @@ class PeriodicThread {
 class StatsPrinter {
  public:
   StatsPrinter(Realtime& rt, uint64_t interval_ns, bool stages, std::ostream& out)
-      : rt_(rt), out_(out), stages_(stages), thread_("swemu-stats", interval_ns, [this] { return Tick(); }) {}
+      : rt_(rt),
+        out_(out),
+        stages_(stages),
+        thread_("swemu-stats", interval_ns, [this] { return Tick(); }) {}
 
  private:
   // Every lcore's sample, or nothing once an lcore has stopped.
@@ -492,9 +565,14 @@ class TelemetrySampler {
 };
 
 // Replica 0 on the main lcore, replica i on the i-th worker lcore; returns when all stopped.
-void RunLcores(Realtime& rt, const DatapathOptions& options, std::ostream& out) {
+// Several switches (one replica each) take turns on the main lcore.
+void RunLcores(Process& process, const std::vector<DatapathOptions>& each, std::ostream& out) {
+  Realtime& rt = *process.switches.front();
+  const DatapathOptions& options = each.front();
   if (rt.replicas.size() == 1) {
-    rt.datapath().Run(options, g_stop);
+    std::vector<Datapath*> paths;
+    for (auto& one : process.switches) paths.push_back(&one->datapath());
+    Datapath::RunTogether(paths, each, g_stop);
     return;
   }
   std::vector<LcoreRun> runs(rt.replicas.size());
@@ -517,10 +595,11 @@ void RunLcores(Realtime& rt, const DatapathOptions& options, std::ostream& out) 
 }  // namespace
 
 int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
-  Result<LoadedSwitchConfig> loaded = LoadRealtimeConfig(cmd);
-  if (!loaded.ok()) return Fail(err, loaded.status());
-  EalArgs eal = MakeEalArgs(loaded->eal_args, cmd.eal_args, HostHugepagesUsable());
-  // What EAL, the drivers and the set-up print is held until the switch is up, so that a
+  Result<std::vector<SwitchRun>> runs = LoadSwitches(cmd);
+  if (!runs.ok()) return Fail(err, runs.status());
+  const LoadedSwitchConfig& first = runs->front().loaded;
+  EalArgs eal = MakeEalArgs(first.eal_args, cmd.eal_args, HostHugepagesUsable());
+  // What EAL, the drivers and the set-up print is held until the switches are up, so that a
   // set-up that fails says so in one line.
   HeldOutput held;
   Status eal_up = InitEal(eal, err);
@@ -530,9 +609,9 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
   }
   int status = 0;
   {
-    Realtime rt;
+    Process process;
     std::unique_ptr<TelemetryWriter> telemetry;
-    Status ready = CheckWorkers(*loaded);
+    Status ready = CheckWorkers(first);
     if (ready.ok() && !cmd.telemetry.empty()) ready = CheckOutputPath(cmd.telemetry, "--telemetry");
     // Written in place, as it is sampled: a live run's telemetry is watched while it grows.
     if (ready.ok() && !cmd.telemetry.empty()) {
@@ -540,7 +619,7 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       ready = opened.status();
       if (opened.ok()) telemetry = std::move(*opened);
     }
-    if (ready.ok()) ready = SetUp(cmd, *loaded, out, rt);
+    if (ready.ok()) ready = SetUpAll(*runs, out, process);
     out << std::flush;
     if (!ready.ok()) {
       held.Drop();
@@ -549,21 +628,28 @@ int RunRealtime(const CommandLine& cmd, std::ostream& out, std::ostream& err) {
       held.Release();
       g_stop.store(false);
       InstallSignalHandlers();
-      DatapathOptions options;
-      options.busy_poll = cmd.busy_poll;
-      options.run_for_ns = cmd.run_for_ns;
-      options.stats_interval_ns = cmd.stats_interval_ns;
-      options.stats_stages = cmd.stats_stages;
-      options.cut_through = loaded->cut_through;
+      std::vector<DatapathOptions> each;
+      for (const SwitchRun& run : *runs) {
+        DatapathOptions options;
+        options.busy_poll = cmd.busy_poll;
+        options.run_for_ns = cmd.run_for_ns;
+        options.stats_interval_ns = cmd.stats_interval_ns;
+        options.stats_stages = cmd.stats_stages;
+        options.cut_through = run.loaded.cut_through;
+        each.push_back(options);
+      }
       std::string shortfall;
       {
-        TelemetrySampler sampler(rt, loaded->config.name, telemetry.get(),
-                                 cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns
-                                                              : kRealtimeTelemetryPeriodNs);
-        RunLcores(rt, options, out);
+        TelemetrySampler sampler(
+            *process.switches.front(), first.config.name, telemetry.get(),
+            cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns : kRealtimeTelemetryPeriodNs);
+        RunLcores(process, each, out);
         shortfall = sampler.Shortfall();
       }
-      status = ShutDown(rt, cmd.quiet, out, err);
+      for (auto& rt : process.switches)
+        status = std::max(status, ShutDown(*rt, cmd.quiet, out, err));
+      ClosePorts(process);
+      status = std::max(status, CheckLeaks(*process.pool, err));
       if (telemetry != nullptr) {
         err << shortfall << std::flush;
         Status closed = telemetry->Close();

@@ -88,5 +88,39 @@ TEST(CommandLineTest, BadPcapRecordingOptionsNameTheOption) {
   }
 }
 
+// --also-switch: more switches in the same process, each with its control socket, in order.
+TEST(CommandLineTest, ReadsAlsoSwitches) {
+  Result<CommandLine> cmd = Parse({"--config", "a.ini", "--also-switch", "b.ini=b.sock",
+                                   "--also-switch", "c.ini=none", "--busy-poll"});
+  ASSERT_TRUE(cmd.ok()) << cmd.message();
+  ASSERT_EQ(cmd->also_switches.size(), 2u);
+  EXPECT_EQ(cmd->also_switches[0].config, "b.ini");
+  EXPECT_EQ(cmd->also_switches[0].control_socket, "b.sock");
+  EXPECT_EQ(cmd->also_switches[1].config, "c.ini");
+  EXPECT_EQ(cmd->also_switches[1].control_socket, "none");
+  EXPECT_TRUE(Parse({"--config", "a.ini"})->also_switches.empty());
+}
+
+TEST(CommandLineTest, BadAlsoSwitchesNameTheOption) {
+  const std::pair<std::vector<const char*>, std::string> cases[] = {
+      {{"--config", "a.ini", "--also-switch", "b.ini"},
+       "--also-switch b.ini: expected CONFIG=SOCKET"},
+      {{"--config", "a.ini", "--also-switch", "=b.sock"},
+       "--also-switch =b.sock: expected CONFIG=SOCKET"},
+      {{"--also-switch", "b.ini=b.sock"}, "--also-switch: needs --config"},
+      {{"--config", "a.ini", "--also-switch", "b.ini=s", "--pcap-dir", "r"},
+       "--also-switch: not with --pcap-dir"},
+      {{"--config", "a.ini", "--also-switch", "b.ini=s", "--offline"},
+       "--also-switch: not with --offline"},
+      {{"--config", "a.ini", "--also-switch", "b.ini=s", "--stats-interval", "1"},
+       "--also-switch: not with --stats-interval"},
+  };
+  for (const auto& [args, expected] : cases) {
+    Result<CommandLine> cmd = Parse(args);
+    ASSERT_FALSE(cmd.ok()) << expected;
+    EXPECT_EQ(cmd.message().rfind(expected, 0), 0u) << cmd.message();
+  }
+}
+
 }  // namespace
 }  // namespace swemu
