@@ -1,6 +1,7 @@
 #pragma once
 // The layout of swemu-atp's real-time demo: W workers and a PS in one rack (one swemu) or two
-// racks (two swemu processes joined by a vhost-user/virtio_user link, the PS in rack 0), the
+// racks (two switches of one swemu process, swemu --also-switch, joined by a swemu_link of
+// rings in it, the PS in rack 0), the
 // switch configs and startup scripts that go with it, and the virtio_user devargs the hosts use.
 // The demo writes the generated files next to its output so a user can rerun them by hand.
 #include <cstdint>

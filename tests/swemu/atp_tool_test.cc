@@ -1,7 +1,7 @@
 // Runs the built swemu-atp as users do: the ATP job in virtual time through the two-rack
 // topologies (both racks running ATP; one of them a plain l2l3 switch), with loss, with bad
-// input, and in real time through one and two swemu processes (two racks joined by a
-// vhost-user/virtio_user link).
+// input, and in real time through one swemu process (one rack, or two racks joined by a ring
+// link, swemu --also-switch) and through a topology's swemu processes.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -179,7 +179,7 @@ TEST(AtpToolTest, RealTimeOneRackOverVirtioUser) {
       << run.out;
 }
 
-TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwemuProcessesJoinedByAVhostLink) {
+TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwitchesOfOneSwemuJoinedByARingLink) {
   const std::string dir = TestDirFor("atp-tool-rt-");
   const RunResult run = RunAtp(
       "demo --workers 4 --racks 2 --layers 2 --iterations 1 --backoff "
@@ -189,6 +189,8 @@ TEST(AtpToolTest, RealTimeTwoRacksAreTwoSwemuProcessesJoinedByAVhostLink) {
   ASSERT_EQ(Passes(run.out).size(), 2u) << run.out;
   EXPECT_NE(run.out.find("rack0 aggregators: atp:"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("rack1 aggregators: atp:"), std::string::npos) << run.out;
+  const std::string log = testing::ReadText(dir + "demo/swemu.log");
+  EXPECT_NE(log.find("swl_racks_1"), std::string::npos) << log;  // rack 1's end of the link
   // rack1 aggregated its two workers' gradients before sending them up the link.
   const std::regex completed(
       R"(rack1 aggregators: atp: \d+/\d+ aggregators in use, \d+ elements\s+claimed \d+, aggregated \d+, completed (\d+))");

@@ -28,11 +28,14 @@ Result<AtpJobConfig> MakeJob(const DemoLayout& layout, const DemoJob& job, uint3
   return MakeAtpJobConfig(layout.JobSpec(job, elements));
 }
 
-// Starts one swemu per rack, rack 0 first (rack 1's link port attaches to it).
+// Starts one swemu process that runs every rack on lcore 0 (rack 0 from --config, rack 1 from
+// --also-switch: one loop serves both, so the racks need one core together, beside the hosts'
+// lcore 1, and may busy-poll it); the racks' link is a pair of rings in that process.
 Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const std::string& dir,
                      std::vector<std::unique_ptr<SwemuProcess>>& switches) {
   const std::string binary =
       options.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : options.swemu_binary;
+  std::vector<std::string> args, ready;
   for (uint32_t rack = 0; rack < layout.racks(); ++rack) {
     const std::string base = dir + "/rack" + std::to_string(rack);
     SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".cli", layout.SwitchCli(rack)));
@@ -40,27 +43,28 @@ Status StartSwitches(const DemoOptions& options, const DemoLayout& layout, const
                                                options.aggregators, options.link_rate);
     if (!ini.ok()) return ini.status();
     SWEMU_RETURN_IF_ERROR(WriteTextFile(base + ".ini", *ini));
-    std::vector<std::string> ready = {layout.ControlSocket(rack)};
+    ready.push_back(layout.ControlSocket(rack));
     for (uint16_t port = 0; port < layout.RackPorts(rack); ++port) {
-      if (rack == 1 && port == layout.LinkPort(1)) continue;  // a virtio_user client
+      if (layout.racks() > 1 && port == layout.LinkPort(rack)) continue;  // the racks' link
       std::filesystem::remove(layout.VhostSocket(rack, port));
       ready.push_back(layout.VhostSocket(rack, port));
     }
     std::filesystem::remove(layout.ControlSocket(rack));
-    std::vector<std::string> args = {"--config", base + ".ini", "--control-socket",
-                                     layout.ControlSocket(rack)};
-    // One rack: swemu and the hosts each poll their own core. Two racks share the switch core,
-    // so they back off when idle.
-    if (options.busy_poll && layout.racks() == 1) args.push_back("--busy-poll");
-    for (const std::string& eal :
-         WithDpdkLog({"--", "-l", "0", "--no-huge", "-m", "256"}, options.verbose)) {
-      args.push_back(eal);
+    if (rack == 0) {
+      args = {"--config", base + ".ini", "--control-socket", layout.ControlSocket(rack)};
+    } else {
+      args.insert(args.end(), {"--also-switch", base + ".ini=" + layout.ControlSocket(rack)});
     }
-    auto sw = std::make_unique<SwemuProcess>();
-    SWEMU_RETURN_IF_ERROR(sw->Start(binary, args, base + ".log"));
-    SWEMU_RETURN_IF_ERROR(sw->WaitForPaths(ready, std::chrono::seconds(20)));
-    switches.push_back(std::move(sw));
   }
+  if (options.busy_poll) args.push_back("--busy-poll");
+  for (const std::string& eal :
+       WithDpdkLog({"--", "-l", "0", "--no-huge", "-m", "256"}, options.verbose)) {
+    args.push_back(eal);
+  }
+  auto sw = std::make_unique<SwemuProcess>();
+  SWEMU_RETURN_IF_ERROR(sw->Start(binary, args, dir + "/swemu.log"));
+  SWEMU_RETURN_IF_ERROR(sw->WaitForPaths(ready, std::chrono::seconds(20)));
+  switches.push_back(std::move(sw));
   return Status::Ok();
 }
 
@@ -96,8 +100,9 @@ void PrintDebug(const HostRunner& runner, DpdkHost& dpdk,
 
 // What the hosts' half of the demo needs from the switches' half.
 struct DemoNetwork {
-  std::string description;  // the switches, for the header line
-  std::vector<SwemuProcess*> switches;
+  std::string description;                          // the switches, for the header line
+  std::vector<SwemuProcess*> switches;              // per switch: the process that runs it
+  std::vector<SwemuProcess*> processes;             // each swemu process once
   std::vector<std::string> names, control_sockets;  // per switch
   std::vector<DemoHost> hosts;                      // workers in id order, then the PS
   std::vector<std::string> host_devargs;            // per host
@@ -131,7 +136,7 @@ Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const D
   // lost.
   const bool switch_polls = options.busy_poll && net.switches_poll;
   if (switch_polls) {
-    for (const SwemuProcess* sw : net.switches) runner_options.busy_peers.push_back(sw->pid());
+    for (const SwemuProcess* sw : net.processes) runner_options.busy_peers.push_back(sw->pid());
   }
   HostRunner runner(runner_options);
   for (const std::string& why : runner.unwatched_peers()) {
@@ -166,7 +171,7 @@ Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const D
     sample.wall_ns = runner.NowNs();
     sample.host_lost_ns = runner.stats().lost_ns;
     if (switch_polls) {
-      for (const SwemuProcess* sw : net.switches) sample.switch_cpu_ns.push_back(sw->CpuNs());
+      for (const SwemuProcess* sw : net.processes) sample.switch_cpu_ns.push_back(sw->CpuNs());
     }
     return sample;
   };
@@ -179,8 +184,8 @@ Result<std::vector<PassResult>> RunDemoHosts(const DemoOptions& options, const D
       << options.workload.model.layers.size() << " layers, " << options.workload.model.TotalParams()
       << " parameters), " << workers.size() << " workers and a PS over virtio_user, "
       << net.description << "\n";
-  if (!net.switches_poll && net.switches.size() > 1) {
-    out << "swemu-atp demo: the " << net.switches.size()
+  if (!net.switches_poll && net.processes.size() > 1) {
+    out << "swemu-atp demo: the " << net.processes.size()
         << " switches share the cores with the hosts, so they back off when idle: a packet "
            "that finds one asleep waits until it wakes (10-200 us asked per sleep, more on a busy "
            "VM), at each hop; expect far less goodput than one rack, which busy-polls\n";
@@ -277,6 +282,7 @@ Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool*
   SWEMU_RETURN_IF_ERROR(runner.StartSwitches());
   for (std::size_t s = 0; s < runner.switches().size(); ++s) {
     net.switches.push_back(runner.switches()[s].get());
+    net.processes.push_back(runner.switches()[s].get());
     net.names.push_back(plan->switches[s].name);
     net.control_sockets.push_back(plan->switches[s].control_socket);
   }
@@ -320,8 +326,9 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
 
   std::vector<std::unique_ptr<SwemuProcess>> switches;
   SWEMU_RETURN_IF_ERROR(StartSwitches(options, layout, dir, switches));
-  for (uint32_t rack = 0; rack < switches.size(); ++rack) {
-    net.switches.push_back(switches[rack].get());
+  net.processes.push_back(switches.front().get());
+  for (uint32_t rack = 0; rack < layout.racks(); ++rack) {
+    net.switches.push_back(switches.front().get());
     net.names.push_back("rack" + std::to_string(rack));
     net.control_sockets.push_back(layout.ControlSocket(rack));
   }
@@ -329,21 +336,18 @@ Status RunAtpDemo(const DemoOptions& options, std::ostream& out, bool* bad_input
   for (uint32_t i = 0; i < layout.hosts().size(); ++i) {
     net.host_devargs.push_back(layout.HostDevargs(layout.hosts()[i], i));
   }
-  net.switches_poll = options.busy_poll && options.racks == 1;
+  net.switches_poll = options.busy_poll;  // one process, one lcore, whatever the racks
   net.description = std::to_string(options.racks) + " rack" + (options.racks > 1 ? "s" : "") +
-                    " of swemu (atp, " + std::to_string(options.elements) +
-                    " elements per packet, " + std::to_string(options.aggregators) +
-                    " aggregators, links shaped to " + options.link_rate + "bps)";
+                    " of swemu" + (options.racks > 1 ? " in one process" : "") + " (atp, " +
+                    std::to_string(options.elements) + " elements per packet, " +
+                    std::to_string(options.aggregators) + " aggregators, links shaped to " +
+                    options.link_rate + "bps)";
   auto passes = RunDemoHosts(options, net, out, bad_input);
-  // Rack 1 first: it is the virtio_user end of the rack link.
-  for (auto it = switches.rbegin(); it != switches.rend(); ++it) {
-    auto& sw = *it;
-    auto exit_status = sw->Stop(std::chrono::seconds(10));
-    if (!exit_status.ok()) return exit_status.status();
-    if (*exit_status != 0) {
-      return Status::Error("swemu exited with status " + std::to_string(*exit_status) +
-                           " (log: " + sw->log_path() + ")");
-    }
+  auto exit_status = switches.front()->Stop(std::chrono::seconds(10));
+  if (!exit_status.ok()) return exit_status.status();
+  if (*exit_status != 0) {
+    return Status::Error("swemu exited with status " + std::to_string(*exit_status) +
+                         " (log: " + switches.front()->log_path() + ")");
   }
   if (!passes.ok()) return passes.status();
   PrintRatio(*passes, options.link_rate + "bps", options.workers, out);

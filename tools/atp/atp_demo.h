@@ -1,6 +1,6 @@
 #pragma once
 // `swemu-atp demo`: the project's main job, in real time. It starts swemu (one rack, or two
-// racks as two swemu processes joined by a vhost-user/virtio_user link) on net_vhost ports,
+// racks as two switches of one swemu process joined by a ring link) on net_vhost ports,
 // attaches W workers and a PS to it over virtio_user from this process (DPDK, kernel bypass),
 // runs a few iterations of a real model's gradients with in-network aggregation and then
 // without, and prints time, goodput, where the aggregation happened, the switches' aggregator

@@ -106,7 +106,8 @@ void AddDemoOptions(po::options_description& desc, DemoOptions& demo) {
   desc.add_options()
       ("workers", po::value<std::string>()->default_value(std::to_string(demo.workers)), "workers (1..32)")
       ("racks", po::value<std::string>()->default_value(std::to_string(demo.racks)),
-       "1: one swemu; 2: two swemu processes joined by a vhost-user link, the PS in rack 0")
+       "1: one swemu; 2: two switches in one swemu process joined by a ring link, the PS in "
+       "rack 0")
       ("elements", po::value<std::string>()->default_value(std::to_string(demo.elements)),
        "int32 elements per packet")
       ("aggregators", po::value<std::string>()->default_value(std::to_string(demo.aggregators)),
@@ -200,7 +201,7 @@ int Main(int argc, char** argv) {
                 << (mode == "demo"
                         ? "\nexamples:\n"
                           "  swemu-atp demo                          the README's main job\n"
-                          "  swemu-atp demo --workers 4 --racks 2    two swemu processes\n"
+                          "  swemu-atp demo --workers 4 --racks 2    two racks in one swemu\n"
                           "  swemu-atp demo --model VGG16 --iterations 1 --backoff\n"
                           "  swemu-atp demo --topology configs/atp_two_rack.topo "
                           "--job configs/atp_two_rack.job\n"
