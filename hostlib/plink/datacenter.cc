@@ -9,7 +9,6 @@
 #include "pipeline/engine/engine.h"
 #include "pipeline/engine/rng.h"
 #include "pipeline/switch/switch.h"
-#include "swemu/topology_routes.h"
 
 namespace swemu {
 
@@ -48,9 +47,7 @@ std::string TreeSwitchName(uint32_t l, uint32_t i) {
   return l == 0 ? std::string("core") : "l" + std::to_string(l) + "s" + std::to_string(i);
 }
 
-// Each host's location: the switches from the central one (the one whose farthest host switch
-// is nearest; ties to the first listed) to the host's, each as its index among the switches as
-// far from the centre, then the host. In a tree: the ancestors below the core, level by level.
+// Each host's location from the central switch (PlinkPlacement).
 std::vector<NodeLocation> Locations(const TopologyRoutes& routes, uint32_t hosts) {
   const uint32_t n = routes.num_switches();
   uint32_t centre = 0, best = TopologyRoutes::kNone;
@@ -78,13 +75,16 @@ std::vector<NodeLocation> Locations(const TopologyRoutes& routes, uint32_t hosts
 }
 
 // One line for the first two hosts that cannot reach each other, or for too few or many hosts.
-Status CheckHosts(const TopologyConfig& topo, const TopologyRoutes& routes) {
+Status CheckHosts(const TopologyConfig& topo, const TopologyRoutes& routes, uint32_t max_hosts) {
   const auto hosts = static_cast<uint32_t>(topo.hosts.size());
   if (hosts < 2) {
     return Status::Error("datacenter: PLink needs at least two hosts, not " +
                          std::to_string(hosts));
   }
-  if (hosts > 4096) return Status::Error("datacenter: at most 4096 hosts");
+  if (hosts > max_hosts) {
+    return Status::Error("datacenter: at most " + std::to_string(max_hosts) + " hosts, not " +
+                         std::to_string(hosts));
+  }
   for (uint32_t h = 1; h < hosts; ++h) {
     const uint32_t a = routes.HostSwitch(0), b = routes.HostSwitch(h);
     if (routes.Hops(a, b) == TopologyRoutes::kNone) {
@@ -97,6 +97,22 @@ Status CheckHosts(const TopologyConfig& topo, const TopologyRoutes& routes) {
 }
 
 }  // namespace
+
+Result<PlinkPlacement> PlacePlinkHosts(const TopologyConfig& topo, const TopologyRoutes& routes,
+                                       uint32_t max_hosts) {
+  SWEMU_RETURN_IF_ERROR(CheckHosts(topo, routes, max_hosts));
+  PlinkPlacement place;
+  for (const TopologyHost& host : topo.hosts) {
+    const auto known = std::find(place.rack_names.begin(), place.rack_names.end(), host.sw);
+    place.rack_of.push_back(static_cast<uint32_t>(known - place.rack_names.begin()));
+    if (known == place.rack_names.end()) place.rack_names.push_back(host.sw);
+  }
+  place.where = Locations(routes, static_cast<uint32_t>(topo.hosts.size()));
+  for (const NodeLocation& loc : place.where) {
+    place.tiers = std::max(place.tiers, static_cast<uint32_t>(loc.size()));
+  }
+  return place;
+}
 
 Result<TopologyConfig> DatacenterTopology(const DatacenterSpec& spec) {
   const auto levels = static_cast<uint32_t>(spec.fanout.size());
@@ -161,9 +177,14 @@ Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(
     const TopologyConfig& topo, const DatacenterSpec& spec) {
   Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
   if (!routes.ok()) return routes.status();
-  SWEMU_RETURN_IF_ERROR(CheckHosts(topo, *routes));
+  Result<PlinkPlacement> place = PlacePlinkHosts(topo, *routes);
+  if (!place.ok()) return place.status();
   const auto hosts = static_cast<uint32_t>(topo.hosts.size());
   auto dc = std::unique_ptr<EmulatedDatacenter>(new EmulatedDatacenter());
+  dc->rack_of_ = std::move(place->rack_of);
+  dc->rack_names_ = std::move(place->rack_names);
+  dc->where_ = std::move(place->where);
+  dc->tiers_ = place->tiers;
   std::vector<LoadedSwitchConfig> switches = topo.switches;
   for (LoadedSwitchConfig& sw : switches) {
     sw.config.program = "l2l3";  // PLink's entries below, not the file's startup script
@@ -186,17 +207,10 @@ Result<std::unique_ptr<EmulatedDatacenter>> EmulatedDatacenter::Create(
     const TopologyHost& host = topo.hosts[h];
     dc->addrs_.push_back({mac(h), MakeIpv4Addr(10, 2, static_cast<uint8_t>((h + 1) >> 8),
                                                static_cast<uint8_t>((h + 1) & 0xFF))});
-    const auto known = std::find(dc->rack_names_.begin(), dc->rack_names_.end(), host.sw);
-    dc->rack_of_.push_back(static_cast<uint32_t>(known - dc->rack_names_.begin()));
-    if (known == dc->rack_names_.end()) dc->rack_names_.push_back(host.sw);
     dc->rack_switch_.push_back(host.sw);
     dc->port_of_.push_back(host.port);
     dc->host_rate_bps_.push_back(
         topo.switches[routes->HostSwitch(h)].config.tm.PortRateBps(host.port));
-  }
-  dc->where_ = Locations(*routes, hosts);
-  for (const NodeLocation& loc : dc->where_) {
-    dc->tiers_ = std::max(dc->tiers_, static_cast<uint32_t>(loc.size()));
   }
   SplitMix64 rng(HashPair(spec.seed, 0x504c494e));  // "PLIN"
   for (uint32_t h = 0; h < hosts; ++h) {

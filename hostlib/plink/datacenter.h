@@ -21,6 +21,7 @@
 #include "hostlib/plink/prober.h"
 #include "pipeline/tm/tm_config.h"
 #include "swemu/topology_config.h"
+#include "swemu/topology_routes.h"
 
 namespace swemu {
 
@@ -44,6 +45,22 @@ struct DatacenterSpec {
   AggEngineOptions agg;  // nic_rate_bps 0: each host's link rate
   uint64_t seed = 1;  // the engine's, the hosts' answer delays and probes
 };
+
+// Where PLink's hosts are in a topology, for the engine's datacenter and the real-time demo:
+// each host's rack (the switch it is on; racks numbered by their first host), the racks'
+// switches, each host's location (the switches from the central one, the one whose farthest host
+// switch is nearest, each as its index among the switches as far from it, then the host: in a
+// tree, its ancestors below the core) and the tiers (the longest location).
+struct PlinkPlacement {
+  std::vector<uint32_t> rack_of;
+  std::vector<std::string> rack_names;
+  std::vector<NodeLocation> where;
+  uint32_t tiers = 0;
+};
+// An error naming the problem for fewer than two hosts, more than max_hosts, or two hosts that
+// cannot reach each other.
+Result<PlinkPlacement> PlacePlinkHosts(const TopologyConfig& topo, const TopologyRoutes& routes,
+                                       uint32_t max_hosts = 4096);
 
 // The spec's tree as a topology: switches core, l1s0.., l2s0.. level by level (l2l3, each
 // level's port_rate its down links' rate), then the links from each level up to the one above,
@@ -79,8 +96,8 @@ class EmulatedDatacenter {
   const std::vector<uint32_t>& rack_of() const { return rack_of_; }
   uint32_t racks() const { return static_cast<uint32_t>(rack_names_.size()); }
   const std::vector<std::string>& rack_names() const { return rack_names_; }
-  // Tiers of links from the central switch (the one nearest the farthest host) to a host: the
-  // tree's levels and the hosts' links.
+  // Tiers of links from the central switch (PlinkPlacement) to a host: the tree's levels and
+  // the hosts' links.
   uint32_t tiers() const { return tiers_; }
   const std::vector<PlinkNodeAddr>& addresses() const { return addrs_; }
   Engine& engine() { return *engine_; }

@@ -1,13 +1,15 @@
 // swemu-plink demo as users run it, in real time: three swemu processes (a spine and two racks)
-// with the hosts over virtio_user, and the kernel-UDP fallback on loopback. Every host's result
-// must be the exact sum, the probes must all be answered, and the payload bytes across racks must
-// be Table 1's. Times are printed, never compared with a bound: on a busy 2-core machine (or
-// under AddressSanitizer) a reduction takes several times what it takes on an idle one.
+// with the hosts over virtio_user, a topology file's switches (--topology), and the kernel-UDP
+// fallback on loopback. Every host's result must be the exact sum, the probes must all be
+// answered, and the payload bytes across racks must be Table 1's. Times are printed, never
+// compared with a bound: on a busy 2-core machine (or under AddressSanitizer) a reduction takes
+// several times what it takes on an idle one.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include "tests/swemu/swemu_subprocess.h"
@@ -95,6 +97,36 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
   }
 }
 
+// Another system's topology file (configs/leaf_spine.topo: two leaves of two hosts under a
+// spine): one swemu process per switch of the file, a host's rack its leaf, Table 1's bytes for
+// N = 2 hosts in C = 2 racks, exact sums.
+TEST(PlinkDemo, RunsOnATopologyFilesSwitches) {
+  if (geteuid() != 0) GTEST_SKIP() << "DPDK's vhost-user and virtio_user ports need root here";
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kPlink + " demo --buffer 256KB --out-dir " + dir +
+                                        "demo --topology " SWEMU_SOURCE_DIR
+                                        "/configs/leaf_spine.topo");
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  EXPECT_NE(run.out.find("4 hosts in 2 racks of "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(3 swemu processes, l2l3)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("6 of 6 pairs answered"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("every host's result equals the exact sum in all three reductions"),
+            std::string::npos)
+      << run.out;
+  const uint64_t s = 256000;
+  const Row fa = Reduction(run.out, "flat aggregation");
+  const Row racks = Reduction(run.out, "2LHA, the racks");
+  ASSERT_TRUE(fa.found && racks.found) << run.out;
+  EXPECT_EQ(racks.cross, 2 * (2 - 1) * s) << run.out;
+  EXPECT_EQ(fa.cross, 2 * 2 * (2 - 1) * s) << run.out;
+  EXPECT_EQ(racks.total, 2 * (2 * 2 - 1) * s) << run.out;
+  // The leaves' entries from the file's links: its own hosts down, the others to the spine.
+  const std::string cli = ReadText(dir + "demo/leaf1.cli");
+  EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:01 => 1"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:03 => 2"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("set_port_rate 2 10G"), std::string::npos) << cli;
+}
+
 TEST(PlinkDemo, KernelUdpOnLoopbackReducesExactlyAndSaysLocalityIsFlat) {
   const std::string dir = Dir();
   RunResult run = RunCommandIn(dir, kPlink + " demo --transport kernel-udp --buffer 256KB");
@@ -139,6 +171,31 @@ TEST(PlinkDemo, BadOptionsEndWithOneLineBeforeAnythingIsWritten) {
     RunResult run = RunCommandIn(dir, kPlink + " demo --out-dir " + dir + "out " + args);
     EXPECT_EQ(run.status, 2) << args;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_EQ(run.out, "") << args;
+    EXPECT_FALSE(std::filesystem::exists(dir + "out")) << args;
+  }
+  // A topology PLink cannot run, or a shape option beside one.
+  std::ofstream(dir + "s.ini") << "[switch]\nname = s\nports = 4\nprogram = l2l3\n";
+  std::ofstream(dir + "one.topo") << "[topology]\nswitch = a s.ini\nhost = a:0 name=x\n";
+  std::ofstream(dir + "apart.topo") << "[topology]\nswitch = a s.ini\nswitch = b s.ini\n"
+                                       "host = a:0 name=x\nhost = b:0 name=y\n";
+  std::ofstream(dir + "port.topo") << "[topology]\nswitch = a s.ini\nhost = a:0 name=x\n"
+                                      "host = a:7 name=y\n";
+  const std::pair<std::string, std::string> topologies[] = {
+      {"one.topo", "PLink needs at least two hosts, not 1"},
+      {"port.topo", "host y: a has 4 ports, no port 7"},
+      {"apart.topo", "hosts x and y cannot reach each other (no links from a to b)"},
+      {"none.topo", "--topology: "},
+      {"apart.topo --racks 2", "--racks: not with --topology"},
+      {"apart.topo --per-rack 2", "--per-rack: not with --topology"},
+      {"apart.topo --host-rate 1G", "--host-rate: not with --topology"},
+      {"apart.topo --uplink-rate 1G", "--uplink-rate: not with --topology"}};
+  for (const auto& [args, says] : topologies) {
+    RunResult run =
+        RunCommandIn(dir, kPlink + " demo --out-dir " + dir + "out --topology " + dir + args);
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
+    EXPECT_NE(run.err.find(says), std::string::npos) << args << ": " << run.err;
     EXPECT_EQ(run.out, "") << args;
     EXPECT_FALSE(std::filesystem::exists(dir + "out")) << args;
   }

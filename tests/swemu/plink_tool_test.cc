@@ -151,8 +151,12 @@ TEST(PlinkTool, TopologiesWithoutTwoHostsThatReachEachOtherAreRefused) {
   const std::string apart = write("apart.topo",
                                   "[topology]\nswitch = a s.ini\nswitch = b s.ini\n"
                                   "host = a:0 name=x\nhost = a:1 name=y\nhost = b:0 name=z\n");
+  const std::string port = write("port.topo",
+                                 "[topology]\nswitch = a s.ini\nhost = a:0 name=x\n"
+                                 "host = a:7 name=y\n");
   const std::pair<std::string, std::string> cases[] = {
       {"--topology " + one, "PLink needs at least two hosts, not 1"},
+      {"--topology " + port, "host y: a has 4 ports, no port 7"},
       {"--topology " + apart, "hosts x and z cannot reach each other (no links from a to b)"},
       {"--topology " + dir + "none.topo", "--topology: "},
       {"--topology " + apart + " --fanout 2,2", "--fanout: not with --topology"},

@@ -7,7 +7,9 @@
 // buffer by AggEngine: flat aggregation, 2LHA over the true racks and 2LHA over ProbeEmbed's
 // groups, each checked against the exact sum on every host. With --transport kernel-udp the hosts
 // are kernel UDP sockets on loopback (127.A.B.N, A.B from the pid) instead, driven by one event
-// loop: the paper's kernel fallback for probes, with no switch and no locality to find.
+// loop: the paper's kernel fallback for probes, with no switch and no locality to find. With
+// --topology FILE the switches, links and hosts are the file's (the default tree is made as a
+// topology too): every switch an l2l3 swemu process, a host's rack the switch it is on.
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/plink/agg_engine.h"
 #include "hostlib/plink/agg_plan.h"
+#include "hostlib/plink/datacenter.h"
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
 #include "hostlib/plink/probe_rounds.h"
@@ -37,6 +40,7 @@
 #include "swemu/dpdk/eal.h"
 #include "hostlib/testbed/swemu_process.h"
 #include "hostlib/testbed/swemu_network.h"
+#include "hostlib/testbed/testbed_plan.h"
 #include "tools/option_values.h"
 #include "tools/plink/plink_tool.h"
 
@@ -51,6 +55,7 @@ po::options_description PlinkDemoOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
+      ("topology", po::value<std::string>()->value_name("FILE"), "the switches (each an l2l3 swemu process), links (their rates) and hosts (2-32; a host's rack: its switch) of a topology file, instead of the four shape options below")
       ("racks", po::value<std::string>()->default_value("2"), "racks (an l2l3 switch each) under one spine switch, 1-8")
       ("per-rack", po::value<std::string>()->default_value("4"), "hosts per rack, 1-16 (2-32 hosts in all)")
       ("buffer", po::value<std::string>()->default_value("1MB"), "the float32 buffer every host reduces")
@@ -93,18 +98,98 @@ struct DemoOptions {
   bool kernel = false;
   bool verbose = false;  // DPDK's routine log lines too
   std::string buffer_text, timeout_text, dir, binary;
+  std::string topology_path;  // --topology, or empty: the tree of --racks and --per-rack
+  TopologyConfig topo;        // the switches, links and hosts, from the file or the tree
+  TopologyRoutes routes;
+  PlinkPlacement place;
 };
 
-Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
-  uint64_t racks = 0, per_rack = 0;
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "racks", 1, 8, &racks));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 16, &per_rack));
-  o->racks = static_cast<uint32_t>(racks);
-  o->per_rack = static_cast<uint32_t>(per_rack);
-  o->hosts = o->racks * o->per_rack;
-  if (o->hosts < 2 || o->hosts > 32) {
-    return Status::Error("--racks x --per-rack: 2 to 32 hosts, not " + std::to_string(o->hosts));
+// The shape options, which a topology file replaces.
+constexpr const char* kShapeOptions[] = {"racks", "per-rack", "host-rate", "uplink-rate"};
+
+std::string RackName(uint32_t r) { return "rack" + std::to_string(r); }
+
+// The tree as a topology: the spine first (port r to rack r), then the racks (ports 0.. their
+// hosts, the last port the uplink), so each uplink's vhost-user end is on the spine.
+TopologyConfig TreeTopology(const DemoOptions& o) {
+  TopologyConfig topo;
+  auto add_switch = [&](const std::string& name, uint32_t ports, uint64_t rate) {
+    LoadedSwitchConfig sw;
+    sw.config.name = name;
+    sw.config.num_ports = static_cast<uint16_t>(ports);
+    sw.config.program = "l2l3";
+    sw.config.tm.port_rate_bps = rate;
+    topo.switches.push_back(sw);
+  };
+  add_switch("spine", o.racks, o.uplink_rate);
+  for (uint32_t r = 0; r < o.racks; ++r) add_switch(RackName(r), o.per_rack + 1, o.host_rate);
+  for (uint32_t r = 0; r < o.racks; ++r) {
+    topo.links.push_back({"spine", static_cast<PortId>(r), RackName(r),
+                          static_cast<PortId>(o.per_rack), o.uplink_rate, 0, 0});
   }
+  for (uint32_t h = 0; h < o.racks * o.per_rack; ++h) {
+    TopologyHost host;
+    host.sw = RackName(h / o.per_rack);
+    host.port = static_cast<PortId>(h % o.per_rack);
+    host.name = "h" + std::to_string(h);
+    topo.hosts.push_back(host);
+  }
+  return topo;
+}
+
+// The topology (--topology, or the tree of the shape options), its routes and the racks.
+Status ReadNetwork(const po::variables_map& vm, DemoOptions* o) {
+  if (vm.count("topology")) {
+    for (const char* shape : kShapeOptions) {
+      if (opt::Given(vm, shape)) {
+        return Status::Error(std::string("--") + shape +
+                             ": not with --topology (the topology file says it)");
+      }
+    }
+    o->topology_path = Text(vm, "topology");
+    Result<TopologyConfig> topo = LoadTopology(o->topology_path);
+    if (!topo.ok()) return Status::Error("--topology: " + topo.message());
+    Status ports = CheckTopologyPorts(*topo);  // before any process starts
+    if (!ports.ok()) return Status::Error("--topology " + o->topology_path + ": " + ports.message());
+    o->topo = std::move(*topo);
+  } else {
+    uint64_t racks = 0, per_rack = 0;
+    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "racks", 1, 8, &racks));
+    SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 16, &per_rack));
+    o->racks = static_cast<uint32_t>(racks);
+    o->per_rack = static_cast<uint32_t>(per_rack);
+    if (o->racks * o->per_rack < 2 || o->racks * o->per_rack > 32) {
+      return Status::Error("--racks x --per-rack: 2 to 32 hosts, not " +
+                           std::to_string(o->racks * o->per_rack));
+    }
+    SWEMU_RETURN_IF_ERROR(Check("host-rate", ParseRate(Text(vm, "host-rate")), &o->host_rate));
+    SWEMU_RETURN_IF_ERROR(
+        Check("uplink-rate", ParseRate(Text(vm, "uplink-rate")), &o->uplink_rate));
+    if (o->host_rate < 1'000'000 || o->uplink_rate < 1'000'000) {
+      return Status::Error("--host-rate and --uplink-rate: at least 1M");
+    }
+    o->topo = TreeTopology(*o);
+  }
+  const std::string option = o->topology_path.empty() ? "--racks x --per-rack"
+                                                      : "--topology " + o->topology_path;
+  Result<TopologyRoutes> routes = TopologyRoutes::Compute(o->topo);
+  if (!routes.ok()) return Status::Error(option + ": " + routes.message());
+  o->routes = std::move(*routes);
+  Result<PlinkPlacement> place = PlacePlinkHosts(o->topo, o->routes, 32);
+  if (!place.ok()) return Status::Error(option + ": " + place.message());
+  o->place = std::move(*place);
+  o->hosts = static_cast<uint32_t>(o->topo.hosts.size());
+  return Status::Ok();
+}
+
+// Host h's link rate: its switch port's.
+uint64_t HostRate(const DemoOptions& o, uint32_t h) {
+  const TopologyHost& host = o.topo.hosts[h];
+  return o.topo.switches[o.routes.HostSwitch(h)].config.tm.PortRateBps(host.port);
+}
+
+Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
+  SWEMU_RETURN_IF_ERROR(ReadNetwork(vm, o));
   o->buffer_text = Text(vm, "buffer");
   SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(o->buffer_text), &o->buffer));
   SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &o->chunk));
@@ -120,11 +205,6 @@ Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
   }
   if ((o->buffer + o->chunk - 1) / o->chunk > 65536) {
     return Status::Error("--chunk " + Text(vm, "chunk") + ": at most 65536 chunks per buffer");
-  }
-  SWEMU_RETURN_IF_ERROR(Check("host-rate", ParseRate(Text(vm, "host-rate")), &o->host_rate));
-  SWEMU_RETURN_IF_ERROR(Check("uplink-rate", ParseRate(Text(vm, "uplink-rate")), &o->uplink_rate));
-  if (o->host_rate < 1'000'000 || o->uplink_rate < 1'000'000) {
-    return Status::Error("--host-rate and --uplink-rate: at least 1M");
   }
   o->timeout_text = Text(vm, "timeout");
   SWEMU_RETURN_IF_ERROR(Check("timeout", ParseDurationOption(o->timeout_text), &o->timeout));
@@ -143,9 +223,12 @@ Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
   }
   o->dir = std::filesystem::absolute(Text(vm, "out-dir")).lexically_normal().string();
   // The longest socket path must fit a Unix socket address (107 characters).
-  const std::string longest = o->dir + "/plink-rack7-port16.sock";
-  if (longest.size() > 107) {
-    return Status::Error("--out-dir " + o->dir + " is too long for Unix socket paths");
+  for (const LoadedSwitchConfig& sw : o->topo.switches) {
+    const std::string longest = o->dir + "/plink-" + sw.config.name + "-port" +
+                                std::to_string(sw.config.num_ports) + ".sock";
+    if (longest.size() > 107) {
+      return Status::Error("--out-dir " + o->dir + " is too long for Unix socket paths");
+    }
   }
   std::error_code ec;
   std::filesystem::create_directories(o->dir, ec);
@@ -155,52 +238,62 @@ Status ParseOptions(const po::variables_map& vm, DemoOptions* o) {
   return Status::Ok();
 }
 
-std::string RackName(uint32_t r) { return "rack" + std::to_string(r); }
-
 // "1 rack", "2 racks".
 std::string Count(uint64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// The switches: the spine first (port r to rack r), then the racks (ports 0.. their hosts, the
-// last port the uplink), so each uplink's vhost-user end is on the spine.
+// The switches and links in the topology's order (a link's vhost-user end on its switch listed
+// first).
 SwemuNetwork MakeNetwork(const DemoOptions& o) {
   SwemuNetwork network(o.dir, o.dir, "plink", "swemu-plink-" + std::to_string(getpid()));
-  network.AddSwitch("spine", static_cast<uint16_t>(o.racks));
-  for (uint32_t r = 0; r < o.racks; ++r) {
-    network.AddSwitch(RackName(r), static_cast<uint16_t>(o.per_rack + 1));
+  for (const LoadedSwitchConfig& sw : o.topo.switches) {
+    network.AddSwitch(sw.config.name, sw.config.num_ports);
   }
-  for (uint32_t r = 0; r < o.racks; ++r) {
-    network.AddLink("spine", static_cast<uint16_t>(r), RackName(r),
-                    static_cast<uint16_t>(o.per_rack));
-  }
+  for (const LinkSpec& l : o.topo.links) network.AddLink(l.a, l.a_port, l.b, l.b_port);
   return network;
 }
 
-// Every switch's config and startup script: dmac for every host (down to its port, or up), and
-// the links' shaping.
+// Switch s's shaping: every port at its config's rate, then each [port.N] rate that differs and
+// each link's rate at its end.
+std::string PortRates(const DemoOptions& o, uint32_t s) {
+  const TmConfig& tm = o.topo.switches[s].config.tm;
+  std::string cli;
+  if (tm.port_rate_bps != 0) cli += "set_port_rate all " + FormatRate(tm.port_rate_bps) + "\n";
+  auto shape = [&](PortId port, uint64_t rate) {
+    cli += "set_port_rate " + std::to_string(port) + " " + FormatRate(rate) + "\n";
+  };
+  for (const PortRate& r : tm.port_rates) {
+    if (r.bps != 0 && r.bps != tm.port_rate_bps) shape(r.port, r.bps);
+  }
+  for (const LinkSpec& l : o.topo.links) {
+    if (l.a == o.routes.name(s)) shape(l.a_port, l.rate_bps);
+    if (l.b == o.routes.name(s)) shape(l.b_port, l.rate_bps);
+  }
+  return cli;
+}
+
+// Every switch's config and startup script: dmac for every host along the shortest paths, and
+// the ports' shaping.
 Status WriteSwitchFiles(const DemoOptions& o, const SwemuNetwork& network,
                         const std::vector<PlinkNodeAddr>& addrs, const std::string& command) {
-  const std::string header = "# Generated by " + command + "\n# (" + Count(o.racks, "rack") +
-                             " of " + Count(o.per_rack, "host") + ", host links " +
-                             FormatRate(o.host_rate) + ", uplinks " + FormatRate(o.uplink_rate) +
-                             ").\n";
+  const std::string header =
+      "# Generated by " + command + "\n# (" +
+      (o.topology_path.empty()
+           ? Count(o.racks, "rack") + " of " + Count(o.per_rack, "host") + ", host links " +
+                 FormatRate(o.host_rate) + ", uplinks " + FormatRate(o.uplink_rate)
+           : "from " + o.topology_path) +
+      ").\n";
   for (const SwemuNetwork::Switch& sw : network.switches()) {
-    const bool spine = sw.name == "spine";
-    const uint32_t rack = spine ? 0 : static_cast<uint32_t>(std::stoul(sw.name.substr(4)));
+    const uint32_t s = o.routes.SwitchIndex(sw.name);
     std::string cli = header;
     for (uint32_t h = 0; h < o.hosts; ++h) {
-      const uint32_t r = h / o.per_rack;
-      const uint32_t port = spine ? r : r == rack ? h % o.per_rack : o.per_rack;
+      const int32_t port = o.routes.PortToHost(s, h);
+      if (port < 0) continue;  // a switch no host can reach
       cli += "table_add dmac forward " + FormatMac(addrs[h].mac) + " => " + std::to_string(port) +
              "\n";
     }
-    if (spine) {
-      cli += "set_port_rate all " + FormatRate(o.uplink_rate) + "\n";
-    } else {
-      cli += "set_port_rate all " + FormatRate(o.host_rate) + "\n";
-      cli += "set_port_rate " + std::to_string(o.per_rack) + " " + FormatRate(o.uplink_rate) + "\n";
-    }
+    cli += PortRates(o, s);
     SWEMU_RETURN_IF_ERROR(WriteTextFile(o.dir + "/" + sw.name + ".cli", cli));
     SwemuSwitchIni ini;
     ini.header = header;
@@ -238,44 +331,21 @@ float Value(uint64_t seed, uint32_t r, uint32_t h, uint64_t i) {
       static_cast<int64_t>(HashPair(HashPair(seed, r), HashPair(h, i)) % 2001) - 1000);
 }
 
-// Everything after the hosts are attached: probes, embedding, groups, the three reductions.
-Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
-                std::vector<Transport*> transports,
-                const std::function<void(Endpoint&, uint32_t)>& attach,
-                const std::function<TimeNs()>& now, const RunFn& run, std::ostream& out) {
-  const uint32_t n = o.hosts;
+// PLink's endpoints on every host: a prober and an aggregation node on one port.
+struct PlinkHosts {
   std::vector<std::unique_ptr<PlinkProber>> probers;
   std::vector<std::unique_ptr<PlinkAggNode>> aggs;
   std::vector<std::unique_ptr<EndpointSet>> sets;
-  std::vector<PlinkProber*> prober_ptrs;
-  ProberOptions po;
-  po.samples = kProbeSamples;
-  po.gap_ns = kProbeGapNs;
-  po.timeout_ns = kProbeTimeoutNs;
-  AggEngineOptions ao;
-  ao.payload_bytes = kPayloadBytes;
-  ao.min_rto_ns = kMinRtoNs;
-  ao.initial_rto_ns = kInitialRtoNs;
-  ao.nic_rate_bps = o.host_rate;  // paced to the host's link: two cores are not flooded
-  for (uint32_t h = 0; h < n; ++h) {
-    probers.push_back(
-        std::make_unique<PlinkProber>(static_cast<uint16_t>(h), addrs, transports[h], po));
-    aggs.push_back(
-        std::make_unique<PlinkAggNode>(static_cast<uint16_t>(h), addrs, transports[h], ao));
-    sets.push_back(std::make_unique<EndpointSet>());
-    sets.back()->Add(probers.back().get());
-    sets.back()->Add(aggs.back().get());
-    attach(*sets.back(), h);
-    prober_ptrs.push_back(probers.back().get());
-  }
-  std::vector<uint32_t> racks;
-  std::vector<NodeLocation> where;
-  for (uint32_t h = 0; h < n; ++h) {
-    racks.push_back(h / o.per_rack);
-    where.push_back({h / o.per_rack, h});
-  }
+};
 
-  // ProbeEmbed's probes, in real time.
+// ProbeEmbed's probes, in real time: the distance matrix, and a line of the median least RTTs.
+Result<DistanceMatrix> Probe(const DemoOptions& o, PlinkHosts& hosts,
+                             const std::function<TimeNs()>& now, const RunFn& run,
+                             std::ostream& out) {
+  const uint32_t n = o.hosts;
+  const std::vector<uint32_t>& racks = o.place.rack_of;
+  std::vector<PlinkProber*> probers;
+  for (const auto& p : hosts.probers) probers.push_back(p.get());
   const auto rounds = static_cast<uint32_t>(CircleRounds(n).size());
   const TimeNs probe_deadline = now() + o.timeout;
   ProbeRoundsDriver driver;
@@ -293,7 +363,7 @@ Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
   };
   uint16_t probe_round = 0;
   uint32_t unanswered = 0;
-  Result<DistanceMatrix> probes = RunProbeRounds(prober_ptrs, driver, &probe_round, &unanswered);
+  Result<DistanceMatrix> probes = RunProbeRounds(probers, driver, &probe_round, &unanswered);
   if (!probes.ok()) return probes.status();
   std::vector<double> in_rack, across;
   for (uint32_t a = 0; a < n; ++a) {
@@ -318,19 +388,27 @@ Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
     out << line;
   }
   out << "\n";
+  return probes;
+}
+
+// The embedding and the groups; prints PAIA, the groups' AMI with the racks and the groups.
+Result<Grouping> EmbedAndGroup(const DemoOptions& o, const DistanceMatrix& probes,
+                               std::ostream& out) {
+  const std::vector<uint32_t>& racks = o.place.rack_of;
   EmbedOptions eo;
   eo.startup_cost = true;
   eo.seed = o.seed;
-  Result<Embedding> e = EmbedProbes(*probes, eo);
+  Result<Embedding> e = EmbedProbes(probes, eo);
   if (!e.ok()) return e.status();
   GroupingOptions go;
   go.seed = o.seed;
   Result<Grouping> groups = ConstrainedKMeans(e->coords, e->dims, go);
   if (!groups.ok()) return groups.status();
-  Result<PaiaScore> raw = Paia(where, *probes);
-  Result<PaiaScore> embedded = Paia(where, e->Distances());
+  Result<PaiaScore> raw = Paia(o.place.where, probes);
+  Result<PaiaScore> embedded = Paia(o.place.where, e->Distances());
   if (!raw.ok()) return raw.status();
   if (!embedded.ok()) return embedded.status();
+  char line[320];
   if (raw->triplets == 0) {
     out << "PAIA: none (every pair of hosts is as far apart: one rack, or one host per rack)\n";
   } else {
@@ -344,22 +422,114 @@ Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
   out << line;
   for (uint32_t g = 0; g < groups->k; ++g) {
     out << "  group " << g << ":";
-    for (uint32_t h = 0; h < n; ++h) {
+    for (uint32_t h = 0; h < o.hosts; ++h) {
       if (groups->group_of[h] == g) out << " h" << h << "(r" << racks[h] << ")";
     }
     out << "\n";
   }
+  return groups;
+}
 
-  // The reductions.
-  const std::vector<uint64_t> chunks = CutChunks(o.buffer, o.chunk);
+// Reduction r (its values, its epoch r + 1) under `plan` on every host; prints its line and
+// returns the hosts whose result differs from the exact sum.
+Result<std::vector<uint32_t>> Reduce(const DemoOptions& o, PlinkHosts& hosts, uint32_t r,
+                                     const char* name, const AggPlan& plan,
+                                     const std::function<TimeNs()>& now, const RunFn& run,
+                                     std::ostream& out) {
+  const uint32_t n = o.hosts;
+  const std::vector<std::unique_ptr<PlinkAggNode>>& aggs = hosts.aggs;
   const std::size_t floats = o.buffer / 4;
+  std::vector<std::vector<float>> in(n, std::vector<float>(floats)),
+      res(n, std::vector<float>(floats, 0.0f));
+  std::vector<float> exact(floats, 0.0f);
+  for (uint32_t h = 0; h < n; ++h) {
+    for (std::size_t i = 0; i < floats; ++i) {
+      in[h][i] = Value(o.seed, r, h, i);
+      exact[i] += in[h][i];  // integers far below 2^24: exact
+    }
+  }
+  std::vector<uint64_t> retx_before(n);
+  for (uint32_t h = 0; h < n; ++h) retx_before[h] = aggs[h]->stats().retransmissions;
+  const auto epoch = static_cast<uint16_t>(r + 1);
+  const TimeNs start = now();
+  for (uint32_t h = 0; h < n; ++h) {
+    SWEMU_RETURN_IF_ERROR(
+        aggs[h]->AllReduce(plan, epoch, in[h].data(), res[h].data(), floats, start));
+  }
+  auto all_done = [&] {
+    return std::all_of(aggs.begin(), aggs.end(), [](const auto& a) { return a->done(); });
+  };
+  if (!run(all_done, o.timeout)) {
+    std::vector<uint32_t> left;
+    for (uint32_t h = 0; h < n; ++h) {
+      if (!aggs[h]->done()) left.push_back(h);
+    }
+    return Status::Error(std::string(name) + ": not done within --timeout " + o.timeout_text +
+                         ": " + std::to_string(left.size()) + " of " + std::to_string(n) +
+                         " hosts waiting (" + HostList(left) + ")");
+  }
+  TimeNs latency = 0;
+  uint64_t retx = 0, cross = 0, total = 0;
+  std::vector<uint32_t> differ;
+  for (uint32_t h = 0; h < n; ++h) {
+    const AggNodeReport& rep = aggs[h]->report();
+    latency = std::max(latency, rep.finish_ns - start);
+    retx += aggs[h]->stats().retransmissions - retx_before[h];
+    for (uint32_t j = 0; j < n; ++j) {
+      total += rep.sent_to[j];
+      if (o.place.rack_of[h] != o.place.rack_of[j]) cross += rep.sent_to[j];
+    }
+    if (!std::equal(res[h].begin(), res[h].end(), exact.begin())) differ.push_back(h);
+  }
+  char line[320];
+  std::snprintf(line, sizeof(line),
+                "  %-24s %9.1f ms %6llu retransmissions %10llu bytes across racks (%llu in "
+                "all)%s\n",
+                name, static_cast<double>(latency) / 1e6, static_cast<unsigned long long>(retx),
+                static_cast<unsigned long long>(cross), static_cast<unsigned long long>(total),
+                differ.empty() ? "" : "  WRONG SUMS");
+  out << line;
+  return differ;
+}
+
+// Everything after the hosts are attached: probes, embedding, groups, the three reductions.
+Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
+                std::vector<Transport*> transports,
+                const std::function<void(Endpoint&, uint32_t)>& attach,
+                const std::function<TimeNs()>& now, const RunFn& run, std::ostream& out) {
+  const uint32_t n = o.hosts;
+  PlinkHosts hosts;
+  ProberOptions po;
+  po.samples = kProbeSamples;
+  po.gap_ns = kProbeGapNs;
+  po.timeout_ns = kProbeTimeoutNs;
+  AggEngineOptions ao;
+  ao.payload_bytes = kPayloadBytes;
+  ao.min_rto_ns = kMinRtoNs;
+  ao.initial_rto_ns = kInitialRtoNs;
+  for (uint32_t h = 0; h < n; ++h) {
+    ao.nic_rate_bps = HostRate(o, h);  // paced to the host's link: two cores are not flooded
+    hosts.probers.push_back(
+        std::make_unique<PlinkProber>(static_cast<uint16_t>(h), addrs, transports[h], po));
+    hosts.aggs.push_back(
+        std::make_unique<PlinkAggNode>(static_cast<uint16_t>(h), addrs, transports[h], ao));
+    hosts.sets.push_back(std::make_unique<EndpointSet>());
+    hosts.sets.back()->Add(hosts.probers.back().get());
+    hosts.sets.back()->Add(hosts.aggs.back().get());
+    attach(*hosts.sets.back(), h);
+  }
+  Result<DistanceMatrix> probes = Probe(o, hosts, now, run, out);
+  if (!probes.ok()) return probes.status();
+  Result<Grouping> groups = EmbedAndGroup(o, *probes, out);
+  if (!groups.ok()) return groups.status();
+  const std::vector<uint64_t> chunks = CutChunks(o.buffer, o.chunk);
   struct Reduction {
     const char* name;
     Result<AggPlan> plan;
   };
   Reduction reductions[] = {
       {"flat aggregation", MakeFlatPlan(n, chunks)},
-      {"2LHA, the racks", MakeTwoLevelPlan(racks, chunks)},
+      {"2LHA, the racks", MakeTwoLevelPlan(o.place.rack_of, chunks)},
       {"2LHA, ProbeEmbed groups", MakeTwoLevelPlan(groups->group_of, chunks)}};
   for (const Reduction& r : reductions) {
     if (!r.plan.ok()) return r.plan.status();
@@ -367,61 +537,13 @@ Status RunHosts(const DemoOptions& o, const std::vector<PlinkNodeAddr>& addrs,
   out << "\nreducing " << o.buffer_text << " (" << Count(chunks.size(), "chunk")
       << ") on every host: "
       << "latency, retransmissions, payload bytes across racks (and in all)\n";
-  std::vector<std::vector<float>> in(n, std::vector<float>(floats)), res(n);
-  std::vector<float> exact(floats);
   std::string wrong;
   for (uint32_t r = 0; r < std::size(reductions); ++r) {
-    const AggPlan& plan = *reductions[r].plan;
-    std::fill(exact.begin(), exact.end(), 0.0f);
-    for (uint32_t h = 0; h < n; ++h) {
-      for (std::size_t i = 0; i < floats; ++i) {
-        in[h][i] = Value(o.seed, r, h, i);
-        exact[i] += in[h][i];  // integers far below 2^24: exact
-      }
-      res[h].assign(floats, 0.0f);
-    }
-    std::vector<uint64_t> retx_before(n);
-    for (uint32_t h = 0; h < n; ++h) retx_before[h] = aggs[h]->stats().retransmissions;
-    const auto epoch = static_cast<uint16_t>(r + 1);
-    const TimeNs start = now();
-    for (uint32_t h = 0; h < n; ++h) {
-      SWEMU_RETURN_IF_ERROR(
-          aggs[h]->AllReduce(plan, epoch, in[h].data(), res[h].data(), floats, start));
-    }
-    auto all_done = [&] {
-      return std::all_of(aggs.begin(), aggs.end(), [](const auto& a) { return a->done(); });
-    };
-    if (!run(all_done, o.timeout)) {
-      std::vector<uint32_t> left;
-      for (uint32_t h = 0; h < n; ++h) {
-        if (!aggs[h]->done()) left.push_back(h);
-      }
-      return Status::Error(std::string(reductions[r].name) + ": not done within --timeout " +
-                           o.timeout_text + ": " + std::to_string(left.size()) + " of " +
-                           std::to_string(n) + " hosts waiting (" + HostList(left) + ")");
-    }
-    TimeNs latency = 0;
-    uint64_t retx = 0, cross = 0, total = 0;
-    std::vector<uint32_t> differ;
-    for (uint32_t h = 0; h < n; ++h) {
-      const AggNodeReport& rep = aggs[h]->report();
-      latency = std::max(latency, rep.finish_ns - start);
-      retx += aggs[h]->stats().retransmissions - retx_before[h];
-      for (uint32_t j = 0; j < n; ++j) {
-        total += rep.sent_to[j];
-        if (racks[h] != racks[j]) cross += rep.sent_to[j];
-      }
-      if (!std::equal(res[h].begin(), res[h].end(), exact.begin())) differ.push_back(h);
-    }
-    std::snprintf(line, sizeof(line),
-                  "  %-24s %9.1f ms %6llu retransmissions %10llu bytes across racks (%llu in "
-                  "all)%s\n",
-                  reductions[r].name, static_cast<double>(latency) / 1e6,
-                  static_cast<unsigned long long>(retx), static_cast<unsigned long long>(cross),
-                  static_cast<unsigned long long>(total), differ.empty() ? "" : "  WRONG SUMS");
-    out << line;
-    if (!differ.empty() && wrong.empty()) {
-      wrong = std::string(reductions[r].name) + ": the result of " + HostList(differ) +
+    Result<std::vector<uint32_t>> differ =
+        Reduce(o, hosts, r, reductions[r].name, *reductions[r].plan, now, run, out);
+    if (!differ.ok()) return differ.status();
+    if (!differ->empty() && wrong.empty()) {
+      wrong = std::string(reductions[r].name) + ": the result of " + HostList(*differ) +
               " differs from the exact sum";
     }
   }
@@ -452,9 +574,12 @@ Status RunKernelUdp(const DemoOptions& o, std::ostream& out) {
   }
   out << "swemu-plink demo: " << o.hosts << " hosts over kernel UDP on loopback (127."
       << unsigned{net_a} << "." << unsigned{net_b} << ".1-" << o.hosts << ", port "
-      << kPlinkDefaultUdpPort << "), no swemu: locality is flat here, "
-      << "the racks (" << Count(o.racks, "rack") << " of " << o.per_rack
-      << ") are labels only; host sends paced to " << FormatRate(o.host_rate) << "\n";
+      << kPlinkDefaultUdpPort << "), no swemu: locality is flat here, the racks ("
+      << (o.topology_path.empty()
+              ? Count(o.racks, "rack") + " of " + std::to_string(o.per_rack)
+              : Count(o.place.rack_names.size(), "rack") + " of " + o.topology_path)
+      << ") are labels only; host sends paced to "
+      << (o.topology_path.empty() ? FormatRate(o.host_rate) : "their links' rates") << "\n";
   EventLoop loop;
   auto attach = [&](Endpoint& e, uint32_t h) { loop.Add(sockets[h].get(), &e); };
   RunFn run = [&](const std::function<bool()>& done, TimeNs timeout) {
@@ -474,9 +599,13 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(WriteSwitchFiles(o, network, addrs, "swemu-plink demo"));
   SwemuProcesses switches;
   // All switches on lcore 0, the hosts on lcore 1; larger racks need a larger mbuf pool.
+  uint32_t most_ports = 0;
+  for (const SwemuNetwork::Switch& sw : network.switches()) {
+    most_ports = std::max<uint32_t>(most_ports, sw.ports);
+  }
   SWEMU_RETURN_IF_ERROR(switches.Start(
       network, o.binary,
-      WithDpdkLog({"-l", "0", "--no-huge", "-m", o.per_rack > 8 ? "512" : "256"}, o.verbose)));
+      WithDpdkLog({"-l", "0", "--no-huge", "-m", most_ports > 9 ? "512" : "256"}, o.verbose)));
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
       WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--no-telemetry",
                    "--file-prefix", "swemu-plink-" + std::to_string(getpid()) + "-hosts"},
@@ -489,17 +618,23 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   host_config.mbuf_cache = 256;
   for (uint32_t h = 0; h < o.hosts; ++h) {
     // The host's own MAC on its device (else virtio_user draws one and says so).
-    host_config.ports.push_back(
-        network.HostDevargs(h, RackName(h / o.per_rack), static_cast<uint16_t>(h % o.per_rack)) +
-        ",mac=" + FormatMac(addrs[h].mac));
+    host_config.ports.push_back(network.HostDevargs(h, o.topo.hosts[h].sw, o.topo.hosts[h].port) +
+                                ",mac=" + FormatMac(addrs[h].mac));
   }
   Result<std::unique_ptr<DpdkHost>> dpdk = DpdkHost::Open(host_config);
   if (!dpdk.ok()) return dpdk.status();
-  out << "swemu-plink demo: " << o.hosts << " hosts in " << Count(o.racks, "rack") << " of "
-      << o.per_rack << " under one spine (" << network.switches().size()
-      << " swemu processes, l2l3), hosts "
-      << "over virtio_user; host links " << FormatRate(o.host_rate) << ", uplinks "
-      << FormatRate(o.uplink_rate) << "\n";
+  if (o.topology_path.empty()) {
+    out << "swemu-plink demo: " << o.hosts << " hosts in " << Count(o.racks, "rack") << " of "
+        << o.per_rack << " under one spine (" << network.switches().size()
+        << " swemu processes, l2l3), hosts "
+        << "over virtio_user; host links " << FormatRate(o.host_rate) << ", uplinks "
+        << FormatRate(o.uplink_rate) << "\n";
+  } else {
+    out << "swemu-plink demo: " << o.hosts << " hosts in "
+        << Count(o.place.rack_names.size(), "rack") << " of " << o.topology_path << " ("
+        << network.switches().size()
+        << " swemu processes, l2l3), hosts over virtio_user; the file's link and port rates\n";
+  }
   HostRunner runner;
   std::vector<Transport*> transports;
   for (uint32_t h = 0; h < o.hosts; ++h) transports.push_back(&(*dpdk)->port(h));

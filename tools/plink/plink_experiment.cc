@@ -14,6 +14,7 @@
 #include "hostlib/plink/datacenter.h"
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
+#include "hostlib/testbed/testbed_plan.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/hash.h"
 #include "pipeline/core/output_files.h"
@@ -169,6 +170,8 @@ Result<std::unique_ptr<EmulatedDatacenter>> MakeDatacenter(const po::variables_m
     option = "--topology " + Text(vm, "topology");
     topo = LoadTopology(Text(vm, "topology"));
     if (!topo.ok()) return Status::Error("--topology: " + topo.message());
+    Status ports = CheckTopologyPorts(*topo);
+    if (!ports.ok()) return Status::Error(option + ": " + ports.message());
   } else {
     topo = TreeTopology(vm, spec);
     if (!topo.ok()) return topo.status();

@@ -42,7 +42,9 @@ constexpr char kDemoExamples[] =
     "  swemu-plink demo --buffer 256KB --out-dir /tmp/pd   "
     "a smaller buffer, the files in /tmp/pd\n"
     "  swemu-plink demo --transport kernel-udp             "
-    "no swemu: the hosts on loopback UDP sockets\n";
+    "no swemu: the hosts on loopback UDP sockets\n"
+    "  swemu-plink demo --topology configs/leaf_spine.topo "
+    "a topology file's switches and hosts\n";
 
 const Command kCommands[] = {
     {"probe",
