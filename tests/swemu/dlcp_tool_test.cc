@@ -19,6 +19,7 @@ namespace swemu::testing {
 namespace {
 
 const std::string kDlcp = SWEMU_BINARY_DIR "/tools/swemu-dlcp";
+const std::string kConfigs = SWEMU_SOURCE_DIR "/configs/";
 
 int CountOf(const std::string& text, const std::string& what) {
   int n = 0;
@@ -70,6 +71,8 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("sim --tors 1"), std::string("sim --rto-min 0"), std::string("sim --bound x"),
         std::string("sim --model gpt"), std::string("sim --bogus"), std::string("sim --pull-bound 100%"),
         std::string("sim --load 0"), std::string("sim --load x"), std::string("sim --csv " + dir),
+        std::string("sim --topology " + dir), std::string("sim --topology " + dir + "empty.txt"),
+        std::string("sim --topology " + kConfigs + "dlcp_leaf_spine.topo --spines 3"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
         std::string("realtime --host-rate 0"), std::string("send"),
         std::string("send --bind 127.0.0.2"), std::string("send --bind 127.0.0.2 --to x"),
@@ -87,6 +90,67 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
       EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << args << ": " << run.err;
     }
   }
+}
+
+// A network the experiment cannot run on ends with one line naming why, exit 2, before any output:
+// hosts that cannot reach each other, fewer hosts than a PS and its workers, a shape option
+// beside --topology.
+TEST(DlcpTool, ATopologyTheExperimentCannotRunOnIsRefusedWithOneLine) {
+  const std::string dir = Dir();
+  std::ofstream(dir + "sw.ini") << "[switch]\nname = sw\nports = 4\nprogram = l2l3\n";
+  std::ofstream(dir + "apart.topo") << "[topology]\nswitch = a sw.ini\nswitch = b sw.ini\n"
+                                       "host = a:0\nhost = a:1\nhost = b:0\nhost = b:1\n";
+  std::ofstream(dir + "few.topo") << "[topology]\nswitch = a sw.ini\nhost = a:0\nhost = a:1\n";
+  const struct {
+    std::string args, says;
+  } cases[] = {
+      {"apart.topo", "hosts a-p0 and b-p0 cannot reach each other (no links from a to b)"},
+      {"few.topo", "2 hosts; DLCP's experiment needs at least 4 (a PS and its workers)"},
+      {"few.topo --hosts-per-tor 2", "--hosts-per-tor: not with --topology"},
+  };
+  for (const auto& c : cases) {
+    RunResult run = RunCommandIn(dir, kDlcp + " sim --topology " + dir + c.args);
+    EXPECT_EQ(run.status, 2) << c.args;
+    EXPECT_EQ(run.out, "") << c.args;
+    EXPECT_EQ(CountOf(run.err, "\n"), 1) << run.err;
+    EXPECT_NE(run.err.find(c.says), std::string::npos) << run.err;
+  }
+}
+
+// The bundled configs/dlcp_leaf_spine.topo is the default network: the same report, byte for
+// byte, every layer's loss included (scaled down to run in CI).
+TEST(DlcpTool, TheBundledTopologyPrintsWhatTheDefaultDoes) {
+  const std::string sim = kDlcp + " sim --scale 1024 --verbose";
+  RunResult made = RunCommandIn(Dir(), sim);
+  RunResult file = RunCommandIn(Dir(), sim + " --topology " + kConfigs + "dlcp_leaf_spine.topo");
+  ASSERT_EQ(made.status, 0) << made.err;
+  ASSERT_EQ(file.status, 0) << file.err;
+  EXPECT_NE(made.out.find("3 ToRs x 4 hosts, 2 spines, 10 Gbit/s links"), std::string::npos);
+  EXPECT_EQ(file.out, made.out);
+}
+
+// One system on another's network: DLCP and its DCTCP baseline on GOAT's three-switch testbed
+// (two racks of 4 workers and a PS's switch, s1 and s2 also linked directly) and on ATP's two
+// racks; both schemes complete every flow of the iteration.
+TEST(DlcpTool, RunsOnOtherSystemsTopologies) {
+  for (const std::string topo : {"goat_testbed/goat.topo", "atp_two_rack.topo"}) {
+    const std::string dir = Dir();
+    RunResult run = RunCommandIn(dir, kDlcp + " sim --scale 1024 --csv " + dir +
+                                          "flows.csv --topology " + kConfigs + topo);
+    ASSERT_EQ(run.status, 0) << topo << ": " << run.err;
+    const std::string csv = ReadText(dir + "flows.csv");
+    const int dlcp = CountOf(csv, "\ndlcp,"), dctcp = CountOf(csv, "\ndctcp,");
+    EXPECT_GT(dlcp, 0) << topo;
+    EXPECT_EQ(dlcp, dctcp) << topo;
+    EXPECT_NE(run.out.find("(push, then pull, " + std::to_string(dlcp) + " flows)"),
+              std::string::npos)
+        << run.out;
+  }
+  RunResult goat = RunCommandIn(Dir(), kDlcp + " sim --scale 1024 --topology " + kConfigs +
+                                           "goat_testbed/goat.topo");
+  EXPECT_NE(goat.out.find("DLCP in virtual time: 3 switches, 9 hosts, 10 Gbit/s links"),
+            std::string::npos)
+      << goat.out;
 }
 
 // Over kernel UDP (loopback; a port of this test's own): a receiver and a sender, each dropping

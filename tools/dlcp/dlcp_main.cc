@@ -1,7 +1,8 @@
 // swemu-dlcp: DLCP's host-side tools. `thresholds` solves Appendix B (corrected,
 // hostlib/dlcp/thresholds.h) for a model's layer sizes, a small-gradient share, a load and a
 // port buffer: per-queue S_i and L_i, the fit S_i = T(1 + (i-1)d), and the commands that install
-// them in the dlcp program. `sim` runs the experiment in virtual time (hostlib/dlcp/experiment.h),
+// them in the dlcp program. `sim` runs the experiment in virtual time (hostlib/dlcp/experiment.h)
+// on its leaf-spine or a --topology file (hostlib/dlcp/fabric.h),
 // `realtime` an incast through a swemu child process on DPDK vdevs, `send` and `recv` the hosts
 // over kernel UDP (tools/dlcp/dlcp_udp.h).
 #include <boost/program_options.hpp>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "hostlib/dlcp/experiment.h"
+#include "hostlib/dlcp/fabric.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/dlcp/dlcp_realtime.h"
@@ -21,6 +23,8 @@
 #include "hostlib/workload/model_layers.h"
 #include "pipeline/control/units.h"
 #include "pipeline/tm/tm_config.h"
+#include "swemu/topology_config.h"
+#include "tools/option_values.h"
 #include "tools/subcommand.h"
 #include "tools/tool_main.h"
 
@@ -112,6 +116,7 @@ po::options_description SimOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
+      ("topology", po::value<std::string>()->value_name("FILE"), "run on this network (a .topo file, e.g. configs/dlcp_leaf_spine.topo) instead of the leaf-spine the next four options shape")
       ("tors", po::value<std::string>()->default_value("3"), "ToR switches")
       ("hosts-per-tor", po::value<std::string>()->default_value("4"), "hosts under each ToR")
       ("spines", po::value<std::string>()->default_value("2"), "core switches, each linked to every ToR")
@@ -131,27 +136,41 @@ po::options_description SimOptions() {
   return options;
 }
 
+// The shape options, or with --topology the file (whose shape they would contradict).
+Status ReadSimNetwork(const po::variables_map& vm, DlcpExperimentOptions& o,
+                      TopologyConfig* topo) {
+  if (vm.count("topology")) {
+    for (const char* shape : {"tors", "hosts-per-tor", "spines", "link-rate"}) {
+      if (!vm[shape].defaulted()) {
+        return Status::Error(std::string("--") + shape +
+                             ": not with --topology (the topology file says it)");
+      }
+    }
+    const std::string path = vm["topology"].as<std::string>();
+    Result<TopologyConfig> loaded = LoadTopology(path);
+    if (!loaded.ok()) return Status::Error("--topology: " + loaded.message());
+    if (Status s = CheckDlcpTopology(*loaded); !s.ok()) {
+      return Status::Error("--topology " + path + ": " + s.message());
+    }
+    *topo = std::move(*loaded);
+    return Status::Ok();
+  }
+  SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "tors", 2, 16, &o.tors));
+  SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "hosts-per-tor", 1, 32, &o.hosts_per_tor));
+  SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "spines", 1, 8, &o.spines));
+  Result<uint64_t> rate = ParseRate(vm["link-rate"].as<std::string>());
+  if (!rate.ok() || *rate == 0) {
+    return Status::Error("--link-rate: " + (rate.ok() ? std::string("must be > 0") : rate.message()));
+  }
+  o.link_bps = *rate;
+  *topo = DlcpExperimentTopology(o);
+  return Status::Ok();
+}
+
 Status RunSim(const po::variables_map& vm, std::ostream& out) {
   DlcpExperimentOptions o;
-  auto uint = [&](const char* name, uint64_t min, uint64_t max, uint64_t* v) -> Status {
-    Result<uint64_t> r = ParseUint(vm[name].as<std::string>(), min, max);
-    if (!r.ok()) return Status::Error(std::string("--") + name + ": " + r.message());
-    *v = *r;
-    return Status::Ok();
-  };
-  uint64_t v = 0;
-  SWEMU_RETURN_IF_ERROR(uint("tors", 2, 16, &v));
-  o.tors = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(uint("hosts-per-tor", 1, 32, &v));
-  o.hosts_per_tor = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(uint("spines", 1, 8, &v));
-  o.spines = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(uint("scale", 1, 1 << 20, &v));
-  o.scale = static_cast<uint32_t>(v);
-  SWEMU_RETURN_IF_ERROR(uint("seed", 0, UINT64_MAX, &o.seed));
-  Result<uint64_t> rate = ParseRate(vm["link-rate"].as<std::string>());
-  if (!rate.ok() || *rate == 0) return Status::Error("--link-rate: " + (rate.ok() ? std::string("must be > 0") : rate.message()));
-  o.link_bps = *rate;
+  SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "scale", 1, 1 << 20, &o.scale));
+  SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "seed", 0, UINT64_MAX, &o.seed));
   Result<uint64_t> rto = ParseDurationOption(vm["rto-min"].as<std::string>());
   if (!rto.ok() || *rto == 0) return Status::Error("--rto-min: " + (rto.ok() ? std::string("must be > 0") : rto.message()));
   o.min_rto_ns = static_cast<TimeNs>(*rto);
@@ -166,15 +185,17 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (Result<ModelLayers> m = BundledModel(o.model); !m.ok()) {
     return Status::Error("--model: " + m.message());
   }
+  TopologyConfig topo;
+  SWEMU_RETURN_IF_ERROR(ReadSimNetwork(vm, o, &topo));
   if (Status s = o.Validate(); !s.ok()) return Status::Error("options: " + s.message());
   std::string csv;
   if (vm.count("csv")) {
     csv = vm["csv"].as<std::string>();
     SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
-  Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
+  Result<DlcpRunResult> d = RunDlcpExperiment(o, topo, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
-  Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
+  Result<DlcpRunResult> b = RunDlcpExperiment(o, topo, false);
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
   out << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
   if (!csv.empty()) {
