@@ -98,7 +98,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"link = a:1 a:2 colour=red", "unknown attribute colour"},
         BadCase{"link = a:1 a:2 rate", "\"rate\" is not name=value"},
         BadCase{"host = a:0 rate=1G",
-                "unknown attribute rate (expected delay, loss, name, ip, mac, gw or gw_mac)"},
+                "unknown attribute rate (expected delay, loss, name, ip, mac, gw, gw_mac or role)"},
         BadCase{"host = a:0 ip=10.0.1.1", "ip: \"10.0.1.1\" is not A.B.C.D/LEN"},
         BadCase{"host = a:0 ip=10.0.1.1/33", "is not A.B.C.D/LEN"},
         BadCase{"host = a:0 mac=02:00", "mac: \"02:00\" is not a MAC address"},
