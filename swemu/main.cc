@@ -21,7 +21,8 @@ swemu::TestbedOptions Options(const swemu::CommandLine& cmd) {
   options.busy_poll = cmd.busy_poll;
   options.telemetry = cmd.telemetry;
   options.telemetry_period_ns = cmd.telemetry_period_ns;
-  options.replay_binary = swemu::SelfDirectory() + "/../tools/swemu-replay";
+  options.tools_dir = swemu::SelfDirectory() + "/../tools";
+  options.replay_binary = options.tools_dir + "/swemu-replay";
   for (const swemu::InputSpec& in : cmd.inputs)
     options.replays.push_back({in.sw, in.port, in.file});
   return options;

@@ -139,12 +139,21 @@ Status TestbedRunner::StartSwitches() {
   return Status::Ok();
 }
 
+std::vector<std::string> TestbedRunner::HostEnv(const TestbedRun& run) const {
+  std::vector<std::string> env = run.env;
+  if (!options_.tools_dir.empty()) {
+    const char* path = std::getenv("PATH");
+    env.push_back("PATH=" + options_.tools_dir + ":" + (path != nullptr ? path : "/usr/bin:/bin"));
+  }
+  return env;
+}
+
 Status TestbedRunner::StartHosts() {
   for (const TestbedRun& run : plan_.runs) {
     SWEMU_RETURN_IF_ERROR(Interrupted());
     hosts_.push_back(std::make_unique<SwemuProcess>());
-    Status started =
-        StartLaunched(*hosts_.back(), run.launch, {"sh", "-c", run.command}, run.log_path, run.env);
+    Status started = StartLaunched(*hosts_.back(), run.launch, {"sh", "-c", run.command},
+                                   run.log_path, HostEnv(run));
     if (!started.ok()) return Status::Error("host " + run.host + ": " + started.message());
     run_status_.emplace_back();
   }

@@ -21,6 +21,9 @@ struct TestbedOptions {
   bool busy_poll = false;    // passed to each swemu
   std::vector<TestbedReplay> replays;  // --in SW:PORT=FILE: swemu-replay on that host
   std::string replay_binary;           // swemu-replay
+  // Put first on the PATH of the hosts' `run` commands, so that they name swemu's tools
+  // (swemu-dlcp, swemu-replay, ...) without a path; empty: the PATH as it is.
+  std::string tools_dir;
   // --telemetry FILE: each switch samples its queues into FILE (one switch) or, with several,
   // into FILE with "-<switch>" before its extension; every telemetry_period_ns (0: swemu's).
   std::string telemetry;
@@ -57,6 +60,7 @@ class TestbedRunner {
  private:
   Status Step(const std::vector<std::string>& argv);
   Argv SwitchCommand(const TestbedSwitch& sw) const;
+  std::vector<std::string> HostEnv(const TestbedRun& run) const;
   Status Interrupted() const;
   const TestbedPlan& plan_;
   const TestbedOptions& options_;

@@ -84,6 +84,26 @@ TEST(NetnsTestbedTest, TcpCrossesThreeSwitchesBetweenNamespacesAndAllIsRemoved) 
   ExpectNothingLeft("ta");
 }
 
+// swemu's own host endpoints as run commands, named without a path (the testbed puts swemu's
+// tools first on their PATH): DLCP tensors from h0 to h2 across both leaves and the spine.
+TEST(NetnsTestbedTest, SwemusOwnHostsRunByNameAcrossTheLeafSpine) {
+  if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDir();
+  const std::string topo = LeafSpineTopology(
+      dir, "td",
+      "run = tdh2 swemu-dlcp recv --bind 10.0.2.1 --tensors 2 --timeout 20s\n"
+      "run = tdh0 sleep 0.5; swemu-dlcp send --bind 10.0.1.1 --to 10.0.2.1 --tensors 2 "
+      "--bytes 100KB --rate 100M --bound 10% --timeout 20s\n");
+  auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + topo +
+                                   " --backend netns --run-for 40s --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  const std::string recv = ReadText(dir + "out/tdh2-run0.log");
+  EXPECT_NE(recv.find("recv: 2 of 2 flows confirmed"), std::string::npos) << recv;
+  const std::string send = ReadText(dir + "out/tdh0-run1.log");
+  EXPECT_NE(send.find("send: 2 of 2 tensors finished"), std::string::npos) << send;
+  ExpectNothingLeft("td");
+}
+
 TEST(NetnsTestbedTest, AnInputPcapIsReplayedByItsHostAndTheOtherHostsKernelAnswers) {
   if (!IsRoot()) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string dir = TestDir();
