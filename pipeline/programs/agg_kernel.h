@@ -1,11 +1,19 @@
 #pragma once
 // The aggregator stages atp and goat share, run over a whole burst: prefetching a slot array's
-// cells, the value lanes (claim, add, read or zero every lane of the slot in one access) and the
-// sticky overflow bit. What differs between the programs comes from a traits class, resolved at
-// compile time (no per-packet virtual call):
+// cells, the bitmap (claim, merge, duplicate), the count word's layout and the workers counted
+// against the fan-in, the value lanes (claim, add, read or zero every lane of the slot in one
+// access) and the sticky overflow bit. What differs between the programs comes from a traits
+// class, resolved at compile time (no per-packet virtual call):
 //
 //   struct Traits {
 //     using Op = ...;                              // the program's one-byte op enum (AggMeta)
+//     static constexpr Op kClaim, kMerge, kAdd;     // the ops whose bitmap rule is shared
+//     static uint64_t Workers(Packet&) noexcept;    // the packet's bitmap of workers
+//     static DropReason Duplicate() noexcept;       // the drop of a worker already in the slot
+//     // The bitmap cell for every other op (each paper's retransmission and free): the new op,
+//     // the bitmap a result will carry in *result.
+//     static Op OtherBitmap(uint64_t& cell, uint64_t bits, AggMeta<Op>& meta,
+//                           uint64_t* result) noexcept;
 //     static LaneOp Lanes(Op op) noexcept;          // what the value lanes do for an op
 //     static bool KeepsOverflow(Op op) noexcept;    // the overflow bit survives this pass
 //     static uint8_t* Elements(Packet&) noexcept;   // the packet's big-endian int32 elements
@@ -20,6 +28,7 @@
 #include <span>
 
 #include "pipeline/programs/agg_lanes.h"
+#include "pipeline/core/drop_reason.h"
 #include "pipeline/programs/agg_meta.h"
 #include "pipeline/registers/register_array.h"
 
@@ -38,6 +47,49 @@ enum class LaneOp : uint8_t {
 template <typename Traits>
 void PrefetchSlots(const RegisterArray* reg, Packet* const* pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) reg->Prefetch(AggMetaOf<typename Traits::Op>(*pkts[i]).slot);
+}
+
+// The bitmap array: which workers the slot holds. A claim starts it with the packet's workers; a
+// merge drops a worker already in as a duplicate (counted in *duplicates) or adds its bits and
+// becomes Traits::kAdd; every other op is Traits::OtherBitmap's. The bitmap after the packet
+// goes into its AggMeta. go_on(pkt) then says whether a packet goes on to the next stage (a
+// program may finish it here). Compacts pkts to those that go on; returns how many.
+template <typename Traits, typename GoOn>
+uint32_t AggBitmapStage(RegisterArray* bitmap, Packet** pkts, uint32_t n, uint64_t* duplicates,
+                        GoOn&& go_on) noexcept {
+  using Op = typename Traits::Op;
+  uint32_t live = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    const uint64_t bits = Traits::Workers(pkt);
+    AggMeta<Op>& meta = AggMetaOf<Op>(pkt);
+    Op op = meta.op;
+    uint64_t result = 0;
+    bool duplicate = false;
+    bitmap->Rmw(pkt, meta.slot, [&](std::span<uint64_t> cell) {
+      if (op == Traits::kClaim) {
+        result = cell[0] = bits;
+      } else if (op == Traits::kMerge) {
+        duplicate = (cell[0] & bits) != 0;
+        if (!duplicate) {
+          result = cell[0] |= bits;
+          op = Traits::kAdd;
+        }
+      } else {
+        op = Traits::OtherBitmap(cell[0], bits, meta, &result);
+      }
+    });
+    if (pkt.meta.dropped()) continue;
+    if (duplicate) {
+      ++*duplicates;
+      pkt.meta.MarkDrop(Traits::Duplicate());
+      continue;
+    }
+    meta.set_bitmap(result);
+    meta.op = op;
+    if (go_on(pkt)) pkts[live++] = &pkt;
+  }
+  return live;
 }
 
 // The value array: every lane of the slot in one access (each stage's ALUs update their slice

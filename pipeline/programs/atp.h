@@ -75,11 +75,10 @@ class AtpProgram final : public Program {
   void Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept;
   bool Validate(Packet& pkt) const noexcept;
   void AdmitGradient(Packet& pkt, bool aggregate, Packet** agg, uint32_t* n_agg) noexcept;
-  // The register stages over the burst, one array at a time, in pipeline order; the value and
-  // overflow stages and the prefetches are agg_kernel.h's, shared with goat.
+  // The register stages over the burst, one array at a time, in pipeline order; the bitmap,
+  // value and overflow stages and the prefetches are agg_kernel.h's, shared with goat.
   void RunAggregators(Packet** pkts, uint32_t n) noexcept;
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
-  uint32_t BitmapStage(Packet** pkts, uint32_t n) noexcept;
   void CountStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
 

@@ -40,11 +40,31 @@ bool PacketEcn(Packet& pkt) noexcept {
 constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
 constexpr uint64_t kCountEcn = 0x80;
 
-// What atp's value and overflow stages do (agg_kernel.h): a partial result reads and clears the
+// What atp's bitmap, value and overflow stages do (agg_kernel.h): a first-level retransmission
+// takes the bitmap for a partial result or frees it, a partial result reads and clears the
 // aggregator, a deallocation zeroes it, and the overflow bit is freed with the aggregator.
 using AtpOp = Op;
 struct AtpAgg {
   using Op = AtpOp;
+  static constexpr Op kClaim = kOpClaim;
+  static constexpr Op kMerge = kOpMerge;
+  static constexpr Op kAdd = kOpAdd;
+  static uint64_t Workers(Packet& pkt) noexcept { return Atp(pkt)->Bitmap(); }
+  static DropReason Duplicate() noexcept { return AtpDrop::kDuplicate; }
+  static Op OtherBitmap(uint64_t& cell, uint64_t bits, AggMeta<Op>& meta,
+                        uint64_t* result) noexcept {
+    if (meta.op != kOpResendFirst) {  // a deallocation
+      cell = 0;
+      return meta.op;
+    }
+    // Fig. 4 (9) partial result if its bit is missing, else (8) forwards the packet as-is; (9)
+    // sends the result on past this level.
+    *result = cell | bits;
+    const Op op = (cell & bits) == 0 ? kOpPartial : kOpClear;
+    cell = 0;
+    if (op == kOpPartial) meta.flip_edge = true;
+    return op;
+  }
   static LaneOp Lanes(Op op) noexcept {
     switch (op) {
       case kOpClaim:
@@ -179,7 +199,8 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   ahead(3);
   {
     auto timed = bitmap_->TimeBurst(n);
-    n = BitmapStage(live, n);
+    n = AggBitmapStage<AtpAgg>(bitmap_, live, n, &counters_.duplicates,
+                               [](Packet&) { return true; });
   }
   ahead(4);
   {
@@ -245,52 +266,6 @@ uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     }
     Meta(pkt).op = op;
     if (op != kOpNone) pkts[live++] = &pkt;
-  }
-  return live;
-}
-
-// atp_bitmap: duplicate detection, and the bitmap the result will carry.
-uint32_t AtpProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
-  uint32_t live = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    const uint32_t bits = Atp(pkt)->Bitmap();
-    AggMeta<Op>& meta = Meta(pkt);
-    Op op = meta.op;
-    uint32_t result = 0;
-    bool duplicate = false;
-    bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      switch (op) {
-        case kOpClaim:
-          result = static_cast<uint32_t>(cell[0] = bits);
-          break;
-        case kOpMerge:
-          duplicate = (cell[0] & bits) != 0;
-          if (!duplicate) {
-            result = static_cast<uint32_t>(cell[0] |= bits);
-            op = kOpAdd;
-          }
-          break;
-        case kOpResendFirst:  // Fig. 4 (9) partial result if its bit is missing, else (8)
-          result = static_cast<uint32_t>(cell[0] | bits);
-          op = (cell[0] & bits) == 0 ? kOpPartial : kOpClear;
-          cell[0] = 0;
-          // (9) sends a result on past this level; (8) forwards the packet as-is.
-          if (op == kOpPartial) meta.flip_edge = true;
-          break;
-        default:
-          cell[0] = 0;
-      }
-    });
-    if (pkt.meta.dropped()) continue;
-    if (duplicate) {
-      ++counters_.duplicates;
-      pkt.meta.MarkDrop(AtpDrop::kDuplicate);
-      continue;
-    }
-    meta.set_bitmap(result);
-    meta.op = op;
-    pkts[live++] = &pkt;
   }
   return live;
 }

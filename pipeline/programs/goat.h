@@ -19,8 +19,8 @@
 //     not know, and the PS's id, go by l2l3 (to the PS's address).
 // Then one read-modify-write per register array, in pipeline order: goat_id (2 lanes: the slot
 // key <job, sub-model, fragment> and round + 1) -> goat_bitmap (64) -> goat_count (count and
-// done bit) -> goat_value (lanes) -> goat_overflow (1 bit); the last two, and the prefetch, are
-// agg_kernel.h's, shared with atp.
+// done bit) -> goat_value (lanes) -> goat_overflow (1 bit); the bitmap, value and overflow
+// stages, and the prefetch, are agg_kernel.h's, shared with atp.
 //
 // Rounds: a slot keeps the round it aggregates. A fragment of a newer round reclaims a GOAT slot
 // (an unfinished older round is evicted and counted: its workers' retransmissions reach the PS);
@@ -98,11 +98,10 @@ class GoatProgram final : public Program {
   void Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_agg) noexcept;
   bool Validate(Packet& pkt) const noexcept;
   void Route(Packet** pkts, uint32_t n) noexcept;
-  // The slot stages in pipeline order; the value and overflow stages and the prefetch are
-  // agg_kernel.h's, shared with atp.
+  // The slot stages in pipeline order; the bitmap, value and overflow stages and the prefetch
+  // are agg_kernel.h's, shared with atp.
   void RunSlots(Packet** pkts, uint32_t n) noexcept;
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
-  uint32_t BitmapStage(Packet** pkts, uint32_t n) noexcept;
   void CountStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
 

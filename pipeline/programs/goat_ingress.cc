@@ -32,12 +32,30 @@ AggMeta<Op>& Meta(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt); }
 uint32_t Index(const Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).slot; }
 GoatHeader* Goat(Packet& pkt) noexcept { return HeaderAt<GoatHeader>(pkt.data + pkt.hdr.app); }
 
-// What goat's value and overflow stages do (agg_kernel.h): a flush that adds nothing reads the
-// slot, every other op that reaches the lanes adds; the overflow bit is sticky per slot and
-// round (a claim starts it again).
+// What goat's bitmap, value and overflow stages do (agg_kernel.h): a retransmission flushes the
+// slot (adding its workers if none is in yet), a flush that adds nothing reads the slot, every
+// other op that reaches the lanes adds; the overflow bit is sticky per slot and round (a claim
+// starts it again).
 using GoatOp = Op;
 struct GoatAgg {
   using Op = GoatOp;
+  static constexpr Op kClaim = kOpClaim;
+  static constexpr Op kMerge = kOpMerge;
+  static constexpr Op kAdd = kOpAdd;
+  static uint64_t Workers(Packet& pkt) noexcept { return Goat(pkt)->Bitmap(); }
+  static DropReason Duplicate() noexcept { return GoatDrop::kDuplicate; }
+  // Only kOpResend reaches here: a flush, unless its workers are partly in the slot already.
+  static Op OtherBitmap(uint64_t& cell, uint64_t bits, AggMeta<Op>&, uint64_t* result) noexcept {
+    if ((cell & bits) == 0) {
+      *result = cell |= bits;
+      return kOpFlushAdd;
+    }
+    if ((cell & bits) == bits) {
+      *result = cell;
+      return kOpFlushRead;
+    }
+    return kOpToPs;  // overlaps partly: the slot cannot take it or stand for it
+  }
   static LaneOp Lanes(Op op) noexcept {
     if (op == kOpClaim) return LaneOp::kClaim;
     return op == kOpFlushRead ? LaneOp::kRead : LaneOp::kAdd;
@@ -188,7 +206,13 @@ void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
   std::copy(pkts, pkts + n, live);
   PrefetchSlots<GoatAgg>(id_, live, n);
   n = IdStage(live, n);
-  n = BitmapStage(live, n);
+  // A retransmission the slot cannot take goes on to the PS from the bitmap stage.
+  n = AggBitmapStage<GoatAgg>(bitmap_, live, n, &counters_.duplicates, [&](Packet& pkt) {
+    if (Meta(pkt).op != kOpToPs) return true;
+    ++counters_.resend_direct;
+    Finish(pkt);
+    return false;
+  });
   CountStage(live, n);
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -251,55 +275,6 @@ uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     if (op == kOpToPs) ++(in == kOpResend ? counters_.resend_direct : counters_.late);
     meta.op = op;
     if (op == kOpToPs) {
-      Finish(pkt);
-      continue;
-    }
-    pkts[live++] = &pkt;
-  }
-  return live;
-}
-
-// goat_bitmap: duplicates, and the bitmap an aggregate will carry.
-uint32_t GoatProgram::BitmapStage(Packet** pkts, uint32_t n) noexcept {
-  uint32_t live = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    const uint64_t bits = Goat(pkt)->Bitmap();
-    AggMeta<Op>& meta = Meta(pkt);
-    Op op = meta.op;
-    uint64_t result = 0;
-    bool duplicate = false;
-    bitmap_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      if (op == kOpClaim) {
-        result = cell[0] = bits;
-      } else if (op == kOpMerge) {
-        duplicate = (cell[0] & bits) != 0;
-        if (!duplicate) {
-          result = cell[0] |= bits;
-          op = kOpAdd;
-        }
-      } else {  // kOpResend
-        if ((cell[0] & bits) == 0) {
-          result = cell[0] |= bits;
-          op = kOpFlushAdd;
-        } else if ((cell[0] & bits) == bits) {
-          result = cell[0];
-          op = kOpFlushRead;
-        } else {
-          op = kOpToPs;  // overlaps partly: the slot cannot take it or stand for it
-        }
-      }
-    });
-    if (pkt.meta.dropped()) continue;
-    if (duplicate) {
-      ++counters_.duplicates;
-      pkt.meta.MarkDrop(GoatDrop::kDuplicate);
-      continue;
-    }
-    meta.set_bitmap(result);
-    meta.op = op;
-    if (op == kOpToPs) {
-      ++counters_.resend_direct;
       Finish(pkt);
       continue;
     }
