@@ -54,17 +54,26 @@ void AddSection(std::string& out, const std::string& name, const Lines& lines) {
   }
 }
 
-std::string AbsolutePath(const std::string& path) {
-  return std::filesystem::absolute(path).lexically_normal().string();
+std::filesystem::path AbsolutePath(const std::string& path) {
+  return std::filesystem::absolute(path).lexically_normal();
 }
 
-Lines SwitchLines(const LoadedSwitchConfig& in, const SwitchConfig& d) {
+// The startup script as `cli` says it: absolute, or relative to format.cli_relative_to (absolute
+// still when no relative path leads there, as to another drive).
+std::string CliPath(const std::string& script, const SwitchConfigFormat& format) {
+  const std::filesystem::path absolute = AbsolutePath(script);
+  if (format.cli_relative_to.empty()) return absolute.string();
+  const std::filesystem::path relative =
+      absolute.lexically_relative(AbsolutePath(format.cli_relative_to));
+  return relative.empty() ? absolute.string() : relative.string();
+}
+
+Lines SwitchLines(const LoadedSwitchConfig& in, const SwitchConfig& d,
+                  const SwitchConfigFormat& format) {
   const SwitchConfig& c = in.config;
-  Lines lines = {{"name", c.name},
-                 {"ports", std::to_string(c.num_ports)},
-                 {"program", c.program},
-                 {"seed", std::to_string(c.seed)}};
-  if (!in.startup_script.empty()) lines.emplace_back("cli", AbsolutePath(in.startup_script));
+  Lines lines = {{"name", c.name}, {"ports", std::to_string(c.num_ports)}, {"program", c.program}};
+  if (!in.startup_script.empty()) lines.emplace_back("cli", CliPath(in.startup_script, format));
+  AddIf(lines, c.seed, d.seed, "seed", std::to_string(c.seed));
   AddIf(lines, c.pipeline.ingress_stages, d.pipeline.ingress_stages, "ingress_stages",
         std::to_string(c.pipeline.ingress_stages));
   AddIf(lines, c.pipeline.egress_stages, d.pipeline.egress_stages, "egress_stages",
@@ -192,8 +201,21 @@ Status CheckPorts(const LoadedSwitchConfig& c) {
   return Status::Ok();
 }
 
+// Every line of the header is a comment, ended by '\n'.
+Status CheckHeader(const std::string& header) {
+  for (std::size_t at = 0; at < header.size();) {
+    const std::size_t end = header.find('\n', at);
+    if (header[at] != '#' || end == std::string::npos || header.find('\r', at) < end) {
+      return Status::Error("header: every line must begin with '#' and end with a line break");
+    }
+    at = end + 1;
+  }
+  return Status::Ok();
+}
+
 // Whatever LoadSwitchConfig would refuse, or read back differently, is not written.
-Status CheckWritable(const LoadedSwitchConfig& c) {
+Status CheckWritable(const LoadedSwitchConfig& c, const SwitchConfigFormat& format) {
+  SWEMU_RETURN_IF_ERROR(CheckHeader(format.header));
   SWEMU_RETURN_IF_ERROR(CheckValue("switch.name", c.config.name, false));
   SWEMU_RETURN_IF_ERROR(CheckValue("switch.program", c.config.program, false));
   SWEMU_RETURN_IF_ERROR(CheckValue("switch.cli", c.startup_script, true));
@@ -211,26 +233,31 @@ Status CheckWritable(const LoadedSwitchConfig& c) {
 
 }  // namespace
 
-std::string FormatSwitchConfig(const LoadedSwitchConfig& config) {
+std::string FormatSwitchConfig(const LoadedSwitchConfig& config,
+                               const SwitchConfigFormat& format) {
   const LoadedSwitchConfig defaults = Defaults();
   const SwitchConfig& c = config.config;
   const SwitchConfig& d = defaults.config;
   std::string out;
-  AddSection(out, "switch", SwitchLines(config, d));
+  AddSection(out, "switch", SwitchLines(config, d, format));
+  Lines program;
+  for (const std::string& key : c.program_options.order()) {
+    program.emplace_back(key, c.program_options.values().at(key));
+  }
+  AddSection(out, "program", program);
   AddSection(out, "budget", BudgetLines(c.pipeline.budget, d.pipeline.budget));
   AddSection(out, "tm", TmLines(c.tm, d.tm));
-  Lines program(c.program_options.values().begin(), c.program_options.values().end());
-  AddSection(out, "program", program);
   if (!config.eal_args.empty()) AddSection(out, "eal", {{"args", config.eal_args}});
   AddSection(out, "dpdk", DpdkLines(config, defaults));
   AddPortSections(out, config);
-  return out;
+  return format.header + out;
 }
 
-Status WriteSwitchConfig(const LoadedSwitchConfig& config, const std::string& path) {
-  Status writable = CheckWritable(config);
+Status WriteSwitchConfig(const LoadedSwitchConfig& config, const std::string& path,
+                         const SwitchConfigFormat& format) {
+  Status writable = CheckWritable(config, format);
   if (!writable.ok()) return Status::Error("cannot write " + path + ": " + writable.message());
-  return WriteTextFile(path, FormatSwitchConfig(config));
+  return WriteTextFile(path, FormatSwitchConfig(config, format));
 }
 
 }  // namespace swemu

@@ -1,7 +1,8 @@
 #include "hostlib/testbed/swemu_network.h"
 
 #include <filesystem>
-#include <sstream>
+
+#include "swemu/switch_config_writer.h"
 
 namespace swemu {
 
@@ -46,31 +47,28 @@ std::vector<std::string> SwemuNetwork::ServedSockets(const std::string& sw) cons
   return served;
 }
 
-std::string SwemuNetwork::SwitchIni(const std::string& sw, const SwemuSwitchIni& ini) const {
+LoadedSwitchConfig SwemuNetwork::ConfigOf(const std::string& sw, LoadedSwitchConfig config) const {
   uint16_t ports = 0;
   for (const Switch& s : switches_) ports = s.name == sw ? s.ports : ports;
-  std::ostringstream out;
-  out << ini.header << "[switch]\nname = " << sw << "\nports = " << ports
-      << "\nprogram = " << ini.program << "\ncli = " << ini.cli << "\n";
-  auto section = [&](const char* name, const auto& keys) {
-    if (keys.empty()) return;
-    out << "\n[" << name << "]\n";
-    for (const auto& [key, value] : keys) out << key << " = " << value << "\n";
-  };
-  section("program", ini.program_options);
-  section("tm", ini.tm);
-  out << "\n[eal]\nargs = --no-pci --file-prefix " << file_prefix_ << "-" << sw
-      << "\n\n[dpdk]\nmbufs = " << ini.mbufs << "\nmbuf_cache = " << ini.mbuf_cache << "\n";
+  config.config.name = sw;
+  config.config.num_ports = ports;
+  config.eal_args = "--no-pci --file-prefix " + file_prefix_ + "-" + sw;
+  config.port_devargs.clear();
   for (uint16_t p = 0; p < ports; ++p) {
     const auto client = client_path_.find({sw, p});
-    out << "\n[port." << p << "]\ndevargs = ";
-    if (client != client_path_.end()) {
-      out << "net_virtio_user" << p << ",path=" << client->second << ",queues=1,queue_size=1024\n";
-    } else {
-      out << "net_vhost" << p << ",iface=" << VhostSocket(sw, p) << ",queues=1\n";
-    }
+    const std::string n = std::to_string(p);
+    config.port_devargs.emplace_back(
+        p, client != client_path_.end()
+               ? "net_virtio_user" + n + ",path=" + client->second + ",queues=1,queue_size=1024"
+               : "net_vhost" + n + ",iface=" + VhostSocket(sw, p) + ",queues=1");
   }
-  return out.str();
+  return config;
+}
+
+Status SwemuNetwork::WriteSwitchIni(const std::string& sw, const LoadedSwitchConfig& config,
+                                    const std::string& header) const {
+  return WriteSwitchConfig(ConfigOf(sw, config), IniPath(sw),
+                           {.header = header, .cli_relative_to = dir_});
 }
 
 std::string SwemuNetwork::HostDevargs(uint32_t index, const std::string& sw, uint16_t port) const {

@@ -15,21 +15,10 @@
 #include <vector>
 
 #include "pipeline/core/status.h"
+#include "swemu/switch_config.h"
 #include "hostlib/testbed/swemu_process.h"
 
 namespace swemu {
-
-// What one switch's config says besides its ports' devargs.
-struct SwemuSwitchIni {
-  std::string header;  // comment lines at the top (each ending in '\n')
-  std::string program = "l2l3";
-  std::string cli;  // the startup script, relative to the config
-  // Sections before [eal], each written when it has keys, in this order.
-  std::vector<std::pair<std::string, std::string>> program_options;  // [program]
-  std::vector<std::pair<std::string, std::string>> tm;               // [tm]
-  uint32_t mbufs = 8191;
-  uint32_t mbuf_cache = 128;
-};
 
 class SwemuNetwork {
  public:
@@ -55,8 +44,14 @@ class SwemuNetwork {
   std::string IniPath(const std::string& sw) const;
   // The sockets switch `sw` serves (every port but a link's later end).
   std::vector<std::string> ServedSockets(const std::string& sw) const;
-  // The config of switch `sw`.
-  std::string SwitchIni(const std::string& sw, const SwemuSwitchIni& ini) const;
+  // Switch `sw`'s config: `config` (its program, startup script, [program], [tm], [dpdk]) with
+  // the network's part set: name, ports, [eal] args (--no-pci, the switch's --file-prefix) and
+  // every port's devargs.
+  LoadedSwitchConfig ConfigOf(const std::string& sw, LoadedSwitchConfig config) const;
+  // Writes ConfigOf(sw, config) as IniPath(sw) (swemu/switch_config_writer.h): `header` first,
+  // its `cli` relative to dir(), so the directory can move.
+  Status WriteSwitchIni(const std::string& sw, const LoadedSwitchConfig& config,
+                        const std::string& header) const;
   // The devargs of a host process's virtio_user device `index` on port `port` of `sw`.
   std::string HostDevargs(uint32_t index, const std::string& sw, uint16_t port) const;
 

@@ -207,7 +207,7 @@ TEST(SwitchConfigWriterTest, DefaultsWriteOnlyTheSwitchAndItsPortRate) {
   LoadedSwitchConfig config;
   config.config.tm.port_rate_bps = kDefaultPortRateBps;
   EXPECT_EQ(FormatSwitchConfig(config),
-            "[switch]\nname = sw0\nports = 4\nprogram = l2l3\nseed = 1\n\n[tm]\nport_rate = 10G\n");
+            "[switch]\nname = sw0\nports = 4\nprogram = l2l3\n\n[tm]\nport_rate = 10G\n");
   ExpectRoundTrip(config, TestDir() + "defaults.ini");
 }
 
@@ -235,6 +235,50 @@ TEST(SwitchConfigWriterTest, RelativeStartupScriptIsWrittenAbsolute) {
   EXPECT_TRUE(std::filesystem::equivalent(again->startup_script, dir + "rel.cli"));
   config.startup_script = again->startup_script;
   EXPECT_EQ(Joined(Differences(config, *again)), "");
+}
+
+// With cli_relative_to the file's directory, `cli` is the script's path from there: the file and
+// its script move together (a bundled config); the header comes first, and [program] keeps the
+// order its keys were set in, read back too.
+TEST(SwitchConfigWriterTest, StartupScriptRelativeToTheFileMovesWithIt) {
+  const std::string dir = TestDir();
+  std::filesystem::create_directories(dir + "bundle/scripts");
+  std::ofstream(dir + "bundle/scripts/s.cli") << "# empty\n";
+  LoadedSwitchConfig config = NonDefaultConfig(dir);
+  config.startup_script = dir + "bundle/scripts/s.cli";
+  config.config.program_options.Set("before", "1");  // set last: written last
+  const SwitchConfigFormat format{.header = "# A bundle.\n# Two lines.\n",
+                                  .cli_relative_to = dir + "bundle"};
+  const std::string text = FormatSwitchConfig(config, format);
+  EXPECT_EQ(text.rfind("# A bundle.\n# Two lines.\n[switch]\n", 0), 0u) << text;
+  EXPECT_NE(text.find("\ncli = scripts/s.cli\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nlabel = a b=c\nbefore = 1\n"), std::string::npos) << text;
+  Status written = WriteSwitchConfig(config, dir + "bundle/switch.ini", format);
+  ASSERT_TRUE(written.ok()) << written.message();
+  EXPECT_EQ(ReadAll(dir + "bundle/switch.ini"), text);
+  std::filesystem::remove_all(dir + "moved");  // from an earlier run
+  std::filesystem::rename(dir + "bundle", dir + "moved");
+  Result<LoadedSwitchConfig> again = LoadSwitchConfig(dir + "moved/switch.ini");
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_TRUE(std::filesystem::equivalent(again->startup_script, dir + "moved/scripts/s.cli"));
+  config.startup_script = again->startup_script;
+  EXPECT_EQ(Joined(Differences(config, *again)), "");
+  EXPECT_EQ(FormatSwitchConfig(*again, {.header = format.header,
+                                        .cli_relative_to = dir + "moved"}),
+            text);
+}
+
+// A header line that is not a comment would be read as a key: refused, nothing written.
+TEST(SwitchConfigWriterTest, HeaderMustBeCommentLines) {
+  const std::string dir = TestDir();
+  const LoadedSwitchConfig config = NonDefaultConfig(dir);
+  for (const std::string header : {"seed = 2\n", "# no line break", "# a\nb\n", "# a\r\n"}) {
+    const std::string path = dir + "header.ini";
+    Status written = WriteSwitchConfig(config, path, {.header = header, .cli_relative_to = ""});
+    EXPECT_FALSE(written.ok()) << header;
+    EXPECT_NE(written.message().find("header: "), std::string::npos) << written.message();
+    EXPECT_FALSE(std::filesystem::exists(path)) << header;
+  }
 }
 
 // The round trip would fail if the writer dropped a key: Differences names the field.

@@ -63,6 +63,8 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
   // Each link: a vhost-user socket on its first switch (in the network's order), virtio_user on
   // the other, so the switches start in that order.
   const SwemuNetwork network = layout.Network(spec);
+  Result<uint64_t> link_rate = ParseRate(layout.link_rate);
+  if (!link_rate.ok()) return Status::Error("--link-rate: " + link_rate.message());
   std::vector<std::string> written;
   auto write = [&](const std::string& name, const std::string& text) -> Status {
     const std::string path = layout.dir + "/" + name;
@@ -84,16 +86,18 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
       cli += GoatFabric::NodeScript(plan.job.job_id, sw.node_id, entries->second);
     }
     SWEMU_RETURN_IF_ERROR(write(sw.name + ".cli", cli));
-    SwemuSwitchIni ini;
-    ini.header = header;
-    ini.program = "goat";
-    ini.cli = sw.name + ".cli";
+    LoadedSwitchConfig ini;
+    ini.config.program = "goat";
+    ini.startup_script = layout.dir + "/" + sw.name + ".cli";
     // A switch without aggregator memory says no slots: not programmable when read back
     // (GoatFabricSpec::FromTopology).
-    if (sw.slots != 0) ini.program_options.emplace_back("slots", std::to_string(sw.slots));
-    ini.program_options.emplace_back("elements", std::to_string(setup.elements));
-    ini.tm = {{"port_rate", layout.link_rate}};
-    SWEMU_RETURN_IF_ERROR(write(sw.name + ".ini", network.SwitchIni(sw.name, ini)));
+    if (sw.slots != 0) ini.config.program_options.Set("slots", std::to_string(sw.slots));
+    ini.config.program_options.Set("elements", std::to_string(setup.elements));
+    ini.config.tm.port_rate_bps = *link_rate;
+    ini.mbufs = 8191;
+    ini.mbuf_cache = 128;
+    SWEMU_RETURN_IF_ERROR(network.WriteSwitchIni(sw.name, ini, header));
+    written.push_back(network.IniPath(sw.name));
     topo << "switch = " << sw.name << " " << sw.name << ".ini\n";
   }
   for (const auto& l : spec.links) {
@@ -141,6 +145,9 @@ Status RunGoatPublish(const po::variables_map& vm, std::ostream& out, const std:
   GoatPublishLayout layout;
   layout.dir = Text(vm, "out-dir");
   layout.link_rate = Text(vm, "link-rate");
+  if (Result<uint64_t> rate = ParseRate(layout.link_rate); !rate.ok()) {
+    return Status::Error("--link-rate: " + rate.message());
+  }
   std::error_code ec;
   std::filesystem::create_directories(layout.dir, ec);
   if (ec || !std::filesystem::is_directory(layout.dir)) {

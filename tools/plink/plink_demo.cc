@@ -295,14 +295,15 @@ Status WriteSwitchFiles(const DemoOptions& o, const SwemuNetwork& network,
     }
     cli += PortRates(o, s);
     SWEMU_RETURN_IF_ERROR(WriteTextFile(o.dir + "/" + sw.name + ".cli", cli));
-    SwemuSwitchIni ini;
-    ini.header = header;
-    ini.program = "l2l3";
-    ini.cli = sw.name + ".cli";
+    LoadedSwitchConfig ini;
+    ini.config.program = "l2l3";
+    ini.startup_script = o.dir + "/" + sw.name + ".cli";
+    ini.config.tm.port_rate_bps = kDefaultPortRateBps;  // the startup script shapes the ports
     // Every port's rings (1024 RX and TX descriptors) and queues of windows in flight.
-    ini.tm = {{"queue_depth", "4096"}};
+    ini.config.tm.queue.depth_pkts = 4096;
     ini.mbufs = 2048u * sw.ports + 8191;
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(network.IniPath(sw.name), network.SwitchIni(sw.name, ini)));
+    ini.mbuf_cache = 128;
+    SWEMU_RETURN_IF_ERROR(network.WriteSwitchIni(sw.name, ini, header));
     std::error_code ignored;  // a new log per run
     std::filesystem::remove(o.dir + "/" + sw.name + ".log", ignored);
   }
