@@ -256,6 +256,179 @@ Status CheckBenchCommand(const CommandLine& cmd) {
   return Status::Ok();
 }
 
+// Seconds since construction, on the steady clock.
+class Stopwatch {
+ public:
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+// Warm-up (caches, tables, the allocator) for kWarmSeconds, which also sizes a round: the
+// passes per half round.
+Result<int> WarmUp(Bench& bench, const Stopwatch& watch) {
+  int warm_passes = 0;
+  while (warm_passes == 0 || watch.Seconds() < kWarmSeconds) {
+    Result<uint64_t> warm = bench.Pass();
+    if (!warm.ok()) return warm.status();
+    ++warm_passes;
+  }
+  const double pass_seconds = watch.Seconds() / warm_passes;
+  return std::max(1, static_cast<int>(kRoundSeconds / pass_seconds));
+}
+
+// One round: `passes` plain passes, then as many with the element counters on.
+Result<Round> RunRound(Bench& bench, const ScopeOverhead& overhead, int passes, double packets) {
+  StageProfile& profile = bench.sw().stage_profile();
+  Round round;
+  uint64_t plain = 0;
+  for (int i = 0; i < passes; ++i) {
+    Result<uint64_t> c = bench.Pass();
+    if (!c.ok()) return c.status();
+    plain += *c;
+  }
+  profile.Reset();
+  profile.Enable(true);
+  uint64_t timed = 0;
+  for (int i = 0; i < passes; ++i) {
+    Result<uint64_t> c = bench.Pass();
+    if (!c.ok()) {
+      profile.Enable(false);
+      return c.status();
+    }
+    timed += *c;
+  }
+  profile.Enable(false);
+  const double pkts = packets * passes;
+  round.whole_cycles = static_cast<double>(plain) / pkts;
+  round.timed_whole_cycles = static_cast<double>(timed) / pkts;
+  round.rows = profile.Rows(overhead);
+  for (StageProfile::Row& r : round.rows) {  // per pass
+    r.cycles /= passes;
+    r.calls = static_cast<uint64_t>(std::llround(static_cast<double>(r.calls) / passes));
+    r.packets = static_cast<uint64_t>(std::llround(static_cast<double>(r.packets) / passes));
+  }
+  return round;
+}
+
+// What a run measured, and what its report needs.
+struct Measured {
+  std::vector<Round> rounds;
+  int passes = 0;
+  double per_ns = 0;  // cycles per ns
+  ScopeOverhead overhead;
+  double packets = 0;  // frames per pass
+  double spread = 0;
+  bool stable = false;
+  Summary s;
+  double sum = 0;  // cycles per packet of the elements
+  double unattributed = 0;
+
+  double Ns(double cycles) const { return cycles / per_ns; }
+};
+
+// Rounds until stable, the budget is spent or --bench-repeat rounds are done.
+Status RunRounds(const CommandLine& cmd, Bench& bench, const Stopwatch& watch, Measured& m) {
+  while (true) {
+    Result<Round> round = RunRound(bench, m.overhead, m.passes, m.packets);
+    if (!round.ok()) return round.status();
+    m.rounds.push_back(std::move(*round));
+    if (cmd.bench_repeat != 0) {
+      if (m.rounds.size() >= cmd.bench_repeat) break;
+    } else if (Spread(m.rounds) <= kStableSpread || watch.Seconds() >= cmd.bench_seconds) {
+      break;
+    }
+  }
+  m.spread = Spread(m.rounds);
+  m.stable = m.spread <= kStableSpread;
+  m.s = Summarize(m.rounds);
+  for (const StageProfile::Row& r : m.s.rows) m.sum += r.cycles / m.packets;
+  m.unattributed = m.s.whole - m.sum;
+  return Status::Ok();
+}
+
+void PrintJson(const CommandLine& cmd, Bench& bench, const Measured& m, double seconds,
+               std::ostream& out) {
+  const Summary& s = m.s;
+  JsonWriter j;
+  j.BeginObject()
+      .String("config", cmd.config)
+      .String("program", bench.sw().config().program)
+      .Uint("frames", bench.frames().frames.size())
+      .Uint("inputs_cut", bench.frames().inputs_cut)
+      .Uint("rounds", m.rounds.size())
+      .Uint("passes_per_round", static_cast<uint64_t>(m.passes))
+      .Double("seconds", seconds)
+      .Bool("stable", m.stable)
+      .Double("spread", std::isfinite(m.spread) ? m.spread : -1)
+      .Double("cycles_per_ns", m.per_ns)
+      .Double("timing_overhead_ns", m.Ns(m.overhead.inside))
+      .BeginArray("elements");
+  for (const StageProfile::Row& r : s.rows) {
+    j.BeginObject()
+        .String("name", r.name)
+        .Bool("stage", r.stage)
+        .Double("ns_per_packet", m.Ns(r.cycles) / m.packets)
+        .Double("calls_per_packet", static_cast<double>(r.calls) / m.packets)
+        .EndObject();
+  }
+  j.EndArray()
+      .Double("sum_ns_per_packet", m.Ns(m.sum))
+      .Double("whole_ns_per_packet", m.Ns(s.whole))
+      .Double("whole_mpps", 1000.0 / m.Ns(s.whole))
+      .Double("timed_whole_ns_per_packet", m.Ns(s.timed_whole))
+      .Double("unattributed_share", m.unattributed / s.whole)
+      .EndObject();
+  out << j.str() << "\n";
+}
+
+void PrintTable(const CommandLine& cmd, Bench& bench, const Measured& m, double seconds,
+                std::ostream& out) {
+  const Summary& s = m.s;
+  const uint64_t n_frames = bench.frames().frames.size();
+  char line[512];
+  std::snprintf(
+      line, sizeof(line), "swemu bench: %s (program %s), %llu frames from %zu input%s%s\n",
+      cmd.config.c_str(), bench.sw().config().program.c_str(),
+      static_cast<unsigned long long>(n_frames), cmd.inputs.size(),
+      cmd.inputs.size() == 1 ? "" : "s",
+      bench.frames().inputs_cut != 0
+          ? (" (the first " + std::to_string(kMaxFrames / cmd.inputs.size()) + " of each; " +
+             std::to_string(bench.frames().inputs_cut) + " held more, not read)")
+                .c_str()
+          : "");
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  %zu rounds of %d + %d passes in %.1f s; whole pipeline %s (last %d rounds "
+                "within %.1f%% of their median)\n",
+                m.rounds.size(), m.passes, m.passes, seconds, m.stable ? "stable" : "NOT stable",
+                kStableRounds, std::isfinite(m.spread) ? 100 * m.spread : 100.0);
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  every pass starts from cleared registers; clock %.3f GHz; %.1f ns per timed "
+                "call subtracted\n",
+                m.per_ns, m.Ns(m.overhead.inside));
+  out << line;
+  out << StageProfile::Format(s.rows, n_frames, m.per_ns, "  ");
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n", "sum of the elements",
+                m.Ns(m.sum));
+  out << line;
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet  %.2f Mpps\n",
+                "whole pipeline (elements not timed)", m.Ns(s.whole), 1000.0 / m.Ns(s.whole));
+  out << line;
+  std::snprintf(line, sizeof(line),
+                "  %-40s %9.1f ns/packet  (%.1f%% of the whole: the error of timing each "
+                "element, which a per-packet call magnifies)\n",
+                "not attributed", m.Ns(m.unattributed), 100.0 * m.unattributed / s.whole);
+  out << line;
+  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n",
+                "whole pipeline while timing elements", m.Ns(s.timed_whole));
+  out << line;
+}
+
 }  // namespace
 
 Status RunBench(const CommandLine& cmd, std::ostream& out) {
@@ -268,142 +441,22 @@ Status RunBench(const CommandLine& cmd, std::ostream& out) {
   Bench bench(*loaded, std::move(*frames));
   Status ready = bench.Load();
   if (!ready.ok()) return Status::Error(cmd.config + ": " + ready.message());
-  Switch& sw = bench.sw();
-  StageProfile& profile = sw.stage_profile();
-  profile.TimeSwitchCalls(true);
-  const double per_ns = CyclesPerNs();
-  const ScopeOverhead overhead = MeasureScopeOverhead();
-  const double packets = static_cast<double>(bench.frames().frames.size());
+  bench.sw().stage_profile().TimeSwitchCalls(true);
+  Measured m;
+  m.per_ns = CyclesPerNs();
+  m.overhead = MeasureScopeOverhead();
+  m.packets = static_cast<double>(bench.frames().frames.size());
 
-  using Steady = std::chrono::steady_clock;
-  const Steady::time_point start = Steady::now();
-  auto elapsed = [&] { return std::chrono::duration<double>(Steady::now() - start).count(); };
-  // Warm-up (caches, tables, the allocator) for kWarmSeconds, which also sizes a round.
-  int warm_passes = 0;
-  while (warm_passes == 0 || elapsed() < kWarmSeconds) {
-    Result<uint64_t> warm = bench.Pass();
-    if (!warm.ok()) return warm.status();
-    ++warm_passes;
-  }
-  const double pass_seconds = elapsed() / warm_passes;
-  const int passes = std::max(1, static_cast<int>(kRoundSeconds / pass_seconds));
-
-  std::vector<Round> rounds;
-  const double budget = cmd.bench_seconds;
-  while (true) {
-    Round round;
-    uint64_t plain = 0;
-    for (int i = 0; i < passes; ++i) {
-      Result<uint64_t> c = bench.Pass();
-      if (!c.ok()) return c.status();
-      plain += *c;
-    }
-    profile.Reset();
-    profile.Enable(true);
-    uint64_t timed = 0;
-    for (int i = 0; i < passes; ++i) {
-      Result<uint64_t> c = bench.Pass();
-      if (!c.ok()) {
-        profile.Enable(false);
-        return c.status();
-      }
-      timed += *c;
-    }
-    profile.Enable(false);
-    const double pkts = packets * passes;
-    round.whole_cycles = static_cast<double>(plain) / pkts;
-    round.timed_whole_cycles = static_cast<double>(timed) / pkts;
-    round.rows = profile.Rows(overhead);
-    for (StageProfile::Row& r : round.rows) {  // per pass
-      r.cycles /= passes;
-      r.calls = static_cast<uint64_t>(std::llround(static_cast<double>(r.calls) / passes));
-      r.packets = static_cast<uint64_t>(std::llround(static_cast<double>(r.packets) / passes));
-    }
-    rounds.push_back(std::move(round));
-    if (cmd.bench_repeat != 0) {
-      if (rounds.size() >= cmd.bench_repeat) break;
-    } else if (Spread(rounds) <= kStableSpread || elapsed() >= budget) {
-      break;
-    }
-  }
-  const double spread = Spread(rounds);
-  const bool stable = spread <= kStableSpread;
-  const Summary s = Summarize(rounds);
-  double sum = 0;  // per packet
-  for (const StageProfile::Row& r : s.rows) sum += r.cycles / packets;
-  const double unattributed = s.whole - sum;
-  const uint64_t n_frames = bench.frames().frames.size();
-  auto ns = [&](double cycles) { return cycles / per_ns; };
-
+  const Stopwatch watch;
+  Result<int> passes = WarmUp(bench, watch);
+  if (!passes.ok()) return passes.status();
+  m.passes = *passes;
+  SWEMU_RETURN_IF_ERROR(RunRounds(cmd, bench, watch, m));
   if (cmd.json) {
-    JsonWriter j;
-    j.BeginObject()
-        .String("config", cmd.config)
-        .String("program", sw.config().program)
-        .Uint("frames", n_frames)
-        .Uint("inputs_cut", bench.frames().inputs_cut)
-        .Uint("rounds", rounds.size())
-        .Uint("passes_per_round", static_cast<uint64_t>(passes))
-        .Double("seconds", elapsed())
-        .Bool("stable", stable)
-        .Double("spread", std::isfinite(spread) ? spread : -1)
-        .Double("cycles_per_ns", per_ns)
-        .Double("timing_overhead_ns", ns(overhead.inside))
-        .BeginArray("elements");
-    for (const StageProfile::Row& r : s.rows) {
-      j.BeginObject()
-          .String("name", r.name)
-          .Bool("stage", r.stage)
-          .Double("ns_per_packet", ns(r.cycles) / packets)
-          .Double("calls_per_packet", static_cast<double>(r.calls) / packets)
-          .EndObject();
-    }
-    j.EndArray()
-        .Double("sum_ns_per_packet", ns(sum))
-        .Double("whole_ns_per_packet", ns(s.whole))
-        .Double("whole_mpps", 1000.0 / ns(s.whole))
-        .Double("timed_whole_ns_per_packet", ns(s.timed_whole))
-        .Double("unattributed_share", unattributed / s.whole)
-        .EndObject();
-    out << j.str() << "\n";
-    return Status::Ok();
+    PrintJson(cmd, bench, m, watch.Seconds(), out);
+  } else {
+    PrintTable(cmd, bench, m, watch.Seconds(), out);
   }
-  char line[512];
-  std::snprintf(
-      line, sizeof(line), "swemu bench: %s (program %s), %llu frames from %zu input%s%s\n",
-      cmd.config.c_str(), sw.config().program.c_str(), static_cast<unsigned long long>(n_frames),
-      cmd.inputs.size(), cmd.inputs.size() == 1 ? "" : "s",
-      bench.frames().inputs_cut != 0
-          ? (" (the first " + std::to_string(kMaxFrames / cmd.inputs.size()) + " of each; " +
-             std::to_string(bench.frames().inputs_cut) + " held more, not read)")
-                .c_str()
-          : "");
-  out << line;
-  std::snprintf(line, sizeof(line),
-                "  %zu rounds of %d + %d passes in %.1f s; whole pipeline %s (last %d rounds "
-                "within %.1f%% of their median)\n",
-                rounds.size(), passes, passes, elapsed(), stable ? "stable" : "NOT stable",
-                kStableRounds, std::isfinite(spread) ? 100 * spread : 100.0);
-  out << line;
-  std::snprintf(line, sizeof(line),
-                "  every pass starts from cleared registers; clock %.3f GHz; %.1f ns per timed "
-                "call subtracted\n",
-                per_ns, ns(overhead.inside));
-  out << line;
-  out << StageProfile::Format(s.rows, n_frames, per_ns, "  ");
-  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n", "sum of the elements", ns(sum));
-  out << line;
-  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet  %.2f Mpps\n",
-                "whole pipeline (elements not timed)", ns(s.whole), 1000.0 / ns(s.whole));
-  out << line;
-  std::snprintf(line, sizeof(line),
-                "  %-40s %9.1f ns/packet  (%.1f%% of the whole: the error of timing each "
-                "element, which a per-packet call magnifies)\n",
-                "not attributed", ns(unattributed), 100.0 * unattributed / s.whole);
-  out << line;
-  std::snprintf(line, sizeof(line), "  %-40s %9.1f ns/packet\n",
-                "whole pipeline while timing elements", ns(s.timed_whole));
-  out << line;
   return Status::Ok();
 }
 
