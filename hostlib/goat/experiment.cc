@@ -74,6 +74,179 @@ Result<Published> Publish(const GoatFabric& fabric, const GoatRunOptions& o, Krg
   return p;
 }
 
+// One job in the engine: the fabric's switches, the workers and the PS, round by round.
+class GoatJobRun {
+ public:
+  GoatJobRun(const GoatFabric& fabric, const GoatRunOptions& o, Published published, GoatJob job)
+      : fabric_(fabric),
+        o_(o),
+        published_(std::move(published)),
+        job_(std::move(job)),
+        workers_(job_.num_workers()),
+        n_(job_.total_elements()),
+        engine_(o.seed, 1 << 18),
+        in_(workers_, std::vector<int32_t>(n_)),
+        out_(workers_, std::vector<int32_t>(n_)),
+        rates_(HashPair(o.seed, 0x52415445)) {}  // "RATE"
+
+  // Builds the fabric in the engine and attaches the workers and the PS to their hosts.
+  Status Build() {
+    Result<std::vector<EngineTransport*>> transports =
+        fabric_.Build(engine_, published_.entries, o_.job_id, o_.elements, o_.net, &handles_);
+    if (!transports.ok()) return transports.status();
+    transports_ = std::move(*transports);
+    hosts_ = fabric_.worker_hosts();
+    for (uint32_t i = 0; i < workers_; ++i) {
+      w_.push_back(std::make_unique<GoatWorker>(job_, i, transports_[hosts_[i]], o_.worker));
+      transports_[hosts_[i]]->SetEndpoint(w_.back().get());
+    }
+    ps_ = std::make_unique<GoatPs>(job_, transports_[fabric_.ps_host()]);
+    transports_[fabric_.ps_host()]->SetEndpoint(ps_.get());
+    return Status::Ok();
+  }
+
+  // Round r, to its end; its figures and checks go into `result`.
+  Status RunRound(uint32_t r, GoatRunResult& result) {
+    uint32_t k = workers_;
+    if (o_.async && r > 0) {
+      Result<uint32_t> chosen = RoundK();
+      if (!chosen.ok()) return chosen.status();
+      k = *chosen;
+      job_.k = k == workers_ ? 0 : k;
+      if (o_.scheme == GoatScheme::kGoat) SWEMU_RETURN_IF_ERROR(SetFanIn(k));
+    }
+    const TimeNs start = engine_.Now();
+    const uint64_t ps_before = ps_->stats().gradients;
+    std::vector<uint64_t> excluded_before(workers_);
+    for (uint32_t i = 0; i < workers_; ++i) excluded_before[i] = w_[i]->stats().excluded;
+    SWEMU_RETURN_IF_ERROR(StartWorkers(r, start));
+    auto all_done = [&] {
+      return std::all_of(w_.begin(), w_.end(), [](const auto& x) { return x->done(); });
+    };
+    SWEMU_RETURN_IF_ERROR(engine_.Run(start + o_.round_timeout_ns, all_done));
+    if (!all_done()) {
+      uint32_t left = 0;
+      for (const auto& x : w_) left += x->done() ? 0 : 1;
+      return Status::Error("goat run: round " + std::to_string(r) + " did not finish within " +
+                           std::to_string(o_.round_timeout_ns / 1'000'000) + " ms (virtual): " +
+                           std::to_string(left) + " workers still waiting for results");
+    }
+    GoatRoundStats stats;
+    stats.k = k;
+    stats.ps_gradients = ps_->stats().gradients - ps_before;
+    history_.assign(workers_, 0);
+    for (uint32_t i = 0; i < workers_; ++i) {
+      stats.all_done_ns = std::max(stats.all_done_ns, w_[i]->finish_ns() - start);
+      if (w_[i]->stats().excluded == excluded_before[i]) {
+        stats.duration_ns = std::max(stats.duration_ns, w_[i]->finish_ns() - start);
+      }
+      history_[i] = static_cast<double>(w_[i]->sent_all_ns() - start);
+      CheckResults(i, result);
+    }
+    result.rounds.push_back(stats);
+    return Status::Ok();
+  }
+
+  // Lets stray retransmissions and results drain, then counts the frames and the switches.
+  Status Finish(GoatRunResult& result) {
+    SWEMU_RETURN_IF_ERROR(engine_.Run(engine_.Now() + 100'000'000));
+    result.frame_bytes = GoatFrameLen(o_.elements);
+    result.ps = ps_->stats();
+    result.ps_gradients = ps_->stats().gradients;
+    uint64_t frames = ps_->stats().results_sent;
+    for (uint32_t i = 0; i < workers_; ++i) {
+      frames += w_[i]->stats().fragments_sent;
+      result.excluded += w_[i]->stats().excluded;
+      result.retransmissions += w_[i]->stats().retransmissions;
+      // Results to worker i cross its path's switches and the two host links.
+      const uint64_t hops = fabric_.PathToPs(hosts_[i]).size() + 1;
+      result.result_frames += transports_[hosts_[i]]->counters().frames_received * hops;
+    }
+    for (std::size_t s = 0; s < engine_.num_switches(); ++s) {
+      Switch& sw = engine_.switch_at(s);
+      for (const PortCounters& port : sw.counters().ports) frames += port.tx_packets;
+      AddCounters(result.switches, static_cast<GoatProgram&>(sw.program()).counters());
+    }
+    result.gradient_frames = frames - std::min(frames, result.result_frames);
+    return Status::Ok();
+  }
+
+ private:
+  // The asynchronous mode's K for a round after the first: fixed, or Algorithm 2's.
+  Result<uint32_t> RoundK() const {
+    if (o_.fixed_k != 0) return o_.fixed_k;
+    Result<KSearchResult> chosen = ChooseK(history_, {o_.noise, 0});
+    if (!chosen.ok()) return chosen.status();
+    return chosen->k;
+  }
+
+  // GOAT: each switch's fan-in, for the K fastest workers of the previous round.
+  Status SetFanIn(uint32_t k) {
+    const auto fan_in = AsyncFanIn(published_.plan, FastestWorkers(history_, k));
+    const GinaProblem& problem = published_.problem;
+    for (std::size_t g = 0; g < fan_in.size(); ++g) {
+      for (std::size_t s = 0; s < problem.num_switches(); ++s) {
+        const auto h = handles_.find({problem.switch_names[s], static_cast<uint16_t>(g)});
+        if (h == handles_.end()) continue;
+        const std::string line = "table_modify goat_node aggregate " + std::to_string(h->second) +
+                                 " => " + std::to_string(published_.plan.base[g][s]) + " " +
+                                 std::to_string(problem.submodels[g]) + " " +
+                                 std::to_string(fan_in[g][s]);
+        Result<std::string> done =
+            engine_.FindSwitch(problem.switch_names[s])->commands().Execute(line);
+        if (!done.ok()) return Status::Error(problem.switch_names[s] + ": " + done.message());
+      }
+    }
+    return Status::Ok();
+  }
+
+  // Each worker's gradient and rate for round r, and its start.
+  Status StartWorkers(uint32_t r, TimeNs start) {
+    for (uint32_t i = 0; i < workers_; ++i) {
+      for (uint64_t e = 0; e < n_; ++e) in_[i][e] = GradientValue(o_.seed, r, i, e);
+      if (o_.rate_mean > 0) {
+        const double ratio = std::clamp(o_.rate_mean + o_.rate_std * Normal(rates_), 0.05, 1.0);
+        w_[i]->SetRate(static_cast<uint64_t>(ratio * static_cast<double>(o_.net.link_rate_bps)));
+      }
+      const TimeNs delay = i < o_.start_delay.size() ? o_.start_delay[i] : 0;
+      SWEMU_RETURN_IF_ERROR(w_[i]->StartRound(r, in_[i], out_[i], start + delay));
+      transports_[hosts_[i]]->Wake();
+    }
+    return Status::Ok();
+  }
+
+  // Every result of worker i is the exact sum of the workers it counted.
+  void CheckResults(uint32_t i, GoatRunResult& result) const {
+    for (uint64_t f = 0; f < job_.total_fragments(); ++f) {
+      const uint64_t bits = w_[i]->contributors(f);
+      for (uint16_t e = 0; e < job_.elements; ++e) {
+        const uint64_t at = f * job_.elements + e;
+        int64_t exact = 0;
+        for (uint64_t b = bits; b != 0; b &= b - 1) exact += in_[std::countr_zero(b)][at];
+        ++result.checked;
+        result.mismatches += out_[i][at] != exact ? 1 : 0;
+      }
+    }
+  }
+
+  const GoatFabric& fabric_;
+  const GoatRunOptions& o_;
+  const Published published_;
+  GoatJob job_;  // the workers and the PS see its K
+  const uint32_t workers_;
+  const uint64_t n_;  // elements per worker and round
+  Engine engine_;
+  std::map<std::pair<std::string, uint16_t>, uint64_t> handles_;
+  std::vector<EngineTransport*> transports_;
+  std::vector<uint32_t> hosts_;
+  std::vector<std::vector<int32_t>> in_;
+  std::vector<std::vector<int32_t>> out_;
+  std::vector<std::unique_ptr<GoatWorker>> w_;
+  std::unique_ptr<GoatPs> ps_;
+  SplitMix64 rates_;
+  std::vector<double> history_;  // Algorithm 2's p_w, previous round
+};
+
 }  // namespace
 
 std::string_view GoatSchemeName(GoatScheme scheme) {
@@ -107,124 +280,10 @@ Result<GoatRunResult> RunGoatJob(const GoatFabric& fabric, const GoatRunOptions&
   }
   SWEMU_RETURN_IF_ERROR(job.Validate());
 
-  Engine engine(o.seed, 1 << 18);
-  std::map<std::pair<std::string, uint16_t>, uint64_t> handles;
-  Result<std::vector<EngineTransport*>> transports =
-      fabric.Build(engine, published->entries, o.job_id, o.elements, o.net, &handles);
-  if (!transports.ok()) return transports.status();
-  const std::vector<uint32_t> hosts = fabric.worker_hosts();
-  const uint64_t n = job.total_elements();
-  std::vector<std::vector<int32_t>> in(workers, std::vector<int32_t>(n));
-  std::vector<std::vector<int32_t>> out(workers, std::vector<int32_t>(n));
-  std::vector<std::unique_ptr<GoatWorker>> w;
-  for (uint32_t i = 0; i < workers; ++i) {
-    w.push_back(std::make_unique<GoatWorker>(job, i, (*transports)[hosts[i]], o.worker));
-    (*transports)[hosts[i]]->SetEndpoint(w.back().get());
-  }
-  GoatPs ps(job, (*transports)[fabric.ps_host()]);
-  (*transports)[fabric.ps_host()]->SetEndpoint(&ps);
-  SplitMix64 rates(HashPair(o.seed, 0x52415445));  // "RATE"
-  std::vector<double> history;                     // Algorithm 2's p_w, previous round
-
-  for (uint32_t r = 0; r < o.rounds; ++r) {
-    uint32_t k = workers;
-    if (o.async && r > 0) {
-      if (o.fixed_k != 0) {
-        k = o.fixed_k;
-      } else {
-        Result<KSearchResult> chosen = ChooseK(history, {o.noise, 0});
-        if (!chosen.ok()) return chosen.status();
-        k = chosen->k;
-      }
-      job.k = k == workers ? 0 : k;
-      if (o.scheme == GoatScheme::kGoat) {
-        const auto fan_in = AsyncFanIn(published->plan, FastestWorkers(history, k));
-        const GinaProblem& problem = published->problem;
-        for (std::size_t g = 0; g < fan_in.size(); ++g) {
-          for (std::size_t s = 0; s < problem.num_switches(); ++s) {
-            const auto h = handles.find({problem.switch_names[s], static_cast<uint16_t>(g)});
-            if (h == handles.end()) continue;
-            const std::string line =
-                "table_modify goat_node aggregate " + std::to_string(h->second) + " => " +
-                std::to_string(published->plan.base[g][s]) + " " +
-                std::to_string(problem.submodels[g]) + " " + std::to_string(fan_in[g][s]);
-            Result<std::string> done =
-                engine.FindSwitch(problem.switch_names[s])->commands().Execute(line);
-            if (!done.ok()) return Status::Error(problem.switch_names[s] + ": " + done.message());
-          }
-        }
-      }
-    }
-    const TimeNs start = engine.Now();
-    const uint64_t ps_before = ps.stats().gradients;
-    std::vector<uint64_t> excluded_before(workers);
-    for (uint32_t i = 0; i < workers; ++i) excluded_before[i] = w[i]->stats().excluded;
-    for (uint32_t i = 0; i < workers; ++i) {
-      for (uint64_t e = 0; e < n; ++e) in[i][e] = GradientValue(o.seed, r, i, e);
-      if (o.rate_mean > 0) {
-        const double ratio = std::clamp(o.rate_mean + o.rate_std * Normal(rates), 0.05, 1.0);
-        w[i]->SetRate(static_cast<uint64_t>(ratio * static_cast<double>(o.net.link_rate_bps)));
-      }
-      const TimeNs delay = i < o.start_delay.size() ? o.start_delay[i] : 0;
-      SWEMU_RETURN_IF_ERROR(w[i]->StartRound(r, in[i], out[i], start + delay));
-      (*transports)[hosts[i]]->Wake();
-    }
-    auto all_done = [&] {
-      return std::all_of(w.begin(), w.end(), [](const auto& x) { return x->done(); });
-    };
-    SWEMU_RETURN_IF_ERROR(engine.Run(start + o.round_timeout_ns, all_done));
-    if (!all_done()) {
-      uint32_t left = 0;
-      for (const auto& x : w) left += x->done() ? 0 : 1;
-      return Status::Error("goat run: round " + std::to_string(r) + " did not finish within " +
-                           std::to_string(o.round_timeout_ns / 1'000'000) + " ms (virtual): " +
-                           std::to_string(left) + " workers still waiting for results");
-    }
-    GoatRoundStats stats;
-    stats.k = k;
-    stats.ps_gradients = ps.stats().gradients - ps_before;
-    history.assign(workers, 0);
-    for (uint32_t i = 0; i < workers; ++i) {
-      stats.all_done_ns = std::max(stats.all_done_ns, w[i]->finish_ns() - start);
-      if (w[i]->stats().excluded == excluded_before[i]) {
-        stats.duration_ns = std::max(stats.duration_ns, w[i]->finish_ns() - start);
-      }
-      history[i] = static_cast<double>(w[i]->sent_all_ns() - start);
-      // Every result is the exact sum of the workers it counted.
-      for (uint64_t f = 0; f < job.total_fragments(); ++f) {
-        const uint64_t bits = w[i]->contributors(f);
-        for (uint16_t e = 0; e < job.elements; ++e) {
-          const uint64_t at = f * job.elements + e;
-          int64_t exact = 0;
-          for (uint64_t b = bits; b != 0; b &= b - 1) exact += in[std::countr_zero(b)][at];
-          ++result.checked;
-          result.mismatches += out[i][at] != exact ? 1 : 0;
-        }
-      }
-    }
-    result.rounds.push_back(stats);
-  }
-  // Let stray retransmissions and results drain, so the counts below are final.
-  SWEMU_RETURN_IF_ERROR(engine.Run(engine.Now() + 100'000'000));
-
-  result.frame_bytes = GoatFrameLen(o.elements);
-  result.ps = ps.stats();
-  result.ps_gradients = ps.stats().gradients;
-  uint64_t frames = ps.stats().results_sent;
-  for (uint32_t i = 0; i < workers; ++i) {
-    frames += w[i]->stats().fragments_sent;
-    result.excluded += w[i]->stats().excluded;
-    result.retransmissions += w[i]->stats().retransmissions;
-    // Results to worker i cross its path's switches and the two host links.
-    const uint64_t hops = fabric.PathToPs(hosts[i]).size() + 1;
-    result.result_frames += (*transports)[hosts[i]]->counters().frames_received * hops;
-  }
-  for (std::size_t s = 0; s < engine.num_switches(); ++s) {
-    Switch& sw = engine.switch_at(s);
-    for (const PortCounters& port : sw.counters().ports) frames += port.tx_packets;
-    AddCounters(result.switches, static_cast<GoatProgram&>(sw.program()).counters());
-  }
-  result.gradient_frames = frames - std::min(frames, result.result_frames);
+  GoatJobRun run(fabric, o, std::move(*published), std::move(job));
+  SWEMU_RETURN_IF_ERROR(run.Build());
+  for (uint32_t r = 0; r < o.rounds; ++r) SWEMU_RETURN_IF_ERROR(run.RunRound(r, result));
+  SWEMU_RETURN_IF_ERROR(run.Finish(result));
   return result;
 }
 
