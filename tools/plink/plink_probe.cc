@@ -68,106 +68,146 @@ Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::st
   return out;
 }
 
-Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
+namespace {
+
+// The probe command's options, checked.
+struct ProbeSettings {
   DatacenterSpec spec;
   uint64_t per_rack = 0, samples = 0, dims = 0, seed = 0, buffer = 0, chunk = 0;
-  TimeNs jitter = 0, host_delay = 0;
   double alpha = 0, elasticity = 0;
+  std::string json;  // empty: none
+};
+
+Result<ProbeSettings> ParseProbeSettings(const po::variables_map& vm) {
+  ProbeSettings s;
+  TimeNs jitter = 0, host_delay = 0;
   Result<std::vector<uint64_t>> fanout =
       PlinkList("fanout", Text(vm, "fanout"), PlinkListKind::kCounts);
   if (!fanout.ok()) return fanout.status();
   Result<std::vector<uint64_t>> delays =
       PlinkList("tier-delays", Text(vm, "tier-delays"), PlinkListKind::kDurations);
   if (!delays.ok()) return delays.status();
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 64, &per_rack));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &samples));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "dims", 1, 16, &dims));
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &seed));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 64, &s.per_rack));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &s.samples));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "dims", 1, 16, &s.dims));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &s.seed));
   SWEMU_RETURN_IF_ERROR(Check("jitter", ParseDurationOption(Text(vm, "jitter")), &jitter));
-  SWEMU_RETURN_IF_ERROR(Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &host_delay));
-  SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &alpha));
   SWEMU_RETURN_IF_ERROR(
-      Check("elasticity", ParseDouble(Text(vm, "elasticity"), 1, 2), &elasticity));
-  SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(Text(vm, "buffer")), &buffer));
-  SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &chunk));
-  if (buffer == 0 || chunk == 0 || chunk % 4 != 0) {
+      Check("host-delay", ParseDurationOption(Text(vm, "host-delay")), &host_delay));
+  SWEMU_RETURN_IF_ERROR(Check("alpha", ParseDouble(Text(vm, "alpha"), 1, 2), &s.alpha));
+  SWEMU_RETURN_IF_ERROR(
+      Check("elasticity", ParseDouble(Text(vm, "elasticity"), 1, 2), &s.elasticity));
+  SWEMU_RETURN_IF_ERROR(Check("buffer", ParseBytes(Text(vm, "buffer")), &s.buffer));
+  SWEMU_RETURN_IF_ERROR(Check("chunk", ParseBytes(Text(vm, "chunk")), &s.chunk));
+  if (s.buffer == 0 || s.chunk == 0 || s.chunk % 4 != 0) {
     return Status::Error("--buffer and --chunk must be above 0, the chunk whole floats");
   }
   if (delays->size() != fanout->size() + 1) {
     return Status::Error("--tier-delays: " + std::to_string(fanout->size() + 1) + " delays for " +
                          std::to_string(fanout->size()) + " levels and the hosts");
   }
-  std::string json;
   if (vm.count("json")) {
-    json = Text(vm, "json");
-    SWEMU_RETURN_IF_ERROR(CheckOutputPath(json, "--json"));
+    s.json = Text(vm, "json");
+    SWEMU_RETURN_IF_ERROR(CheckOutputPath(s.json, "--json"));
   }
-  spec.fanout.assign(fanout->begin(), fanout->end());
-  spec.tier_delay_ns.assign(delays->begin(), delays->end());
-  spec.per_rack = static_cast<uint32_t>(per_rack);
-  spec.jitter_mean_ns = static_cast<double>(jitter);
-  spec.host_delay_max_ns = host_delay;
-  spec.prober.samples = static_cast<uint32_t>(samples);
-  spec.seed = seed;
-  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(spec);
-  if (!dc.ok()) return Status::Error("--fanout/--per-rack: " + dc.message());
-  const uint32_t n = (*dc)->hosts();
+  s.spec.fanout.assign(fanout->begin(), fanout->end());
+  s.spec.tier_delay_ns.assign(delays->begin(), delays->end());
+  s.spec.per_rack = static_cast<uint32_t>(s.per_rack);
+  s.spec.jitter_mean_ns = static_cast<double>(jitter);
+  s.spec.host_delay_max_ns = host_delay;
+  s.spec.prober.samples = static_cast<uint32_t>(s.samples);
+  s.spec.seed = s.seed;
+  return s;
+}
+
+// What probing, embedding and grouping the emulated datacenter found.
+struct ProbeFindings {
+  uint32_t n = 0;  // hosts
   uint32_t missing = 0;
-  Result<DistanceMatrix> probes = (*dc)->ProbeDistances(&missing);
+  Grouping groups;
+  Grouping random;
+  std::vector<uint32_t> racks;
+  double raw = 0, embedded = 0, ami = 0, random_ami = 0;
+};
+
+Result<ProbeFindings> ProbeAndGroup(const ProbeSettings& s) {
+  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(s.spec);
+  if (!dc.ok()) return Status::Error("--fanout/--per-rack: " + dc.message());
+  ProbeFindings f;
+  f.n = (*dc)->hosts();
+  Result<DistanceMatrix> probes = (*dc)->ProbeDistances(&f.missing);
   if (!probes.ok()) return probes.status();
   EmbedOptions eo;
-  eo.dims = static_cast<uint32_t>(dims);
-  eo.alpha = alpha;
+  eo.dims = static_cast<uint32_t>(s.dims);
+  eo.alpha = s.alpha;
   eo.startup_cost = true;
-  eo.seed = seed;
+  eo.seed = s.seed;
   Result<Embedding> e = EmbedProbes(*probes, eo);
   if (!e.ok()) return e.status();
   GroupingOptions go;
-  go.elasticity = elasticity;
-  go.seed = seed;
+  go.elasticity = s.elasticity;
+  go.seed = s.seed;
   Result<Grouping> groups = ConstrainedKMeans(e->coords, e->dims, go);
   if (!groups.ok()) return groups.status();
+  f.groups = std::move(*groups);
   const std::vector<NodeLocation>& where = (*dc)->locations();
-  std::vector<uint32_t> racks;
-  for (const NodeLocation& l : where) racks.push_back(l[l.size() - 2]);
-  const Grouping random = BalancedRandom(n, seed);
-  const double raw = Paia(where, *probes)->paia(), embedded = Paia(where, e->Distances())->paia();
-  const double ami = AdjustedMutualInformation(groups->group_of, racks);
-  const double random_ami = AdjustedMutualInformation(random.group_of, racks);
+  for (const NodeLocation& l : where) f.racks.push_back(l[l.size() - 2]);
+  f.random = BalancedRandom(f.n, s.seed);
+  f.raw = Paia(where, *probes)->paia();
+  f.embedded = Paia(where, e->Distances())->paia();
+  f.ami = AdjustedMutualInformation(f.groups.group_of, f.racks);
+  f.random_ami = AdjustedMutualInformation(f.random.group_of, f.racks);
+  return f;
+}
+
+void PrintGroups(const ProbeSettings& s, const ProbeFindings& f, std::ostream& out) {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "swemu-plink probe: %u hosts in %zu racks (%u per rack), %zu rounds of disjoint "
                 "pairs, %u probe(s) per pair, %u pair(s) unanswered\n",
-                n, n / per_rack, static_cast<unsigned>(per_rack), CircleRounds(n).size(),
-                static_cast<unsigned>(samples), missing);
+                f.n, f.n / s.per_rack, static_cast<unsigned>(s.per_rack), CircleRounds(f.n).size(),
+                static_cast<unsigned>(s.samples), f.missing);
   out << line;
   std::snprintf(line, sizeof(line), "PAIA: raw probes %.3f, embedded (alpha %.1f, %u dims) %.3f\n",
-                raw, alpha, static_cast<unsigned>(dims), embedded);
+                f.raw, s.alpha, static_cast<unsigned>(s.dims), f.embedded);
   out << line;
   std::snprintf(line, sizeof(line),
                 "groups: %u (k = round(sqrt(n))); AMI with the racks: ProbeEmbed %.3f, Balanced "
                 "Random %.3f\n",
-                groups->k, ami, random_ami);
+                f.groups.k, f.ami, f.random_ami);
   out << line;
-  for (uint32_t g = 0; g < groups->k; ++g) {
+  for (uint32_t g = 0; g < f.groups.k; ++g) {
     out << "  group " << g << ":";
-    for (uint32_t h = 0; h < n; ++h) {
-      if (groups->group_of[h] == g) out << " h" << h << "(r" << racks[h] << ")";
+    for (uint32_t h = 0; h < f.n; ++h) {
+      if (f.groups.group_of[h] == g) out << " h" << h << "(r" << f.racks[h] << ")";
     }
     out << "\n";
   }
-  const std::vector<uint64_t> chunks = CutChunks(buffer, chunk);
+}
+
+}  // namespace
+
+Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
+  Result<ProbeSettings> settings = ParseProbeSettings(vm);
+  if (!settings.ok()) return settings.status();
+  const ProbeSettings& s = *settings;
+  Result<ProbeFindings> findings = ProbeAndGroup(s);
+  if (!findings.ok()) return findings.status();
+  const ProbeFindings& f = *findings;
+  PrintGroups(s, f, out);
+  const std::vector<uint64_t> chunks = CutChunks(s.buffer, s.chunk);
   out << "\nreducing " << Text(vm, "buffer") << " in " << chunks.size()
       << " chunks: bytes across racks (and in all)\n";
   JsonWriter j;
-  j.BeginObject().Uint("hosts", n).Double("paia_raw", raw).Double("paia_embedded", embedded);
-  j.Double("ami_racks", ami).Double("ami_balanced_random", random_ami);
+  j.BeginObject().Uint("hosts", f.n).Double("paia_raw", f.raw).Double("paia_embedded", f.embedded);
+  j.Double("ami_racks", f.ami).Double("ami_balanced_random", f.random_ami);
   j.BeginArray("groups");
-  for (uint32_t g : groups->group_of) j.Uint({}, g);
+  for (uint32_t g : f.groups.group_of) j.Uint({}, g);
   j.EndArray().BeginObject("cross_rack_bytes");
   auto row = [&](const char* name, Result<AggPlan> plan) -> Status {
     if (!plan.ok()) return plan.status();
-    const AggTraffic t = CountTraffic(*plan, racks);
+    const AggTraffic t = CountTraffic(*plan, f.racks);
+    char line[256];
     std::snprintf(line, sizeof(line), "  %-28s %14llu  (%llu)\n", name,
                   static_cast<unsigned long long>(t.cross_rack),
                   static_cast<unsigned long long>(t.total));
@@ -175,14 +215,15 @@ Status RunPlinkProbe(const po::variables_map& vm, std::ostream& out) {
     j.Uint(name, t.cross_rack);
     return Status::Ok();
   };
-  SWEMU_RETURN_IF_ERROR(row("2LHA, ProbeEmbed groups", MakeTwoLevelPlan(groups->group_of, chunks)));
-  SWEMU_RETURN_IF_ERROR(row("2LHA, the racks", MakeTwoLevelPlan(racks, chunks)));
-  SWEMU_RETURN_IF_ERROR(row("2LHA, Balanced Random", MakeTwoLevelPlan(random.group_of, chunks)));
-  SWEMU_RETURN_IF_ERROR(row("flat aggregation", MakeFlatPlan(n, chunks)));
+  SWEMU_RETURN_IF_ERROR(
+      row("2LHA, ProbeEmbed groups", MakeTwoLevelPlan(f.groups.group_of, chunks)));
+  SWEMU_RETURN_IF_ERROR(row("2LHA, the racks", MakeTwoLevelPlan(f.racks, chunks)));
+  SWEMU_RETURN_IF_ERROR(row("2LHA, Balanced Random", MakeTwoLevelPlan(f.random.group_of, chunks)));
+  SWEMU_RETURN_IF_ERROR(row("flat aggregation", MakeFlatPlan(f.n, chunks)));
   j.EndObject().EndObject();
-  if (!json.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(json, j.str() + "\n", "--json"));
-    out << "wrote " << json << "\n";
+  if (!s.json.empty()) {
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(s.json, j.str() + "\n", "--json"));
+    out << "wrote " << s.json << "\n";
   }
   return Status::Ok();
 }
