@@ -14,6 +14,14 @@
 //     // the bitmap a result will carry in *result.
 //     static Op OtherBitmap(uint64_t& cell, uint64_t bits, AggMeta<Op>& meta,
 //                           uint64_t* result) noexcept;
+//     static uint64_t FanIn(Packet&) noexcept;      // the workers that complete the slot
+//     static bool TakesAdd(AggCountWord before) noexcept;  // the count word takes an add
+//     // The count word's flag after a claim or an add (the meaning is the program's).
+//     static bool CountedFlag(Packet&, AggMeta<Op>&, bool claim, AggCountWord before,
+//                             bool complete) noexcept;
+//     // The count word for every other op (or an add it does not take): the new op.
+//     static Op OtherCount(Packet&, AggMeta<Op>&, AggCountWord before,
+//                          AggCountWord* after) noexcept;
 //     static LaneOp Lanes(Op op) noexcept;          // what the value lanes do for an op
 //     static bool KeepsOverflow(Op op) noexcept;    // the overflow bit survives this pass
 //     static uint8_t* Elements(Packet&) noexcept;   // the packet's big-endian int32 elements
@@ -24,11 +32,12 @@
 // The per-packet state is the packet's AggMeta (agg_meta.h); the lane arithmetic is
 // agg_lanes.h's.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <span>
 
-#include "pipeline/programs/agg_lanes.h"
 #include "pipeline/core/drop_reason.h"
+#include "pipeline/programs/agg_lanes.h"
 #include "pipeline/programs/agg_meta.h"
 #include "pipeline/registers/register_array.h"
 
@@ -90,6 +99,66 @@ uint32_t AggBitmapStage(RegisterArray* bitmap, Packet** pkts, uint32_t n, uint64
     if (go_on(pkt)) pkts[live++] = &pkt;
   }
   return live;
+}
+
+// The count word (atp_count, goat_count: 8 bits): the workers in the slot, saturating at 7 bits,
+// and one flag bit whose meaning is each paper's (atp: the aggregator saw ECN; goat: the slot's
+// round is done and takes nothing more).
+struct AggCountWord {
+  static constexpr uint64_t kMaxCount = 0x7F;
+  static constexpr uint64_t kFlagBit = 0x80;
+  uint64_t count = 0;
+  bool flag = false;
+
+  static AggCountWord Of(uint64_t cell) noexcept {
+    return {cell & kMaxCount, (cell & kFlagBit) != 0};
+  }
+  uint64_t Word() const noexcept { return std::min(count, kMaxCount) | (flag ? kFlagBit : 0); }
+};
+
+// The count array: a claim starts the count with the packet's workers, an add the word takes
+// (Traits::TakesAdd) adds them; the slot is complete at Traits::FanIn workers, and then the
+// result is written out, else the packet is consumed (counters.claimed, .aggregated and
+// .completed count them). Every other op is Traits::OtherCount's; the op after the stage goes
+// into the packet's AggMeta. then(pkt, before, complete) follows for each packet, with the word
+// as the packet found it.
+template <typename Traits, typename Counters, typename Then>
+void AggCountStage(RegisterArray* count, Packet* const* pkts, uint32_t n, Counters& counters,
+                   Then&& then) noexcept {
+  using Op = typename Traits::Op;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    AggMeta<Op>& meta = AggMetaOf<Op>(pkt);
+    Op op = meta.op;
+    const uint64_t add = static_cast<uint64_t>(std::popcount(Traits::Workers(pkt)));
+    const uint64_t fan_in = Traits::FanIn(pkt);
+    AggCountWord before;
+    bool complete = false;
+    count->Rmw(pkt, meta.slot, [&](std::span<uint64_t> cell) {
+      before = AggCountWord::Of(cell[0]);
+      AggCountWord after = before;
+      const bool claim = op == Traits::kClaim;
+      if (claim || (op == Traits::kAdd && Traits::TakesAdd(before))) {
+        after.count = std::min(AggCountWord::kMaxCount, claim ? add : before.count + add);
+        complete = after.count >= fan_in;
+        after.flag = Traits::CountedFlag(pkt, meta, claim, before, complete);
+      } else {
+        op = Traits::OtherCount(pkt, meta, before, &after);
+      }
+      cell[0] = after.Word();
+    });
+    meta.op = op;
+    if (op == Traits::kClaim || op == Traits::kAdd) {
+      ++(op == Traits::kClaim ? counters.claimed : counters.aggregated);
+      if (complete) {
+        ++counters.completed;
+        meta.write_out = true;
+      } else {
+        pkt.meta.consumed = true;
+      }
+    }
+    then(pkt, before, complete);
+  }
 }
 
 // The value array: every lane of the slot in one access (each stage's ALUs update their slice

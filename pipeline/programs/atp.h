@@ -79,7 +79,6 @@ class AtpProgram final : public Program {
   // value and overflow stages and the prefetches are agg_kernel.h's, shared with goat.
   void RunAggregators(Packet** pkts, uint32_t n) noexcept;
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
-  void CountStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
 
   L2l3Program l2l3_;

@@ -37,12 +37,10 @@ bool PacketEcn(Packet& pkt) noexcept {
   return (pkt.data[pkt.hdr.ipv4 + 1] & 0x3) == 0x3 || Atp(pkt)->Has(kAtpFlagEcn);
 }
 
-constexpr uint64_t kCountMask = 0x7F;  // atp_count: bits 0-6 count, bit 7 ECN seen
-constexpr uint64_t kCountEcn = 0x80;
-
-// What atp's bitmap, value and overflow stages do (agg_kernel.h): a first-level retransmission
-// takes the bitmap for a partial result or frees it, a partial result reads and clears the
-// aggregator, a deallocation zeroes it, and the overflow bit is freed with the aggregator.
+// What atp's bitmap, count, value and overflow stages do (agg_kernel.h): a first-level
+// retransmission takes the bitmap for a partial result or frees it; atp_count's flag is the ECN
+// the aggregator saw (the result carries it); a partial result reads and clears the aggregator,
+// a deallocation zeroes it, and the overflow bit is freed with the aggregator.
 using AtpOp = Op;
 struct AtpAgg {
   using Op = AtpOp;
@@ -64,6 +62,21 @@ struct AtpAgg {
     cell = 0;
     if (op == kOpPartial) meta.flip_edge = true;
     return op;
+  }
+  static uint64_t FanIn(Packet& pkt) noexcept { return Atp(pkt)->FanIn(Atp(pkt)->EdgeId()); }
+  static bool TakesAdd(AggCountWord) noexcept { return true; }
+  static bool CountedFlag(Packet& pkt, AggMeta<Op>& meta, bool claim, AggCountWord before,
+                          bool) noexcept {
+    const bool seen = (!claim && before.flag) || PacketEcn(pkt);
+    if (seen) meta.ecn = true;
+    return seen;
+  }
+  // A partial result or a deallocation frees the word; the ECN it saw goes with the packet.
+  static Op OtherCount(Packet& pkt, AggMeta<Op>& meta, AggCountWord before,
+                       AggCountWord* after) noexcept {
+    if (before.flag || PacketEcn(pkt)) meta.ecn = true;
+    *after = AggCountWord{};
+    return meta.op;
   }
   static LaneOp Lanes(Op op) noexcept {
     switch (op) {
@@ -205,7 +218,12 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   ahead(4);
   {
     auto timed = count_->TimeBurst(n);
-    CountStage(live, n);
+    // A complete result goes on past this level; a partial one carries its sum out.
+    AggCountStage<AtpAgg>(count_, live, n, counters_, [](Packet& pkt, AggCountWord, bool done) {
+      AggMeta<Op>& meta = Meta(pkt);
+      if (meta.op == kOpPartial) meta.write_out = true;
+      if (done) meta.flip_edge = true;
+    });
   }
   {
     auto timed = values_->TimeBurst(n);
@@ -218,7 +236,9 @@ void AtpProgram::RunAggregators(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < n; ++i) Finish(*live[i]);
 }
 
-// atp_id: claim, hit, collision or deallocation; compacts pkts to those with work left.
+// atp_id: claim, hit, collision or deallocation; compacts pkts to those with work left. Not
+// agg_kernel.h's: an ATP aggregator is keyed by <job, seq>, freed by the parameter packet, and a
+// collision goes on upstream, where a GOAT slot is keyed by fragment and round and reclaimed.
 uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
   uint32_t live = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -268,43 +288,6 @@ uint32_t AtpProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     if (op != kOpNone) pkts[live++] = &pkt;
   }
   return live;
-}
-
-// atp_count: workers counted against the fan-in of this edge, and the ECN bit.
-void AtpProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    const AtpHeader* h = Atp(pkt);
-    AggMeta<Op>& meta = Meta(pkt);
-    const Op op = meta.op;
-    const uint64_t add = static_cast<uint64_t>(std::popcount(h->Bitmap()));
-    const uint64_t ecn = PacketEcn(pkt) ? kCountEcn : 0;
-    uint64_t count = 0;
-    uint64_t seen = 0;
-    count_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      if (op == kOpClaim || op == kOpAdd) {
-        count = op == kOpClaim ? add : std::min(kCountMask, (cell[0] & kCountMask) + add);
-        seen = op == kOpClaim ? ecn : (cell[0] & kCountEcn) | ecn;
-        cell[0] = count | seen;
-      } else {
-        seen = (cell[0] & kCountEcn) | ecn;
-        cell[0] = 0;
-      }
-    });
-    if (seen != 0) meta.ecn = true;
-    if (op == kOpPartial) {
-      meta.write_out = true;
-    } else if (op == kOpClaim || op == kOpAdd) {
-      ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
-      if (count >= h->FanIn(h->EdgeId())) {
-        ++counters_.completed;
-        meta.write_out = true;
-        meta.flip_edge = true;
-      } else {
-        pkt.meta.consumed = true;
-      }
-    }
-  }
 }
 
 // Header rewrites of a result (complete or partial) and of a first-level retransmission.

@@ -102,7 +102,6 @@ class GoatProgram final : public Program {
   // are agg_kernel.h's, shared with atp.
   void RunSlots(Packet** pkts, uint32_t n) noexcept;
   uint32_t IdStage(Packet** pkts, uint32_t n) noexcept;
-  void CountStage(Packet** pkts, uint32_t n) noexcept;
   void Finish(Packet& pkt) noexcept;
 
   L2l3Program l2l3_;

@@ -24,18 +24,17 @@ enum Op : uint8_t {
   kOpFlushRead,  // the packet's workers are in the slot already: write the partial sum out
   kOpToPs,       // no aggregation here: on to the PS (late, stale, or a retransmission)
 };
-constexpr uint64_t kCountMask = 0x7F;  // goat_count: bits 0-6 count, bit 7 done
-constexpr uint64_t kCountDone = 0x80;
 
 // The packet's slot, result bitmap, op, fan-in and flags (agg_meta.h).
 AggMeta<Op>& Meta(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt); }
 uint32_t Index(const Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).slot; }
 GoatHeader* Goat(Packet& pkt) noexcept { return HeaderAt<GoatHeader>(pkt.data + pkt.hdr.app); }
 
-// What goat's bitmap, value and overflow stages do (agg_kernel.h): a retransmission flushes the
-// slot (adding its workers if none is in yet), a flush that adds nothing reads the slot, every
-// other op that reaches the lanes adds; the overflow bit is sticky per slot and round (a claim
-// starts it again).
+// What goat's bitmap, count, value and overflow stages do (agg_kernel.h): a retransmission
+// flushes the slot (adding its workers if none is in yet); goat_count's flag is the done bit (a
+// finished or flushed slot takes nothing more in its round); a flush that adds nothing reads the
+// slot, every other op that reaches the lanes adds; the overflow bit is sticky per slot and
+// round (a claim starts it again).
 using GoatOp = Op;
 struct GoatAgg {
   using Op = GoatOp;
@@ -55,6 +54,18 @@ struct GoatAgg {
       return kOpFlushRead;
     }
     return kOpToPs;  // overlaps partly: the slot cannot take it or stand for it
+  }
+  static uint64_t FanIn(Packet& pkt) noexcept { return AggMetaOf<Op>(pkt).fan_in; }
+  static bool TakesAdd(AggCountWord before) noexcept { return !before.flag; }
+  static bool CountedFlag(Packet&, AggMeta<Op>&, bool, AggCountWord, bool complete) noexcept {
+    return complete;
+  }
+  // A flush marks the slot done; a done slot's round is over here: the PS decides.
+  static Op OtherCount(Packet&, AggMeta<Op>& meta, AggCountWord before,
+                       AggCountWord* after) noexcept {
+    if (before.flag) return kOpToPs;
+    after->flag = true;
+    return meta.op;
   }
   static LaneOp Lanes(Op op) noexcept {
     if (op == kOpClaim) return LaneOp::kClaim;
@@ -213,7 +224,18 @@ void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
     Finish(pkt);
     return false;
   });
-  CountStage(live, n);
+  AggCountStage<GoatAgg>(count_, live, n, counters_, [&](Packet& pkt, AggCountWord before, bool) {
+    AggMeta<Op>& meta = Meta(pkt);
+    const Op op = meta.op;
+    // A newer round reclaimed an unfinished older one.
+    if (op == kOpClaim && meta.reclaim && before.count != 0 && !before.flag) ++counters_.evicted;
+    if (op == kOpToPs) {
+      ++(Goat(pkt)->Has(kGoatFlagResend) ? counters_.resend_direct : counters_.late);
+    } else if (op == kOpFlushAdd || op == kOpFlushRead) {
+      ++counters_.flushed;
+      meta.write_out = true;
+    }
+  });
   uint32_t m = 0;
   for (uint32_t i = 0; i < n; ++i) {
     const Op op = Meta(*live[i]).op;
@@ -228,7 +250,9 @@ void GoatProgram::RunSlots(Packet** pkts, uint32_t n) noexcept {
   for (uint32_t i = 0; i < m; ++i) Finish(*live[i]);
 }
 
-// goat_id: claim, merge, flush, collision, late, or release. Keeps packets with work left.
+// goat_id: claim, merge, flush, collision, late, or release. Keeps packets with work left. Not
+// agg_kernel.h's: a GOAT slot is keyed by <job, sub-model, fragment> and round and reclaimed by a
+// newer round, where an ATP aggregator is keyed by <job, seq> and freed by the parameter packet.
 uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
   uint32_t live = 0;
   for (uint32_t i = 0; i < n; ++i) {
@@ -281,53 +305,6 @@ uint32_t GoatProgram::IdStage(Packet** pkts, uint32_t n) noexcept {
     pkts[live++] = &pkt;
   }
   return live;
-}
-
-// goat_count: workers counted against the fan-in, and the done bit (a finished or flushed slot
-// takes nothing more in its round).
-void GoatProgram::CountStage(Packet** pkts, uint32_t n) noexcept {
-  for (uint32_t i = 0; i < n; ++i) {
-    Packet& pkt = *pkts[i];
-    AggMeta<Op>& meta = Meta(pkt);
-    Op op = meta.op;
-    const uint64_t add = static_cast<uint64_t>(std::popcount(Goat(pkt)->Bitmap()));
-    const uint32_t fan_in = meta.fan_in;
-    bool done = false;
-    bool evicted = false;
-    count_->Rmw(pkt, Index(pkt), [&](std::span<uint64_t> cell) {
-      const uint64_t count = cell[0] & kCountMask;
-      const bool was_done = (cell[0] & kCountDone) != 0;
-      if (op == kOpClaim) {
-        evicted = meta.reclaim && count != 0 && !was_done;
-        done = add >= fan_in;
-        cell[0] = std::min(kCountMask, add) | (done ? kCountDone : 0);
-      } else if (was_done) {
-        op = kOpToPs;  // the slot's round is over here: the PS decides
-      } else if (op == kOpAdd) {
-        const uint64_t total = std::min(kCountMask, count + add);
-        done = total >= fan_in;
-        cell[0] = total | (done ? kCountDone : 0);
-      } else {  // flush
-        cell[0] = count | kCountDone;
-      }
-    });
-    if (evicted) ++counters_.evicted;
-    if (op == kOpToPs) {
-      ++(Goat(pkt)->Has(kGoatFlagResend) ? counters_.resend_direct : counters_.late);
-    } else if (op == kOpFlushAdd || op == kOpFlushRead) {
-      ++counters_.flushed;
-      meta.write_out = true;
-    } else {
-      ++(op == kOpClaim ? counters_.claimed : counters_.aggregated);
-      if (done) {
-        ++counters_.completed;
-        meta.write_out = true;
-      } else {
-        pkt.meta.consumed = true;
-      }
-    }
-    meta.op = op;
-  }
 }
 
 // Header rewrites: an aggregate carries the slot's bitmap and goes to the PS (GOAT) or on
