@@ -48,12 +48,13 @@ Status DlcpModelInput::Validate() const {
   return Status::Ok();
 }
 
-Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
-  SWEMU_RETURN_IF_ERROR(in.Validate());
+namespace {
+
+// Each queue's layers and share of the bytes, as the host tags them.
+void AssignLayers(const DlcpModelInput& in, DlcpThresholdPlan& plan) {
   const auto m = static_cast<uint32_t>(in.layer_sizes.size());
   double total = 0;
   for (uint64_t s : in.layer_sizes) total += static_cast<double>(s);
-  DlcpThresholdPlan plan;
   plan.queues.resize(kDlcpQueues);
   for (DlcpQueuePlan& q : plan.queues) {
     q.first_layer = 1;
@@ -65,7 +66,11 @@ Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
     q.last_layer = x;
     q.share += static_cast<double>(in.layer_sizes[x]) / total;
   }
-  // Strict priority: what the queues above take is gone from this one's service.
+}
+
+// Each queue's load and loss costs. Strict priority: what the queues above take is gone from
+// this one's service.
+std::vector<QueueModel> ModelQueues(const DlcpModelInput& in, DlcpThresholdPlan& plan) {
   std::vector<QueueModel> model(kDlcpQueues);
   double above = 0;  // sum of lambda_k / mu over k < i
   for (uint32_t i = 0; i < kDlcpQueues; ++i) {
@@ -82,6 +87,12 @@ Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
     q.cost_large = 1.0 / (in.tol_large * layer_tol / mean_layer_tol);
     model[i] = QueueModel{q.rho, q.cost_small, q.cost_large, in.theta};
   }
+  return model;
+}
+
+// The optimum: each queue's L_i and S_i over a buffer of b packets, by dynamic programming.
+void SolveOptimum(const DlcpModelInput& in, const std::vector<QueueModel>& model,
+                  DlcpThresholdPlan& plan) {
   // c_i(L) = min over S <= L of cost_i(S, L), and the S that gives it.
   const uint32_t b = in.buffer_pkts;
   std::vector<std::vector<double>> best(kDlcpQueues, std::vector<double>(b + 1, kInf));
@@ -123,9 +134,12 @@ Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
     plan.buffer_used += q.L;
   }
   plan.cost = v[0][b];
-  // Fit S_i = T(1 + (i - 1)d), the form a switch takes, to the optimum: the (T, d) on a grid
-  // (T in steps of 0.25 packets up to the largest S_i, d in steps of 0.05 up to 20) whose
-  // thresholds, with the optimum's L_i, cost least; ties go to the one closest to the optimum.
+}
+
+// Fit S_i = T(1 + (i - 1)d), the form a switch takes, to the optimum: the (T, d) on a grid
+// (T in steps of 0.25 packets up to the largest S_i, d in steps of 0.05 up to 20) whose
+// thresholds, with the optimum's L_i, cost least; ties go to the one closest to the optimum.
+void FitThresholdForm(const std::vector<QueueModel>& model, DlcpThresholdPlan& plan) {
   uint32_t max_s = 1;
   for (const DlcpQueuePlan& q : plan.queues) max_s = std::max(max_s, q.S);
   double best_cost = kInf, best_err = kInf;
@@ -150,12 +164,24 @@ Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
   }
   plan.fit_cost = best_cost;
   plan.fit_rms = std::sqrt(best_err / kDlcpQueues);
+}
+
+}  // namespace
+
+Result<DlcpThresholdPlan> SolveDlcpThresholds(const DlcpModelInput& in) {
+  SWEMU_RETURN_IF_ERROR(in.Validate());
+  DlcpThresholdPlan plan;
+  AssignLayers(in, plan);
+  const std::vector<QueueModel> model = ModelQueues(in, plan);
+  SolveOptimum(in, model, plan);
+  FitThresholdForm(model, plan);
   return plan;
 }
 
 std::string DlcpThresholdsCommand(const DlcpThresholdPlan& plan) {
   std::string caps;
-  for (const DlcpQueuePlan& q : plan.queues) caps += (caps.empty() ? "" : ",") + std::to_string(q.L);
+  for (const DlcpQueuePlan& q : plan.queues)
+    caps += (caps.empty() ? "" : ",") + std::to_string(q.L);
   char t_d[64];
   std::snprintf(t_d, sizeof(t_d), "%.2f %.2f ", plan.fit_t, plan.fit_d);
   return "dlcp_thresholds " + std::string(t_d) + caps;
@@ -172,10 +198,9 @@ std::string FormatDlcpPlan(const DlcpModelInput& in, const DlcpThresholdPlan& pl
   out += "  i queue  layers    share    rho   S_i   L_i   loss small   loss large\n";
   for (uint32_t i = 0; i < plan.queues.size(); ++i) {
     const DlcpQueuePlan& q = plan.queues[i];
-    const std::string layers = q.first_layer > q.last_layer
-                                   ? std::string("-")
-                                   : std::to_string(q.first_layer) + "-" +
-                                         std::to_string(q.last_layer);
+    const std::string layers = q.first_layer > q.last_layer ? std::string("-")
+                                                            : std::to_string(q.first_layer) + "-" +
+                                                                  std::to_string(q.last_layer);
     std::snprintf(line, sizeof(line), "  %u %5u  %-8s %6.3f %6.3f %5u %5u %12.3e %12.3e\n", i + 1,
                   kDlcpQueues - 1 - i, layers.c_str(), q.share, q.rho, q.S, q.L, q.loss_small,
                   q.loss_large);
@@ -191,9 +216,9 @@ std::string FormatDlcpPlan(const DlcpModelInput& in, const DlcpThresholdPlan& pl
   out += "commands (the optimum, queue by queue):\n";
   for (uint32_t i = 0; i < plan.queues.size(); ++i) {
     const int q = static_cast<int>(kDlcpQueues - 1 - i);
-    out += "  set_red_threshold all " + std::to_string(q) + " " +
-           std::to_string(plan.queues[i].S) + "\n  set_queue_depth " +
-           std::to_string(plan.queues[i].L) + " all " + std::to_string(q) + "\n";
+    out += "  set_red_threshold all " + std::to_string(q) + " " + std::to_string(plan.queues[i].S) +
+           "\n  set_queue_depth " + std::to_string(plan.queues[i].L) + " all " + std::to_string(q) +
+           "\n";
   }
   return out;
 }
