@@ -167,8 +167,10 @@ Result<PortId> PortOfKey(const std::string& key) {
     return Status::Error("unknown key (a port section is [port.N] with N a port number)");
   }
   std::string field = key.substr(dot + 1);
-  if (field != "rate" && field != "devargs" && field != "loss" && field != "delay") {
-    return Status::Error("unknown key (a [port.N] section has only rate, devargs, loss and delay)");
+  if (field != "rate" && field != "queue_depth" && field != "devargs" && field != "loss" &&
+      field != "delay") {
+    return Status::Error(
+        "unknown key (a [port.N] section has only rate, queue_depth, devargs, loss and delay)");
   }
   return static_cast<PortId>(*port);
 }
@@ -193,6 +195,14 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
       Result<double> loss = ParseProbability(entry.value);
       if (!loss.ok()) return loss.status();
       out.port_effects[*port].loss = *loss;
+      return Status::Ok();
+    }
+    if (key.ends_with(".queue_depth")) {
+      Result<uint64_t> pkts = ParseUint(entry.value, 1, kTmMaxQueueDepthPkts);
+      if (!pkts.ok()) return pkts.status();
+      if (!out.config.tm.port_queue_depths.emplace(*port, uint32_t(*pkts)).second) {
+        return Status::Error("port queue depth given twice");
+      }
       return Status::Ok();
     }
     if (key.ends_with(".delay")) {
@@ -241,6 +251,13 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
     if (rate.port >= out.config.num_ports) {
       return Status::Error(path + ": port." + std::to_string(rate.port) + ".rate: port " +
                            std::to_string(rate.port) + " out of range (switch.ports is " +
+                           std::to_string(out.config.num_ports) + ")");
+    }
+  }
+  for (const auto& [port, pkts] : out.config.tm.port_queue_depths) {
+    if (port >= out.config.num_ports) {
+      return Status::Error(path + ": port." + std::to_string(port) + ".queue_depth: port " +
+                           std::to_string(port) + " out of range (switch.ports is " +
                            std::to_string(out.config.num_ports) + ")");
     }
   }

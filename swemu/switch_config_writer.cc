@@ -127,8 +127,13 @@ Lines DpdkLines(const LoadedSwitchConfig& c, const LoadedSwitchConfig& d) {
   return lines;
 }
 
-// loss and delay of a port with an entry in port_effects (at least one key keeps the entry).
-void AddEffects(Lines& lines, const LoadedSwitchConfig& c, PortId port) {
+// A port's queue_depth, loss and delay: the keys kept by port (in the port's first section).
+// loss is written when delay is not, so that a port_effects entry always reads back.
+void AddPortKeys(Lines& lines, const LoadedSwitchConfig& c, PortId port) {
+  auto depth = c.config.tm.port_queue_depths.find(port);
+  if (depth != c.config.tm.port_queue_depths.end()) {
+    lines.emplace_back("queue_depth", std::to_string(depth->second));
+  }
   auto it = c.port_effects.find(port);
   if (it == c.port_effects.end()) return;
   const PortWireEffects& e = it->second;
@@ -152,14 +157,17 @@ void AddPortSections(std::string& out, const LoadedSwitchConfig& c) {
     if (r < rates.size() && rates[r].port == port) lines.emplace_back("rate", Rate(rates[r++].bps));
     if (d < devargs.size() && devargs[d].first == port)
       lines.emplace_back("devargs", devargs[d++].second);
-    if (done.insert(port).second) AddEffects(lines, c, port);
+    if (done.insert(port).second) AddPortKeys(lines, c, port);
     AddSection(out, "port." + std::to_string(port), lines);
   }
-  for (const auto& effects : c.port_effects) {
-    if (!done.insert(effects.first).second) continue;
+  std::set<PortId> rest;
+  for (const auto& depth : c.config.tm.port_queue_depths) rest.insert(depth.first);
+  for (const auto& effects : c.port_effects) rest.insert(effects.first);
+  for (PortId port : rest) {
+    if (!done.insert(port).second) continue;
     Lines lines;
-    AddEffects(lines, c, effects.first);
-    AddSection(out, "port." + std::to_string(effects.first), lines);
+    AddPortKeys(lines, c, port);
+    AddSection(out, "port." + std::to_string(port), lines);
   }
 }
 
@@ -193,6 +201,7 @@ Status CheckPorts(const LoadedSwitchConfig& c) {
   for (const PortRate& rate : c.config.tm.port_rates) ports.insert(rate.port);
   for (const auto& devargs : c.port_devargs) ports.insert(devargs.first);
   for (const auto& effects : c.port_effects) ports.insert(effects.first);
+  for (const auto& depth : c.config.tm.port_queue_depths) ports.insert(depth.first);
   if (!ports.empty() && *ports.rbegin() >= c.config.num_ports) {
     return Status::Error("port." + std::to_string(*ports.rbegin()) +
                          ": port out of range (switch.ports is " +

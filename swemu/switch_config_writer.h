@@ -24,7 +24,7 @@ struct SwitchConfigFormat {
 // `path`): the header, then [switch] name, ports and program always, every other key only when
 // it differs from its default; [program] right after [switch], its keys in the order they were
 // set (a loaded file's order); [port.N] sections follow the order of tm.port_rates and
-// port_devargs. `startup_script` (a path from the current directory) is written as `format`
+// port_devargs (a port's queue_depth, loss and delay go in its first section). `startup_script` (a path from the current directory) is written as `format`
 // says. Sizes, rates and durations are exact ("16MiB", "10G", "1500B", "50us"); a loss is the
 // shortest decimal that reads back the same. Fields no key sets (tm.num_ports,
 // parser.max_vlan_tags, a queue's weight and rate_pps) are not written. Values holding '#' or a

@@ -44,6 +44,11 @@ uint64_t TmConfig::PortRateBps(PortId port) const {
   return bps;
 }
 
+uint32_t TmConfig::QueueDepthPkts(PortId port) const {
+  auto it = port_queue_depths.find(port);
+  return it != port_queue_depths.end() ? it->second : queue.depth_pkts;
+}
+
 Status TmConfig::Validate() const {
   if (num_ports < 1 || num_ports > kTmMaxPorts) {
     return OutOfRange("tm num_ports", num_ports, 1, kTmMaxPorts);
@@ -68,6 +73,13 @@ Status TmConfig::Validate() const {
     SWEMU_RETURN_IF_ERROR(ValidatePortRate(rate.bps));
   }
   SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(queue.depth_pkts));
+  for (const auto& [port, pkts] : port_queue_depths) {
+    if (port >= num_ports) {
+      return Status::Error("tm port_queue_depths: port " + std::to_string(port) +
+                           " out of range (num_ports " + std::to_string(num_ports) + ")");
+    }
+    SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(pkts));
+  }
   SWEMU_RETURN_IF_ERROR(ValidateWeight(queue.weight));
   SWEMU_RETURN_IF_ERROR(ValidateQueueRate(queue.rate_pps));
   return Status::Ok();

@@ -1,6 +1,7 @@
 #pragma once
 // Typed configuration of the traffic manager, checked once by Validate() before construction.
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "pipeline/core/packet.h"
@@ -57,9 +58,15 @@ struct TmConfig {
   // same port wins). The one way a switch file's or a caller's per-port rate reaches the TM
   // before the switch runs; set_port_rate changes it afterwards.
   std::vector<PortRate> port_rates;
+  // Per-port queue limits in packets over queue.depth_pkts, for every queue of the port
+  // ([port.N] queue_depth), applied when the TM is created; set_queue_depth changes them after.
+  std::map<PortId, uint32_t> port_queue_depths;
 
   // The rate port `port` starts with: its port_rates entry, else port_rate_bps.
   uint64_t PortRateBps(PortId port) const;
+  // The queue limit port `port`'s queues start with: its port_queue_depths entry, else
+  // queue.depth_pkts.
+  uint32_t QueueDepthPkts(PortId port) const;
   // One-line error naming the field and its allowed range.
   Status Validate() const;
 };

@@ -23,8 +23,8 @@ Result<std::unique_ptr<TrafficManager>> TrafficManager::Create(const TmConfig& c
     for (Queue& queue : tm->ports_[p].queues) {
       if (!queue.ring.Reserve(queue.limit_pkts)) {
         return Status::Error("tm: cannot allocate queues of " +
-                             std::to_string(config.queue.depth_pkts) + " packets for " +
-                             std::to_string(config.num_ports) + " ports");
+                             std::to_string(queue.limit_pkts) + " packets for port " +
+                             std::to_string(p));
       }
     }
   }
@@ -46,7 +46,7 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
     port.link.SetRate(config.PortRateBps(p));
     for (int q = 0; q < kQueuesPerPort; ++q) {
       Queue& queue = port.queues[q];
-      queue.limit_pkts = config.queue.depth_pkts;
+      queue.limit_pkts = config.QueueDepthPkts(p);
       queue.ecn_threshold = config.queue.ecn_threshold_bytes;
       queue.drop_threshold = config.queue.drop_threshold_bytes;
       queue.weight = config.queue.weight;

@@ -85,8 +85,11 @@ drop_threshold = 100KB
 quantum = 9000
 [port.3]
 rate = 40G
+queue_depth = 60
 [port.7]
 rate = 100M
+[port.5]
+queue_depth = 2048
 [program]
 ecmp_groups = 64
 udp.port = 5000
@@ -120,6 +123,9 @@ udp.port = 5000
   EXPECT_EQ(c.tm.quantum_bytes, 9000u);
   EXPECT_EQ(c.tm.port_rates, (std::vector<PortRate>{{3, 40'000'000'000}, {7, 100'000'000}}));
   EXPECT_EQ(c.tm.PortRateBps(0), 25'000'000'000u);  // the TM starts port 0 at tm.port_rate
+  EXPECT_EQ(c.tm.port_queue_depths, (std::map<PortId, uint32_t>{{3, 60}, {5, 2048}}));
+  EXPECT_EQ(c.tm.QueueDepthPkts(3), 60u);
+  EXPECT_EQ(c.tm.QueueDepthPkts(0), 64u);  // the other ports' queues start at tm.queue_depth
   EXPECT_EQ(c.program_options.values(),
             (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
 }
@@ -179,6 +185,13 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[port.9]\nrate = 1G\n", "port.9.rate: port 9 out of range (switch.ports is 4)"},
         BadCase{"[port.1]\nrate = slow\n", "port.1.rate: "},
         BadCase{"[port.x]\nrate = 1G\n", "port.x.rate: unknown key"},
+        BadCase{"[port.1]\nqueue_depth = 0\n", "port.1.queue_depth: "},
+        BadCase{"[port.1]\nqueue_depth = deep\n", "port.1.queue_depth: "},
+        BadCase{"[port.1]\nqueue_depth = 2000000\n", "port.1.queue_depth: "},
+        BadCase{"[port.4]\nqueue_depth = 8\n",
+                "port.4.queue_depth: port 4 out of range (switch.ports is 4)"},
+        BadCase{"[port.1]\nqueue_depth = 8\n[port.01]\nqueue_depth = 9\n",
+                "port.01.queue_depth: port queue depth given twice"},
         BadCase{"[port.1]\nspeed = 1G\n", "port.1.speed: unknown key"},
         BadCase{"[switch]\ncolour = red\n", "switch.colour: unknown key"},
         BadCase{"[tm]\nport_rates = 1G\n", "tm.port_rates: unknown key"},

@@ -17,7 +17,7 @@ namespace {
 // Differences lists these structs field by field: a new field must be added there (and to the
 // writer, if a key sets it), which these sizes remind whoever adds one.
 static_assert(sizeof(QueueConfig) == 40, "a QueueConfig field: compare it in Differences");
-static_assert(sizeof(TmConfig) == 112, "a TmConfig field: compare it in Differences");
+static_assert(sizeof(TmConfig) == 160, "a TmConfig field: compare it in Differences");
 static_assert(sizeof(StageBudget) == 24, "a StageBudget field: compare it in Differences");
 static_assert(sizeof(ParserConfig) == 4, "a ParserConfig field: compare it in Differences");
 static_assert(sizeof(PortWireEffects) == 16, "a PortWireEffects field: compare it in Differences");
@@ -90,6 +90,7 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.queue.weight", a.queue.weight, b.queue.weight);
   d.Field("tm.queue.rate_pps", a.queue.rate_pps, b.queue.rate_pps);
   d.Field("tm.port_rates", a.port_rates, b.port_rates);
+  d.Field("tm.port_queue_depths", a.port_queue_depths, b.port_queue_depths);
 }
 
 // Every field of the two configs but `path` (the file each came from).
@@ -187,6 +188,7 @@ LoadedSwitchConfig NonDefaultConfig(const std::string& dir) {
   c.workers = 7;
   c.cut_through = false;
   c.config.tm.port_rates = {{0, 0}, {3, 40'000'000'000}, {15, 123456789}};
+  c.config.tm.port_queue_depths = {{3, 60}, {7, 1}, {15, kTmMaxQueueDepthPkts}};
   c.port_devargs = {{0, "net_vhost0,iface=/tmp/a b.sock,queues=1"}, {2, "net_ring_x"}};
   c.port_effects = {{0, {0.001, 0}}, {2, {0, 50'000}}, {9, {1e-7, 1234}}, {15, {0.3, 2'000'000}}};
   return c;
@@ -201,6 +203,8 @@ TEST(SwitchConfigWriterTest, NonDefaultValuesEverywhereRoundTrip) {
   EXPECT_NE(text.find("loss = 0.0000001\n"), std::string::npos) << text;
   EXPECT_NE(text.find("port_rate = 25500M\n"), std::string::npos) << text;
   EXPECT_NE(text.find("workers = 7\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[port.3]\nrate = 40G\nqueue_depth = 60\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[port.7]\nqueue_depth = 1\n"), std::string::npos) << text;
 }
 
 TEST(SwitchConfigWriterTest, DefaultsWriteOnlyTheSwitchAndItsPortRate) {
@@ -218,6 +222,7 @@ TEST(SwitchConfigWriterTest, PortListsOutOfOrderKeepTheirOrder) {
   config.config.tm.port_rates = {{3, 1'000'000'000}, {1, 2'000'000'000}, {0, 5'000'000}};
   config.port_devargs = {{1, "net_null1"}, {3, "net_null3"}, {0, "net_null0"}};
   config.port_effects = {{3, {0.5, 0}}};
+  config.config.tm.port_queue_depths = {{3, 30}, {2, 20}};
   ExpectRoundTrip(config, TestDir() + "order.ini");
 }
 
@@ -331,6 +336,7 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
       {"tm.queue.weight", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.weight; }},
       {"tm.queue.rate_pps", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.rate_pps; }},
       {"tm.port_rates", [](LoadedSwitchConfig& c) { ++c.config.tm.port_rates[1].bps; }},
+      {"tm.port_queue_depths", [](LoadedSwitchConfig& c) { ++c.config.tm.port_queue_depths[3]; }},
       {"startup_script", [](LoadedSwitchConfig& c) { c.startup_script.clear(); }},
       {"eal_args", [](LoadedSwitchConfig& c) { c.eal_args += " -n 4"; }},
       {"mbufs", [](LoadedSwitchConfig& c) { ++c.mbufs; }},

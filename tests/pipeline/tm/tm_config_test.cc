@@ -32,6 +32,9 @@ TEST(TmConfigTest, EachBadFieldIsNamed) {
        },
        "port_rate_bps"},
       {[](TmConfig& c) { c.queue.depth_pkts = 0; }, "depth_pkts"},
+      {[](TmConfig& c) { c.port_queue_depths = {{4, 10}}; }, "port_queue_depths: port 4"},
+      {[](TmConfig& c) { c.port_queue_depths = {{1, 0}}; }, "depth_pkts"},
+      {[](TmConfig& c) { c.port_queue_depths = {{1, kTmMaxQueueDepthPkts + 1}}; }, "depth_pkts"},
       {[](TmConfig& c) { c.queue.depth_pkts = kTmMaxQueueDepthPkts + 1; }, "depth_pkts"},
       {[](TmConfig& c) { c.queue.weight = 0; }, "weight"},
       {[](TmConfig& c) { c.queue.rate_pps = kTmMaxQueueRatePps + 1; }, "rate_pps"},
@@ -59,6 +62,25 @@ TEST(TmConfigTest, EachPortStartsAtItsOwnRateOrTheDefault) {
   EXPECT_EQ((*tm)->PortRate(1), 2'000'000'000u);
   EXPECT_EQ((*tm)->PortRate(2), kDefaultPortRateBps);
   EXPECT_EQ((*tm)->PortRate(3), 0u);
+}
+
+// A port_queue_depths entry is every queue's limit on that port from creation; other ports keep
+// queue.depth_pkts, and set_queue_depth still changes it afterwards.
+TEST(TmConfigTest, PerPortQueueDepthsApplyAtCreation) {
+  HeapPacketPool pool(4);
+  TmConfig config;
+  config.queue.depth_pkts = 100;
+  config.port_queue_depths = {{2, 60}};
+  EXPECT_EQ(config.QueueDepthPkts(2), 60u);
+  EXPECT_EQ(config.QueueDepthPkts(1), 100u);
+  auto tm = TrafficManager::Create(config, pool);
+  ASSERT_TRUE(tm.ok()) << tm.message();
+  for (int q = 0; q < kQueuesPerPort; ++q) {
+    EXPECT_EQ((*tm)->QueueDepthLimit(2, q), 60u) << q;
+    EXPECT_EQ((*tm)->QueueDepthLimit(1, q), 100u) << q;
+  }
+  ASSERT_TRUE((*tm)->SetQueueDepth(2, 0, 7).ok());
+  EXPECT_EQ((*tm)->QueueDepthLimit(2, 0), 7u);
 }
 
 TEST(TmConfigTest, CreateRefusesAnInvalidConfig) {
