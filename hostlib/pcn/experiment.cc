@@ -35,8 +35,8 @@ struct PcnBuilt {
   PortId ps_port = 0;
 };
 
-// The switches (every one running pcn with the experiment's options), the links, the commands
-// and, from the routes, on every switch the PS's pcn_job entry and a dmac entry per host.
+// The switches (every one running pcn with the experiment's options), the links and, from the
+// routes, on every switch the PS's pcn_job entry and a dmac entry per host.
 Status AddSwitches(Engine& engine, const PcnNetwork& net, const PcnExperimentOptions& o) {
   std::vector<LoadedSwitchConfig> switches = net.topo.switches;
   for (LoadedSwitchConfig& s : switches) {
@@ -46,9 +46,6 @@ Status AddSwitches(Engine& engine, const PcnNetwork& net, const PcnExperimentOpt
     s.config.seed = o.seed;
   }
   SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(engine, switches, net.topo.links));
-  for (const auto& [sw, command] : net.commands) {
-    SWEMU_RETURN_IF_ERROR(engine.FindSwitch(sw)->Command(command));
-  }
   std::vector<const PcnHost*> hosts{&net.ps};
   for (const PcnHost& h : net.workers) hosts.push_back(&h);
   for (const PcnHost& h : net.background) hosts.push_back(&h);

@@ -194,7 +194,9 @@ Result<PcnNetwork> DefaultPcnNetwork(const PcnExperimentOptions& o) {
     c.num_ports = static_cast<uint16_t>(ports);
     return c;
   };
-  add_switch("root", 3).tm.port_rates.push_back({2, o.bottleneck_bps});
+  TmConfig& root_tm = add_switch("root", 3).tm;  // port 2, towards the PS, is the bottleneck
+  root_tm.port_rates.push_back({2, o.bottleneck_bps});
+  root_tm.port_queue_depths[2] = o.queue_pkts;
   auto host = [&](const std::string& sw, uint32_t port, const std::string& name, uint64_t mac,
                   Ipv4Addr ip, const char* role) {
     topo.hosts.push_back({sw, static_cast<PortId>(port), host_delay, 0, name,
@@ -219,10 +221,7 @@ Result<PcnNetwork> DefaultPcnNetwork(const PcnExperimentOptions& o) {
       add(1 + o.background_per_leaf + i, 100 + w, "w" + std::to_string(w), "worker");
     }
   }
-  Result<PcnNetwork> net = PcnNetworkFromTopology(std::move(topo));
-  if (!net.ok()) return net.status();
-  net->commands.push_back({"root", "set_queue_depth " + std::to_string(o.queue_pkts) + " 2"});
-  return net;
+  return PcnNetworkFromTopology(std::move(topo));
 }
 
 }  // namespace swemu

@@ -7,7 +7,7 @@
 // any other host is left unattached (its port idle). Every switch runs `pcn`. Forwarding is
 // derived once from the shortest paths (swemu/topology_routes.h). The bottleneck is the port
 // towards the PS on the PS's switch; its rate and queue depth are that switch's traffic-manager
-// settings ([port.N] rate in its .ini, set_queue_depth in its cli), read back once it is built.
+// settings ([port.N] rate and queue_depth in its .ini), read back once it is built.
 // Every host's NIC runs at the topology's fastest link rate.
 //   Result<TopologyConfig> topo = LoadTopology("configs/pcn_experiment.topo");
 //   Result<PcnNetwork> net = PcnNetworkFromTopology(std::move(*topo));
@@ -38,9 +38,6 @@ struct PcnHost {
 
 struct PcnNetwork {
   TopologyConfig topo;
-  // Per-port settings a switch config cannot hold (the default network's queue depth on the
-  // PS's port), run once the switches exist, as a switch's cli would: (switch, command).
-  std::vector<std::pair<std::string, std::string>> commands;
   TopologyRoutes routes;
   PcnHost ps;
   std::vector<PcnHost> workers;

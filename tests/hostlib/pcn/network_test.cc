@@ -58,8 +58,9 @@ TEST(PcnNetwork, TheDefaultShapeFollowsTheOptions) {
   EXPECT_EQ(net->host(net->workers[2]).sw, "leaf2");
   for (const PcnHost& w : net->workers) EXPECT_EQ(w.rtt_ns, o.rtt_ns);
   EXPECT_EQ(net->nic_bps, o.edge_bps);
-  ASSERT_EQ(net->commands.size(), 1u);
-  EXPECT_EQ(net->commands[0].second, "set_queue_depth 60 2");
+  const TmConfig& root_tm = net->topo.switches[0].config.tm;  // the bottleneck: root's port 2
+  EXPECT_EQ(root_tm.PortRateBps(2), o.bottleneck_bps);
+  EXPECT_EQ(root_tm.QueueDepthPkts(2), 60u);
 }
 
 TEST(PcnNetwork, TheBundledFileIsTheDefaultShape) {
