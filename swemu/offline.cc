@@ -183,7 +183,9 @@ Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixle
                                                       std::vector<const PcapHost*>* pcap_hosts) {
   auto engine = std::make_unique<Engine>(plan.seed);
   for (const LoadedSwitchConfig& sw : plan.switches) {
-    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(sw.config, sw.startup_script));
+    SwitchConfig config = sw.config;
+    ApplyLinkRates(plan.links, config);
+    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(std::move(config), sw.startup_script));
   }
   auto in_topology = [&](const Status& status) {
     return plan.topology_path.empty() ? status

@@ -1,5 +1,7 @@
 #include "swemu/topology_config.h"
 
+#include <utility>
+
 #include "pipeline/control/command_table.h"
 #include "pipeline/control/units.h"
 #include "pipeline/tm/tm_config.h"
@@ -157,7 +159,9 @@ Status AddRun(const std::string& value, TopologyConfig& out) {
 Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
                            const std::vector<LinkSpec>& links) {
   for (const LoadedSwitchConfig& sw : switches) {
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(sw.config, sw.startup_script));
+    SwitchConfig config = sw.config;
+    ApplyLinkRates(links, config);
+    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(std::move(config), sw.startup_script));
   }
   for (const LinkSpec& link : links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
   return Status::Ok();

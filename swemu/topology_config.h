@@ -55,7 +55,8 @@ struct TopologyConfig {
 // Which ports exist and are free is checked when the engine is built from it.
 Result<TopologyConfig> LoadTopology(const std::string& path);
 
-// Adds the switches, then the links, to an engine (hosts are the caller's).
+// Adds the switches, each with its links' rates as its ports' rates (ApplyLinkRates), then the
+// links, to an engine (hosts are the caller's).
 Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
                            const std::vector<LinkSpec>& links);
 

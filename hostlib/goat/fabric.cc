@@ -344,6 +344,12 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     Engine& engine, const GoatPublished& published, uint16_t job_id, uint16_t elements,
     const GoatNetOptions& net,
     std::map<std::pair<std::string, uint16_t>, uint64_t>* node_handles) const {
+  std::vector<LinkSpec> links;
+  for (const auto& l : spec_.links) {
+    links.push_back({l.a, l.a_port, l.b, l.b_port, l.rate_bps != 0 ? l.rate_bps : net.link_rate_bps,
+                     l.delay_ns < 0 ? net.link_delay_ns : static_cast<TimeNs>(l.delay_ns),
+                     l.loss < 0 ? net.loss : l.loss});
+  }
   for (uint32_t s = 0; s < spec_.switches.size(); ++s) {
     const auto& sw = spec_.switches[s];
     SwitchConfig config;
@@ -355,6 +361,7 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     config.tm.port_rate_bps = sw.port_rate_bps != 0 ? sw.port_rate_bps : net.link_rate_bps;
     if (net.queue_depth_pkts != 0) config.tm.queue.depth_pkts = net.queue_depth_pkts;
     if (net.buffer_bytes != 0) config.tm.shared_buffer_bytes = net.buffer_bytes;
+    ApplyLinkRates(links, config);
     SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
     const CommandTable& commands = engine.FindSwitch(sw.name)->commands();
     SWEMU_RETURN_IF_ERROR(commands.RunText(StaticScript(s), sw.name));
@@ -369,12 +376,7 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
       }
     }
   }
-  for (const auto& l : spec_.links) {
-    SWEMU_RETURN_IF_ERROR(engine.AddLink(
-        {l.a, l.a_port, l.b, l.b_port, l.rate_bps != 0 ? l.rate_bps : net.link_rate_bps,
-         l.delay_ns < 0 ? net.link_delay_ns : static_cast<TimeNs>(l.delay_ns),
-         l.loss < 0 ? net.loss : l.loss}));
-  }
+  for (const LinkSpec& link : links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
   std::vector<EngineTransport*> transports;
   for (const auto& h : spec_.hosts) {
     const TimeNs delay = h.delay_ns < 0 ? net.host_delay_ns : static_cast<TimeNs>(h.delay_ns);

@@ -84,6 +84,18 @@ Result<std::pair<uint32_t, PortId>> Engine::ResolvePort(std::string_view sw, Por
   return Status::Error(where + ": unknown switch " + std::string(sw));
 }
 
+void ApplyLinkRates(const std::vector<LinkSpec>& links, SwitchConfig& config) {
+  for (const LinkSpec& link : links) {
+    if (link.rate_bps == 0 || !ValidatePortRate(link.rate_bps).ok()) continue;
+    if (link.a == config.name && link.a_port < config.num_ports) {
+      config.tm.port_rates.push_back({link.a_port, link.rate_bps});
+    }
+    if (link.b == config.name && link.b_port < config.num_ports) {
+      config.tm.port_rates.push_back({link.b_port, link.rate_bps});
+    }
+  }
+}
+
 Status Engine::AddLink(const LinkSpec& spec) {
   const std::string name = "link " + spec.a + ":" + std::to_string(spec.a_port) + " " + spec.b +
                            ":" + std::to_string(spec.b_port);
@@ -99,8 +111,16 @@ Status Engine::AddLink(const LinkSpec& spec) {
   if (!a.ok()) return a.status();
   Result<std::pair<uint32_t, PortId>> b = ResolvePort(spec.b, spec.b_port, "link");
   if (!b.ok()) return b.status();
-  SWEMU_RETURN_IF_ERROR(switches_[a->first].sw->tm().SetPortRate(a->second, spec.rate_bps));
-  SWEMU_RETURN_IF_ERROR(switches_[b->first].sw->tm().SetPortRate(b->second, spec.rate_bps));
+  for (const auto& [index, port] : {*a, *b}) {
+    const Switch& sw = *switches_[index].sw;
+    const uint64_t bps = sw.tm().PortRate(port);
+    if (bps != spec.rate_bps) {
+      return Status::Error(name + ": " + sw.name() + ":" + std::to_string(port) + " is shaped to " +
+                           std::to_string(bps) + " bit/s, not the link's " +
+                           std::to_string(spec.rate_bps) +
+                           ": a linked port's rate is the link's (ApplyLinkRates), not a script's");
+    }
+  }
   auto connect = [&](std::pair<uint32_t, PortId> from, std::pair<uint32_t, PortId> to) {
     Attachment& end = switches_[from.first].ports[from.second];
     end.kind = AttachKind::kLink;

@@ -32,10 +32,16 @@ struct LinkSpec {
   PortId a_port = 0;
   std::string b;
   PortId b_port = 0;
-  uint64_t rate_bps = 0;  // > 0; becomes both ends' port shaping rate
+  uint64_t rate_bps = 0;  // > 0; both ends' port shaping rate (ApplyLinkRates)
   TimeNs delay_ns = 0;
   double loss = 0;  // per frame, each direction
 };
+
+// A link's rate is both its ends' port shaping rate from the switches' creation: appends to
+// config.tm.port_rates an entry for each end of `links` on switch config.name (after the
+// switch's own, so it overrides a [port.N] rate). An end whose port the switch lacks, or a rate
+// AddLink refuses, is left out for AddLink to name. Call it on every config before AddSwitch.
+void ApplyLinkRates(const std::vector<LinkSpec>& links, SwitchConfig& config);
 
 struct HostPortSpec {
   std::string sw;
@@ -73,6 +79,8 @@ class Engine {
   // Creates the switch (per-port rates come in config.tm.port_rates), then runs the startup
   // script (may be empty).
   Status AddSwitch(SwitchConfig config, const std::string& startup_script);
+  // Joins two switches' ports. The link leaves the switches' traffic managers as they are: each
+  // end's port must already be shaped to the link's rate (ApplyLinkRates), else an error.
   Status AddLink(const LinkSpec& spec);
   // A PcapHost on the port; the input file is opened (and its link type checked) now.
   Status AddHostPort(const HostPortSpec& spec);

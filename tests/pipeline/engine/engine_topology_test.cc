@@ -18,11 +18,13 @@ std::string RunChain(const std::string& tag, const Records& input, uint64_t seed
   const std::string in = TempPath(tag + "_in.pcap"), out = TempPath(tag + "_out.pcap");
   WritePcap(in, input);
   Engine engine(seed, 1024);
-  EXPECT_TRUE(engine.AddSwitch(PatchSwitch("a", 0), "").ok());
-  EXPECT_TRUE(engine.AddSwitch(PatchSwitch("b", 0), "").ok());
-  EXPECT_TRUE(engine.AddSwitch(PatchSwitch("c", k1G), "").ok());
-  EXPECT_TRUE(engine.AddLink({"a", 1, "b", 0, k10G, 1000, loss}).ok());
-  EXPECT_TRUE(engine.AddLink({"b", 1, "c", 0, k10G, 1000, 0}).ok());
+  const std::vector<LinkSpec> links = {{"a", 1, "b", 0, k10G, 1000, loss},
+                                       {"b", 1, "c", 0, k10G, 1000, 0}};
+  for (SwitchConfig config : {PatchSwitch("a", 0), PatchSwitch("b", 0), PatchSwitch("c", k1G)}) {
+    ApplyLinkRates(links, config);
+    EXPECT_TRUE(engine.AddSwitch(config, "").ok());
+  }
+  for (const LinkSpec& link : links) EXPECT_TRUE(engine.AddLink(link).ok());
   EXPECT_TRUE(engine.AddHostPort({"a", 0, in, "", 0, 0}).ok());
   EXPECT_TRUE(engine.AddHostPort({"c", 1, "", out, 0, 0}).ok());
   Status run = engine.Run();
@@ -50,14 +52,40 @@ TEST(EngineTopologyTest, ChainTimingAddsSerialisationAndDelayPerHop) {
   EXPECT_EQ(Timestamps(ReadPcap(out)), (std::vector<TimeNs>{4192, 5184}));
 }
 
-TEST(EngineTopologyTest, LinkRateShapesBothEnds) {
+// ApplyLinkRates gives both ends the link's rate from creation, over the switch's own per-port
+// rate; ports the switch lacks are left for AddLink to name.
+TEST(EngineTopologyTest, LinkRateShapesBothEndsFromCreation) {
+  const std::vector<LinkSpec> links = {{"a", 3, "b", 2, k10G, 0, 0}, {"a", 9, "b", 1, k10G, 0, 0}};
+  SwitchConfig a = PatchSwitch("a", k1G);
+  a.tm.port_rates = {{3, 5 * k1G}};
+  ApplyLinkRates(links, a);
+  EXPECT_EQ(a.tm.port_rates, (std::vector<PortRate>{{3, 5 * k1G}, {3, k10G}}));
+  SwitchConfig b = PatchSwitch("b", k1G);
+  ApplyLinkRates(links, b);
+  EXPECT_EQ(b.tm.port_rates, (std::vector<PortRate>{{2, k10G}, {1, k10G}}));
   Engine engine(1, 64);
-  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("a", k1G), "").ok());
-  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("b", k1G), "").ok());
-  ASSERT_TRUE(engine.AddLink({"a", 3, "b", 2, k10G, 0, 0}).ok());
+  ASSERT_TRUE(engine.AddSwitch(a, "").ok());
+  ASSERT_TRUE(engine.AddSwitch(b, "").ok());
   EXPECT_EQ(engine.FindSwitch("a")->tm().PortRate(3), k10G);
   EXPECT_EQ(engine.FindSwitch("b")->tm().PortRate(2), k10G);
   EXPECT_EQ(engine.FindSwitch("a")->tm().PortRate(0), k1G);
+  ASSERT_TRUE(engine.AddLink(links[0]).ok());
+  EXPECT_EQ(engine.FindSwitch("a")->tm().PortRate(3), k10G);  // the link left the TM alone
+}
+
+// A link does not change a switch's TM: an end shaped to another rate (a script's set_port_rate
+// on a linked port, a caller that skipped ApplyLinkRates) is refused, naming the port.
+TEST(EngineTopologyTest, LinkRefusesAnEndShapedToAnotherRate) {
+  Engine engine(1, 64);
+  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("a", k10G), "").ok());
+  ASSERT_TRUE(engine.AddSwitch(PatchSwitch("b", k1G), "").ok());
+  Status linked = engine.AddLink({"a", 3, "b", 2, k10G, 0, 0});
+  ASSERT_FALSE(linked.ok());
+  EXPECT_NE(linked.message().find("link a:3 b:2: b:2 is shaped to 1000000000 bit/s, not the "
+                                  "link's 10000000000"),
+            std::string::npos)
+      << linked.message();
+  EXPECT_EQ(engine.FindSwitch("b")->tm().PortRate(2), k1G);
 }
 
 TEST(EngineTopologyTest, SameInputsAndSeedGiveIdenticalBytes) {
@@ -90,8 +118,8 @@ TEST(EngineTopologyTest, LossRateIsRoughlyTheConfiguredOne) {
 class EngineErrorTest : public testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(engine_.AddSwitch(PatchSwitch("a", 0), "").ok());
-    ASSERT_TRUE(engine_.AddSwitch(PatchSwitch("b", 0), "").ok());
+    ASSERT_TRUE(engine_.AddSwitch(PatchSwitch("a", k10G), "").ok());  // the links' rate
+    ASSERT_TRUE(engine_.AddSwitch(PatchSwitch("b", k10G), "").ok());
   }
   static void ExpectError(const Status& status, const std::string& needle) {
     ASSERT_FALSE(status.ok()) << "expected an error containing " << needle;
