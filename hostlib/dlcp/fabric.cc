@@ -44,8 +44,6 @@ Status AddRoutes(Switch& sw, uint32_t s, const TopologyConfig& topo, const Topol
     SWEMU_RETURN_IF_ERROR(sw.Command("table_add ipv4_lpm set_nhop " + FormatIpv4(hosts[h].ip) +
                                      "/32 => " + std::to_string(port + 1)));
     SWEMU_RETURN_IF_ERROR(nexthop(port, hosts[h].mac));
-    SWEMU_RETURN_IF_ERROR(sw.Command("set_port_rate " + std::to_string(port) + " " +
-                                     std::to_string(hosts[h].link_bps)));
   }
   std::map<PortId, bool> linked;  // ports whose next hop is installed
   std::map<std::vector<PortId>, uint32_t> groups;
@@ -210,6 +208,10 @@ Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const Topolog
     sw.config.program = dlcp ? "dlcp" : "l2l3";
     sw.config.seed = seed;
     switches.push_back(sw);
+  }
+  for (uint32_t h = 0; h < topo.hosts.size(); ++h) {  // a host's port keeps the file's rate
+    switches[routes->HostSwitch(h)].config.tm.port_rates.push_back(
+        {topo.hosts[h].port, HostPortRate(topo, *routes, h)});
   }
   SWEMU_RETURN_IF_ERROR(AddSwitchesAndLinks(engine, switches, topo.links));
   std::vector<DlcpHostAddress> hosts;
