@@ -130,6 +130,30 @@ udp.port = 5000
             (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
 }
 
+// [port.N] queue_depth is every queue's limit on that port from the switch's creation, before its
+// startup script runs; the script's set_queue_depth (the runtime path) changes one queue after.
+TEST(SwitchConfigTest, PortQueueDepthIsTheTmsFromCreation) {
+  Write("depth.cli", "set_queue_depth 5 2 1\n");
+  const std::string path = Write("depth.ini", R"([switch]
+ports = 4
+cli = depth.cli
+[tm]
+queue_depth = 100
+[port.2]
+queue_depth = 60
+)");
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  Engine engine(1, 64);
+  Status added = engine.AddSwitch(loaded->config, loaded->startup_script);
+  ASSERT_TRUE(added.ok()) << added.message();
+  const TrafficManager& tm = engine.FindSwitch(loaded->config.name)->tm();
+  EXPECT_EQ(tm.QueueDepthLimit(2, 0), 60u);
+  EXPECT_EQ(tm.QueueDepthLimit(2, 1), 5u);
+  EXPECT_EQ(tm.QueueDepthLimit(2, 7), 60u);
+  EXPECT_EQ(tm.QueueDepthLimit(1, 0), 100u);
+}
+
 TEST(SwitchConfigTest, MissingFileIsAnErrorNamingIt) {
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig("/nonexistent/sw.ini");
   ASSERT_FALSE(loaded.ok());
