@@ -171,74 +171,88 @@ po::options_description SendOptions() {
   return options;
 }
 
-}  // namespace
-
-int RunDlcpSendCommand(int argc, char** argv) {
-  po::variables_map vm;
-  const int exit_now = ParseSubcommand("swemu-dlcp", "send", "--bind IP --to IP [options]",
-                                       SendOptions(), argc, argv, &vm);
-  if (exit_now >= 0) return exit_now;
+// send's options, checked.
+struct SendSettings {
   Common c;
   Ipv4Addr to = 0;
   uint64_t bytes = 0, first = 0, rate = 0;
   double bound = 0;
-  Status status = ParseCommon(vm, &c);
-  if (status.ok() && !vm.count("to")) status = Status::Error("--to: required");
-  if (status.ok()) status = Check("to", ParseIpv4(Text(vm, "to")), &to);
-  if (status.ok()) status = Check("bytes", ParseBytes(Text(vm, "bytes")), &bytes);
-  if (status.ok() && (bytes < 4 || bytes > (uint64_t{1} << 30))) {
-    status = Status::Error("--bytes: 4 B to 1 GiB");
+  bool pull = false;
+};
+
+Status ParseSendSettings(const po::variables_map& vm, SendSettings* s) {
+  Common& c = s->c;
+  SWEMU_RETURN_IF_ERROR(ParseCommon(vm, &c));
+  if (!vm.count("to")) return Status::Error("--to: required");
+  SWEMU_RETURN_IF_ERROR(Check("to", ParseIpv4(Text(vm, "to")), &s->to));
+  SWEMU_RETURN_IF_ERROR(Check("bytes", ParseBytes(Text(vm, "bytes")), &s->bytes));
+  if (s->bytes < 4 || s->bytes > (uint64_t{1} << 30)) {
+    return Status::Error("--bytes: 4 B to 1 GiB");
   }
-  if (status.ok() && bytes * c.tensors > (uint64_t{4} << 30)) {
-    status = Status::Error("--tensors x --bytes: at most 4 GiB in all");
+  if (s->bytes * c.tensors > (uint64_t{4} << 30)) {
+    return Status::Error("--tensors x --bytes: at most 4 GiB in all");
   }
-  if (status.ok()) status = CheckUint(vm, "first-tensor", 0, UINT32_MAX - c.tensors, &first);
-  if (status.ok()) status = Check("bound", ParseProbability(Text(vm, "bound")), &bound);
-  if (status.ok() && bound >= 1) status = Status::Error("--bound: must be below 100%");
-  if (status.ok()) status = Check("rate", ParseRate(Text(vm, "rate")), &rate);
-  if (status.ok() && rate == 0) status = Status::Error("--rate: must be > 0");
-  UdpHost h;
-  if (status.ok()) status = OpenHost(c, rate, &h);
-  if (!status.ok()) {
-    std::cerr << "swemu-dlcp send: " << status.message() << "\n";
-    return 2;
-  }
-  CatchStopSignals();
-  SplitMix64 rng(c.seed);
-  const TcpEnd dst{MacAddr{}, to, c.port};
-  const bool pull = vm.count("pull") != 0;
-  for (uint32_t k = 0; k < c.tensors; ++k) {
-    std::vector<float> g(bytes / 4);
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "first-tensor", 0, UINT32_MAX - c.tensors, &s->first));
+  SWEMU_RETURN_IF_ERROR(Check("bound", ParseProbability(Text(vm, "bound")), &s->bound));
+  if (s->bound >= 1) return Status::Error("--bound: must be below 100%");
+  SWEMU_RETURN_IF_ERROR(Check("rate", ParseRate(Text(vm, "rate")), &s->rate));
+  if (s->rate == 0) return Status::Error("--rate: must be > 0");
+  s->pull = vm.count("pull") != 0;
+  return Status::Ok();
+}
+
+// Starts every tensor's flow: seeded gradients, layer k of N tagged as the host tags it.
+Status StartTensors(const SendSettings& s, UdpHost& h) {
+  SplitMix64 rng(s.c.seed);
+  const TcpEnd dst{MacAddr{}, s.to, s.c.port};
+  for (uint32_t k = 0; k < s.c.tensors; ++k) {
+    std::vector<float> g(s.bytes / 4);
     for (float& e : g) e = static_cast<float>(rng.NextUnit() * 2 - 1);
-    Status s = h.host->Send(h.loop->Now(), dst, static_cast<uint32_t>(first + k), g,
-                            LayerPriority(k, c.tensors), bound, pull);
-    if (!s.ok()) {
-      std::cerr << "swemu-dlcp send: tensor " << first + k << ": " << s.message() << "\n";
-      return 2;
+    Status sent = h.host->Send(h.loop->Now(), dst, static_cast<uint32_t>(s.first + k), g,
+                               LayerPriority(k, s.c.tensors), s.bound, s.pull);
+    if (!sent.ok()) {
+      return Status::Error("tensor " + std::to_string(s.first + k) + ": " + sent.message());
     }
   }
+  return Status::Ok();
+}
+
+// Runs until every flow is done (or the timeout, or a signal), then lets the CONFIRMs be
+// acknowledged (a lost one is sent again), for at most 2 s.
+void RunSends(const SendSettings& s, UdpHost& h) {
   auto all_done = [&] {
     for (const auto& f : h.host->send_flows()) {
       if (!f->done()) return false;
     }
     return true;
   };
-  const bool done = h.loop->RunUntil([&] { return all_done() || g_stop_requested.load(); }, c.timeout_ns);
-  // Let the CONFIRMs be acknowledged (a lost one is sent again), for at most 2 s.
+  const bool done =
+      h.loop->RunUntil([&] { return all_done() || g_stop_requested.load(); }, s.c.timeout_ns);
   if (done && !g_stop_requested) {
-    h.loop->RunUntil([&] { return h.host->control().idle() || g_stop_requested.load(); }, 2'000'000'000);
+    h.loop->RunUntil([&] { return h.host->control().idle() || g_stop_requested.load(); },
+                     2'000'000'000);
   }
-  std::string json = "[";
+}
+
+// What became of the flows: printed a line each, and as JSON.
+struct SendOutcome {
+  std::string json;
   uint32_t finished = 0, refused = 0;
+};
+
+SendOutcome ReportSends(const UdpHost& h) {
+  SendOutcome o;
+  o.json = "[";
   for (const auto& f : h.host->send_flows()) {
     char line[400];
     if (f->refused) {
-      ++refused;
-      std::snprintf(line, sizeof(line),
-                    "tensor %u: refused by the receiver (larger than it takes, or no buffer left)\n",
-                    f->tensor);
+      ++o.refused;
+      std::snprintf(
+          line, sizeof(line),
+          "tensor %u: refused by the receiver (larger than it takes, or no buffer left)\n",
+          f->tensor);
     } else if (f->done()) {
-      ++finished;
+      ++o.finished;
       std::snprintf(line, sizeof(line),
                     "tensor %u: %.3f ms, %llu packets (%llu resent), %llu retransmission requests, "
                     "rate halved %u times\n",
@@ -255,32 +269,58 @@ int RunDlcpSendCommand(int argc, char** argv) {
                   "%s\n  {\"tensor\": %u, \"finished\": %s, \"refused\": %s, \"fct_ms\": %.6f, "
                   "\"packets\": %llu, \"resent\": %llu, \"retransmit_requests\": %llu, "
                   "\"halvings\": %u}",
-                  json.size() > 1 ? "," : "", f->tensor, f->done() && !f->refused ? "true" : "false",
-                  f->refused ? "true" : "false",
+                  o.json.size() > 1 ? "," : "", f->tensor,
+                  f->done() && !f->refused ? "true" : "false", f->refused ? "true" : "false",
                   f->done() ? Ms(f->finish_ns - f->start_ns) : 0.0,
                   static_cast<unsigned long long>(f->packets),
                   static_cast<unsigned long long>(f->resent_packets),
                   static_cast<unsigned long long>(f->retransmit_requests), f->halvings);
-    json += line;
+    o.json += line;
   }
-  json += "\n]\n";
-  std::cout << "send: " << finished << " of " << c.tensors << " tensors finished; "
+  o.json += "\n]\n";
+  return o;
+}
+
+}  // namespace
+
+int RunDlcpSendCommand(int argc, char** argv) {
+  po::variables_map vm;
+  const int exit_now = ParseSubcommand("swemu-dlcp", "send", "--bind IP --to IP [options]",
+                                       SendOptions(), argc, argv, &vm);
+  if (exit_now >= 0) return exit_now;
+  SendSettings s;
+  UdpHost h;
+  Status status = ParseSendSettings(vm, &s);
+  if (status.ok()) status = OpenHost(s.c, s.rate, &h);
+  if (!status.ok()) {
+    std::cerr << "swemu-dlcp send: " << status.message() << "\n";
+    return 2;
+  }
+  CatchStopSignals();
+  if (Status started = StartTensors(s, h); !started.ok()) {
+    std::cerr << "swemu-dlcp send: " << started.message() << "\n";
+    return 2;
+  }
+  RunSends(s, h);
+  const SendOutcome o = ReportSends(h);
+  const Common& c = s.c;
+  std::cout << "send: " << o.finished << " of " << c.tensors << " tensors finished; "
             << h.udp->counters().datagrams_sent << " datagrams sent ("
-            << h.udp->counters().send_errors << " refused by the socket), "
-            << h.source->dropped() << " arriving frames dropped by --loss, control signals resent "
+            << h.udp->counters().send_errors << " refused by the socket), " << h.source->dropped()
+            << " arriving frames dropped by --loss, control signals resent "
             << h.host->control().stats().resent << "\n";
   int exit_code = 0;
-  if (Status s = WriteJson(c.json, json); !s.ok()) {
-    std::cerr << "swemu-dlcp send: " << s.message() << "\n";
+  if (Status w = WriteJson(c.json, o.json); !w.ok()) {
+    std::cerr << "swemu-dlcp send: " << w.message() << "\n";
     exit_code = 1;
   }
-  if (refused != 0) {
-    std::cerr << "swemu-dlcp send: the receiver refused " << refused << " of " << c.tensors
+  if (o.refused != 0) {
+    std::cerr << "swemu-dlcp send: the receiver refused " << o.refused << " of " << c.tensors
               << " tensors\n";
     exit_code = 1;
-  } else if (finished != c.tensors) {
+  } else if (o.finished != c.tensors) {
     std::cerr << "swemu-dlcp send: " << (g_stop_requested ? "stopped by a signal" : "timed out")
-              << " with " << finished << " of " << c.tensors << " tensors finished\n";
+              << " with " << o.finished << " of " << c.tensors << " tensors finished\n";
     exit_code = 1;
   }
   return exit_code;
