@@ -51,10 +51,16 @@ std::string SwitchIni(uint32_t ports, const std::string& dir, const std::string&
   return FormatSwitchConfig(ini);
 }
 
-}  // namespace
+// Where the run's files go and how its ports are numbered.
+struct RealtimeLayout {
+  std::string dir;     // absolute
+  std::string prefix;  // the EAL file prefixes'
+  uint32_t ports = 0;  // the senders', then the receiver's
+  uint32_t receiver = 0;
+};
 
-Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* bad_input) {
-  *bad_input = true;
+// Checks the options and makes the output directory.
+Result<RealtimeLayout> CheckRealtime(const DlcpRealtimeOptions& o) {
   if (o.senders < 1 || o.senders > 8) return Status::Error("--senders: 1..8");
   if (o.bytes < 4 || o.bytes > (64u << 20)) return Status::Error("--bytes: 4 B..64 MiB");
   if (!(o.bound >= 0 && o.bound < 1)) return Status::Error("--bound: in [0, 1)");
@@ -63,87 +69,112 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   if (ec || !std::filesystem::is_directory(o.out_dir)) {
     return Status::Error("--out-dir " + o.out_dir + ": cannot make it a directory");
   }
-  const std::string dir = std::filesystem::absolute(o.out_dir).string();
-  const std::string prefix = "swemu-dlcp-" + std::to_string(getpid());
-  const uint32_t ports = o.senders + 1;
-  const uint32_t receiver = o.senders;
-  auto sock = [&](uint32_t p) { return Socket(dir, p); };
-  if (sock(9).size() > 107) return Status::Error("--out-dir " + dir + ": too long for sockets");
-  *bad_input = false;
-
-  std::ostringstream cli;
-  for (uint32_t p = 0; p < ports; ++p) {
-    cli << "table_add dmac forward " << FormatMac(Mac(p)) << " => " << p << "\n";
-    std::filesystem::remove(sock(p), ec);
+  RealtimeLayout l;
+  l.dir = std::filesystem::absolute(o.out_dir).string();
+  l.prefix = "swemu-dlcp-" + std::to_string(getpid());
+  l.ports = o.senders + 1;
+  l.receiver = o.senders;
+  if (Socket(l.dir, 9).size() > 107) {
+    return Status::Error("--out-dir " + l.dir + ": too long for sockets");
   }
-  cli << "set_port_rate " << receiver << " " << o.receiver_rate << "\n";
-  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.cli", cli.str()));
-  SWEMU_RETURN_IF_ERROR(WriteTextFile(dir + "/dlcp.ini", SwitchIni(ports, dir, prefix)));
-  const std::string control = dir + "/swemu.sock";
+  return l;
+}
+
+// Writes the switch's config and startup script, starts swemu and waits for its sockets.
+Status StartSwitch(const DlcpRealtimeOptions& o, const RealtimeLayout& l,
+                   const std::string& control, SwemuProcess& sw) {
+  std::error_code ec;
+  std::ostringstream cli;
+  for (uint32_t p = 0; p < l.ports; ++p) {
+    cli << "table_add dmac forward " << FormatMac(Mac(p)) << " => " << p << "\n";
+    std::filesystem::remove(Socket(l.dir, p), ec);
+  }
+  cli << "set_port_rate " << l.receiver << " " << o.receiver_rate << "\n";
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(l.dir + "/dlcp.cli", cli.str()));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(l.dir + "/dlcp.ini", SwitchIni(l.ports, l.dir, l.prefix)));
   std::filesystem::remove(control, ec);
-  SwemuProcess sw;
   const std::vector<std::string> args =
-      WithDpdkLog({"--config", dir + "/dlcp.ini", "--control-socket", control, "--", "-l", "0",
+      WithDpdkLog({"--config", l.dir + "/dlcp.ini", "--control-socket", control, "--", "-l", "0",
                    "--no-huge", "-m", "256"},
                   o.verbose);
-  SWEMU_RETURN_IF_ERROR(sw.Start(
-      o.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : o.swemu_binary, args,
-      dir + "/swemu.log"));
+  SWEMU_RETURN_IF_ERROR(
+      sw.Start(o.swemu_binary.empty() ? SelfDirectory() + "/../swemu/swemu" : o.swemu_binary, args,
+               l.dir + "/swemu.log"));
   std::vector<std::string> ready = {control};
-  for (uint32_t p = 0; p < ports; ++p) ready.push_back(sock(p));
-  SWEMU_RETURN_IF_ERROR(sw.WaitForPaths(ready, std::chrono::seconds(20)));
+  for (uint32_t p = 0; p < l.ports; ++p) ready.push_back(Socket(l.dir, p));
+  return sw.WaitForPaths(ready, std::chrono::seconds(20));
+}
 
-  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
-      WithDpdkLog(
-          {"-l", "1", "--no-pci", "--no-huge", "-m", "512", "--file-prefix", prefix + "-hosts"},
-          o.verbose),
-      out));
+// This process's EAL and a virtio_user port per host, on the switch's vhost-user sockets.
+Result<std::unique_ptr<DpdkHost>> OpenHostPorts(const DlcpRealtimeOptions& o,
+                                                const RealtimeLayout& l, std::ostream& out) {
+  SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m",
+                                                       "512", "--file-prefix", l.prefix + "-hosts"},
+                                                      o.verbose),
+                                          out));
   DpdkHostConfig config;
   config.mbufs = 8191;
-  for (uint32_t p = 0; p < ports; ++p) {
-    config.ports.push_back("net_virtio_user" + std::to_string(p) + ",path=" + sock(p) +
+  for (uint32_t p = 0; p < l.ports; ++p) {
+    config.ports.push_back("net_virtio_user" + std::to_string(p) + ",path=" + Socket(l.dir, p) +
                            ",queues=1,queue_size=1024");
   }
-  Result<std::unique_ptr<DpdkHost>> dpdk = DpdkHost::Open(config);
-  if (!dpdk.ok()) return dpdk.status();
-  HostRunner runner;
+  return DpdkHost::Open(config);
+}
+
+// The hosts and what the senders send.
+struct Incast {
+  std::vector<std::unique_ptr<DlcpHost>> hosts;
+  std::vector<std::vector<float>> tensors;
+};
+
+// A DLCP host per port; each sender starts its tensor, front and back layers in turn.
+Status StartIncast(const DlcpRealtimeOptions& o, const RealtimeLayout& l, DpdkHost& dpdk,
+                   HostRunner& runner, Incast& incast) {
   DlcpHostOptions options;
   options.rate.link_bps = o.host_bps;
-  std::vector<std::unique_ptr<DlcpHost>> hosts;
-  for (uint32_t p = 0; p < ports; ++p) {
-    hosts.push_back(std::make_unique<DlcpHost>((*dpdk)->port(p), Mac(p), Ip(p), options));
-    runner.Add(*hosts.back(), (*dpdk)->port(p));
+  std::vector<std::unique_ptr<DlcpHost>>& hosts = incast.hosts;
+  for (uint32_t p = 0; p < l.ports; ++p) {
+    hosts.push_back(std::make_unique<DlcpHost>(dpdk.port(p), Mac(p), Ip(p), options));
+    runner.Add(*hosts.back(), dpdk.port(p));
   }
-  std::vector<std::vector<float>> tensors(o.senders);
+  std::vector<std::vector<float>>& tensors = incast.tensors;
+  tensors.resize(o.senders);
+  const uint32_t receiver = l.receiver;
   for (uint32_t s = 0; s < o.senders; ++s) {
     tensors[s].resize(o.bytes / 4);
     for (std::size_t i = 0; i < tensors[s].size(); ++i) {
       tensors[s][i] = std::sin(static_cast<float>(i + s) * 0.37f) * (1.0f + s);
     }
-    SWEMU_RETURN_IF_ERROR(hosts[s]->Send(runner.NowNs(),
-                                         TcpEnd{Mac(receiver), Ip(receiver), kDlcpDefaultUdpPort},
-                                         100 + s, tensors[s],
-                                         LayerPriority(s % 2 == 0 ? 0 : 53, 54), o.bound));
+    SWEMU_RETURN_IF_ERROR(
+        hosts[s]->Send(runner.NowNs(), TcpEnd{Mac(receiver), Ip(receiver), kDlcpDefaultUdpPort},
+                       100 + s, tensors[s], LayerPriority(s % 2 == 0 ? 0 : 53, 54), o.bound));
   }
-  auto finished = [&] {
-    for (uint32_t s = 0; s < o.senders; ++s) {
-      const DlcpRecvFlow* f = hosts[receiver]->Received(Ip(s), 100 + s);
-      if (!hosts[s]->send_flows().at(0)->done() || f == nullptr || f->confirm_ns == kNever) {
-        return false;
-      }
+  return Status::Ok();
+}
+
+// Every sender's flow is done and confirmed at the receiver.
+bool IncastFinished(const DlcpRealtimeOptions& o, const RealtimeLayout& l, const Incast& incast) {
+  for (uint32_t s = 0; s < o.senders; ++s) {
+    const DlcpRecvFlow* f = incast.hosts[l.receiver]->Received(Ip(s), 100 + s);
+    if (!incast.hosts[s]->send_flows().at(0)->done() || f == nullptr || f->confirm_ns == kNever) {
+      return false;
     }
-    return true;
-  };
-  Status run = runner.RunUntil(finished, o.timeout_ns, [] { return std::string("DLCP flows"); });
+  }
+  return true;
+}
+
+// The run's line, and a line per sender when the run completed.
+void PrintIncast(const DlcpRealtimeOptions& o, const RealtimeLayout& l, const Incast& incast,
+                 bool completed, std::ostream& out) {
   char line[256];
   std::snprintf(line, sizeof(line),
                 "swemu-dlcp realtime: %u senders x %.0f KB into one port shaped to %s, senders "
                 "paced at %.1f Gbit/s, bound %.0f%%\n",
                 o.senders, o.bytes / 1e3, o.receiver_rate.c_str(), o.host_bps / 1e9, o.bound * 100);
   out << line;
-  for (uint32_t s = 0; s < o.senders && run.ok(); ++s) {
-    const DlcpSendFlow& f = *hosts[s]->send_flows().at(0);
-    const DlcpRecvFlow* r = hosts[receiver]->Received(Ip(s), 100 + s);
+  for (uint32_t s = 0; s < o.senders && completed; ++s) {
+    const DlcpSendFlow& f = *incast.hosts[s]->send_flows().at(0);
+    const DlcpRecvFlow* r = incast.hosts[l.receiver]->Received(Ip(s), 100 + s);
     std::snprintf(line, sizeof(line),
                   "  sender %u (%s layers): %.3f ms, bound met with %.1f%% of the tensor, %llu "
                   "packets, %llu resent, %llu retransmission requests, %u halvings\n",
@@ -153,6 +184,28 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
                   static_cast<unsigned long long>(f.retransmit_requests), f.halvings);
     out << line;
   }
+}
+
+}  // namespace
+
+Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* bad_input) {
+  *bad_input = true;
+  Result<RealtimeLayout> layout = CheckRealtime(o);
+  if (!layout.ok()) return layout.status();
+  const RealtimeLayout& l = *layout;
+  *bad_input = false;
+
+  const std::string control = l.dir + "/swemu.sock";
+  SwemuProcess sw;
+  SWEMU_RETURN_IF_ERROR(StartSwitch(o, l, control, sw));
+  Result<std::unique_ptr<DpdkHost>> dpdk = OpenHostPorts(o, l, out);
+  if (!dpdk.ok()) return dpdk.status();
+  HostRunner runner;
+  Incast incast;
+  SWEMU_RETURN_IF_ERROR(StartIncast(o, l, **dpdk, runner, incast));
+  Status run = runner.RunUntil([&] { return IncastFinished(o, l, incast); }, o.timeout_ns,
+                               [] { return std::string("DLCP flows"); });
+  PrintIncast(o, l, incast, run.ok(), out);
   Result<std::string> drops = sw.Command(control, "show drops");
   if (drops.ok()) out << "switch " << *drops;
   const Status closed = (*dpdk)->Close();
@@ -162,8 +215,9 @@ Status RunDlcpRealtime(const DlcpRealtimeOptions& o, std::ostream& out, bool* ba
   SWEMU_RETURN_IF_ERROR(run);
   SWEMU_RETURN_IF_ERROR(closed);
   if (!stopped.ok()) return stopped.status();
-  if (*stopped != 0) return Status::Error("swemu exited with status " + std::to_string(*stopped) +
-                                          " (see " + sw.log_path() + ")");
+  if (*stopped != 0)
+    return Status::Error("swemu exited with status " + std::to_string(*stopped) + " (see " +
+                         sw.log_path() + ")");
   return Status::Ok();
 }
 
