@@ -157,6 +157,7 @@ void AtpProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_a
       continue;
     }
     const bool aggregate = action.action == kAggregate;
+    // The index is ATP's own (a hash of <job, seq>); GOAT's comes from its plan (goat_node).
     Meta(pkt).slot = AtpAggregatorIndex(h->JobId(), h->Seq(), aggregators_);
     if (h->Has(kAtpFlagParam)) {
       // Replicate only one sent to a group (dst MAC I/G bit): the PS's unicast resend to the

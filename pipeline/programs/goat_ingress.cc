@@ -184,6 +184,7 @@ void GoatProgram::Classify(Packet** pkts, uint32_t n, Packet** agg, uint32_t* n_
       continue;
     }
     AggMeta<Op>& meta = Meta(pkt);
+    // The slot is GOAT's own (the plan's base + fragment); ATP hashes <job, seq> instead.
     meta.slot = static_cast<uint32_t>(share ? (base + h->Fragment() % size) % slots_
                                             : base + h->Fragment());
     meta.fan_in = static_cast<uint8_t>(fan_in);
