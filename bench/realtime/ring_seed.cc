@@ -111,14 +111,16 @@ bool WaitForStartedPort(uint16_t port) {
   return false;
 }
 
-int Main(int argc, char** argv) {
-  int split = argc;
-  for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--") == 0) {
-      split = i;
-      break;
-    }
-  }
+// What to seed: the options before "--", checked, and the frames read.
+struct SeedOptions {
+  std::string port;
+  std::string pool;
+  uint64_t count = 0;
+  std::vector<std::vector<uint8_t>> frames;
+};
+
+// -1 to go on, or the exit status (0 after --help, 2 after one line naming the problem).
+int ParseSeedOptions(int split, char** argv, SeedOptions* o) {
   po::options_description options("ring_seed options");
   // clang-format off
   options.add_options()
@@ -146,7 +148,16 @@ int Main(int argc, char** argv) {
   Result<std::vector<std::vector<uint8_t>>> frames =
       ReadFrames(vm["pcap"].as<std::vector<std::string>>());
   if (!frames.ok()) return Fail(frames.message());
+  o->port = vm["port"].as<std::string>();
+  o->pool = vm["pool"].as<std::string>();
+  o->count = *count;
+  o->frames = std::move(*frames);
+  return -1;
+}
 
+// The EAL as a secondary process of the forwarder, from the arguments after "--": -1, or the
+// exit status after one line.
+int InitSecondaryEal(int argc, char** argv, int split) {
   std::vector<char*> eal_argv = {argv[0]};
   for (int i = split + 1; i < argc; ++i) eal_argv.push_back(argv[i]);
   if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
@@ -159,57 +170,76 @@ int Main(int argc, char** argv) {
         "EAL: not a secondary process (give the forwarder's --file-prefix and "
         "--proc-type=secondary)");
   }
-  const std::string name = vm["port"].as<std::string>();
+  return -1;
+}
+
+// Copies the frames, in turn, into the mbufs, as rte_pktmbuf_alloc would hand them out: 0, or
+// the exit status after one line.
+int FillMbufs(const SeedOptions& o, const std::vector<rte_mbuf*>& mbufs) {
+  for (uint64_t i = 0; i < o.count; ++i) {
+    const std::vector<uint8_t>& frame = o.frames[i % o.frames.size()];
+    rte_mbuf* m = mbufs[i];
+    rte_pktmbuf_reset(m);  // what rte_pktmbuf_alloc does after taking it from the pool
+    rte_mbuf_refcnt_set(m, 1);
+    if (frame.size() > rte_pktmbuf_tailroom(m)) {
+      return Fail("--pool: its mbufs are too small for a frame of " + std::to_string(frame.size()) +
+                  " bytes");
+    }
+    std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame.data(), frame.size());
+    m->data_len = static_cast<uint16_t>(frame.size());
+    m->pkt_len = static_cast<uint32_t>(frame.size());
+  }
+  return 0;
+}
+
+// Takes --count mbufs from the pool's ring, fills them and sends them in one call; what the
+// port did not take goes back to the ring. The exit status.
+int Seed(const SeedOptions& o, uint16_t port, rte_ring* ring) {
+  std::vector<rte_mbuf*> mbufs(o.count);
+  const auto n = static_cast<unsigned>(o.count);
+  if (rte_ring_dequeue_bulk(ring, reinterpret_cast<void**>(mbufs.data()), n, nullptr) != n) {
+    return Fail("--pool: fewer than " + std::to_string(n) + " free mbufs");
+  }
+  int status = FillMbufs(o, mbufs);
+  uint16_t sent = 0;
+  if (status == 0) sent = rte_eth_tx_burst(port, 0, mbufs.data(), static_cast<uint16_t>(n));
+  if (sent != n) {
+    // Back to the pool the way they came (not through this process's mempool table).
+    rte_ring_enqueue_bulk(ring, reinterpret_cast<void* const*>(mbufs.data() + sent), n - sent,
+                          nullptr);
+  }
+  if (status == 0 && sent != n) {
+    status = Fail("--port " + o.port + ": the ring took " + std::to_string(sent) + " of " +
+                  std::to_string(n) + " frames (was it seeded before?)");
+  }
+  if (status == 0) std::cout << "ring_seed: " << sent << " frames into " << o.port << "\n";
+  return status;
+}
+
+// The started port and the pool's ring, then the seeding: the exit status.
+int FindAndSeed(const SeedOptions& o) {
   uint16_t port = 0;
-  int status = 0;
-  if (rte_eth_dev_get_port_by_name(name.c_str(), &port) != 0) {
-    status = Fail("--port " + name + ": the primary process has no such port");
-  } else if (!WaitForStartedPort(port)) {
-    status = Fail("--port " + name + ": not started within 20 s");
+  if (rte_eth_dev_get_port_by_name(o.port.c_str(), &port) != 0) {
+    return Fail("--port " + o.port + ": the primary process has no such port");
   }
-  rte_ring* ring = nullptr;
-  if (status == 0) {
-    Result<rte_mempool*> pool = FindPool(vm["pool"].as<std::string>());
-    if (pool.ok()) {
-      ring = static_cast<rte_ring*>((*pool)->pool_data);
-    } else {
-      status = Fail(pool.message());
+  if (!WaitForStartedPort(port)) return Fail("--port " + o.port + ": not started within 20 s");
+  Result<rte_mempool*> pool = FindPool(o.pool);
+  if (!pool.ok()) return Fail(pool.message());
+  return Seed(o, port, static_cast<rte_ring*>((*pool)->pool_data));
+}
+
+int Main(int argc, char** argv) {
+  int split = argc;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--") == 0) {
+      split = i;
+      break;
     }
   }
-  if (status == 0) {
-    std::vector<rte_mbuf*> mbufs(*count);
-    const auto n = static_cast<unsigned>(*count);
-    if (rte_ring_dequeue_bulk(ring, reinterpret_cast<void**>(mbufs.data()), n, nullptr) != n) {
-      status = Fail("--pool: fewer than " + std::to_string(n) + " free mbufs");
-    } else {
-      uint16_t sent = 0;
-      for (uint64_t i = 0; i < *count && status == 0; ++i) {
-        const std::vector<uint8_t>& frame = (*frames)[i % frames->size()];
-        rte_mbuf* m = mbufs[i];
-        rte_pktmbuf_reset(m);  // what rte_pktmbuf_alloc does after taking it from the pool
-        rte_mbuf_refcnt_set(m, 1);
-        if (frame.size() > rte_pktmbuf_tailroom(m)) {
-          status = Fail("--pool: its mbufs are too small for a frame of " +
-                        std::to_string(frame.size()) + " bytes");
-          break;
-        }
-        std::memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame.data(), frame.size());
-        m->data_len = static_cast<uint16_t>(frame.size());
-        m->pkt_len = static_cast<uint32_t>(frame.size());
-      }
-      if (status == 0) sent = rte_eth_tx_burst(port, 0, mbufs.data(), static_cast<uint16_t>(n));
-      if (sent != n) {
-        // Back to the pool the way they came (not through this process's mempool table).
-        rte_ring_enqueue_bulk(ring, reinterpret_cast<void* const*>(mbufs.data() + sent), n - sent,
-                              nullptr);
-      }
-      if (status == 0 && sent != n) {
-        status = Fail("--port " + name + ": the ring took " + std::to_string(sent) + " of " +
-                      std::to_string(n) + " frames (was it seeded before?)");
-      }
-      if (status == 0) std::cout << "ring_seed: " << sent << " frames into " << name << "\n";
-    }
-  }
+  SeedOptions o;
+  if (const int exit_now = ParseSeedOptions(split, argv, &o); exit_now >= 0) return exit_now;
+  if (const int failed = InitSecondaryEal(argc, argv, split); failed >= 0) return failed;
+  const int status = FindAndSeed(o);
   // The mbufs now circulate in the forwarder, which frees any it drops to its own pool.
   rte_eal_cleanup();
   return status;
