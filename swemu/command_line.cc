@@ -203,28 +203,20 @@ Status ReadAlsoSwitches(const po::variables_map& vm, CommandLine& cmd) {
   return Status::Ok();
 }
 
-}  // namespace
-
-Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
-  // Everything after the first "--" belongs to DPDK's EAL.
-  int own = 1;
-  while (own < argc && std::string_view(argv[own]) != "--") ++own;
-  po::variables_map vm;
+// Stores argv[1..own) in vm. No positional arguments: a stray word is an error, not silently
+// ignored.
+Status StoreOptions(int own, const char* const argv[], po::variables_map& vm) {
   try {
-    // No positional arguments: a stray word is an error, not silently ignored.
     po::positional_options_description none;
     po::store(po::command_line_parser(own, argv).options(Options()).positional(none).run(), vm);
   } catch (const po::error& e) {
     return Status::Error(e.what());
   }
-  CommandLine cmd;
-  cmd.help = vm.count("help") != 0;
-  cmd.version = vm.count("version") != 0;
-  cmd.offline = vm.count("offline") != 0;
-  cmd.show_resources = vm.count("show-resources") != 0;
-  cmd.quiet = vm.count("quiet") != 0;
-  cmd.bench = vm.count("bench") != 0;
-  cmd.json = vm.count("json") != 0;
+  return Status::Ok();
+}
+
+// --json, --bench-seconds and --bench-repeat: only with --bench.
+Status ReadBench(const po::variables_map& vm, CommandLine& cmd) {
   if (cmd.json && !cmd.bench) return Status::Error("--json: only with --bench");
   if (vm.count("bench-seconds")) {
     if (!cmd.bench) return Status::Error("--bench-seconds: only with --bench");
@@ -238,15 +230,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     if (!n.ok()) return Status::Error("--bench-repeat: " + n.message());
     cmd.bench_repeat = static_cast<uint32_t>(*n);
   }
-  if (vm.count("config")) cmd.config = vm["config"].as<std::string>();
-  if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
-  if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
-  if (vm.count("backend")) SWEMU_RETURN_IF_ERROR(ReadBackend(vm, cmd));
-  if (vm.count("run-for") && vm.count("offline")) {
-    return Status::Error(
-        "--run-for: only in real time (offline, a run ends with its inputs; "
-        "see --max-virtual-time)");
-  }
+  return Status::Ok();
+}
+
+// --seed, and the offline run's --max-virtual-time, --max-events and --fixlen.
+Status ReadOfflineLimits(const po::variables_map& vm, CommandLine& cmd) {
   if (vm.count("seed")) {
     Result<uint64_t> seed = ParseUint(vm["seed"].as<std::string>());
     if (!seed.ok()) return Status::Error("--seed: " + seed.message());
@@ -273,6 +261,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     return Status::Error(std::string(cmd.max_events ? "--max-events" : "--max-virtual-time") +
                          ": only with --offline");
   }
+  return Status::Ok();
+}
+
+// --telemetry FILE and its --telemetry-period.
+Status ReadTelemetry(const po::variables_map& vm, CommandLine& cmd) {
   if (vm.count("telemetry")) {
     cmd.telemetry = vm["telemetry"].as<std::string>();
     if (cmd.telemetry.empty()) return Status::Error("--telemetry: must not be empty");
@@ -287,6 +280,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     }
     cmd.telemetry_period_ns = *ns;
   }
+  return Status::Ok();
+}
+
+// Real time: --busy-poll, --run-for, --stats-interval and --stats-stages.
+Status ReadRealTimeRun(const po::variables_map& vm, CommandLine& cmd) {
   cmd.busy_poll = vm.count("busy-poll") != 0;
   if (vm.count("run-for")) {
     Result<uint64_t> ns = ParseSeconds(vm["run-for"].as<std::string>());
@@ -304,11 +302,21 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   if (cmd.stats_stages && cmd.stats_interval_ns == 0) {
     return Status::Error("--stats-stages: only with --stats-interval");
   }
+  return Status::Ok();
+}
+
+// Paths given as "" are refused by name.
+Status CheckPathsNotEmpty(const po::variables_map& vm) {
   for (const char* option : {"control-socket", "control-tcp", "out-dir", "config", "topology"}) {
     if (vm.count(option) && vm[option].as<std::string>().empty()) {
       return Status::Error(std::string("--") + option + ": an empty path");
     }
   }
+  return Status::Ok();
+}
+
+// Real time: --control-socket, --control-tcp and --control-mode.
+Status ReadControl(const po::variables_map& vm, CommandLine& cmd) {
   if (vm.count("control-socket")) cmd.control_socket = vm["control-socket"].as<std::string>();
   if (vm.count("control-tcp")) cmd.control_tcp = vm["control-tcp"].as<std::string>();
   if (vm.count("control-mode")) {
@@ -320,6 +328,11 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     }
     cmd.control_mode = static_cast<uint32_t>(mode);
   }
+  return Status::Ok();
+}
+
+// Real time: --pcap-dir and the options that shape its recording.
+Status ReadPcap(const po::variables_map& vm, CommandLine& cmd) {
   if (vm.count("pcap-dir")) {
     cmd.pcap_dir = vm["pcap-dir"].as<std::string>();
     if (cmd.pcap_dir.empty()) return Status::Error("--pcap-dir: must not be empty");
@@ -346,15 +359,57 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
     }
     cmd.pcap_max_bytes = *max;
   }
+  return Status::Ok();
+}
+
+// --in SPEC ...: the pcaps to replay.
+Status ReadInputs(const po::variables_map& vm, CommandLine& cmd) {
+  if (!vm.count("in")) return Status::Ok();
+  for (const std::string& text : vm["in"].as<std::vector<std::string>>()) {
+    Result<InputSpec> spec = ParseInputSpec(text);
+    if (!spec.ok()) return spec.status();
+    cmd.inputs.push_back(std::move(*spec));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+// Each option is read and checked in a fixed order, so that of several bad options the same
+// one is always named.
+Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
+  // Everything after the first "--" belongs to DPDK's EAL.
+  int own = 1;
+  while (own < argc && std::string_view(argv[own]) != "--") ++own;
+  po::variables_map vm;
+  SWEMU_RETURN_IF_ERROR(StoreOptions(own, argv, vm));
+  CommandLine cmd;
+  cmd.help = vm.count("help") != 0;
+  cmd.version = vm.count("version") != 0;
+  cmd.offline = vm.count("offline") != 0;
+  cmd.show_resources = vm.count("show-resources") != 0;
+  cmd.quiet = vm.count("quiet") != 0;
+  cmd.bench = vm.count("bench") != 0;
+  cmd.json = vm.count("json") != 0;
+  SWEMU_RETURN_IF_ERROR(ReadBench(vm, cmd));
+  if (vm.count("config")) cmd.config = vm["config"].as<std::string>();
+  if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
+  if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
+  if (vm.count("backend")) SWEMU_RETURN_IF_ERROR(ReadBackend(vm, cmd));
+  if (vm.count("run-for") && vm.count("offline")) {
+    return Status::Error(
+        "--run-for: only in real time (offline, a run ends with its inputs; "
+        "see --max-virtual-time)");
+  }
+  SWEMU_RETURN_IF_ERROR(ReadOfflineLimits(vm, cmd));
+  SWEMU_RETURN_IF_ERROR(ReadTelemetry(vm, cmd));
+  SWEMU_RETURN_IF_ERROR(ReadRealTimeRun(vm, cmd));
+  SWEMU_RETURN_IF_ERROR(CheckPathsNotEmpty(vm));
+  SWEMU_RETURN_IF_ERROR(ReadControl(vm, cmd));
+  SWEMU_RETURN_IF_ERROR(ReadPcap(vm, cmd));
   if (vm.count("also-switch")) SWEMU_RETURN_IF_ERROR(ReadAlsoSwitches(vm, cmd));
   for (int i = own + 1; i < argc; ++i) cmd.eal_args.emplace_back(argv[i]);
-  if (vm.count("in")) {
-    for (const std::string& text : vm["in"].as<std::vector<std::string>>()) {
-      Result<InputSpec> spec = ParseInputSpec(text);
-      if (!spec.ok()) return spec.status();
-      cmd.inputs.push_back(std::move(*spec));
-    }
-  }
+  SWEMU_RETURN_IF_ERROR(ReadInputs(vm, cmd));
   return cmd;
 }
 
