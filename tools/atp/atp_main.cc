@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <csignal>
 #include <iostream>
+#include <optional>
 #include <string>
 
 #include "hostlib/dpdk/dpdk_host.h"
@@ -173,6 +174,94 @@ Status ReadDemoOptions(const po::variables_map& vm, DemoOptions& demo) {
   return read;
 }
 
+// The examples `swemu-atp MODE --help` ends with.
+const char* Examples(const std::string& mode) {
+  return mode == "demo" ? "\nexamples:\n"
+                          "  swemu-atp demo                          the README's main job\n"
+                          "  swemu-atp demo --workers 4 --racks 2    two racks in one swemu\n"
+                          "  swemu-atp demo --model VGG16 --iterations 1 --backoff\n"
+                          "  swemu-atp demo --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job\n"
+                        : "\nexamples:\n"
+                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job\n"
+                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
+                          "--job configs/atp_two_rack.job --loss 0.01 --layers 4\n";
+}
+
+// Stores argv[1..] (MODE and its options) in vm. A value when Main should return it: 0 after
+// printing --help, 2 after one line naming a bad option.
+std::optional<int> StoreOptions(int argc, char** argv, const std::string& mode,
+                                const po::options_description& desc, po::variables_map& vm) {
+  try {
+    po::store(po::command_line_parser(argc - 1, argv + 1).options(desc).run(), vm);
+    if (vm.count("help")) {
+      std::cout << desc << Examples(mode);
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "swemu-atp: " << e.what() << '\n';
+    return 2;
+  }
+  return std::nullopt;
+}
+
+// sim's --loss and --lossy-worker, how its workers recover, and --out-dir.
+Status ReadSimOptions(const po::variables_map& vm, SimOptions& sim, AtpWorkerOptions* worker) {
+  Status read;
+  if (vm.count("loss")) {
+    Result<double> loss = ParseProbability(vm["loss"].as<std::string>());
+    if (loss.ok()) sim.host_loss = *loss;
+    read = loss.ok() ? Status::Ok() : Status::Error("--loss: " + loss.status().message());
+  }
+  if (read.ok() && vm.count("lossy-worker")) {
+    uint32_t lossy_worker = 0;
+    read = ReadUintOption(vm, "lossy-worker", 0, 31, &lossy_worker);
+    if (read.ok() && !vm.count("loss")) read = Status::Error("--lossy-worker needs --loss");
+    sim.lossy_worker = static_cast<int>(lossy_worker);
+  }
+  if (read.ok()) read = ReadRecovery(vm, worker);
+  if (read.ok() && !sim.out_dir.empty()) read = CheckOutputDirectory(sim.out_dir, "--out-dir");
+  return read;
+}
+
+// The options every mode takes, then the mode's own.
+Status ReadOptions(const po::variables_map& vm, const std::string& mode, Common& common,
+                   DemoOptions& demo, SimOptions& sim, AtpWorkerOptions* worker) {
+  // Counts as text: a negative value, NaN or one past the field is refused here.
+  Status read = ReadUintOption(vm, "layers", 0, UINT32_MAX, &common.layers);
+  if (read.ok()) read = ReadUintOption(vm, "iterations", 0, UINT32_MAX, &common.iterations);
+  if (read.ok()) read = ReadUintOption(vm, "seed", 0, UINT64_MAX, &common.seed);
+  if (read.ok()) read = ReadUintOption(vm, "lanes", 0, UINT32_MAX, &common.lanes);
+  if (read.ok() && mode == "demo") read = ReadDemoOptions(vm, demo);
+  if (read.ok() && mode == "sim") read = ReadSimOptions(vm, sim, worker);
+  return read;
+}
+
+// Runs the job: demo in real time, sim in virtual time. Exit status 2 for bad input found on
+// the way (a topology or job file), 1 for a run that failed.
+int Run(const std::string& mode, WorkloadOptions workload, const AtpWorkerOptions& worker,
+        DemoOptions& demo, SimOptions& sim) {
+  Status status;
+  bool bad_input = false;
+  if (mode == "demo") {
+    demo.workload = std::move(workload);
+    demo.worker = worker;
+    status = RunAtpDemo(demo, std::cout, &bad_input);
+    DpdkHost::CleanupEal();
+  } else {
+    sim.workload = std::move(workload);
+    sim.worker = worker;
+    status = RunAtpSim(sim, std::cout, &bad_input);
+  }
+  if (!status.ok()) {
+    std::cerr << "swemu-atp: " << status.message() << '\n';
+    return bad_input ? 2 : 1;
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2) return Usage(std::cerr);
   const std::string mode = argv[1];
@@ -194,51 +283,9 @@ int Main(int argc, char** argv) {
     AddSimOptions(desc, sim);
   }
   po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(desc).run(), vm);
-    if (vm.count("help")) {
-      std::cout << desc
-                << (mode == "demo"
-                        ? "\nexamples:\n"
-                          "  swemu-atp demo                          the README's main job\n"
-                          "  swemu-atp demo --workers 4 --racks 2    two racks in one swemu\n"
-                          "  swemu-atp demo --model VGG16 --iterations 1 --backoff\n"
-                          "  swemu-atp demo --topology configs/atp_two_rack.topo "
-                          "--job configs/atp_two_rack.job\n"
-                        : "\nexamples:\n"
-                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
-                          "--job configs/atp_two_rack.job\n"
-                          "  swemu-atp sim --topology configs/atp_two_rack.topo "
-                          "--job configs/atp_two_rack.job --loss 0.01 --layers 4\n");
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-atp: " << e.what() << '\n';
-    return 2;
-  }
+  if (std::optional<int> done = StoreOptions(argc, argv, mode, desc, vm)) return *done;
   AtpWorkerOptions worker;
-  uint32_t lossy_worker = 0;
-  // Counts as text: a negative value, NaN or one past the field is refused here.
-  Status read = ReadUintOption(vm, "layers", 0, UINT32_MAX, &common.layers);
-  if (read.ok()) read = ReadUintOption(vm, "iterations", 0, UINT32_MAX, &common.iterations);
-  if (read.ok()) read = ReadUintOption(vm, "seed", 0, UINT64_MAX, &common.seed);
-  if (read.ok()) read = ReadUintOption(vm, "lanes", 0, UINT32_MAX, &common.lanes);
-  if (read.ok() && mode == "demo") read = ReadDemoOptions(vm, demo);
-  if (read.ok() && mode == "sim") {
-    if (vm.count("loss")) {
-      Result<double> loss = ParseProbability(vm["loss"].as<std::string>());
-      if (loss.ok()) sim.host_loss = *loss;
-      read = loss.ok() ? Status::Ok() : Status::Error("--loss: " + loss.status().message());
-    }
-    if (read.ok() && vm.count("lossy-worker")) {
-      read = ReadUintOption(vm, "lossy-worker", 0, 31, &lossy_worker);
-      if (read.ok() && !vm.count("loss")) read = Status::Error("--lossy-worker needs --loss");
-      sim.lossy_worker = static_cast<int>(lossy_worker);
-    }
-    if (read.ok()) read = ReadRecovery(vm, &worker);
-    if (read.ok() && !sim.out_dir.empty()) read = CheckOutputDirectory(sim.out_dir, "--out-dir");
-  }
+  Status read = ReadOptions(vm, mode, common, demo, sim, &worker);
   if (!read.ok()) {
     std::cerr << "swemu-atp: " << read.message() << '\n';
     return 2;
@@ -258,23 +305,7 @@ int Main(int argc, char** argv) {
   if (vm.count("backoff")) demo.busy_poll = false;
   workload->at_ps_passes = vm.count("in-network-only") == 0;
   worker.lanes = common.lanes;
-  Status status;
-  bool bad_input = false;
-  if (mode == "demo") {
-    demo.workload = std::move(*workload);
-    demo.worker = worker;
-    status = RunAtpDemo(demo, std::cout, &bad_input);
-    DpdkHost::CleanupEal();
-  } else {
-    sim.workload = std::move(*workload);
-    sim.worker = worker;
-    status = RunAtpSim(sim, std::cout, &bad_input);
-  }
-  if (!status.ok()) {
-    std::cerr << "swemu-atp: " << status.message() << '\n';
-    return bad_input ? 2 : 1;
-  }
-  return 0;
+  return Run(mode, std::move(*workload), worker, demo, sim);
 }
 
 }  // namespace
