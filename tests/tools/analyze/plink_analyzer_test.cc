@@ -18,7 +18,7 @@
 #include "pipeline/wire/atp.h"
 #include "pipeline/wire/frame_builder.h"
 #include "pipeline/wire/plink.h"
-#include "tests/tools/protocol_analyzer_test_util.h"
+#include "tests/tools/analyze/protocol_analyzer_test_util.h"
 #include "tools/analyze/run_analysis.h"
 
 namespace swemu {

@@ -1,7 +1,7 @@
-// tools/new_program.sh, the generator of docs/programs.md, through tests/tools/new_program_test.sh:
-// it runs the generator into a scratch copy of the example's files (never into this tree), checks
-// its refusals, --dry-run and renaming, and compiles the generated program and test with the
-// compiler this build uses (CMAKE_CXX_COMPILER in the build's CMakeCache.txt).
+// tools/new_program.sh, the generator of docs/programs.md, through new_program_test.sh beside
+// this file: it runs the generator into a scratch copy of the example's files (never into this
+// tree), checks its refusals, --dry-run and renaming, and compiles the generated program and test
+// with the compiler this build uses (CMAKE_CXX_COMPILER in the build's CMakeCache.txt).
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -29,8 +29,8 @@ TEST(NewProgramTool, GeneratesARenamedProgramThatCompiles) {
   const std::string dir = testing::TestDirFor("swemu_new_program_");
   std::filesystem::create_directories(dir);
   testing::RunResult run = testing::RunCommandIn(
-      dir, std::string("bash " SWEMU_SOURCE_DIR "/tests/tools/new_program_test.sh " SWEMU_SOURCE_DIR
-                       " ") +
+      dir, std::string("bash " SWEMU_SOURCE_DIR
+                       "/tests/tools/new_program/new_program_test.sh " SWEMU_SOURCE_DIR " ") +
                cxx + " " + dir + "scratch");
   EXPECT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_EQ(run.out, "new_program: ok\n") << run.err;

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 REPORT = os.path.join(REPO, "tools", "pcn", "pcn_report.py")
 PROBLEMS = []
 

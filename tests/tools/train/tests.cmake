@@ -1,0 +1,19 @@
+# tools/train/train_digits.py (issue "Real training through swemu"), as CI runs it: quick (one
+# epoch, every mode, the claims checked), loss (1% on every switch port), kill (a worker dies:
+# the others fail within a bound, the switch keeps no aggregator) and options. Needs the Python
+# module (hostlib/python) and PyTorch; reports that it is skipped where the module is not built.
+get_property(SWEMU_PYTHON_SKIP_REASON GLOBAL PROPERTY SWEMU_PYTHON_SKIP_REASON)
+foreach(case quick loss kill options)
+  if(TARGET swemu_python)
+    add_test(NAME tools_train_digits_${case}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/train_digits_test.py
+                     --build ${CMAKE_BINARY_DIR} --tmp ${CMAKE_CURRENT_BINARY_DIR}/train_digits
+                     ${case})
+    set_tests_properties(tools_train_digits_${case} PROPERTIES TIMEOUT 600 ${SWEMU_REALTIME_TESTS})
+  else()
+    add_test(NAME tools_train_digits_${case}
+             COMMAND ${CMAKE_COMMAND} -E echo
+                     "tools_train_digits_${case} SKIPPED: ${SWEMU_PYTHON_SKIP_REASON}")
+    set_tests_properties(tools_train_digits_${case} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED")
+  endif()
+endforeach()
