@@ -194,7 +194,16 @@ const char* Examples(const std::string& mode) {
 std::optional<int> StoreOptions(int argc, char** argv, const std::string& mode,
                                 const po::options_description& desc, po::variables_map& vm) {
   try {
-    po::store(po::command_line_parser(argc - 1, argv + 1).options(desc).run(), vm);
+    const po::parsed_options parsed =
+        po::command_line_parser(argc - 1, argv + 1).options(desc).run();
+    // The parser takes argv[1] (MODE) as the program's name; any word left over is a mistake.
+    const std::vector<std::string> words =
+        po::collect_unrecognized(parsed.options, po::include_positional);
+    if (!words.empty()) {
+      std::cerr << "swemu-atp: unexpected word '" << words[0] << "' (options start with --)\n";
+      return 2;
+    }
+    po::store(parsed, vm);
     if (vm.count("help")) {
       std::cout << desc << Examples(mode);
       return 0;

@@ -124,7 +124,8 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
         sim + "--job " + kConfigs + "atp_two_rack.job --congestion-control maybe",
         std::string("demo --workers 0"), std::string("demo --racks 3"),
         std::string("demo --timeout -5"), std::string("demo --timeout 0"),
-        std::string("demo --link-rate fast"),
+        std::string("demo --link-rate fast"), std::string("demo stray"),
+        sim + "--job " + kConfigs + "atp_two_rack.job stray",
         "demo --topology " + kConfigs + "atp_two_rack.topo",
         "demo --job " + kConfigs + "atp_two_rack.job",
         "demo --topology " + kConfigs + "atp_two_rack.topo --job " + kConfigs +
