@@ -179,13 +179,18 @@ Status HostRunner::RunUntil(const std::function<bool()>& done, TimeNs timeout_ns
 
 void HostRunner::RunFor(TimeNs duration_ns) { (void)RunRounds(nullptr, NowNs() + duration_ns); }
 
-std::string HostContentionLine(const HostRunnerStats& stats) {
-  char line[200];
-  std::snprintf(line, sizeof(line),
-                "hosts' lcore: %llu stalls, %.0f ms of CPU lost to other processes\n",
-                static_cast<unsigned long long>(stats.stalls),
-                static_cast<double>(stats.lost_ns) / 1e6);
-  return line;
+std::string HostContentionLine(const HostRunnerStats& stats, bool peers_watched) {
+  char line[300];
+  int n = std::snprintf(line, sizeof(line),
+                        "hosts' lcore: %llu stalls, %.0f ms of CPU lost to other processes",
+                        static_cast<unsigned long long>(stats.stalls),
+                        static_cast<double>(stats.lost_ns) / 1e6);
+  if (peers_watched) {
+    std::snprintf(line + n, sizeof(line) - n, "; swemu's lcore: %llu stalls, %.0f ms off its CPU",
+                  static_cast<unsigned long long>(stats.peer_stalls),
+                  static_cast<double>(stats.peer_lost_ns) / 1e6);
+  }
+  return std::string(line) + "\n";
 }
 
 }  // namespace swemu

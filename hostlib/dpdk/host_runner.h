@@ -62,7 +62,8 @@ struct HostRunnerStats {
 };
 
 // One line for a demo's output: "hosts' lcore: N stalls, X ms of CPU lost to other processes".
-std::string HostContentionLine(const HostRunnerStats& stats);
+// With peers_watched (busy_peers set), also the busy peers' stalls: "; swemu's lcore: ...".
+std::string HostContentionLine(const HostRunnerStats& stats, bool peers_watched = false);
 
 class HostRunner {
  public:

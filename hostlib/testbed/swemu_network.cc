@@ -20,10 +20,9 @@ void SwemuNetwork::AddSwitch(const std::string& name, uint16_t ports) {
 
 void SwemuNetwork::AddLink(const std::string& a, uint16_t a_port, const std::string& b,
                            uint16_t b_port) {
-  const bool a_first = order_[a] < order_[b];
-  const std::string& server = a_first ? a : b;
-  const uint16_t server_port = a_first ? a_port : b_port;
-  client_path_[{a_first ? b : a, a_first ? b_port : a_port}] = VhostSocket(server, server_port);
+  const std::string name = "swemu_link:l" + std::to_string(link_devargs_.size() / 2);
+  link_devargs_[{a, a_port}] = name + ":0";
+  link_devargs_[{b, b_port}] = name + ":1";
 }
 
 std::string SwemuNetwork::VhostSocket(const std::string& sw, uint16_t port) const {
@@ -41,26 +40,34 @@ std::vector<std::string> SwemuNetwork::ServedSockets(const std::string& sw) cons
   for (const Switch& s : switches_) {
     if (s.name != sw) continue;
     for (uint16_t p = 0; p < s.ports; ++p) {
-      if (!client_path_.contains({sw, p})) served.push_back(VhostSocket(sw, p));
+      if (!link_devargs_.contains({sw, p})) served.push_back(VhostSocket(sw, p));
     }
   }
   return served;
 }
 
 LoadedSwitchConfig SwemuNetwork::ConfigOf(const std::string& sw, LoadedSwitchConfig config) const {
+  // Device names are unique in the process: switch sw's port p is net_vhost<first + p>, first
+  // the ports of the switches before it.
   uint16_t ports = 0;
-  for (const Switch& s : switches_) ports = s.name == sw ? s.ports : ports;
+  uint32_t first = 0;
+  bool before = true;
+  for (const Switch& s : switches_) {
+    before = before && s.name != sw;
+    if (before) first += s.ports;
+    if (s.name == sw) ports = s.ports;
+  }
   config.config.name = sw;
   config.config.num_ports = ports;
+  // Only the first switch's [eal] is read (--also-switch); each names its own prefix all the same.
   config.eal_args = "--no-pci --file-prefix " + file_prefix_ + "-" + sw;
   config.port_devargs.clear();
   for (uint16_t p = 0; p < ports; ++p) {
-    const auto client = client_path_.find({sw, p});
-    const std::string n = std::to_string(p);
+    const auto link = link_devargs_.find({sw, p});
     config.port_devargs.emplace_back(
-        p, client != client_path_.end()
-               ? "net_virtio_user" + n + ",path=" + client->second + ",queues=1,queue_size=1024"
-               : "net_vhost" + n + ",iface=" + VhostSocket(sw, p) + ",queues=1");
+        p, link != link_devargs_.end() ? link->second
+                                        : "net_vhost" + std::to_string(first + p) +
+                                              ",iface=" + VhostSocket(sw, p) + ",queues=1");
   }
   return config;
 }
@@ -79,50 +86,55 @@ std::string SwemuNetwork::HostDevargs(uint32_t index, const std::string& sw, uin
 SwemuProcesses::~SwemuProcesses() { (void)Stop(); }
 
 Status SwemuProcesses::Start(const SwemuNetwork& network, const std::string& binary,
-                             const std::vector<std::string>& eal_args,
+                             const std::vector<std::string>& eal_args, bool busy_poll,
                              std::chrono::milliseconds ready_timeout) {
+  std::vector<std::string> args, ready;
   for (const SwemuNetwork::Switch& sw : network.switches()) {
     const std::string control = network.ControlSocket(sw.name);
     std::filesystem::remove(control);
-    std::vector<std::string> ready = {control};
+    ready.push_back(control);
     for (const std::string& sock : network.ServedSockets(sw.name)) {
       std::filesystem::remove(sock);
       ready.push_back(sock);
     }
-    std::vector<std::string> args = {"--config", network.IniPath(sw.name), "--control-socket",
-                                     control, "--"};
-    args.insert(args.end(), eal_args.begin(), eal_args.end());
-    auto proc = std::make_unique<SwemuProcess>();
-    Status started = proc->Start(binary, args, network.dir() + "/" + sw.name + ".log");
-    if (started.ok()) started = proc->WaitForPaths(ready, ready_timeout);
-    if (!started.ok()) return Status::Error(sw.name + ": " + started.message());
-    procs_.push_back(std::move(proc));
+    if (args.empty()) {
+      args = {"--config", network.IniPath(sw.name), "--control-socket", control};
+    } else {
+      args.insert(args.end(), {"--also-switch", network.IniPath(sw.name) + "=" + control});
+    }
     names_.push_back(sw.name);
     control_.push_back(control);
   }
-  return Status::Ok();
+  if (busy_poll) args.push_back("--busy-poll");
+  args.push_back("--");
+  args.insert(args.end(), eal_args.begin(), eal_args.end());
+  const std::string log = network.dir() + "/swemu.log";
+  std::error_code ignored;  // a new log per run
+  std::filesystem::remove(log, ignored);
+  proc_ = std::make_unique<SwemuProcess>();
+  Status started = proc_->Start(binary, args, log);
+  if (started.ok()) started = proc_->WaitForPaths(ready, ready_timeout);
+  return started;
 }
 
 Result<std::string> SwemuProcesses::Command(std::size_t s, const std::string& line) const {
-  return procs_[s]->Command(control_[s], line);
+  return proc_->Command(control_[s], line);
 }
 
 Status SwemuProcesses::Stop(std::chrono::milliseconds timeout) {
-  Status first = Status::Ok();
-  for (std::size_t i = procs_.size(); i-- > 0;) {
-    Result<int> status = procs_[i]->Stop(timeout);
-    if (!first.ok()) continue;
-    if (!status.ok()) {
-      first = Status::Error(names_[i] + ": " + status.message());
-    } else if (*status != 0) {
-      first = Status::Error(names_[i] + ": swemu exited with status " + std::to_string(*status) +
-                            " (log: " + procs_[i]->log_path() + ")");
-    }
+  if (proc_ == nullptr) return Status::Ok();
+  Result<int> status = proc_->Stop(timeout);
+  Status result = Status::Ok();
+  if (!status.ok()) {
+    result = Status::Error("swemu: " + status.message());
+  } else if (*status != 0) {
+    result = Status::Error("swemu exited with status " + std::to_string(*status) +
+                           " (log: " + proc_->log_path() + ")");
   }
-  procs_.clear();
+  proc_.reset();
   names_.clear();
   control_.clear();
-  return first;
+  return result;
 }
 
 }  // namespace swemu

@@ -1,11 +1,12 @@
 #pragma once
-// A network of real-time swemu processes, one per switch, as the tools' demos run them
+// A network of real-time switches in ONE swemu process, as the tools' demos run them
 // (swemu-goat demo, swemu-plink demo): each switch's config (every host port a net_vhost
-// vhost-user socket; each link between two switches a vhost-user socket on the switch started
-// first and net_virtio_user on the other, so the switches start in the network's order), the
-// devargs a host process attaches with, and the processes: started in order, each waited for
-// (its control socket and its vhost-user sockets), asked over their control sockets, stopped in
-// reverse order (virtio_user ends first).
+// vhost-user socket, device names unique in the process; each link between two switches a
+// swemu_link of rings in the process, end 0 on the switch added first), the devargs a host
+// process attaches with, and the process: `swemu --config <first>.ini --also-switch
+// <other>.ini=<control> ...` on one lcore (docs/cli.md "Several switches in one process"),
+// waited for (every control socket and vhost-user socket), asked over each switch's control
+// socket, stopped once.
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -28,7 +29,8 @@ class SwemuNetwork {
   SwemuNetwork(std::string dir, std::string socket_dir, std::string socket_stem,
                std::string file_prefix);
 
-  // Switches in start order; a link's vhost-user end is on the switch added first.
+  // Switches in the process's order (the first is --config's); link k is swemu_link:l<k>, end 0
+  // on `a`, end 1 on `b`.
   void AddSwitch(const std::string& name, uint16_t ports);
   void AddLink(const std::string& a, uint16_t a_port, const std::string& b, uint16_t b_port);
 
@@ -42,7 +44,7 @@ class SwemuNetwork {
   std::string VhostSocket(const std::string& sw, uint16_t port) const;
   std::string ControlSocket(const std::string& sw) const;
   std::string IniPath(const std::string& sw) const;
-  // The sockets switch `sw` serves (every port but a link's later end).
+  // The vhost-user sockets switch `sw` serves (every port but a link's end).
   std::vector<std::string> ServedSockets(const std::string& sw) const;
   // Switch `sw`'s config: `config` (its program, startup script, [program], [tm], [dpdk]) with
   // the network's part set: name, ports, [eal] args (--no-pci, the switch's --file-prefix) and
@@ -59,11 +61,11 @@ class SwemuNetwork {
   std::string dir_, socket_dir_, socket_stem_, file_prefix_;
   std::vector<Switch> switches_;
   std::map<std::string, uint32_t> order_;
-  // (switch, port) of a link's later end -> the earlier end's socket.
-  std::map<std::pair<std::string, uint16_t>, std::string> client_path_;
+  // (switch, port) of a link's end -> its swemu_link devargs.
+  std::map<std::pair<std::string, uint16_t>, std::string> link_devargs_;
 };
 
-// The network's swemu processes.
+// The network's swemu process (one, running every switch).
 class SwemuProcesses {
  public:
   SwemuProcesses() = default;
@@ -71,23 +73,26 @@ class SwemuProcesses {
   SwemuProcesses(const SwemuProcesses&) = delete;
   SwemuProcesses& operator=(const SwemuProcesses&) = delete;
 
-  // Starts `binary --config <sw>.ini --control-socket <sw>-control.sock -- <eal_args>` for every
-  // switch in order (its log <sw>.log), removing stale sockets first, and waits up to
-  // `ready_timeout` for each one's control socket and served sockets before starting the next.
-  // Errors name the switch.
+  // Starts `binary --config <first>.ini --control-socket <first>-control.sock --also-switch
+  // <sw>.ini=<sw>-control.sock ... [--busy-poll] -- <eal_args>` (log swemu.log in the network's
+  // dir), removing stale sockets first, and waits up to `ready_timeout` for every control socket
+  // and served socket.
   Status Start(const SwemuNetwork& network, const std::string& binary,
-               const std::vector<std::string>& eal_args,
+               const std::vector<std::string>& eal_args, bool busy_poll,
                std::chrono::milliseconds ready_timeout = std::chrono::seconds(20));
-  std::size_t size() const { return procs_.size(); }
+  // Switches (not processes).
+  std::size_t size() const { return names_.size(); }
+  // The one process (after Start): its pid, for HostRunnerOptions::busy_peers.
+  const SwemuProcess& process() const { return *proc_; }
   const std::string& name(std::size_t s) const { return names_[s]; }
   // One control command to switch `s`: the reply body, or the error line.
   Result<std::string> Command(std::size_t s, const std::string& line) const;
-  // SIGINT to each, in reverse order, waiting up to `timeout` each; the first failure (a switch
-  // that did not stop, or exited with a status other than 0: its log named).
+  // SIGINT to the process, waiting up to `timeout`; a failure (it did not stop, or exited with a
+  // status other than 0: its log named).
   Status Stop(std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
  private:
-  std::vector<std::unique_ptr<SwemuProcess>> procs_;
+  std::unique_ptr<SwemuProcess> proc_;
   std::vector<std::string> names_;
   std::vector<std::string> control_;
 };

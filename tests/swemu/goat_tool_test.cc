@@ -155,8 +155,12 @@ TEST(GoatTool, PublishWritesConfigsSwemuRunsAndTheJobForTheHosts) {
   const std::string cli = ReadText(dir + "pub/s1.cli");
   EXPECT_NE(cli.find("table_add goat_node aggregate 1 1 "), std::string::npos) << cli;
   EXPECT_NE(cli.find("table_add goat_route forward 2 => 5"), std::string::npos) << cli;
-  // s2's end of the s1-s2 link attaches to s1's vhost-user socket.
-  EXPECT_NE(ReadText(dir + "pub/s2.ini").find("net_virtio_user5,path="), std::string::npos);
+  // The s1-s2 link (goat.topo's third) is a ring link of one swemu process: end 0 on s1, end 1 on
+  // s2; s2's host ports are named after s1's six.
+  EXPECT_NE(ReadText(dir + "pub/s1.ini").find("devargs = swemu_link:l2:0"), std::string::npos);
+  const std::string s2 = ReadText(dir + "pub/s2.ini");
+  EXPECT_NE(s2.find("devargs = swemu_link:l2:1"), std::string::npos) << s2;
+  EXPECT_NE(s2.find("devargs = net_vhost6,iface="), std::string::npos) << s2;
   EXPECT_NE(ReadText(dir + "pub/goat.job").find("worker = w8 "), std::string::npos);
   RunResult resources = RunCommandIn(
       dir, SWEMU_BINARY_DIR "/swemu/swemu --topology " + dir + "pub/goat.topo --show-resources");

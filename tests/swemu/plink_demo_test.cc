@@ -1,5 +1,5 @@
-// swemu-plink demo as users run it, in real time: three swemu processes (a spine and two racks)
-// with the hosts over virtio_user, a topology file's switches (--topology), and the kernel-UDP
+// swemu-plink demo as users run it, in real time: three switches (a spine and two racks) in one
+// swemu process with the hosts over virtio_user, a topology file's switches (--topology), and the kernel-UDP
 // fallback on loopback. Every host's result must be the exact sum, the probes must all be
 // answered, and the payload bytes across racks must be Table 1's. Times are printed, never
 // compared with a bound: on a busy 2-core machine (or under AddressSanitizer) a reduction takes
@@ -76,7 +76,8 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
   const std::string dir = Dir();
   RunResult run = RunCommandIn(dir, kPlink + " demo --buffer 256KB --out-dir " + dir + "demo");
   ASSERT_EQ(run.status, 0) << run.out << run.err;
-  EXPECT_NE(run.out.find("8 hosts in 2 racks of 4 under one spine (3 swemu processes"),
+  EXPECT_NE(run.out.find("8 hosts in 2 racks of 4 under one spine (3 switches in one swemu "
+                         "process"),
             std::string::npos)
       << run.out;
   ExpectTableOne(run);
@@ -86,19 +87,20 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
   const std::string cli = ReadText(dir + "demo/rack0.cli");
   EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:05 => 4"), std::string::npos) << cli;
   EXPECT_NE(cli.find("set_port_rate 4 100M"), std::string::npos) << cli;
-  EXPECT_NE(ReadText(dir + "demo/rack1.ini")
-                .find("net_virtio_user4,path=" + dir + "demo/plink-spine-port1.sock"),
-            std::string::npos);
-  // Every switch stopped cleanly, its counters in its log.
+  // Rack 1's uplink is end 1 of the spine's second ring link, in the one swemu process.
+  EXPECT_NE(ReadText(dir + "demo/rack1.ini").find("devargs = swemu_link:l1:1"), std::string::npos);
+  EXPECT_NE(ReadText(dir + "demo/spine.ini").find("devargs = swemu_link:l1:0"), std::string::npos);
+  // The process watched: the contention line covers its lcore too.
+  EXPECT_NE(run.out.find("; swemu's lcore: "), std::string::npos) << run.out;
+  // Every switch stopped cleanly, its counters in the process's log.
+  const std::string log = ReadText(dir + "demo/swemu.log");
   for (const char* sw : {"spine", "rack0", "rack1"}) {
-    EXPECT_NE(ReadText(dir + "demo/" + sw + ".log").find("switch " + std::string(sw)),
-              std::string::npos)
-        << sw;
+    EXPECT_NE(log.find("switch " + std::string(sw)), std::string::npos) << sw << ": " << log;
   }
 }
 
 // Another system's topology file (configs/leaf_spine.topo: two leaves of two hosts under a
-// spine): one swemu process per switch of the file, a host's rack its leaf, Table 1's bytes for
+// spine): every switch of the file in one swemu process, a host's rack its leaf, Table 1's bytes for
 // N = 2 hosts in C = 2 racks, exact sums.
 TEST(PlinkDemo, RunsOnATopologyFilesSwitches) {
   if (geteuid() != 0) GTEST_SKIP() << "DPDK's vhost-user and virtio_user ports need root here";
@@ -108,7 +110,7 @@ TEST(PlinkDemo, RunsOnATopologyFilesSwitches) {
                                         "/configs/leaf_spine.topo");
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("4 hosts in 2 racks of "), std::string::npos) << run.out;
-  EXPECT_NE(run.out.find("(3 swemu processes, l2l3)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("(3 switches in one swemu process, l2l3)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("6 of 6 pairs answered"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("every host's result equals the exact sum in all three reductions"),
             std::string::npos)
@@ -149,7 +151,7 @@ TEST(PlinkDemo, ATimeoutEndsWithOneLineNamingWhatIsLeft) {
             std::string::npos)
       << run.err;
   for (const char* sw : {"spine", "rack0", "rack1"}) {
-    EXPECT_NE(ReadText(dir + "demo/" + sw + ".log").find("switch " + std::string(sw)),
+    EXPECT_NE(ReadText(dir + "demo/swemu.log").find("switch " + std::string(sw)),
               std::string::npos)
         << sw << " did not stop with its summary";
   }

@@ -38,7 +38,7 @@ po::options_description GoatDemoOptions() {
       ("k", po::value<std::string>()->default_value("0"), "with --async: this K every round (0: Algorithm 2)")
       ("delay", po::value<std::vector<std::string>>(), "W=TIME: worker W starts every round this late (e.g. 3=200ms), repeatable")
       ("timeout", po::value<std::string>()->default_value("60s"), "per round")
-      ("rto", po::value<std::string>()->default_value("200ms"), "the workers' first retransmission timeout (doubling): above the round trip through three swemu processes on a busy machine, so that waiting is not taken for loss")
+      ("rto", po::value<std::string>()->default_value("200ms"), "the workers' first retransmission timeout (doubling): above the round trip through three switches on a busy machine, so that waiting is not taken for loss")
       ("swemu", po::value<std::string>(), "the swemu binary (default: ../swemu/swemu next to this one)")
       ("verbose,v", "also print each switch's goat_stats counters (one JSON line per switch), and DPDK's routine log lines (telemetry, virtio_user's random MAC) here and in the switches' logs");
   // clang-format on
@@ -113,8 +113,11 @@ Result<GoatJob> PublishDemo(const GoatSetup& setup, const GoatPublishedPlan& pla
   return ParseGoatJob(*job_text);
 }
 
-// Every worker and the PS on a virtio_user port of this process (DPDK), run by one HostRunner.
+// Every worker and the PS on a virtio_user port of this process (DPDK), run by one HostRunner
+// that watches the swemu process's busy-polling lcore (a starved switch holds the timers).
 struct DemoHosts {
+  explicit DemoHosts(const SwemuProcesses& switches)
+      : runner(HostRunnerOptions{.busy_peers = {switches.process().pid()}}) {}
   std::unique_ptr<DpdkHost> dpdk;
   HostRunner runner;
   std::vector<std::unique_ptr<GoatWorker>> workers;
@@ -294,8 +297,8 @@ void Report(const DemoHosts& hosts, SwemuProcesses& switches, const GoatFabricSp
   out << "workers: " << retransmissions << " retransmissions; every result "
       << (mismatches == 0 ? "equals" : "DIFFERS FROM") << " the exact sum of the workers it counted"
       << (mismatches == 0 ? "" : " (" + std::to_string(mismatches) + " elements)") << "\n";
-  // Several swemus and the hosts on a small machine: say when the hosts lost their CPU.
-  out << HostContentionLine(hosts.runner.stats());
+  // The swemu process and the hosts on a small machine: say when either lost its CPU.
+  out << HostContentionLine(hosts.runner.stats(), true);
 }
 
 }  // namespace
@@ -316,23 +319,24 @@ Status RunGoatDemo(const po::variables_map& vm, std::ostream& out) {
   Result<GoatJob> job = PublishDemo(*setup, *plan, *layout);
   if (!job.ok()) return job.status();
 
-  // One swemu per switch, in the network's order: each link's vhost-user end starts first.
+  // One swemu process runs every switch, busy-polling lcore 0 (the hosts poll lcore 1); the
+  // links are rings in it.
   const std::string binary =
       vm.count("swemu") ? Text(vm, "swemu") : SelfDirectory() + "/../swemu/swemu";
   const SwemuNetwork network = layout->Network(spec);
   SwemuProcesses switches;
   SWEMU_RETURN_IF_ERROR(switches.Start(
-      network, binary, WithDpdkLog({"-l", "0", "--no-huge", "-m", "256"}, d->verbose)));
+      network, binary, WithDpdkLog({"-l", "0", "--no-huge", "-m", "256"}, d->verbose), true));
   SWEMU_RETURN_IF_ERROR(
       DpdkHost::InitEal(WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "512",
                                      "--file-prefix", layout->file_prefix + "-hosts"},
                                     d->verbose),
                         out));
   const EalCleanupAtScopeExit eal_cleanup;  // after the hosts, which are declared below
-  DemoHosts hosts;
+  DemoHosts hosts(switches);
   SWEMU_RETURN_IF_ERROR(AttachHosts(setup->fabric, network, *job, d->rto, hosts));
   out << "swemu-goat demo: " << d->scheme_name << " plan on " << setup->description << " ("
-      << spec.switches.size() << " swemu processes), " << workers << " workers and the PS over "
+      << spec.switches.size() << " switches in one swemu process), " << workers << " workers and the PS over "
       << "virtio_user; " << job->num_submodels() << " sub-models, " << job->total_fragments()
       << " fragments of " << job->elements << " values per worker\n";
   DemoRounds rounds(*setup, *plan, *job, hosts, switches);

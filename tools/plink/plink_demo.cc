@@ -1,7 +1,7 @@
 // swemu-plink demo: PLink in real time. It writes a tree of l2l3 switches (racks under one spine,
-// one swemu process each; host ports net_vhost sockets, each rack's uplink a vhost-user socket on
-// the spine and net_virtio_user on the rack: hostlib/testbed/swemu_network.h) into --out-dir, starts
-// the switches, attaches every host from this process over virtio_user (DPDK, one lcore), and
+// all in one swemu process that busy-polls one lcore; host ports net_vhost sockets, each rack's
+// uplink a swemu_link of rings in that process: hostlib/testbed/swemu_network.h) into --out-dir,
+// starts it, attaches every host from this process over virtio_user (DPDK, one lcore), and
 // runs on every host PLink's endpoints: ProbeEmbed's echo probes in rounds of disjoint pairs
 // (hostlib/plink/probe_rounds.h), then the embedding, the groups, and three reductions of a float
 // buffer by AggEngine: flat aggregation, 2LHA over the true racks and 2LHA over ProbeEmbed's
@@ -9,7 +9,8 @@
 // are kernel UDP sockets on loopback (127.A.B.N, A.B from the pid) instead, driven by one event
 // loop: the paper's kernel fallback for probes, with no switch and no locality to find. With
 // --topology FILE the switches, links and hosts are the file's (the default tree is made as a
-// topology too): every switch an l2l3 swemu process, a host's rack the switch it is on.
+// topology too): every switch an l2l3 switch of the one swemu process, a host's rack the switch
+// it is on.
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,7 +56,7 @@ po::options_description PlinkDemoOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
-      ("topology", po::value<std::string>()->value_name("FILE"), "the switches (each an l2l3 swemu process), links (their rates) and hosts (2-32; a host's rack: its switch) of a topology file, instead of the four shape options below")
+      ("topology", po::value<std::string>()->value_name("FILE"), "the switches (l2l3, all in one swemu process), links (their rates) and hosts (2-32; a host's rack: its switch) of a topology file, instead of the four shape options below")
       ("racks", po::value<std::string>()->default_value("2"), "racks (an l2l3 switch each) under one spine switch, 1-8")
       ("per-rack", po::value<std::string>()->default_value("4"), "hosts per rack, 1-16 (2-32 hosts in all)")
       ("buffer", po::value<std::string>()->default_value("1MB"), "the float32 buffer every host reduces")
@@ -80,11 +81,11 @@ constexpr uint32_t kProbeSamples = 16;
 constexpr TimeNs kProbeGapNs = 500'000;
 constexpr TimeNs kProbeTimeoutNs = 200'000'000;
 // AggEngine's retransmission timer floor and first value. The virtual-time engine's 1 ms and
-// 5 ms are far below what a real-time run sees here: the hosts and three or more swemu processes
-// share two cores (the switches all on one), so a round trip that crosses processes waiting for
-// the CPU takes ms (the probes' least cross-rack RTT is 3-5 ms on an idle 2-core machine, and
-// single round trips take tens of ms when the switches' processes contend), and a timer that
-// fires before would retransmit what is only late. With a 20 ms floor a default run retransmitted
+// 5 ms are far below what a real-time run sees on a shared 2-core machine: the hosts poll one
+// core and the switches' process the other, and another process taking either for a slice of a
+// few ms delays every packet in flight, and a timer that fires before would retransmit what is
+// only late. (Measured when each switch was its own backing-off swemu process, whose cross-rack
+// round trips took 3-5 ms; with one busy-polling process they take tens of us.) With a 20 ms floor a default run retransmitted
 // 3-4% of its packets, with 40 ms about 1% (2LHA over the racks: almost none); AggEngine's
 // Jacobson/Karels estimate raises the timer further when queues build.
 constexpr TimeNs kMinRtoNs = 40'000'000;
@@ -110,7 +111,7 @@ constexpr const char* kShapeOptions[] = {"racks", "per-rack", "host-rate", "upli
 std::string RackName(uint32_t r) { return "rack" + std::to_string(r); }
 
 // The tree as a topology: the spine first (port r to rack r), then the racks (ports 0.. their
-// hosts, the last port the uplink), so each uplink's vhost-user end is on the spine.
+// hosts, the last port the uplink), so each uplink's swemu_link end 0 is on the spine.
 TopologyConfig TreeTopology(const DemoOptions& o) {
   TopologyConfig topo;
   auto add_switch = [&](const std::string& name, uint32_t ports, uint64_t rate) {
@@ -243,8 +244,8 @@ std::string Count(uint64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-// The switches and links in the topology's order (a link's vhost-user end on its switch listed
-// first).
+// The switches and links in the topology's order (the first switch is swemu's --config, each
+// link a swemu_link with end 0 on its switch listed first).
 SwemuNetwork MakeNetwork(const DemoOptions& o) {
   SwemuNetwork network(o.dir, o.dir, "plink", "swemu-plink-" + std::to_string(getpid()));
   for (const LoadedSwitchConfig& sw : o.topo.switches) {
@@ -304,8 +305,6 @@ Status WriteSwitchFiles(const DemoOptions& o, const SwemuNetwork& network,
     ini.mbufs = 2048u * sw.ports + 8191;
     ini.mbuf_cache = 128;
     SWEMU_RETURN_IF_ERROR(network.WriteSwitchIni(sw.name, ini, header));
-    std::error_code ignored;  // a new log per run
-    std::filesystem::remove(o.dir + "/" + sw.name + ".log", ignored);
   }
   return Status::Ok();
 }
@@ -599,14 +598,13 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   const SwemuNetwork network = MakeNetwork(o);
   SWEMU_RETURN_IF_ERROR(WriteSwitchFiles(o, network, addrs, "swemu-plink demo"));
   SwemuProcesses switches;
-  // All switches on lcore 0, the hosts on lcore 1; larger racks need a larger mbuf pool.
-  uint32_t most_ports = 0;
-  for (const SwemuNetwork::Switch& sw : network.switches()) {
-    most_ports = std::max<uint32_t>(most_ports, sw.ports);
-  }
+  // One swemu process runs every switch, busy-polling lcore 0, the hosts lcore 1; its one mbuf
+  // pool is the switches' together (2048 per port and 8191 each: 4 MB per 1000 mbufs, with room).
+  uint64_t mbufs = 0;
+  for (const SwemuNetwork::Switch& sw : network.switches()) mbufs += 2048u * sw.ports + 8191;
+  const std::string memory_mb = std::to_string(std::max<uint64_t>(256, 128 + mbufs * 4 / 1000));
   SWEMU_RETURN_IF_ERROR(switches.Start(
-      network, o.binary,
-      WithDpdkLog({"-l", "0", "--no-huge", "-m", most_ports > 9 ? "512" : "256"}, o.verbose)));
+      network, o.binary, WithDpdkLog({"-l", "0", "--no-huge", "-m", memory_mb}, o.verbose), true));
   SWEMU_RETURN_IF_ERROR(DpdkHost::InitEal(
       WithDpdkLog({"-l", "1", "--no-pci", "--no-huge", "-m", "1024", "--no-telemetry",
                    "--file-prefix", "swemu-plink-" + std::to_string(getpid()) + "-hosts"},
@@ -627,16 +625,18 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   if (o.topology_path.empty()) {
     out << "swemu-plink demo: " << o.hosts << " hosts in " << Count(o.racks, "rack") << " of "
         << o.per_rack << " under one spine (" << network.switches().size()
-        << " swemu processes, l2l3), hosts "
+        << " switches in one swemu process, l2l3), hosts "
         << "over virtio_user; host links " << FormatRate(o.host_rate) << ", uplinks "
         << FormatRate(o.uplink_rate) << "\n";
   } else {
     out << "swemu-plink demo: " << o.hosts << " hosts in "
         << Count(o.place.rack_names.size(), "rack") << " of " << o.topology_path << " ("
         << network.switches().size()
-        << " swemu processes, l2l3), hosts over virtio_user; the file's link and port rates\n";
+        << " switches in one swemu process, l2l3), hosts over virtio_user; the file's link and "
+           "port rates\n";
   }
-  HostRunner runner;
+  // Watches the swemu process's busy-polling lcore: a starved switch holds the timers.
+  HostRunner runner(HostRunnerOptions{.busy_peers = {switches.process().pid()}});
   std::vector<Transport*> transports;
   for (uint32_t h = 0; h < o.hosts; ++h) transports.push_back(&(*dpdk)->port(h));
   auto attach = [&](Endpoint& e, uint32_t h) { runner.Add(e, (*dpdk)->port(h)); };
@@ -645,7 +645,7 @@ Status RunDpdk(const DemoOptions& o, std::ostream& out) {
   };
   Status ran = RunHosts(
       o, addrs, transports, attach, [&] { return runner.NowNs(); }, run, out);
-  out << HostContentionLine(runner.stats());
+  out << HostContentionLine(runner.stats(), true);
   Status closed = (*dpdk)->Close();
   Status stopped = switches.Stop();
   SWEMU_RETURN_IF_ERROR(ran);
