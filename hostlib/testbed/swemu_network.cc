@@ -19,10 +19,14 @@ void SwemuNetwork::AddSwitch(const std::string& name, uint16_t ports) {
 }
 
 void SwemuNetwork::AddLink(const std::string& a, uint16_t a_port, const std::string& b,
-                           uint16_t b_port) {
+                           uint16_t b_port, PortWireEffects wire) {
   const std::string name = "swemu_link:l" + std::to_string(link_devargs_.size() / 2);
   link_devargs_[{a, a_port}] = name + ":0";
   link_devargs_[{b, b_port}] = name + ":1";
+  if (wire.delay_ns != 0 || wire.loss != 0) {
+    link_wire_[{a, a_port}] = wire;
+    link_wire_[{b, b_port}] = wire;
+  }
 }
 
 std::string SwemuNetwork::VhostSocket(const std::string& sw, uint16_t port) const {
@@ -63,6 +67,8 @@ LoadedSwitchConfig SwemuNetwork::ConfigOf(const std::string& sw, LoadedSwitchCon
   config.eal_args = "--no-pci --file-prefix " + file_prefix_ + "-" + sw;
   config.port_devargs.clear();
   for (uint16_t p = 0; p < ports; ++p) {
+    const auto wire = link_wire_.find({sw, p});
+    if (wire != link_wire_.end()) config.port_effects[p] = wire->second;
     const auto link = link_devargs_.find({sw, p});
     config.port_devargs.emplace_back(
         p, link != link_devargs_.end() ? link->second

@@ -30,9 +30,11 @@ class SwemuNetwork {
                std::string file_prefix);
 
   // Switches in the process's order (the first is --config's); link k is swemu_link:l<k>, end 0
-  // on `a`, end 1 on `b`.
+  // on `a`, end 1 on `b`. `wire` (a link's delay and loss) becomes both ends' [port.N] delay and
+  // loss, so the rings keep the link's delay as its rate (the startup scripts shape the rate).
   void AddSwitch(const std::string& name, uint16_t ports);
-  void AddLink(const std::string& a, uint16_t a_port, const std::string& b, uint16_t b_port);
+  void AddLink(const std::string& a, uint16_t a_port, const std::string& b, uint16_t b_port,
+               PortWireEffects wire = {});
 
   struct Switch {
     std::string name;
@@ -63,6 +65,7 @@ class SwemuNetwork {
   std::map<std::string, uint32_t> order_;
   // (switch, port) of a link's end -> its swemu_link devargs.
   std::map<std::pair<std::string, uint16_t>, std::string> link_devargs_;
+  std::map<std::pair<std::string, uint16_t>, PortWireEffects> link_wire_;  // non-zero only
 };
 
 // The network's swemu process (one, running every switch).

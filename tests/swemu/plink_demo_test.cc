@@ -1,7 +1,7 @@
 // swemu-plink demo as users run it, in real time: three switches (a spine and two racks) in one
-// swemu process with the hosts over virtio_user, a topology file's switches (--topology), and the kernel-UDP
-// fallback on loopback. Every host's result must be the exact sum, the probes must all be
-// answered, and the payload bytes across racks must be Table 1's. Times are printed, never
+// swemu process with the hosts over virtio_user, a topology file's switches (--topology), and the
+// kernel-UDP fallback on loopback. Every host's result must be the exact sum, the probes must all
+// be answered, and the payload bytes across racks must be Table 1's. Times are printed, never
 // compared with a bound: on a busy 2-core machine (or under AddressSanitizer) a reduction takes
 // several times what it takes on an idle one.
 #include <gtest/gtest.h>
@@ -90,6 +90,17 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
   // Rack 1's uplink is end 1 of the spine's second ring link, in the one swemu process.
   EXPECT_NE(ReadText(dir + "demo/rack1.ini").find("devargs = swemu_link:l1:1"), std::string::npos);
   EXPECT_NE(ReadText(dir + "demo/spine.ini").find("devargs = swemu_link:l1:0"), std::string::npos);
+  // The uplinks keep their delay (20 us each way, on both ring ends), so the probes see the
+  // racks: a round trip across racks is farther than one in a rack.
+  EXPECT_NE(ReadText(dir + "demo/rack1.ini").find("devargs = swemu_link:l1:1\ndelay = 20us"),
+            std::string::npos);
+  EXPECT_NE(ReadText(dir + "demo/spine.ini").find("devargs = swemu_link:l1:0\ndelay = 20us"),
+            std::string::npos);
+  std::smatch rtt;
+  ASSERT_TRUE(std::regex_search(run.out, rtt,
+                                std::regex(R"(median: (\d+) us in a rack, (\d+) us across racks)")))
+      << run.out;
+  EXPECT_GT(std::stoi(rtt[2]), std::stoi(rtt[1]) + 40) << run.out;  // 80 us of delay, less noise
   // The process watched: the contention line covers its lcore too.
   EXPECT_NE(run.out.find("; swemu's lcore: "), std::string::npos) << run.out;
   // Every switch stopped cleanly, its counters in the process's log.
@@ -100,14 +111,14 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
 }
 
 // Another system's topology file (configs/leaf_spine.topo: two leaves of two hosts under a
-// spine): every switch of the file in one swemu process, a host's rack its leaf, Table 1's bytes for
-// N = 2 hosts in C = 2 racks, exact sums.
+// spine): every switch of the file in one swemu process, a host's rack its leaf, Table 1's bytes
+// for N = 2 hosts in C = 2 racks, exact sums.
 TEST(PlinkDemo, RunsOnATopologyFilesSwitches) {
   if (geteuid() != 0) GTEST_SKIP() << "DPDK's vhost-user and virtio_user ports need root here";
   const std::string dir = Dir();
-  RunResult run = RunCommandIn(dir, kPlink + " demo --buffer 256KB --out-dir " + dir +
-                                        "demo --topology " SWEMU_SOURCE_DIR
-                                        "/configs/leaf_spine.topo");
+  RunResult run =
+      RunCommandIn(dir, kPlink + " demo --buffer 256KB --out-dir " + dir +
+                            "demo --topology " SWEMU_SOURCE_DIR "/configs/leaf_spine.topo");
   ASSERT_EQ(run.status, 0) << run.out << run.err;
   EXPECT_NE(run.out.find("4 hosts in 2 racks of "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("(3 switches in one swemu process, l2l3)"), std::string::npos) << run.out;
@@ -151,8 +162,7 @@ TEST(PlinkDemo, ATimeoutEndsWithOneLineNamingWhatIsLeft) {
             std::string::npos)
       << run.err;
   for (const char* sw : {"spine", "rack0", "rack1"}) {
-    EXPECT_NE(ReadText(dir + "demo/swemu.log").find("switch " + std::string(sw)),
-              std::string::npos)
+    EXPECT_NE(ReadText(dir + "demo/swemu.log").find("switch " + std::string(sw)), std::string::npos)
         << sw << " did not stop with its summary";
   }
   RunResult kernel = RunCommandIn(dir, kPlink + " demo --transport kernel-udp --timeout 1ms");

@@ -91,6 +91,9 @@ constexpr TimeNs kProbeTimeoutNs = 200'000'000;
 constexpr TimeNs kMinRtoNs = 40'000'000;
 constexpr TimeNs kInitialRtoNs = 80'000'000;
 constexpr uint32_t kPayloadBytes = 1400;  // chunk bytes per packet: frames of 1466 bytes
+// The default tree's uplinks (spine to rack) delay every frame this much each way, as the
+// virtual-time datacenter's top tier does: the locality the probes are to find.
+constexpr TimeNs kUplinkDelayNs = 20'000;
 
 struct DemoOptions {
   uint32_t racks = 0, per_rack = 0, hosts = 0;
@@ -126,7 +129,7 @@ TopologyConfig TreeTopology(const DemoOptions& o) {
   for (uint32_t r = 0; r < o.racks; ++r) add_switch(RackName(r), o.per_rack + 1, o.host_rate);
   for (uint32_t r = 0; r < o.racks; ++r) {
     topo.links.push_back({"spine", static_cast<PortId>(r), RackName(r),
-                          static_cast<PortId>(o.per_rack), o.uplink_rate, 0, 0});
+                          static_cast<PortId>(o.per_rack), o.uplink_rate, kUplinkDelayNs, 0});
   }
   for (uint32_t h = 0; h < o.racks * o.per_rack; ++h) {
     TopologyHost host;
@@ -251,7 +254,9 @@ SwemuNetwork MakeNetwork(const DemoOptions& o) {
   for (const LoadedSwitchConfig& sw : o.topo.switches) {
     network.AddSwitch(sw.config.name, sw.config.num_ports);
   }
-  for (const LinkSpec& l : o.topo.links) network.AddLink(l.a, l.a_port, l.b, l.b_port);
+  for (const LinkSpec& l : o.topo.links) {
+    network.AddLink(l.a, l.a_port, l.b, l.b_port, {.loss = l.loss, .delay_ns = l.delay_ns});
+  }
   return network;
 }
 
