@@ -156,7 +156,7 @@ struct Command {
   const char* examples;  // printed after the options by COMMAND --help
 };
 
-// Each command's examples, after README.md, docs/cli.md and tests/swemu/goat_tool_test.cc.
+// Each command's examples, after README.md, docs/cli.md and tests/tools/goat/goat_tool_test.cc.
 constexpr char kPlanExamples[] =
     "  swemu-goat plan                               the paper's simulated leaf-spine, AlexNet\n"
     "  swemu-goat plan --model VGG16 --memory 32MB   another model, less memory per switch\n"
