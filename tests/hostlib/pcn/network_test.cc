@@ -134,11 +134,11 @@ TEST(PcnNetwork, RunsOnTheLeafSpine) {
   ASSERT_TRUE(net.ok()) << net.message();
   EXPECT_EQ(net->shape, "3 switches (the PS on spine), 1 background hosts");
   // 10 Gbit/s links carry millions of background frames per second of virtual time: keep the
-  // run short enough for the sanitizer build (each burst takes a few ms at that rate).
+  // run short enough for the sanitizer build (a burst takes a few ms at that rate).
   PcnExperimentOptions o = Short();
-  o.duration_ns = 1'200'000'000;
-  o.ddl_start_ns = 200'000'000;
-  o.idle_ns = 100'000'000;
+  o.duration_ns = 600'000'000;
+  o.ddl_start_ns = 100'000'000;
+  o.idle_ns = 50'000'000;
   for (bool pcn : {false, true}) {
     Result<PcnRunResult> run = RunPcnExperiment(o, *net, pcn);
     ASSERT_TRUE(run.ok()) << run.message();
