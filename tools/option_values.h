@@ -5,6 +5,7 @@
 // option.
 #include <boost/program_options.hpp>
 #include <algorithm>
+#include <initializer_list>
 #include <limits>
 #include <string>
 
@@ -62,6 +63,20 @@ inline Status CheckUint(const po::variables_map& vm, const char* name, uint64_t 
 // True when the user gave the option (not only its default).
 inline bool Given(const po::variables_map& vm, const std::string& name) {
   return vm.count(name) != 0 && !vm[name].defaulted();
+}
+
+// With --topology FILE, the first of the tool's shape options (`shape`, names without "--") the
+// user gave too: the file says what they would, so one line names it. Ok without --topology.
+inline Status RefuseWithTopology(const po::variables_map& vm,
+                                 std::initializer_list<const char*> shape) {
+  if (vm.count("topology") == 0) return Status::Ok();
+  for (const char* name : shape) {
+    if (Given(vm, name)) {
+      return Status::Error(std::string("--") + name +
+                           ": not with --topology (a topology replaces the shape options)");
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace opt

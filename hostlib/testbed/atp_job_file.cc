@@ -64,8 +64,12 @@ Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
                                           const std::string& job_path) {
   auto topology = LoadTopology(topology_path);
   if (!topology.ok()) return topology.status();
+  return LoadAtpTopologyJob(std::move(*topology), job_path);
+}
+
+Result<AtpTopologyJob> LoadAtpTopologyJob(TopologyConfig topology, const std::string& job_path) {
   std::map<std::string, std::string> programs;
-  for (const LoadedSwitchConfig& sw : topology->switches) {
+  for (const LoadedSwitchConfig& sw : topology.switches) {
     programs[sw.config.name] = sw.config.program;
   }
   auto job = LoadAtpJobFile(job_path, programs);
@@ -75,13 +79,13 @@ Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
   std::vector<AtpHost> hosts = job->aggregate.spec.workers;
   hosts.push_back(job->aggregate.spec.ps);
   for (std::size_t i = 0; i < places.size(); ++i) {
-    if (FindJobHost(*topology, places[i]) == nullptr) {
+    if (FindJobHost(topology, places[i]) == nullptr) {
       return Status::Error(job_path + ": host " + hosts[i].name + " is on " + places[i].sw + ":" +
                            std::to_string(places[i].port) + ", which is not a host port of " +
-                           topology_path);
+                           topology.path);
     }
   }
-  return AtpTopologyJob{std::move(*topology), std::move(*job)};
+  return AtpTopologyJob{std::move(topology), std::move(*job)};
 }
 
 const TopologyHost* FindJobHost(const TopologyConfig& topology, const JobPlacement& at) {

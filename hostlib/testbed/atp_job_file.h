@@ -40,6 +40,9 @@ struct AtpTopologyJob {
 };
 Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
                                           const std::string& job_path);
+// The same on a topology already loaded, for a caller that words the topology file's own
+// problems itself (swemu-atp: "--topology PATH: ...").
+Result<AtpTopologyJob> LoadAtpTopologyJob(TopologyConfig topology, const std::string& job_path);
 
 // The topology's host on `at`'s port, or nullptr.
 const TopologyHost* FindJobHost(const TopologyConfig& topology, const JobPlacement& at);

@@ -257,7 +257,9 @@ void PlaceJobHosts(const AtpJobFile& job, const std::string& dir, DemoNetwork& n
 // swemu-atp demo --topology T --job J: the switches of T as swemu processes (the processes back
 // end), the hosts of J in this process; the same files `swemu-atp sim` runs in virtual time.
 Status RunAtpDemoOnTopology(const DemoOptions& options, std::ostream& out, bool* bad_input) {
-  auto files = LoadAtpTopologyJob(options.topology, options.job);
+  Result<TopologyConfig> loaded = LoadTopology(options.topology);
+  if (!loaded.ok()) return Status::Error("--topology " + loaded.message());
+  auto files = LoadAtpTopologyJob(std::move(*loaded), options.job);
   if (!files.ok()) return files.status();
   const TopologyConfig* topo = &files->topology;
   const AtpJobFile* job = &files->job;

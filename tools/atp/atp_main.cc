@@ -165,11 +165,10 @@ Status ReadDemoOptions(const po::variables_map& vm, DemoOptions& demo) {
   if (read.ok() && vm.count("topology") != vm.count("job")) {
     read = Status::Error("--topology and --job: give both or neither");
   }
-  for (const char* shape : {"workers", "racks", "elements", "aggregators", "link-rate"}) {
-    if (read.ok() && vm.count("topology") && !vm[shape].defaulted()) {
-      read = Status::Error(std::string("--") + shape +
-                           ": not with --topology (the topology and job files say it)");
-    }
+  // The topology and job files replace them.
+  if (read.ok()) {
+    read =
+        opt::RefuseWithTopology(vm, {"workers", "racks", "elements", "aggregators", "link-rate"});
   }
   return read;
 }

@@ -15,7 +15,9 @@ namespace swemu {
 
 Status RunAtpSim(const SimOptions& options, std::ostream& out, bool* bad_input) {
   *bad_input = true;
-  auto files = LoadAtpTopologyJob(options.topology, options.job);
+  Result<TopologyConfig> loaded = LoadTopology(options.topology);
+  if (!loaded.ok()) return Status::Error("--topology " + loaded.message());
+  auto files = LoadAtpTopologyJob(std::move(*loaded), options.job);
   if (!files.ok()) return files.status();
   const TopologyConfig* topo = &files->topology;
   const AtpJobFile* job = &files->job;

@@ -140,15 +140,11 @@ po::options_description SimOptions() {
 Status ReadSimNetwork(const po::variables_map& vm, DlcpExperimentOptions& o,
                       TopologyConfig* topo) {
   if (vm.count("topology")) {
-    for (const char* shape : {"tors", "hosts-per-tor", "spines", "link-rate"}) {
-      if (!vm[shape].defaulted()) {
-        return Status::Error(std::string("--") + shape +
-                             ": not with --topology (the topology file says it)");
-      }
-    }
+    SWEMU_RETURN_IF_ERROR(
+        opt::RefuseWithTopology(vm, {"tors", "hosts-per-tor", "spines", "link-rate"}));
     const std::string path = vm["topology"].as<std::string>();
     Result<TopologyConfig> loaded = LoadTopology(path);
-    if (!loaded.ok()) return Status::Error("--topology: " + loaded.message());
+    if (!loaded.ok()) return Status::Error("--topology " + loaded.message());
     if (Status s = CheckDlcpTopology(*loaded); !s.ok()) {
       return Status::Error("--topology " + path + ": " + s.message());
     }

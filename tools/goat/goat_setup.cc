@@ -33,10 +33,6 @@ void AddGoatSetupOptions(po::options_description& options) {
 
 namespace {
 
-// The options --topology replaces, refused beside it.
-constexpr const char* kShapeOptions[] = {"fabric",  "per-switch",   "leaf-spine",
-                                         "workers", "programmable", "memory"};
-
 // --fabric testbed or leaf-spine, and their shape options.
 Result<GoatFabricSpec> BuiltInSpec(const po::variables_map& vm, bool testbed, uint64_t slots,
                                    uint64_t seed, std::ostringstream& what) {
@@ -84,12 +80,8 @@ Result<GoatFabricSpec> BuiltInSpec(const po::variables_map& vm, bool testbed, ui
 // --topology FILE: the network the file describes; *slots becomes its largest switch memory.
 Result<GoatFabricSpec> TopologySpec(const po::variables_map& vm, uint64_t* slots,
                                     std::ostringstream& what) {
-  for (const char* shape : kShapeOptions) {
-    if (vm.count(shape) && !vm[shape].defaulted()) {
-      return Status::Error(std::string("--") + shape +
-                           ": not with --topology (the topology file says it)");
-    }
-  }
+  SWEMU_RETURN_IF_ERROR(opt::RefuseWithTopology(
+      vm, {"fabric", "per-switch", "leaf-spine", "workers", "programmable", "memory"}));
   const std::string path = Text(vm, "topology");
   Result<TopologyConfig> topo = LoadTopology(path);
   if (!topo.ok()) return Status::Error("--topology " + topo.message());

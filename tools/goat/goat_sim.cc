@@ -156,12 +156,7 @@ Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, s
 }  // namespace
 
 Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
-  for (const char* net : {"link-rate", "loss"}) {
-    if (vm.count("topology") && !vm[net].defaulted()) {
-      return Status::Error(std::string("--") + net +
-                           ": not with --topology (the topology file's links and hosts say it)");
-    }
-  }
+  SWEMU_RETURN_IF_ERROR(opt::RefuseWithTopology(vm, {"link-rate", "loss"}));
   Result<std::vector<GoatScheme>> schemes = Schemes(Text(vm, "scheme"));
   if (!schemes.ok()) return schemes.status();
   std::string csv;

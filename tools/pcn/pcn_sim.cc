@@ -91,18 +91,12 @@ Status ParseSim(const po::variables_map& vm, PcnExperimentOptions* o) {
   return o->Validate();
 }
 
-// The options a topology file replaces: its switches, links and hosts say them.
-constexpr const char* kShapeOptions[] = {"rate", "edge-rate", "rtt", "queue", "background", "workers"};
-
-// The network: the topology file's (refused with a shape option), else the default shape.
+// The network: the topology file's (refused with a shape option, which its switches, links and
+// hosts replace), else the default shape.
 Result<PcnNetwork> LoadNetwork(const po::variables_map& vm, const PcnExperimentOptions& o) {
   if (!vm.count("topology")) return DefaultPcnNetwork(o);
-  for (const char* shape : kShapeOptions) {
-    if (!vm[shape].defaulted()) {
-      return Status::Error(std::string("--") + shape +
-                           ": not with --topology (the topology file says it)");
-    }
-  }
+  SWEMU_RETURN_IF_ERROR(
+      opt::RefuseWithTopology(vm, {"rate", "edge-rate", "rtt", "queue", "background", "workers"}));
   Result<TopologyConfig> topo = LoadTopology(Text(vm, "topology"));
   if (!topo.ok()) return Status::Error("--topology " + topo.message());
   Result<PcnNetwork> net = PcnNetworkFromTopology(std::move(*topo));

@@ -108,9 +108,6 @@ struct DemoOptions {
   PlinkPlacement place;
 };
 
-// The shape options, which a topology file replaces.
-constexpr const char* kShapeOptions[] = {"racks", "per-rack", "host-rate", "uplink-rate"};
-
 std::string RackName(uint32_t r) { return "rack" + std::to_string(r); }
 
 // The tree as a topology: the spine first (port r to rack r), then the racks (ports 0.. their
@@ -144,15 +141,12 @@ TopologyConfig TreeTopology(const DemoOptions& o) {
 // The topology (--topology, or the tree of the shape options), its routes and the racks.
 Status ReadNetwork(const po::variables_map& vm, DemoOptions* o) {
   if (vm.count("topology")) {
-    for (const char* shape : kShapeOptions) {
-      if (opt::Given(vm, shape)) {
-        return Status::Error(std::string("--") + shape +
-                             ": not with --topology (the topology file says it)");
-      }
-    }
+    // The tree's shape options, which the file replaces.
+    SWEMU_RETURN_IF_ERROR(
+        opt::RefuseWithTopology(vm, {"racks", "per-rack", "host-rate", "uplink-rate"}));
     o->topology_path = Text(vm, "topology");
     Result<TopologyConfig> topo = LoadTopology(o->topology_path);
-    if (!topo.ok()) return Status::Error("--topology: " + topo.message());
+    if (!topo.ok()) return Status::Error("--topology " + topo.message());
     Status ports = CheckTopologyPorts(*topo);  // before any process starts
     if (!ports.ok()) return Status::Error("--topology " + o->topology_path + ": " + ports.message());
     o->topo = std::move(*topo);

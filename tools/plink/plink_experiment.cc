@@ -82,9 +82,6 @@ double Percentile(const std::vector<double>& sorted, double p) {
 
 namespace {
 
-// The tree's shape, which a topology file replaces.
-constexpr const char* kShapeOptions[] = {"fanout", "rack-hosts", "tier-delays", "tier-rates"};
-
 struct ExperimentOptions {
   uint64_t samples = 0, background = 0, assignments = 0, seed = 0, buffer = 0, chunk = 0,
            bg_max = 0;
@@ -161,15 +158,12 @@ Result<std::unique_ptr<EmulatedDatacenter>> MakeDatacenter(const po::variables_m
   std::string option = "--fanout/--rack-hosts";
   Result<TopologyConfig> topo = Status::Error("");
   if (vm.count("topology")) {
-    for (const char* shape : kShapeOptions) {
-      if (opt::Given(vm, shape)) {
-        return Status::Error(std::string("--") + shape +
-                             ": not with --topology (the topology file says it)");
-      }
-    }
+    // The tree's shape options, which the file replaces.
+    SWEMU_RETURN_IF_ERROR(
+        opt::RefuseWithTopology(vm, {"fanout", "rack-hosts", "tier-delays", "tier-rates"}));
     option = "--topology " + Text(vm, "topology");
     topo = LoadTopology(Text(vm, "topology"));
-    if (!topo.ok()) return Status::Error("--topology: " + topo.message());
+    if (!topo.ok()) return Status::Error("--topology " + topo.message());
     Status ports = CheckTopologyPorts(*topo);
     if (!ports.ok()) return Status::Error(option + ": " + ports.message());
   } else {

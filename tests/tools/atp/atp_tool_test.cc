@@ -139,6 +139,30 @@ TEST(AtpToolTest, BadInputGivesOneLineAndStatus2) {
   }
 }
 
+// A shape option beside --topology, and a topology file that cannot be read: the line names the
+// option, as every tool's does (tools/option_values.h).
+TEST(AtpToolTest, AShapeOptionBesideATopologyIsRefusedNamingIt) {
+  const std::string files =
+      " --topology " + kConfigs + "atp_two_rack.topo --job " + kConfigs + "atp_two_rack.job";
+  for (const char* shape :
+       {"--racks 2", "--workers 2", "--elements 16", "--aggregators 8", "--link-rate 10G"}) {
+    const RunResult run = RunAtp(std::string("demo") + files + " " + shape);
+    EXPECT_EQ(run.status, 2) << shape;
+    const std::string option = std::string(shape).substr(0, std::string(shape).find(' '));
+    EXPECT_EQ(run.err, "swemu-atp: " + option +
+                           ": not with --topology (a topology replaces the shape options)\n");
+    EXPECT_EQ(run.out, "") << shape;
+  }
+  for (const std::string mode : {"sim", "demo"}) {
+    const RunResult run =
+        RunAtp(mode + " --topology /nonexistent.topo --job " + kConfigs + "atp_two_rack.job");
+    EXPECT_EQ(run.status, 2) << mode;
+    EXPECT_EQ(run.err.rfind("swemu-atp: --topology /nonexistent.topo: cannot open topology", 0), 0u)
+        << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+  }
+}
+
 // Each of these once ran for ever printing nothing: the engine did not move its clock to the
 // end of a slice when the next event lay beyond it, so the 60 s virtual-time limit never came.
 // Every run must end, naming what could not finish.

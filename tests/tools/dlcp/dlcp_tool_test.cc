@@ -106,7 +106,9 @@ TEST(DlcpTool, ATopologyTheExperimentCannotRunOnIsRefusedWithOneLine) {
   } cases[] = {
       {"apart.topo", "hosts a-p0 and b-p0 cannot reach each other (no links from a to b)"},
       {"few.topo", "2 hosts; DLCP's experiment needs at least 4 (a PS and its workers)"},
-      {"few.topo --hosts-per-tor 2", "--hosts-per-tor: not with --topology"},
+      {"few.topo --hosts-per-tor 2",
+       "sim: --hosts-per-tor: not with --topology (a topology replaces the shape options)\n"},
+      {"none.topo", "sim: --topology " + dir + "none.topo: cannot open topology"},
   };
   for (const auto& c : cases) {
     RunResult run = RunCommandIn(dir, kDlcp + " sim --topology " + dir + c.args);

@@ -124,7 +124,7 @@ TEST(PcnTool, BadTopologiesEndWithOneLine) {
     EXPECT_EQ(run.status, 2) << shape;
     const std::string option = std::string(shape).substr(0, std::string(shape).find(' '));
     EXPECT_EQ(run.err, "swemu-pcn sim: " + option +
-                           ": not with --topology (the topology file says it)\n");
+                           ": not with --topology (a topology replaces the shape options)\n");
   }
 }
 

@@ -197,8 +197,9 @@ TEST(PlinkDemo, BadOptionsEndWithOneLineBeforeAnythingIsWritten) {
       {"one.topo", "PLink needs at least two hosts, not 1"},
       {"port.topo", "host y: a has 4 ports, no port 7"},
       {"apart.topo", "hosts x and y cannot reach each other (no links from a to b)"},
-      {"none.topo", "--topology: "},
-      {"apart.topo --racks 2", "--racks: not with --topology"},
+      {"none.topo", "--topology " + dir + "none.topo: cannot open topology"},
+      {"apart.topo --racks 2",
+       "--racks: not with --topology (a topology replaces the shape options)\n"},
       {"apart.topo --per-rack 2", "--per-rack: not with --topology"},
       {"apart.topo --host-rate 1G", "--host-rate: not with --topology"},
       {"apart.topo --uplink-rate 1G", "--uplink-rate: not with --topology"}};

@@ -158,8 +158,9 @@ TEST(PlinkTool, TopologiesWithoutTwoHostsThatReachEachOtherAreRefused) {
       {"--topology " + one, "PLink needs at least two hosts, not 1"},
       {"--topology " + port, "host y: a has 4 ports, no port 7"},
       {"--topology " + apart, "hosts x and z cannot reach each other (no links from a to b)"},
-      {"--topology " + dir + "none.topo", "--topology: "},
-      {"--topology " + apart + " --fanout 2,2", "--fanout: not with --topology"},
+      {"--topology " + dir + "none.topo", "--topology " + dir + "none.topo: cannot open topology"},
+      {"--topology " + apart + " --fanout 2,2",
+       "--fanout: not with --topology (a topology replaces the shape options)\n"},
       {"--topology " + apart + " --rack-hosts 2,2", "--rack-hosts: not with --topology"},
       {"--topology " + apart + " --tier-delays 1us,1us,1us", "--tier-delays: not with --topology"},
       {"--topology " + apart + " --tier-rates 1G,1G,1G", "--tier-rates: not with --topology"}};
