@@ -1,5 +1,6 @@
 #include "swemu/switch_config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -158,6 +159,10 @@ const std::map<std::string, Setter>& Setters() {
   return *setters;
 }
 
+// The keys of a [port.N] section, in the order "unknown key" lists them.
+constexpr const char* kPortKeys[] = {"rate",    "queue_depth", "ecn_threshold", "drop_threshold",
+                                     "devargs", "loss",        "delay"};
+
 // "port.N.rate" / "port.N.devargs": the port number, or an error naming what is wrong.
 Result<PortId> PortOfKey(const std::string& key) {
   std::size_t dot = key.find('.', 5);
@@ -166,13 +171,44 @@ Result<PortId> PortOfKey(const std::string& key) {
   if (dot == std::string::npos || !port.ok()) {
     return Status::Error("unknown key (a port section is [port.N] with N a port number)");
   }
-  std::string field = key.substr(dot + 1);
-  if (field != "rate" && field != "queue_depth" && field != "devargs" && field != "loss" &&
-      field != "delay") {
-    return Status::Error(
-        "unknown key (a [port.N] section has only rate, queue_depth, devargs, loss and delay)");
+  const std::string field = key.substr(dot + 1);
+  if (std::find(std::begin(kPortKeys), std::end(kPortKeys), field) == std::end(kPortKeys)) {
+    std::string list;
+    for (std::size_t i = 0; i < std::size(kPortKeys); ++i) {
+      list += (i == 0 ? "" : i + 1 == std::size(kPortKeys) ? " and " : ", ") +
+              std::string(kPortKeys[i]);
+    }
+    return Status::Error("unknown key (a [port.N] section has only " + list + ")");
   }
   return static_cast<PortId>(*port);
+}
+
+// [port.N] queue_depth, ecn_threshold and drop_threshold: port N's queues over [tm]'s, parsed
+// as [tm]'s keys are.
+Status ApplyPortQueueKey(PortId port, const std::string& field, const std::string& value,
+                         LoadedSwitchConfig& out) {
+  auto queues = [port](SwitchConfig& c) -> PortQueueOverrides& { return c.tm.port_queues[port]; };
+  const PortQueueOverrides& now = queues(out.config);
+  if (field == "queue_depth" ? now.depth_pkts.has_value()
+      : field == "ecn_threshold" ? now.ecn_threshold_bytes.has_value()
+                                 : now.drop_threshold_bytes.has_value()) {  // [port.1], [port.01]
+    std::string name = field;
+    std::replace(name.begin(), name.end(), '_', ' ');
+    return Status::Error("port " + name + " given twice");
+  }
+  if (field == "queue_depth") {
+    return UintKey(1, kTmMaxQueueDepthPkts, [&](uint64_t v, SwitchConfig& c) {
+      queues(c).depth_pkts = uint32_t(v);
+    })(value, out);
+  }
+  if (field == "ecn_threshold") {
+    return BytesKey(0, UINT64_MAX, [&](uint64_t v, SwitchConfig& c) {
+      queues(c).ecn_threshold_bytes = v;
+    })(value, out);
+  }
+  return BytesKey(0, UINT64_MAX, [&](uint64_t v, SwitchConfig& c) {
+    queues(c).drop_threshold_bytes = v;
+  })(value, out);
 }
 
 Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* rated_ports) {
@@ -197,13 +233,9 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
       out.port_effects[*port].loss = *loss;
       return Status::Ok();
     }
-    if (key.ends_with(".queue_depth")) {
-      Result<uint64_t> pkts = ParseUint(entry.value, 1, kTmMaxQueueDepthPkts);
-      if (!pkts.ok()) return pkts.status();
-      if (!out.config.tm.port_queue_depths.emplace(*port, uint32_t(*pkts)).second) {
-        return Status::Error("port queue depth given twice");
-      }
-      return Status::Ok();
+    const std::string field = key.substr(key.rfind('.') + 1);
+    if (field == "queue_depth" || field == "ecn_threshold" || field == "drop_threshold") {
+      return ApplyPortQueueKey(*port, field, entry.value, out);
     }
     if (key.ends_with(".delay")) {
       Result<uint64_t> ns = ParseDuration(entry.value);
@@ -254,9 +286,12 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
                            std::to_string(out.config.num_ports) + ")");
     }
   }
-  for (const auto& [port, pkts] : out.config.tm.port_queue_depths) {
+  for (const auto& [port, queues] : out.config.tm.port_queues) {
     if (port >= out.config.num_ports) {
-      return Status::Error(path + ": port." + std::to_string(port) + ".queue_depth: port " +
+      const char* field = queues.depth_pkts            ? "queue_depth"
+                          : queues.ecn_threshold_bytes ? "ecn_threshold"
+                                                       : "drop_threshold";
+      return Status::Error(path + ": port." + std::to_string(port) + "." + field + ": port " +
                            std::to_string(port) + " out of range (switch.ports is " +
                            std::to_string(out.config.num_ports) + ")");
     }

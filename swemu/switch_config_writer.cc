@@ -127,12 +127,16 @@ Lines DpdkLines(const LoadedSwitchConfig& c, const LoadedSwitchConfig& d) {
   return lines;
 }
 
-// A port's queue_depth, loss and delay: the keys kept by port (in the port's first section).
-// loss is written when delay is not, so that a port_effects entry always reads back.
+// A port's queue_depth, ecn_threshold, drop_threshold, loss and delay: the keys kept by port (in
+// the port's first section). loss is written when delay is not, so that a port_effects entry
+// always reads back.
 void AddPortKeys(Lines& lines, const LoadedSwitchConfig& c, PortId port) {
-  auto depth = c.config.tm.port_queue_depths.find(port);
-  if (depth != c.config.tm.port_queue_depths.end()) {
-    lines.emplace_back("queue_depth", std::to_string(depth->second));
+  auto queues = c.config.tm.port_queues.find(port);
+  if (queues != c.config.tm.port_queues.end()) {
+    const PortQueueOverrides& q = queues->second;
+    if (q.depth_pkts) lines.emplace_back("queue_depth", std::to_string(*q.depth_pkts));
+    if (q.ecn_threshold_bytes) lines.emplace_back("ecn_threshold", Size(*q.ecn_threshold_bytes));
+    if (q.drop_threshold_bytes) lines.emplace_back("drop_threshold", Size(*q.drop_threshold_bytes));
   }
   auto it = c.port_effects.find(port);
   if (it == c.port_effects.end()) return;
@@ -161,7 +165,7 @@ void AddPortSections(std::string& out, const LoadedSwitchConfig& c) {
     AddSection(out, "port." + std::to_string(port), lines);
   }
   std::set<PortId> rest;
-  for (const auto& depth : c.config.tm.port_queue_depths) rest.insert(depth.first);
+  for (const auto& queues : c.config.tm.port_queues) rest.insert(queues.first);
   for (const auto& effects : c.port_effects) rest.insert(effects.first);
   for (PortId port : rest) {
     if (!done.insert(port).second) continue;
@@ -201,7 +205,12 @@ Status CheckPorts(const LoadedSwitchConfig& c) {
   for (const PortRate& rate : c.config.tm.port_rates) ports.insert(rate.port);
   for (const auto& devargs : c.port_devargs) ports.insert(devargs.first);
   for (const auto& effects : c.port_effects) ports.insert(effects.first);
-  for (const auto& depth : c.config.tm.port_queue_depths) ports.insert(depth.first);
+  for (const auto& [port, queues] : c.config.tm.port_queues) {
+    ports.insert(port);
+    if (queues == PortQueueOverrides{}) {  // a file can only say what a port's queues differ in
+      return Status::Error("port." + std::to_string(port) + ": a port_queues entry that sets nothing");
+    }
+  }
   if (!ports.empty() && *ports.rbegin() >= c.config.num_ports) {
     return Status::Error("port." + std::to_string(*ports.rbegin()) +
                          ": port out of range (switch.ports is " +

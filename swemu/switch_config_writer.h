@@ -24,7 +24,8 @@ struct SwitchConfigFormat {
 // `path`): the header, then [switch] name, ports and program always, every other key only when
 // it differs from its default; [program] right after [switch], its keys in the order they were
 // set (a loaded file's order); [port.N] sections follow the order of tm.port_rates and
-// port_devargs (a port's queue_depth, loss and delay go in its first section). `startup_script` (a path from the current directory) is written as `format`
+// port_devargs (a port's queue_depth, ecn_threshold, drop_threshold, loss and delay go in its
+// first section). `startup_script` (a path from the current directory) is written as `format`
 // says. Sizes, rates and durations are exact ("16MiB", "10G", "1500B", "50us"); a loss is the
 // shortest decimal that reads back the same. Fields no key sets (tm.num_ports,
 // parser.max_vlan_tags, a queue's weight and rate_pps) are not written. Values holding '#' or a
@@ -35,7 +36,7 @@ std::string FormatSwitchConfig(const LoadedSwitchConfig& config,
 // Writes FormatSwitchConfig's text as `path` (aside, then renamed into place: OutputFiles);
 // an error, writing nothing, when a value could not be read back as it is (a '#', a line break,
 // blanks at either end, an empty name, program, devargs or [eal] args, a bad [program] key, a
-// header line that is not a comment).
+// header line that is not a comment, a tm.port_queues entry that sets nothing).
 Status WriteSwitchConfig(const LoadedSwitchConfig& config, const std::string& path,
                          const SwitchConfigFormat& format = {});
 

@@ -196,7 +196,7 @@ Result<PcnNetwork> DefaultPcnNetwork(const PcnExperimentOptions& o) {
   };
   TmConfig& root_tm = add_switch("root", 3).tm;  // port 2, towards the PS, is the bottleneck
   root_tm.port_rates.push_back({2, o.bottleneck_bps});
-  root_tm.port_queue_depths[2] = o.queue_pkts;
+  root_tm.port_queues[2].depth_pkts = o.queue_pkts;
   auto host = [&](const std::string& sw, uint32_t port, const std::string& name, uint64_t mac,
                   Ipv4Addr ip, const char* role) {
     topo.hosts.push_back({sw, static_cast<PortId>(port), host_delay, 0, name,

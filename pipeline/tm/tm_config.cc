@@ -44,9 +44,15 @@ uint64_t TmConfig::PortRateBps(PortId port) const {
   return bps;
 }
 
-uint32_t TmConfig::QueueDepthPkts(PortId port) const {
-  auto it = port_queue_depths.find(port);
-  return it != port_queue_depths.end() ? it->second : queue.depth_pkts;
+QueueConfig TmConfig::QueueFor(PortId port) const {
+  QueueConfig merged = queue;
+  auto it = port_queues.find(port);
+  if (it == port_queues.end()) return merged;
+  const PortQueueOverrides& o = it->second;
+  merged.depth_pkts = o.depth_pkts.value_or(merged.depth_pkts);
+  merged.ecn_threshold_bytes = o.ecn_threshold_bytes.value_or(merged.ecn_threshold_bytes);
+  merged.drop_threshold_bytes = o.drop_threshold_bytes.value_or(merged.drop_threshold_bytes);
+  return merged;
 }
 
 Status TmConfig::Validate() const {
@@ -73,12 +79,12 @@ Status TmConfig::Validate() const {
     SWEMU_RETURN_IF_ERROR(ValidatePortRate(rate.bps));
   }
   SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(queue.depth_pkts));
-  for (const auto& [port, pkts] : port_queue_depths) {
+  for (const auto& [port, overrides] : port_queues) {
     if (port >= num_ports) {
-      return Status::Error("tm port_queue_depths: port " + std::to_string(port) +
+      return Status::Error("tm port_queues: port " + std::to_string(port) +
                            " out of range (num_ports " + std::to_string(num_ports) + ")");
     }
-    SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(pkts));
+    if (overrides.depth_pkts) SWEMU_RETURN_IF_ERROR(ValidateQueueDepth(*overrides.depth_pkts));
   }
   SWEMU_RETURN_IF_ERROR(ValidateWeight(queue.weight));
   SWEMU_RETURN_IF_ERROR(ValidateQueueRate(queue.rate_pps));

@@ -2,6 +2,7 @@
 // Typed configuration of the traffic manager, checked once by Validate() before construction.
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "pipeline/core/packet.h"
@@ -42,6 +43,16 @@ struct PortRate {
   friend bool operator==(const PortRate&, const PortRate&) = default;
 };
 
+// One port's queue settings where they differ from TmConfig::queue ([port.N] queue_depth,
+// ecn_threshold, drop_threshold): every queue of the port starts with them; an empty one is
+// queue's.
+struct PortQueueOverrides {
+  std::optional<uint32_t> depth_pkts = std::nullopt;
+  std::optional<uint64_t> ecn_threshold_bytes = std::nullopt;
+  std::optional<uint64_t> drop_threshold_bytes = std::nullopt;
+  friend bool operator==(const PortQueueOverrides&, const PortQueueOverrides&) = default;
+};
+
 // Bytes a frame takes on the wire beyond its own: preamble+SFD (8) + IFG (12) + FCS (4).
 inline constexpr uint32_t kEthernetWireOverheadBytes = 24;
 
@@ -58,15 +69,17 @@ struct TmConfig {
   // same port wins). The one way a switch file's or a caller's per-port rate reaches the TM
   // before the switch runs; set_port_rate changes it afterwards.
   std::vector<PortRate> port_rates;
-  // Per-port queue limits in packets over queue.depth_pkts, for every queue of the port
-  // ([port.N] queue_depth), applied when the TM is created; set_queue_depth changes them after.
-  std::map<PortId, uint32_t> port_queue_depths;
+  // Per-port queue settings over queue, for every queue of the port, applied when the TM is
+  // created: the one way a switch file's or a caller's per-port queue depth and thresholds reach
+  // the TM before the switch runs; set_queue_depth, set_ecn_threshold and set_drop_threshold
+  // change them afterwards.
+  std::map<PortId, PortQueueOverrides> port_queues;
 
   // The rate port `port` starts with: its port_rates entry, else port_rate_bps.
   uint64_t PortRateBps(PortId port) const;
-  // The queue limit port `port`'s queues start with: its port_queue_depths entry, else
-  // queue.depth_pkts.
-  uint32_t QueueDepthPkts(PortId port) const;
+  // The settings port `port`'s queues start with: queue, with its port_queues entry's fields
+  // where they are set.
+  QueueConfig QueueFor(PortId port) const;
   // One-line error naming the field and its allowed range.
   Status Validate() const;
 };

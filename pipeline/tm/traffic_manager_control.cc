@@ -44,15 +44,16 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
     Port& port = ports_[p];
     port.scheduler = config.scheduler;
     port.link.SetRate(config.PortRateBps(p));
+    const QueueConfig settings = config.QueueFor(p);
     for (int q = 0; q < kQueuesPerPort; ++q) {
       Queue& queue = port.queues[q];
-      queue.limit_pkts = config.QueueDepthPkts(p);
-      queue.ecn_threshold = config.queue.ecn_threshold_bytes;
-      queue.drop_threshold = config.queue.drop_threshold_bytes;
-      queue.weight = config.queue.weight;
-      queue.quantum = uint64_t{config.queue.weight} * quantum_bytes_;
-      queue.pacer.SetRate(config.queue.rate_pps);
-      if (config.queue.rate_pps != 0) port.paced |= 1u << q;
+      queue.limit_pkts = settings.depth_pkts;
+      queue.ecn_threshold = settings.ecn_threshold_bytes;
+      queue.drop_threshold = settings.drop_threshold_bytes;
+      queue.weight = settings.weight;
+      queue.quantum = uint64_t{settings.weight} * quantum_bytes_;
+      queue.pacer.SetRate(settings.rate_pps);
+      if (settings.rate_pps != 0) port.paced |= 1u << q;
     }
     UpdatePlain(port);
   }

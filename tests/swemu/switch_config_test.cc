@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 
@@ -86,8 +87,10 @@ quantum = 9000
 [port.3]
 rate = 40G
 queue_depth = 60
+ecn_threshold = 64KiB
 [port.7]
 rate = 100M
+drop_threshold = 12000
 [port.5]
 queue_depth = 2048
 [program]
@@ -123,24 +126,34 @@ udp.port = 5000
   EXPECT_EQ(c.tm.quantum_bytes, 9000u);
   EXPECT_EQ(c.tm.port_rates, (std::vector<PortRate>{{3, 40'000'000'000}, {7, 100'000'000}}));
   EXPECT_EQ(c.tm.PortRateBps(0), 25'000'000'000u);  // the TM starts port 0 at tm.port_rate
-  EXPECT_EQ(c.tm.port_queue_depths, (std::map<PortId, uint32_t>{{3, 60}, {5, 2048}}));
-  EXPECT_EQ(c.tm.QueueDepthPkts(3), 60u);
-  EXPECT_EQ(c.tm.QueueDepthPkts(0), 64u);  // the other ports' queues start at tm.queue_depth
+  EXPECT_EQ(c.tm.port_queues,
+            (std::map<PortId, PortQueueOverrides>{
+                {3, {.depth_pkts = 60, .ecn_threshold_bytes = 64 << 10}},
+                {5, {.depth_pkts = 2048}},
+                {7, {.drop_threshold_bytes = 12'000}}}));
+  EXPECT_EQ(c.tm.QueueFor(3).depth_pkts, 60u);
+  EXPECT_EQ(c.tm.QueueFor(3).drop_threshold_bytes, 100'000u);  // [tm]'s where the port says none
+  EXPECT_EQ(c.tm.QueueFor(7).ecn_threshold_bytes, 30'000u);
+  EXPECT_EQ(c.tm.QueueFor(0).depth_pkts, 64u);  // the other ports' queues start at [tm]'s
   EXPECT_EQ(c.program_options.values(),
             (std::map<std::string, std::string>{{"ecmp_groups", "64"}, {"udp.port", "5000"}}));
 }
 
-// [port.N] queue_depth is every queue's limit on that port from the switch's creation, before its
-// startup script runs; the script's set_queue_depth (the runtime path) changes one queue after.
-TEST(SwitchConfigTest, PortQueueDepthIsTheTmsFromCreation) {
-  Write("depth.cli", "set_queue_depth 5 2 1\n");
+// [port.N] queue_depth, ecn_threshold and drop_threshold are every queue's on that port from the
+// switch's creation, before its startup script runs; the script's set_queue_depth and
+// set_ecn_threshold (the runtime path) change one queue after.
+TEST(SwitchConfigTest, PortQueueSettingsAreTheTmsFromCreation) {
+  Write("depth.cli", "set_queue_depth 5 2 1\nset_ecn_threshold 2 3 1500\n");
   const std::string path = Write("depth.ini", R"([switch]
 ports = 4
 cli = depth.cli
 [tm]
 queue_depth = 100
+ecn_threshold = 30KB
 [port.2]
 queue_depth = 60
+ecn_threshold = 64KiB
+drop_threshold = 96KiB
 )");
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(path);
   ASSERT_TRUE(loaded.ok()) << loaded.message();
@@ -152,6 +165,36 @@ queue_depth = 60
   EXPECT_EQ(tm.QueueDepthLimit(2, 1), 5u);
   EXPECT_EQ(tm.QueueDepthLimit(2, 7), 60u);
   EXPECT_EQ(tm.QueueDepthLimit(1, 0), 100u);
+  EXPECT_EQ(tm.EcnThreshold(2, 0), 64u << 10);
+  EXPECT_EQ(tm.EcnThreshold(2, 3), 1500u);
+  EXPECT_EQ(tm.EcnThreshold(1, 3), 30'000u);
+  EXPECT_EQ(tm.DropThreshold(2, 7), 96u << 10);
+  EXPECT_EQ(tm.DropThreshold(3, 7), 0u);
+}
+
+// A [port.N] threshold reads a value as [tm]'s does: the same number, or the same error.
+TEST(SwitchConfigTest, PortThresholdsParseAsTheTmsDo) {
+  for (const char* key : {"ecn_threshold", "drop_threshold"}) {
+    for (const char* value : {"64KiB", "30KB", "1500", "1500B", "0", "2MiB", "1.5.5K", "x", "-1",
+                              "64KB5", "99999999999999999999"}) {
+      const std::string tm_path = Write("tm.ini", "[tm]\n" + std::string(key) + " = " + value);
+      const std::string port_path =
+          Write("port.ini", "[port.1]\n" + std::string(key) + " = " + value);
+      Result<LoadedSwitchConfig> tm = LoadSwitchConfig(tm_path);
+      Result<LoadedSwitchConfig> port = LoadSwitchConfig(port_path);
+      ASSERT_EQ(tm.ok(), port.ok()) << key << " = " << value;
+      if (!tm.ok()) {
+        EXPECT_EQ(port.message(), port_path + ": port.1." + key +
+                                      tm.message().substr(tm_path.size() + 5 + strlen(key)))
+            << value;
+        continue;
+      }
+      const QueueConfig& want = tm->config.tm.queue;
+      const QueueConfig got = port->config.tm.QueueFor(1);
+      EXPECT_EQ(got.ecn_threshold_bytes, want.ecn_threshold_bytes) << key << " = " << value;
+      EXPECT_EQ(got.drop_threshold_bytes, want.drop_threshold_bytes) << key << " = " << value;
+    }
+  }
 }
 
 TEST(SwitchConfigTest, MissingFileIsAnErrorNamingIt) {
@@ -216,6 +259,20 @@ INSTANTIATE_TEST_SUITE_P(
                 "port.4.queue_depth: port 4 out of range (switch.ports is 4)"},
         BadCase{"[port.1]\nqueue_depth = 8\n[port.01]\nqueue_depth = 9\n",
                 "port.01.queue_depth: port queue depth given twice"},
+        BadCase{"[port.1]\necn_threshold = 1.5.5K\n", "port.1.ecn_threshold: "},
+        BadCase{"[port.1]\necn_threshold = -1\n", "port.1.ecn_threshold: "},
+        BadCase{"[port.1]\ndrop_threshold = x\n", "port.1.drop_threshold: "},
+        BadCase{"[port.4]\necn_threshold = 64KiB\n",
+                "port.4.ecn_threshold: port 4 out of range (switch.ports is 4)"},
+        BadCase{"[port.9]\ndrop_threshold = 64KiB\n",
+                "port.9.drop_threshold: port 9 out of range (switch.ports is 4)"},
+        BadCase{"[port.1]\necn_threshold = 1K\n[port.01]\necn_threshold = 2K\n",
+                "port.01.ecn_threshold: port ecn threshold given twice"},
+        BadCase{"[port.2]\ndrop_threshold = 1K\n[port.002]\ndrop_threshold = 2K\n",
+                "port.002.drop_threshold: port drop threshold given twice"},
+        BadCase{"[port.1]\nthreshold = 1K\n",
+                "port.1.threshold: unknown key (a [port.N] section has only rate, queue_depth, "
+                "ecn_threshold, drop_threshold, devargs, loss and delay)"},
         BadCase{"[port.1]\nspeed = 1G\n", "port.1.speed: unknown key"},
         BadCase{"[switch]\ncolour = red\n", "switch.colour: unknown key"},
         BadCase{"[tm]\nport_rates = 1G\n", "tm.port_rates: unknown key"},

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <utility>
 #include <vector>
@@ -17,6 +18,8 @@ namespace {
 // Differences lists these structs field by field: a new field must be added there (and to the
 // writer, if a key sets it), which these sizes remind whoever adds one.
 static_assert(sizeof(QueueConfig) == 40, "a QueueConfig field: compare it in Differences");
+static_assert(sizeof(PortQueueOverrides) == 40,
+              "a PortQueueOverrides field: compare it in Differences");
 static_assert(sizeof(TmConfig) == 160, "a TmConfig field: compare it in Differences");
 static_assert(sizeof(StageBudget) == 24, "a StageBudget field: compare it in Differences");
 static_assert(sizeof(ParserConfig) == 4, "a ParserConfig field: compare it in Differences");
@@ -76,6 +79,15 @@ void SwitchFields(FieldDiff& d, const SwitchConfig& a, const SwitchConfig& b) {
   d.Field("zero_udp_checksum", a.deparser.zero_udp_checksum, b.deparser.zero_udp_checksum);
 }
 
+// One field of every port_queues entry, by port.
+template <typename T>
+std::map<PortId, std::optional<T>> PortQueueField(const TmConfig& c,
+                                                  std::optional<T> PortQueueOverrides::*field) {
+  std::map<PortId, std::optional<T>> by_port;
+  for (const auto& [port, queues] : c.port_queues) by_port[port] = queues.*field;
+  return by_port;
+}
+
 void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.num_ports", a.num_ports, b.num_ports);
   d.Field("tm.shared_buffer", a.shared_buffer_bytes, b.shared_buffer_bytes);
@@ -90,7 +102,14 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.queue.weight", a.queue.weight, b.queue.weight);
   d.Field("tm.queue.rate_pps", a.queue.rate_pps, b.queue.rate_pps);
   d.Field("tm.port_rates", a.port_rates, b.port_rates);
-  d.Field("tm.port_queue_depths", a.port_queue_depths, b.port_queue_depths);
+  d.Field("tm.port_queues.depth_pkts", PortQueueField(a, &PortQueueOverrides::depth_pkts),
+          PortQueueField(b, &PortQueueOverrides::depth_pkts));
+  d.Field("tm.port_queues.ecn_threshold_bytes",
+          PortQueueField(a, &PortQueueOverrides::ecn_threshold_bytes),
+          PortQueueField(b, &PortQueueOverrides::ecn_threshold_bytes));
+  d.Field("tm.port_queues.drop_threshold_bytes",
+          PortQueueField(a, &PortQueueOverrides::drop_threshold_bytes),
+          PortQueueField(b, &PortQueueOverrides::drop_threshold_bytes));
 }
 
 // Every field of the two configs but `path` (the file each came from).
@@ -188,7 +207,12 @@ LoadedSwitchConfig NonDefaultConfig(const std::string& dir) {
   c.workers = 7;
   c.cut_through = false;
   c.config.tm.port_rates = {{0, 0}, {3, 40'000'000'000}, {15, 123456789}};
-  c.config.tm.port_queue_depths = {{3, 60}, {7, 1}, {15, kTmMaxQueueDepthPkts}};
+  c.config.tm.port_queues = {
+      {3, {.depth_pkts = 60, .ecn_threshold_bytes = 64 << 10}},
+      {7, {.depth_pkts = 1}},
+      {9, {.drop_threshold_bytes = 1500}},
+      {15, {kTmMaxQueueDepthPkts, 0, (3 << 20) + 1}},  // 0: no marking where [tm] marks
+  };
   c.port_devargs = {{0, "net_vhost0,iface=/tmp/a b.sock,queues=1"}, {2, "net_ring_x"}};
   c.port_effects = {{0, {0.001, 0}}, {2, {0, 50'000}}, {9, {1e-7, 1234}}, {15, {0.3, 2'000'000}}};
   return c;
@@ -203,8 +227,13 @@ TEST(SwitchConfigWriterTest, NonDefaultValuesEverywhereRoundTrip) {
   EXPECT_NE(text.find("loss = 0.0000001\n"), std::string::npos) << text;
   EXPECT_NE(text.find("port_rate = 25500M\n"), std::string::npos) << text;
   EXPECT_NE(text.find("workers = 7\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("[port.3]\nrate = 40G\nqueue_depth = 60\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[port.3]\nrate = 40G\nqueue_depth = 60\necn_threshold = 64KiB\n"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("[port.7]\nqueue_depth = 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[port.9]\ndrop_threshold = 1500B\nloss = "), std::string::npos) << text;
+  EXPECT_NE(text.find("ecn_threshold = 0B\ndrop_threshold = 3145729B\n"), std::string::npos)
+      << text;
 }
 
 TEST(SwitchConfigWriterTest, DefaultsWriteOnlyTheSwitchAndItsPortRate) {
@@ -222,7 +251,7 @@ TEST(SwitchConfigWriterTest, PortListsOutOfOrderKeepTheirOrder) {
   config.config.tm.port_rates = {{3, 1'000'000'000}, {1, 2'000'000'000}, {0, 5'000'000}};
   config.port_devargs = {{1, "net_null1"}, {3, "net_null3"}, {0, "net_null0"}};
   config.port_effects = {{3, {0.5, 0}}};
-  config.config.tm.port_queue_depths = {{3, 30}, {2, 20}};
+  config.config.tm.port_queues = {{3, {.depth_pkts = 30}}, {2, {.ecn_threshold_bytes = 20}}};
   ExpectRoundTrip(config, TestDir() + "order.ini");
 }
 
@@ -336,7 +365,16 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
       {"tm.queue.weight", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.weight; }},
       {"tm.queue.rate_pps", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.rate_pps; }},
       {"tm.port_rates", [](LoadedSwitchConfig& c) { ++c.config.tm.port_rates[1].bps; }},
-      {"tm.port_queue_depths", [](LoadedSwitchConfig& c) { ++c.config.tm.port_queue_depths[3]; }},
+      {"tm.port_queues.depth_pkts",
+       [](LoadedSwitchConfig& c) { ++*c.config.tm.port_queues[3].depth_pkts; }},
+      {"tm.port_queues.depth_pkts",
+       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[9].depth_pkts = 1024; }},
+      {"tm.port_queues.ecn_threshold_bytes",
+       [](LoadedSwitchConfig& c) { ++*c.config.tm.port_queues[3].ecn_threshold_bytes; }},
+      {"tm.port_queues.ecn_threshold_bytes",
+       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[15].ecn_threshold_bytes.reset(); }},
+      {"tm.port_queues.drop_threshold_bytes",
+       [](LoadedSwitchConfig& c) { ++*c.config.tm.port_queues[9].drop_threshold_bytes; }},
       {"startup_script", [](LoadedSwitchConfig& c) { c.startup_script.clear(); }},
       {"eal_args", [](LoadedSwitchConfig& c) { c.eal_args += " -n 4"; }},
       {"mbufs", [](LoadedSwitchConfig& c) { ++c.mbufs; }},
@@ -365,6 +403,9 @@ TEST(SwitchConfigWriterTest, WriteRefusesWhatCannotBeReadBack) {
         c.port_effects[16] = {0.1, 0};
       },
       [](LoadedSwitchConfig& c) { c.config.tm.queue.depth_pkts = 0; },
+      [](LoadedSwitchConfig& c) { c.config.tm.port_queues[2].depth_pkts = 0; },
+      [](LoadedSwitchConfig& c) { c.config.tm.port_queues[16].ecn_threshold_bytes = 1; },
+      [](LoadedSwitchConfig& c) { c.config.tm.port_queues[5] = {}; },  // reads back as none
   };
   for (std::size_t i = 0; i < breaks.size(); ++i) {
     LoadedSwitchConfig config = NonDefaultConfig(dir);

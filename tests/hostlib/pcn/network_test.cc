@@ -60,7 +60,7 @@ TEST(PcnNetwork, TheDefaultShapeFollowsTheOptions) {
   EXPECT_EQ(net->nic_bps, o.edge_bps);
   const TmConfig& root_tm = net->topo.switches[0].config.tm;  // the bottleneck: root's port 2
   EXPECT_EQ(root_tm.PortRateBps(2), o.bottleneck_bps);
-  EXPECT_EQ(root_tm.QueueDepthPkts(2), 60u);
+  EXPECT_EQ(root_tm.QueueFor(2).depth_pkts, 60u);
 }
 
 TEST(PcnNetwork, TheBundledFileIsTheDefaultShape) {
