@@ -363,11 +363,13 @@ def plot(rows, path, workers):
     fig.savefig(path, dpi=110)
 
 
-def check(rows, args):
+def check(rows, args, labels=None):
     """The claims: the networked runs equal ATP's arithmetic bit for bit (the network adds
     nothing but the quantisation, and loses nothing); their loss curves stay within
-    --loss-tolerance of the local float run's; final accuracies within 1 point of it."""
+    --loss-tolerance of the local float run's; final accuracies within 1 point of it.
+    labels: names to print for modes (train_ddp.py: Gloo's run is the float reference)."""
     by = {m: {r["epoch"]: r for r in rows if r["mode"] == m} for m in MODES}
+    local_name = (labels or {}).get("local", "local")
     problems = []
     for mode in ("switch", "ps"):
         mine = by[mode]
@@ -385,13 +387,14 @@ def check(rows, args):
             worst = max(abs(mine[e]["loss"] - local[e]["loss"]) for e in mine if e in local)
             last = max(mine)
             gap = abs(mine[last]["accuracy"] - local[last]["accuracy"]) * 100
-            print(f"check {mode}: largest loss difference to local {worst:.2e} (tolerance "
+            print(f"check {mode}: largest loss difference to {local_name} {worst:.2e} (tolerance "
                   f"{args.loss_tolerance}), final accuracy {mine[last]['accuracy'] * 100:.1f}% "
                   f"vs {local[last]['accuracy'] * 100:.1f}% ({gap:.1f} points)", flush=True)
             if worst > args.loss_tolerance:
-                problems.append(f"{mode}'s loss is {worst:.3g} off the local run's")
+                problems.append(f"{mode}'s loss is {worst:.3g} off the {local_name} run's")
             if gap > 1.0:
-                problems.append(f"{mode}'s final accuracy is {gap:.1f} points off the local run's")
+                problems.append(f"{mode}'s final accuracy is {gap:.1f} points off the "
+                                f"{local_name} run's")
         if mode == "switch" and mine[max(mine)]["switch_share"] <= 0:
             problems.append("no gradient element was summed in the switch")
     for mode in args.modes:

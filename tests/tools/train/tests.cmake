@@ -17,3 +17,22 @@ foreach(case quick loss kill options)
     set_tests_properties(tools_train_digits_${case} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED")
   endif()
 endforeach()
+
+# tools/train/train_ddp.py (issue 36, item 3: PyTorch DDP through swemu), 2 ranks for one
+# epoch: digits through the DDP hook and the switch, the small ResNet through the "swemu"
+# torch.distributed backend over UDP, each against Gloo with train_digits' --check rules; and
+# options.
+foreach(case digits resnet options)
+  if(TARGET swemu_python)
+    add_test(NAME tools_train_ddp_${case}
+             COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/train_ddp_test.py
+                     --build ${CMAKE_BINARY_DIR} --tmp ${CMAKE_CURRENT_BINARY_DIR}/train_ddp
+                     ${case})
+    set_tests_properties(tools_train_ddp_${case} PROPERTIES TIMEOUT 600 ${SWEMU_REALTIME_TESTS})
+  else()
+    add_test(NAME tools_train_ddp_${case}
+             COMMAND ${CMAKE_COMMAND} -E echo
+                     "tools_train_ddp_${case} SKIPPED: ${SWEMU_PYTHON_SKIP_REASON}")
+    set_tests_properties(tools_train_ddp_${case} PROPERTIES SKIP_REGULAR_EXPRESSION "SKIPPED")
+  endif()
+endforeach()
