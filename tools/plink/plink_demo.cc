@@ -141,14 +141,10 @@ TopologyConfig TreeTopology(const DemoOptions& o) {
 // The topology (--topology, or the tree of the shape options), its routes and the racks.
 Status ReadNetwork(const po::variables_map& vm, DemoOptions* o) {
   if (vm.count("topology")) {
-    // The tree's shape options, which the file replaces.
-    SWEMU_RETURN_IF_ERROR(
-        opt::RefuseWithTopology(vm, {"racks", "per-rack", "host-rate", "uplink-rate"}));
     o->topology_path = Text(vm, "topology");
-    Result<TopologyConfig> topo = LoadTopology(o->topology_path);
-    if (!topo.ok()) return Status::Error("--topology " + topo.message());
-    Status ports = CheckTopologyPorts(*topo);  // before any process starts
-    if (!ports.ok()) return Status::Error("--topology " + o->topology_path + ": " + ports.message());
+    Result<TopologyConfig> topo =
+        PlinkTopology(vm, {"racks", "per-rack", "host-rate", "uplink-rate"});
+    if (!topo.ok()) return topo.status();
     o->topo = std::move(*topo);
   } else {
     uint64_t racks = 0, per_rack = 0;

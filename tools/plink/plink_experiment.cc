@@ -14,7 +14,6 @@
 #include "hostlib/plink/datacenter.h"
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
-#include "hostlib/testbed/testbed_plan.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/hash.h"
 #include "pipeline/core/output_files.h"
@@ -158,14 +157,9 @@ Result<std::unique_ptr<EmulatedDatacenter>> MakeDatacenter(const po::variables_m
   std::string option = "--fanout/--rack-hosts";
   Result<TopologyConfig> topo = Status::Error("");
   if (vm.count("topology")) {
-    // The tree's shape options, which the file replaces.
-    SWEMU_RETURN_IF_ERROR(
-        opt::RefuseWithTopology(vm, {"fanout", "rack-hosts", "tier-delays", "tier-rates"}));
     option = "--topology " + Text(vm, "topology");
-    topo = LoadTopology(Text(vm, "topology"));
-    if (!topo.ok()) return Status::Error("--topology " + topo.message());
-    Status ports = CheckTopologyPorts(*topo);
-    if (!ports.ok()) return Status::Error(option + ": " + ports.message());
+    topo = PlinkTopology(vm, {"fanout", "rack-hosts", "tier-delays", "tier-rates"});
+    if (!topo.ok()) return topo.status();
   } else {
     topo = TreeTopology(vm, spec);
     if (!topo.ok()) return topo.status();

@@ -15,6 +15,7 @@
 #include "hostlib/plink/datacenter.h"
 #include "hostlib/plink/embed.h"
 #include "hostlib/plink/grouping.h"
+#include "hostlib/testbed/testbed_plan.h"
 #include "pipeline/control/units.h"
 #include "pipeline/core/json_writer.h"
 #include "pipeline/core/output_files.h"
@@ -33,6 +34,7 @@ po::options_description PlinkProbeOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
+      ("topology", po::value<std::string>()->value_name("FILE"), "the datacenter from a topology file (as swemu-plink experiment --topology, e.g. configs/plink_datacenter.topo): its switches (run as l2l3), links and hosts (a host's rack: its switch); not with the three shape options below")
       ("fanout", po::value<std::string>()->default_value("2,2"), "children per level below the core, widest first (the last: racks per parent)")
       ("per-rack", po::value<std::string>()->default_value("4"), "hosts per rack")
       ("tier-delays", po::value<std::string>()->default_value("16us,4us,1us"), "one-way delay of each tier's links from the core down, the last the host links")
@@ -68,26 +70,59 @@ Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::st
   return out;
 }
 
+Result<TopologyConfig> PlinkTopology(const po::variables_map& vm,
+                                     std::initializer_list<const char*> shape) {
+  SWEMU_RETURN_IF_ERROR(opt::RefuseWithTopology(vm, shape));
+  const std::string path = Text(vm, "topology");
+  Result<TopologyConfig> topo = LoadTopology(path);
+  if (!topo.ok()) return Status::Error("--topology " + topo.message());
+  Status ports = CheckTopologyPorts(*topo);
+  if (!ports.ok()) return Status::Error("--topology " + path + ": " + ports.message());
+  return topo;
+}
+
 namespace {
 
 // The probe command's options, checked.
 struct ProbeSettings {
   DatacenterSpec spec;
+  std::string topology_path;  // --topology, or empty: the tree of spec
+  TopologyConfig topo;        // --topology's
   uint64_t per_rack = 0, samples = 0, dims = 0, seed = 0, buffer = 0, chunk = 0;
   double alpha = 0, elasticity = 0;
   std::string json;  // empty: none
 };
 
-Result<ProbeSettings> ParseProbeSettings(const po::variables_map& vm) {
-  ProbeSettings s;
-  TimeNs jitter = 0, host_delay = 0;
+// The tree of --fanout, --per-rack and --tier-delays into s->spec.
+Status ReadProbeTree(const po::variables_map& vm, ProbeSettings* s) {
   Result<std::vector<uint64_t>> fanout =
       PlinkList("fanout", Text(vm, "fanout"), PlinkListKind::kCounts);
   if (!fanout.ok()) return fanout.status();
   Result<std::vector<uint64_t>> delays =
       PlinkList("tier-delays", Text(vm, "tier-delays"), PlinkListKind::kDurations);
   if (!delays.ok()) return delays.status();
-  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 64, &s.per_rack));
+  SWEMU_RETURN_IF_ERROR(CheckUint(vm, "per-rack", 1, 64, &s->per_rack));
+  if (delays->size() != fanout->size() + 1) {
+    return Status::Error("--tier-delays: " + std::to_string(fanout->size() + 1) + " delays for " +
+                         std::to_string(fanout->size()) + " levels and the hosts");
+  }
+  s->spec.fanout.assign(fanout->begin(), fanout->end());
+  s->spec.tier_delay_ns.assign(delays->begin(), delays->end());
+  s->spec.per_rack = static_cast<uint32_t>(s->per_rack);
+  return Status::Ok();
+}
+
+Result<ProbeSettings> ParseProbeSettings(const po::variables_map& vm) {
+  ProbeSettings s;
+  TimeNs jitter = 0, host_delay = 0;
+  if (vm.count("topology")) {
+    Result<TopologyConfig> topo = PlinkTopology(vm, {"fanout", "per-rack", "tier-delays"});
+    if (!topo.ok()) return topo.status();
+    s.topology_path = Text(vm, "topology");
+    s.topo = std::move(*topo);
+  } else {
+    SWEMU_RETURN_IF_ERROR(ReadProbeTree(vm, &s));
+  }
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "samples", 1, 100, &s.samples));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "dims", 1, 16, &s.dims));
   SWEMU_RETURN_IF_ERROR(CheckUint(vm, "seed", 0, UINT64_MAX, &s.seed));
@@ -102,17 +137,10 @@ Result<ProbeSettings> ParseProbeSettings(const po::variables_map& vm) {
   if (s.buffer == 0 || s.chunk == 0 || s.chunk % 4 != 0) {
     return Status::Error("--buffer and --chunk must be above 0, the chunk whole floats");
   }
-  if (delays->size() != fanout->size() + 1) {
-    return Status::Error("--tier-delays: " + std::to_string(fanout->size() + 1) + " delays for " +
-                         std::to_string(fanout->size()) + " levels and the hosts");
-  }
   if (vm.count("json")) {
     s.json = Text(vm, "json");
     SWEMU_RETURN_IF_ERROR(CheckOutputPath(s.json, "--json"));
   }
-  s.spec.fanout.assign(fanout->begin(), fanout->end());
-  s.spec.tier_delay_ns.assign(delays->begin(), delays->end());
-  s.spec.per_rack = static_cast<uint32_t>(s.per_rack);
   s.spec.jitter_mean_ns = static_cast<double>(jitter);
   s.spec.host_delay_max_ns = host_delay;
   s.spec.prober.samples = static_cast<uint32_t>(s.samples);
@@ -126,13 +154,19 @@ struct ProbeFindings {
   uint32_t missing = 0;
   Grouping groups;
   Grouping random;
-  std::vector<uint32_t> racks;
+  std::vector<uint32_t> racks;  // each host's
+  uint32_t rack_count = 0;
   double raw = 0, embedded = 0, ami = 0, random_ami = 0;
 };
 
 Result<ProbeFindings> ProbeAndGroup(const ProbeSettings& s) {
-  Result<std::unique_ptr<EmulatedDatacenter>> dc = EmulatedDatacenter::Create(s.spec);
-  if (!dc.ok()) return Status::Error("--fanout/--per-rack: " + dc.message());
+  const bool tree = s.topology_path.empty();
+  Result<std::unique_ptr<EmulatedDatacenter>> dc =
+      tree ? EmulatedDatacenter::Create(s.spec) : EmulatedDatacenter::Create(s.topo, s.spec);
+  if (!dc.ok()) {
+    return Status::Error((tree ? "--fanout/--per-rack" : "--topology " + s.topology_path) + ": " +
+                         dc.message());
+  }
   ProbeFindings f;
   f.n = (*dc)->hosts();
   Result<DistanceMatrix> probes = (*dc)->ProbeDistances(&f.missing);
@@ -151,7 +185,8 @@ Result<ProbeFindings> ProbeAndGroup(const ProbeSettings& s) {
   if (!groups.ok()) return groups.status();
   f.groups = std::move(*groups);
   const std::vector<NodeLocation>& where = (*dc)->locations();
-  for (const NodeLocation& l : where) f.racks.push_back(l[l.size() - 2]);
+  f.racks = (*dc)->rack_of();
+  f.rack_count = (*dc)->racks();
   f.random = BalancedRandom(f.n, s.seed);
   f.raw = Paia(where, *probes)->paia();
   f.embedded = Paia(where, e->Distances())->paia();
@@ -161,13 +196,12 @@ Result<ProbeFindings> ProbeAndGroup(const ProbeSettings& s) {
 }
 
 void PrintGroups(const ProbeSettings& s, const ProbeFindings& f, std::ostream& out) {
+  out << "swemu-plink probe: " << f.n << " hosts in " << f.rack_count << " racks "
+      << (s.topology_path.empty() ? "(" + std::to_string(s.per_rack) + " per rack)"
+                                  : "of " + s.topology_path)
+      << ", " << CircleRounds(f.n).size() << " rounds of disjoint pairs, " << s.samples
+      << " probe(s) per pair, " << f.missing << " pair(s) unanswered\n";
   char line[256];
-  std::snprintf(line, sizeof(line),
-                "swemu-plink probe: %u hosts in %zu racks (%u per rack), %zu rounds of disjoint "
-                "pairs, %u probe(s) per pair, %u pair(s) unanswered\n",
-                f.n, f.n / s.per_rack, static_cast<unsigned>(s.per_rack), CircleRounds(f.n).size(),
-                static_cast<unsigned>(s.samples), f.missing);
-  out << line;
   std::snprintf(line, sizeof(line), "PAIA: raw probes %.3f, embedded (alpha %.1f, %u dims) %.3f\n",
                 f.raw, s.alpha, static_cast<unsigned>(s.dims), f.embedded);
   out << line;

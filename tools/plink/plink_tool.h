@@ -6,11 +6,13 @@
 //               (plink_demo.cc).
 #include <boost/program_options.hpp>
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "pipeline/core/status.h"
+#include "swemu/topology_config.h"
 
 namespace swemu {
 
@@ -25,5 +27,11 @@ Status RunPlinkExperiment(const boost::program_options::variables_map& vm, std::
 enum class PlinkListKind { kCounts, kDurations, kRates };
 Result<std::vector<uint64_t>> PlinkList(const std::string& option, const std::string& text,
                                         PlinkListKind kind);
+
+// The datacenter of --topology FILE, for a command whose tree options (`shape`) it replaces:
+// one of them beside it is refused, then the file is loaded and its ports checked, before
+// anything runs. Every error is one line naming --topology.
+Result<TopologyConfig> PlinkTopology(const boost::program_options::variables_map& vm,
+                                     std::initializer_list<const char*> shape);
 
 }  // namespace swemu

@@ -61,6 +61,58 @@ TEST(PlinkTool, SixtyFourHostsInEightRacks) {
   EXPECT_EQ(Number(run.out, "2LHA, the racks +([0-9]+)"), 2.0 * 7 * 100e6) << run.out;
 }
 
+// probe --topology: probe's default tree written as a topology file (switches, links and hosts
+// in the tree's order) gives the default run's figures and groups to the byte; only the first
+// line names the file where the tree's says its hosts per rack. A tree option beside the file,
+// or a file that is not there, is one line.
+TEST(PlinkTool, ProbeOnTheDefaultTreeWrittenAsATopologyIsTheDefaultRun) {
+  const std::string dir = Dir();
+  std::string topo = "[topology]\n";
+  const std::pair<std::string, int> switches[] = {
+      {"core", 2}, {"l1s0", 3}, {"l1s1", 3}, {"l2s0", 5}, {"l2s1", 5}, {"l2s2", 5}, {"l2s3", 5}};
+  for (const auto& [name, ports] : switches) {
+    std::ofstream(dir + name + ".ini") << "[switch]\nname = " << name << "\nports = " << ports
+                                       << "\nprogram = l2l3\n\n[tm]\nport_rate = 10G\n";
+    topo += "switch = " + name + " " + name + ".ini\n";
+  }
+  topo += "link = l1s0:2 core:0 rate=10G delay=16us\nlink = l1s1:2 core:1 rate=10G delay=16us\n";
+  for (int r = 0; r < 4; ++r) {
+    topo += "link = l2s" + std::to_string(r) + ":4 l1s" + std::to_string(r / 2) + ":" +
+            std::to_string(r % 2) + " rate=10G delay=4us\n";
+  }
+  for (int h = 0; h < 16; ++h) {
+    topo += "host = l2s" + std::to_string(h / 4) + ":" + std::to_string(h % 4) +
+            " delay=1us name=h" + std::to_string(h) + "\n";
+  }
+  std::ofstream(dir + "tree.topo") << topo;
+  RunResult tree = RunCommandIn(dir, kPlink + " probe");
+  RunResult file = RunCommandIn(dir, kPlink + " probe --topology " + dir + "tree.topo");
+  ASSERT_EQ(tree.status, 0) << tree.err;
+  ASSERT_EQ(file.status, 0) << file.err;
+  const std::string named = "swemu-plink probe: 16 hosts in 4 racks of " + dir + "tree.topo, 15";
+  EXPECT_EQ(tree.out.rfind("swemu-plink probe: 16 hosts in 4 racks (4 per rack), 15", 0), 0u)
+      << tree.out;
+  EXPECT_EQ(file.out.rfind(named, 0), 0u) << file.out;
+  EXPECT_EQ(file.out.substr(file.out.find('\n')), tree.out.substr(tree.out.find('\n')));
+  for (const auto& [args, says] :
+       {std::pair<std::string, std::string>{
+            " --fanout 2,2",
+            "swemu-plink probe: --fanout: not with --topology (a topology replaces the shape "
+            "options)\n"},
+        {" --tier-delays 1us,1us,1us", "swemu-plink probe: --tier-delays: not with --topology"}}) {
+    RunResult run = RunCommandIn(dir, kPlink + " probe --topology " + dir + "tree.topo" + args);
+    EXPECT_EQ(run.status, 2) << args;
+    EXPECT_EQ(run.err.rfind(says, 0), 0u) << run.err;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << run.err;
+    EXPECT_EQ(run.out, "") << args;
+  }
+  RunResult none = RunCommandIn(dir, kPlink + " probe --topology " + dir + "none.topo");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.err.rfind("swemu-plink probe: --topology " + dir + "none.topo: cannot open", 0),
+            0u)
+      << none.err;
+}
+
 // Figure 8, short: 16 hosts in four unbalanced racks under two pods, background traffic, three
 // assignments. Every reduction's sums are checked by the tool (exit 1 otherwise).
 TEST(PlinkTool, ExperimentRanksTheMethodsAsFigure8) {
