@@ -35,7 +35,7 @@ Result<AtpHost> ParseHost(std::string_view text) {
   if (!(in >> name >> mac >> ip >> rack) || (in >> extra)) {
     return Status::Error("expected '<name> <mac> <ip> <rack>', got '" + std::string(text) + "'");
   }
-  Result<MacAddr> m = ParseMac(mac);
+  Result<MacAddr> m = mac == "learn" ? Result<MacAddr>(MacAddr{}) : ParseMac(mac);
   if (!m.ok()) return m.status();
   Result<Ipv4Addr> a = ParseIpv4(ip);
   if (!a.ok()) return a.status();
@@ -132,6 +132,20 @@ Result<AtpJobConfig> MakeAtpJobConfig(const AtpJobSpec& spec) {
                               static_cast<uint8_t>(local ? 0 : w)});
   }
   return config;
+}
+
+std::string FormatAtpJobSpec(const AtpJobSpec& spec) {
+  auto host = [](const AtpHost& h) {
+    const std::string mac = h.mac == MacAddr{} ? "learn" : FormatMac(h.mac);
+    return h.name + " " + mac + " " + FormatIpv4(h.ip) + " " + h.rack + "\n";
+  };
+  std::ostringstream out;
+  out << "[job]\nid = " << spec.job_id << "\ngroup = " << FormatIpv4(spec.group_ip)
+      << "\nelements = " << spec.elements << "\nport = " << spec.udp_port << "\nscale = ";
+  out.precision(17);
+  out << spec.scale << "\nps = " << host(spec.ps);
+  for (const AtpHost& worker : spec.workers) out << "worker = " << host(worker);
+  return out.str();
 }
 
 Result<AtpJobConfig> ParseAtpJobConfig(std::string_view text) {

@@ -14,6 +14,8 @@
 //   scale = 1048576          # quantization scale (default 2^20)
 //   ps = ps0 02:00:00:00:00:10 10.0.0.16 rack1
 //   worker = w0 02:00:00:00:00:01 10.0.0.1 rack0     # name mac ip rack, in worker-id order
+// A host's MAC may be `learn` (read as 00:00:00:00:00:00): a host on kernel sockets whose MAC
+// the publisher did not know (`swemu-atp publish`); its kernel uses its own.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -67,5 +69,7 @@ struct AtpJobConfig {
 Result<AtpJobConfig> MakeAtpJobConfig(const AtpJobSpec& spec);
 // Parses the text form, then MakeAtpJobConfig. Errors name the line and the problem.
 Result<AtpJobConfig> ParseAtpJobConfig(std::string_view text);
+// The text form of `spec` (every key; a zero MAC as `learn`), which ParseAtpJobConfig reads back.
+std::string FormatAtpJobSpec(const AtpJobSpec& spec);
 
 }  // namespace swemu

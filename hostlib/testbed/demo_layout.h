@@ -29,6 +29,13 @@ struct DemoJob {
   bool aggregate = true;  // false: the switch forwards the job's packets (aggregation at the PS)
 };
 
+// One ATP switch's startup script, the demo's and `swemu-atp publish`'s: a dmac entry per
+// (MAC, port), multicast group 1 of `group_ports` (where parameter packets are replicated), and
+// per job its group's MAC => group 1 and its atp_job entry.
+std::string AtpSwitchScript(const std::vector<std::pair<MacAddr, uint16_t>>& dmac,
+                            const std::vector<uint16_t>& group_ports,
+                            const std::vector<DemoJob>& jobs);
+
 class DemoLayout {
  public:
   // workers 1..32, racks 1 or 2 (with 2, workers are split evenly, rack 0 gets the odd one).

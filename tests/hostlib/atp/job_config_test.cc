@@ -64,6 +64,21 @@ worker = b 02:00:00:00:00:02 10.0.0.2 tor1
   EXPECT_EQ(job->workers[1].fan_in1, 0);
 }
 
+// swemu-atp publish writes the text form; a host whose MAC it did not know says `learn`.
+TEST(JobConfigTest, TheFormattedTextReadsBackAndKeepsLearn) {
+  AtpJobSpec spec = Spec(4, 2);
+  spec.workers[1].mac = MacAddr{};
+  spec.scale = 1000.5;
+  const std::string text = FormatAtpJobSpec(spec);
+  EXPECT_NE(text.find("worker = " + spec.workers[1].name + " learn "), std::string::npos) << text;
+  Result<AtpJobConfig> job = ParseAtpJobConfig(text);
+  ASSERT_TRUE(job.ok()) << job.message();
+  EXPECT_EQ(FormatAtpJobSpec(job->spec), text);
+  EXPECT_EQ(job->spec.workers[1].mac, MacAddr{});
+  EXPECT_EQ(job->spec.workers[0].mac, spec.workers[0].mac);
+  EXPECT_EQ(job->spec.scale, 1000.5);
+}
+
 TEST(JobConfigTest, BadInputIsOneLineNamingTheProblem) {
   const std::string head =
       "[job]\nid = 1\ngroup = 239.0.0.1\nps = p 02:00:00:00:00:09 10.0.0.9 r\n";
