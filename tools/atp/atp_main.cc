@@ -14,6 +14,7 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
 #include "tools/atp/atp_demo.h"
+#include "tools/atp/atp_server.h"
 #include "tools/atp/atp_sim.h"
 #include "tools/option_values.h"
 #include "tools/tool_main.h"
@@ -95,6 +96,9 @@ void Help(std::ostream& out) {
   out << "usage: swemu-atp COMMAND [options]   (COMMAND --help for its options)\n"
          "  demo  real time: swemu on vhost ports, the hosts over virtio_user (the README's job)\n"
          "  sim   the same job in virtual time: a topology's switches and the hosts co-simulated\n"
+         "  publish  a job for real servers: the switch's files and the job file, from a hosts list\n"
+         "  worker   one worker of a published job on this server (kernel UDP sockets)\n"
+         "  ps       the PS of a published job on this server (kernel UDP sockets)\n"
          "\nexamples:\n"
          "  swemu-atp demo                       the README's main job, 4 workers and a PS\n"
          "  swemu-atp sim --topology configs/atp_two_rack.topo \\\n"
@@ -277,6 +281,7 @@ int Main(int argc, char** argv) {
     Help(std::cout);
     return 0;
   }
+  if (mode == "publish" || mode == "worker" || mode == "ps") return RunAtpServerCommand(argc, argv);
   if (mode != "demo" && mode != "sim") return Usage(std::cerr);
 
   Common common;
