@@ -83,33 +83,31 @@ Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& mo
   return plan;
 }
 
-// The scheme's queues, on every switch: the baseline's hold buffer_pkts and mark at 65 packets;
-// DLCP's data queues get S_i and L_i from the program's defaults, from T and d when given, or
-// from Appendix B at dlcp_load. Returns the dlcp_thresholds command installed, if any.
-Result<std::string> SetQueues(Engine& engine, const DlcpExperimentOptions& o,
-                              const ModelLayers& model, bool dlcp) {
-  std::string thresholds;
+// The scheme's queues, on every switch from its creation: the baseline's hold buffer_pkts and
+// mark ECN at 65 packets; DLCP's are the TM's defaults (its program sets its data queues').
+QueueConfig SchemeQueues(const DlcpExperimentOptions& o, bool dlcp) {
+  QueueConfig queues;
+  if (!dlcp) {
+    queues.depth_pkts = o.buffer_pkts;
+    queues.ecn_threshold_bytes = 65 * 1514;
+  }
+  return queues;
+}
+
+// The dlcp_thresholds command that gives DLCP's data queues S_i and L_i from T and d when given,
+// or from Appendix B at dlcp_load; empty for the program's defaults.
+Result<std::string> DlcpThresholds(const DlcpExperimentOptions& o, const ModelLayers& model) {
   if (o.dlcp_t != 0) {
-    thresholds = "dlcp_thresholds " + std::to_string(o.dlcp_t) + " " + std::to_string(o.dlcp_d);
-  } else if (o.dlcp_load > 0) {
-    DlcpModelInput in;
-    for (const LayerSize& layer : model.layers) in.layer_sizes.push_back(layer.params);
-    in.load = o.dlcp_load;
-    in.buffer_pkts = o.buffer_pkts;
-    Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
-    if (!plan.ok()) return Status::Error("Appendix B: " + plan.message());
-    thresholds = DlcpThresholdsCommand(*plan);
+    return "dlcp_thresholds " + std::to_string(o.dlcp_t) + " " + std::to_string(o.dlcp_d);
   }
-  for (std::size_t k = 0; k < engine.num_switches(); ++k) {
-    Switch& sw = engine.switch_at(k);
-    if (dlcp) {
-      if (!thresholds.empty()) SWEMU_RETURN_IF_ERROR(sw.Command(thresholds));
-    } else {
-      SWEMU_RETURN_IF_ERROR(sw.Command("set_queue_depth " + std::to_string(o.buffer_pkts)));
-      SWEMU_RETURN_IF_ERROR(sw.Command("set_ecn_threshold all all " + std::to_string(65 * 1514)));
-    }
-  }
-  return thresholds;
+  if (o.dlcp_load <= 0) return std::string();
+  DlcpModelInput in;
+  for (const LayerSize& layer : model.layers) in.layer_sizes.push_back(layer.params);
+  in.load = o.dlcp_load;
+  in.buffer_pkts = o.buffer_pkts;
+  Result<DlcpThresholdPlan> plan = SolveDlcpThresholds(in);
+  if (!plan.ok()) return Status::Error("Appendix B: " + plan.message());
+  return DlcpThresholdsCommand(*plan);
 }
 
 // One scheme's run on one network: the hosts, the flows' starts, the pulls started as their
@@ -126,7 +124,8 @@ class DlcpRun {
         engine_(o.seed, 1 << 18),
         senders_(plan_.flows.size(), nullptr) {}
 
-  // The network, the scheme's queues, then the hosts (the order today's figures were run in).
+  // The network with the scheme's queues, DLCP's thresholds, then the hosts (the order today's
+  // figures were run in).
   Status Build(const TopologyConfig& topo);
   Status Drive();
   Result<DlcpRunResult> Collect();
@@ -152,12 +151,16 @@ class DlcpRun {
 };
 
 Status DlcpRun::Build(const TopologyConfig& topo) {
-  Result<std::vector<DlcpHostAddress>> addr = AddDlcpFabric(engine_, topo, dlcp_, o_.seed);
+  Result<std::vector<DlcpHostAddress>> addr =
+      AddDlcpFabric(engine_, topo, dlcp_, o_.seed, SchemeQueues(o_, dlcp_));
   if (!addr.ok()) return addr.status();
   addr_ = std::move(*addr);
-  Result<std::string> thresholds = SetQueues(engine_, o_, model_, dlcp_);
+  Result<std::string> thresholds = DlcpThresholds(o_, model_);
   if (!thresholds.ok()) return thresholds.status();
   thresholds_ = *thresholds;
+  for (std::size_t k = 0; dlcp_ && !thresholds_.empty() && k < engine_.num_switches(); ++k) {
+    SWEMU_RETURN_IF_ERROR(engine_.switch_at(k).Command(thresholds_));
+  }
   for (uint32_t h = 0; h < topo.hosts.size(); ++h) {
     const TopologyHost& host = topo.hosts[h];
     Result<EngineTransport*> tr =

@@ -197,7 +197,8 @@ std::string DescribeDlcpTopology(const TopologyConfig& topo) {
 }
 
 Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
-                                                   bool dlcp, uint64_t seed) {
+                                                   bool dlcp, uint64_t seed,
+                                                   const QueueConfig& queues) {
   Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
   if (!routes.ok()) return routes.status();
   std::vector<LoadedSwitchConfig> switches;
@@ -207,6 +208,7 @@ Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const Topolog
     sw.config.num_ports = given.config.num_ports;
     sw.config.program = dlcp ? "dlcp" : "l2l3";
     sw.config.seed = seed;
+    sw.config.tm.queue = queues;
     switches.push_back(sw);
   }
   for (uint32_t h = 0; h < topo.hosts.size(); ++h) {  // a host's port keeps the file's rate

@@ -55,10 +55,12 @@ struct DlcpHostAddress {
   uint64_t link_bps = 0;
 };
 
-// Adds topo's switches (program `dlcp` or `l2l3`, seeded), links and forwarding entries to an
-// empty engine, in the description's order; the hosts' ports are the caller's to attach.
-// Returns every host's addresses, in host order. topo must have passed CheckDlcpTopology.
+// Adds topo's switches (program `dlcp` or `l2l3`, seeded, every queue created as `queues`
+// says), links and forwarding entries to an empty engine, in the description's order; the hosts'
+// ports are the caller's to attach. Returns every host's addresses, in host order. topo must have
+// passed CheckDlcpTopology.
 Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
-                                                   bool dlcp, uint64_t seed);
+                                                   bool dlcp, uint64_t seed,
+                                                   const QueueConfig& queues);
 
 }  // namespace swemu

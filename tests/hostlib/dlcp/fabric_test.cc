@@ -101,7 +101,7 @@ TEST(DlcpFabric, ANetworkThatIsNotATwoTierLeafSpineIsCountedInstead) {
 TEST(DlcpFabric, EachSetOfEqualCostPortsIsOneEcmpGroup) {
   const TopologyConfig topo = DlcpLeafSpine(Shape());
   Engine engine(1, 1 << 12);
-  Result<std::vector<DlcpHostAddress>> hosts = AddDlcpFabric(engine, topo, true, 1);
+  Result<std::vector<DlcpHostAddress>> hosts = AddDlcpFabric(engine, topo, true, 1, QueueConfig{});
   ASSERT_TRUE(hosts.ok()) << hosts.message();
   ASSERT_EQ(hosts->size(), 12u);
   EXPECT_EQ(FormatIpv4((*hosts)[5].ip), "10.0.2.2");  // tor1, port 1
