@@ -53,20 +53,24 @@ rx_ip=10.78.0.100
 # commands, and removes everything when they end, on an error or on a signal. Written aside
 # (mktemp) so that a run refused before it starts leaves --out untouched.
 topo=$(mktemp /tmp/dlcp-netns-XXXXXX.topo)
-trap 'rm -f "$topo"' EXIT
+trap 'rm -f "$topo" "$topo.ini"' EXIT
 sock=$out/dlcp-control.sock
+# The bundled switch with the receiver's port (0) shaped to --receiver-rate from the switch's
+# creation (its startup script named by an absolute path, as the file moves).
+{
+  sed "s|^cli = |cli = $root/configs/|" "$root/configs/dlcp_netns.ini"
+  printf '\n[port.0]\nrate = %s\n' "$receiver_rate"
+} >"$topo.ini"
 {
   echo "[topology]"
-  echo "switch = dlcp $root/configs/dlcp_netns.ini"
+  echo "switch = dlcp $topo.ini"
   echo "host = dlcp:0 name=dlcp-rx ip=$rx_ip/24 mac=02:78:00:00:00:10"
   for s in $(seq "$senders"); do
     echo "host = dlcp:$s name=dlcp-s$s ip=10.78.0.1$s/24 mac=02:78:00:00:00:1$s"
   done
-  # The receiver's port is shaped before the receiver starts; the switch's tables are read
-  # once every tensor has arrived, while the switch still runs.
-  echo "run = dlcp-rx $cli --socket $sock set_port_rate 0 $receiver_rate >/dev/null &&" \
-    "$dlcp recv --bind $rx_ip --tensors $((7 * senders)) --timeout 60s --json $out/recv.json" \
-    ">$out/recv.log 2>&1; status=\$?;" \
+  # The switch's tables are read once every tensor has arrived, while the switch still runs.
+  echo "run = dlcp-rx $dlcp recv --bind $rx_ip --tensors $((7 * senders)) --timeout 60s" \
+    "--json $out/recv.json >$out/recv.log 2>&1; status=\$?;" \
     "for t in dlcp drops queues; do $cli --socket $sock show \$t >$out/\$t.txt 2>&1; done;" \
     "exit \$status"
   for s in $(seq "$senders"); do
@@ -81,7 +85,7 @@ sock=$out/dlcp-control.sock
 "$build/swemu/swemu" --topology "$topo" --backend netns --out-dir "$out" --run-for 120s \
   >/dev/null 2>"$topo.err" &
 swemu_pid=$!
-trap 'kill -TERM $swemu_pid 2>/dev/null; wait $swemu_pid; rm -f "$topo" "$topo.err"; exit 130' INT TERM
+trap 'kill -TERM $swemu_pid 2>/dev/null; wait $swemu_pid; rm -f "$topo" "$topo.ini" "$topo.err"; exit 130' INT TERM
 status=0
 wait $swemu_pid || status=$?
 trap - INT TERM

@@ -17,6 +17,7 @@
 #include "hostlib/dlcp/host.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/dpdk/eal.h"
@@ -32,38 +33,45 @@ std::string Socket(const std::string& dir, uint32_t p) {
   return dir + "/p" + std::to_string(p) + ".sock";
 }
 
-// The switch's config: dlcp on a vhost-user port per host in `dir`, unshaped (the startup script
-// shapes the receiver's port).
-std::string SwitchIni(uint32_t ports, const std::string& dir, const std::string& prefix) {
-  LoadedSwitchConfig ini;
-  ini.config.name = "dlcp";
-  ini.config.num_ports = static_cast<uint16_t>(ports);
-  ini.config.program = "dlcp";
-  ini.startup_script = dir + "/dlcp.cli";
-  ini.config.tm.port_rate_bps = 0;
-  ini.eal_args = "--no-pci --file-prefix " + prefix + "-sw";
-  ini.mbufs = 16383;
-  ini.mbuf_cache = 256;
-  for (uint32_t p = 0; p < ports; ++p) {
-    ini.port_devargs.emplace_back(
-        p, "net_vhost" + std::to_string(p) + ",iface=" + Socket(dir, p) + ",queues=1");
-  }
-  return FormatSwitchConfig(ini);
-}
-
 // Where the run's files go and how its ports are numbered.
 struct RealtimeLayout {
   std::string dir;     // absolute
   std::string prefix;  // the EAL file prefixes'
   uint32_t ports = 0;  // the senders', then the receiver's
   uint32_t receiver = 0;
+  uint64_t receiver_bps = 0;  // --receiver-rate
 };
+
+// The switch's config: dlcp on a vhost-user port per host in l.dir, unshaped but for the
+// receiver's port, shaped from the switch's creation.
+std::string SwitchIni(const RealtimeLayout& l) {
+  const uint32_t ports = l.ports;
+  LoadedSwitchConfig ini;
+  ini.config.name = "dlcp";
+  ini.config.num_ports = static_cast<uint16_t>(ports);
+  ini.config.program = "dlcp";
+  ini.startup_script = l.dir + "/dlcp.cli";
+  ini.config.tm.port_rate_bps = 0;
+  ini.config.tm.port_rates.push_back({static_cast<PortId>(l.receiver), l.receiver_bps});
+  ini.eal_args = "--no-pci --file-prefix " + l.prefix + "-sw";
+  ini.mbufs = 16383;
+  ini.mbuf_cache = 256;
+  for (uint32_t p = 0; p < ports; ++p) {
+    ini.port_devargs.emplace_back(
+        p, "net_vhost" + std::to_string(p) + ",iface=" + Socket(l.dir, p) + ",queues=1");
+  }
+  return FormatSwitchConfig(ini);
+}
 
 // Checks the options and makes the output directory.
 Result<RealtimeLayout> CheckRealtime(const DlcpRealtimeOptions& o) {
   if (o.senders < 1 || o.senders > 8) return Status::Error("--senders: 1..8");
   if (o.bytes < 4 || o.bytes > (64u << 20)) return Status::Error("--bytes: 4 B..64 MiB");
   if (!(o.bound >= 0 && o.bound < 1)) return Status::Error("--bound: in [0, 1)");
+  Result<uint64_t> receiver_bps = ParseRate(o.receiver_rate);
+  if (!receiver_bps.ok() || *receiver_bps == 0 || !ValidatePortRate(*receiver_bps).ok()) {
+    return Status::Error("--receiver-rate: must be a rate > 0");
+  }
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   if (ec || !std::filesystem::is_directory(o.out_dir)) {
@@ -74,6 +82,7 @@ Result<RealtimeLayout> CheckRealtime(const DlcpRealtimeOptions& o) {
   l.prefix = "swemu-dlcp-" + std::to_string(getpid());
   l.ports = o.senders + 1;
   l.receiver = o.senders;
+  l.receiver_bps = *receiver_bps;
   if (Socket(l.dir, 9).size() > 107) {
     return Status::Error("--out-dir " + l.dir + ": too long for sockets");
   }
@@ -89,9 +98,8 @@ Status StartSwitch(const DlcpRealtimeOptions& o, const RealtimeLayout& l,
     cli << "table_add dmac forward " << FormatMac(Mac(p)) << " => " << p << "\n";
     std::filesystem::remove(Socket(l.dir, p), ec);
   }
-  cli << "set_port_rate " << l.receiver << " " << o.receiver_rate << "\n";
   SWEMU_RETURN_IF_ERROR(WriteTextFile(l.dir + "/dlcp.cli", cli.str()));
-  SWEMU_RETURN_IF_ERROR(WriteTextFile(l.dir + "/dlcp.ini", SwitchIni(l.ports, l.dir, l.prefix)));
+  SWEMU_RETURN_IF_ERROR(WriteTextFile(l.dir + "/dlcp.ini", SwitchIni(l)));
   std::filesystem::remove(control, ec);
   const std::vector<std::string> args =
       WithDpdkLog({"--config", l.dir + "/dlcp.ini", "--control-socket", control, "--", "-l", "0",

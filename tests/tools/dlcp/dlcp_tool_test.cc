@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "pipeline/programs/dlcp.h"
+#include "swemu/switch_config.h"
 #include "tests/pipeline/switch_harness.h"
 #include "tests/swemu/swemu_subprocess.h"
 
@@ -268,6 +269,15 @@ TEST(DlcpTool, TheRealTimeIncastCompletes) {
   EXPECT_NE(run.out.find("sender 0 (front layers):"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("sender 1 (back layers):"), std::string::npos) << run.out;
   EXPECT_EQ(std::count(run.out.begin(), run.out.end(), '%'), 3) << run.out;  // bound + 2 flows
+  // The receiver's port (2) is shaped in the switch's file, from its creation; no command does.
+  Result<LoadedSwitchConfig> ini = LoadSwitchConfig(dir + "rt/dlcp.ini");
+  ASSERT_TRUE(ini.ok()) << ini.message();
+  EXPECT_EQ(ini->config.tm.PortRateBps(2), 1'000'000'000u);
+  EXPECT_EQ(ini->config.tm.PortRateBps(0), 0u);
+  std::ifstream cli(dir + "rt/dlcp.cli");
+  const std::string script((std::istreambuf_iterator<char>(cli)), std::istreambuf_iterator<char>());
+  EXPECT_NE(script.find("table_add dmac"), std::string::npos) << script;
+  EXPECT_EQ(script.find("set_port_rate"), std::string::npos) << script;
 }
 
 }  // namespace
