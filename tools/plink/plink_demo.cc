@@ -38,6 +38,7 @@
 #include "pipeline/core/hash.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
+#include "pipeline/engine/engine.h"
 #include "swemu/dpdk/eal.h"
 #include "hostlib/testbed/swemu_process.h"
 #include "hostlib/testbed/swemu_network.h"
@@ -250,27 +251,17 @@ SwemuNetwork MakeNetwork(const DemoOptions& o) {
   return network;
 }
 
-// Switch s's shaping: every port at its config's rate, then each [port.N] rate that differs and
-// each link's rate at its end.
-std::string PortRates(const DemoOptions& o, uint32_t s) {
+// Switch s's shaping, as its file says it (tm.port_rate, [port.N] rate) with each link's rate at
+// its end: in the ini it runs from, so that the TM starts with it.
+void ShapePorts(const DemoOptions& o, uint32_t s, SwitchConfig& ini) {
   const TmConfig& tm = o.topo.switches[s].config.tm;
-  std::string cli;
-  if (tm.port_rate_bps != 0) cli += "set_port_rate all " + FormatRate(tm.port_rate_bps) + "\n";
-  auto shape = [&](PortId port, uint64_t rate) {
-    cli += "set_port_rate " + std::to_string(port) + " " + FormatRate(rate) + "\n";
-  };
-  for (const PortRate& r : tm.port_rates) {
-    if (r.bps != 0 && r.bps != tm.port_rate_bps) shape(r.port, r.bps);
-  }
-  for (const LinkSpec& l : o.topo.links) {
-    if (l.a == o.routes.name(s)) shape(l.a_port, l.rate_bps);
-    if (l.b == o.routes.name(s)) shape(l.b_port, l.rate_bps);
-  }
-  return cli;
+  ini.tm.port_rate_bps = tm.port_rate_bps;
+  ini.tm.port_rates = tm.port_rates;
+  ApplyLinkRates(o.topo.links, ini);
 }
 
-// Every switch's config and startup script: dmac for every host along the shortest paths, and
-// the ports' shaping.
+// Every switch's config, with the ports' shaping, and startup script: dmac for every host along
+// the shortest paths.
 Status WriteSwitchFiles(const DemoOptions& o, const SwemuNetwork& network,
                         const std::vector<PlinkNodeAddr>& addrs, const std::string& command) {
   const std::string header =
@@ -289,12 +280,13 @@ Status WriteSwitchFiles(const DemoOptions& o, const SwemuNetwork& network,
       cli += "table_add dmac forward " + FormatMac(addrs[h].mac) + " => " + std::to_string(port) +
              "\n";
     }
-    cli += PortRates(o, s);
     SWEMU_RETURN_IF_ERROR(WriteTextFile(o.dir + "/" + sw.name + ".cli", cli));
     LoadedSwitchConfig ini;
+    ini.config.name = sw.name;
+    ini.config.num_ports = sw.ports;
     ini.config.program = "l2l3";
     ini.startup_script = o.dir + "/" + sw.name + ".cli";
-    ini.config.tm.port_rate_bps = kDefaultPortRateBps;  // the startup script shapes the ports
+    ShapePorts(o, s, ini.config);
     // Every port's rings (1024 RX and TX descriptors) and queues of windows in flight.
     ini.config.tm.queue.depth_pkts = 4096;
     ini.mbufs = 2048u * sw.ports + 8191;

@@ -10,8 +10,11 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <vector>
 
+#include "swemu/switch_config.h"
 #include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu::testing {
@@ -24,6 +27,21 @@ std::string Dir() {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
+}
+
+// The switch file at `path` reads back, and starts each listed port at its rate; `linked` is a
+// port that has its own [port.N] rate (a link's end).
+void ExpectPortRates(const std::string& path, const std::map<PortId, uint64_t>& rates,
+                     PortId linked) {
+  Result<LoadedSwitchConfig> ini = LoadSwitchConfig(path);
+  ASSERT_TRUE(ini.ok()) << ini.message();
+  for (const auto& [port, bps] : rates) {
+    EXPECT_EQ(ini->config.tm.PortRateBps(port), bps) << path << " port " << port;
+  }
+  const std::vector<PortRate>& own = ini->config.tm.port_rates;
+  EXPECT_TRUE(std::any_of(own.begin(), own.end(), [&](const PortRate& r) {
+    return r.port == linked;
+  })) << path << " port " << linked;
 }
 
 struct Row {
@@ -83,10 +101,13 @@ TEST(PlinkDemo, RacksOfSwemuProcessesReduceExactlyWithTableOnesTraffic) {
   ExpectTableOne(run);
   EXPECT_NE(run.out.find("PAIA: raw probes "), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("groups: 3 (k = round(sqrt(n)))"), std::string::npos) << run.out;
-  // What the switches ran: the rack's hosts down, the others up its uplink, shaped.
+  // What the switches ran: the rack's hosts down, the others up its uplink; shaped from their
+  // creation by their files, not by commands.
   const std::string cli = ReadText(dir + "demo/rack0.cli");
   EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:05 => 4"), std::string::npos) << cli;
-  EXPECT_NE(cli.find("set_port_rate 4 100M"), std::string::npos) << cli;
+  EXPECT_EQ(cli.find("set_port_rate"), std::string::npos) << cli;
+  ExpectPortRates(dir + "demo/rack0.ini", {{0, 100'000'000}, {4, 100'000'000}}, 4);
+  ExpectPortRates(dir + "demo/spine.ini", {{0, 100'000'000}, {1, 100'000'000}}, 1);
   // Rack 1's uplink is end 1 of the spine's second ring link, in the one swemu process.
   EXPECT_NE(ReadText(dir + "demo/rack1.ini").find("devargs = swemu_link:l1:1"), std::string::npos);
   EXPECT_NE(ReadText(dir + "demo/spine.ini").find("devargs = swemu_link:l1:0"), std::string::npos);
@@ -137,7 +158,8 @@ TEST(PlinkDemo, RunsOnATopologyFilesSwitches) {
   const std::string cli = ReadText(dir + "demo/leaf1.cli");
   EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:01 => 1"), std::string::npos) << cli;
   EXPECT_NE(cli.find("table_add dmac forward 02:00:00:00:03:03 => 2"), std::string::npos) << cli;
-  EXPECT_NE(cli.find("set_port_rate 2 10G"), std::string::npos) << cli;
+  EXPECT_EQ(cli.find("set_port_rate"), std::string::npos) << cli;
+  ExpectPortRates(dir + "demo/leaf1.ini", {{0, 10'000'000'000}, {2, 10'000'000'000}}, 2);
 }
 
 TEST(PlinkDemo, KernelUdpOnLoopbackReducesExactlyAndSaysLocalityIsFlat) {
