@@ -58,7 +58,8 @@ TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {
        "port.2.devargs: port 2 out of range (switch.ports is 2)"},
       {"[port.0]\ndevargs =\n", "port.0.devargs: must not be empty"},
       {"[port.0]\nspeed = 1G\n",
-       "port.0.speed: unknown key (a [port.N] section has only rate, queue_depth, devargs, loss and delay)"},
+       "port.0.speed: unknown key (a [port.N] section has only rate, queue_depth, ecn_threshold, "
+       "drop_threshold, devargs, loss and delay)"},
       {"[dpdk]\nmbufs = 10\n", "dpdk.mbufs: "},
       {"[dpdk]\nmbuf_cache = 1024\n", "dpdk.mbuf_cache: "},
       {"[dpdk]\npools = 2\n", "dpdk.pools: unknown key"},
