@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -13,13 +14,17 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <sstream>
 
 #include "hostlib/atp/context.h"
 #include "hostlib/common/event_loop.h"
 #include "hostlib/common/udp_socket_transport.h"
+#include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/host_runner.h"
 #include "hostlib/workload/model_layers.h"
 #include "hostlib/workload/synthetic_gradients.h"
 #include "pipeline/core/text_file.h"
+#include "swemu/dpdk/eal.h"
 #include "tools/atp/atp_publish.h"
 #include "tools/atp/atp_workload.h"
 #include "tools/option_values.h"
@@ -95,8 +100,92 @@ Result<std::unique_ptr<UdpSocketTransport>> OpenSocket(const AtpHost& host, Ipv4
   return UdpSocketTransport::Open(config);
 }
 
+// A host's network: kernel UDP sockets (the default), or one DPDK port (--port DEVARGS, kernel
+// bypass: the host sends and takes whole frames, with the job file's MACs).
+class HostNet {
+ public:
+  ~HostNet() {
+    if (dpdk_ == nullptr) return;
+    runner_.reset();
+    (void)dpdk_->Close();
+    dpdk_.reset();
+    DpdkHost::CleanupEal();
+  }
+  Status OpenUdp(const AtpHost& host, Ipv4Addr bind_ip, uint16_t port) {
+    auto udp = OpenSocket(host, bind_ip, port);
+    if (!udp.ok()) return udp.status();
+    udp_ = std::move(*udp);
+    loop_ = std::make_unique<EventLoop>();
+    return Status::Ok();
+  }
+  // EAL on this thread's first allowed CPU, a private file prefix; a virtual device (net_*)
+  // needs no PCI bus or hugepages.
+  Status OpenDpdk(const std::string& devargs) {
+    std::vector<std::string> eal = {"-l", std::to_string(FirstAllowedCpu()), "--file-prefix",
+                                    "swemu-atp-" + std::to_string(getpid()), "--no-telemetry"};
+    if (devargs.rfind("net_", 0) == 0)
+      eal.insert(eal.end(), {"--no-pci", "--no-huge", "-m", "256"});
+    std::ostringstream log;
+    if (Status init = DpdkHost::InitEal(WithDpdkLog(eal, false), log); !init.ok()) {
+      return Status::Error("--port: " + init.message());
+    }
+    DpdkHostConfig config;
+    config.ports = {devargs};
+    auto dpdk = DpdkHost::Open(config);
+    if (!dpdk.ok()) {
+      DpdkHost::CleanupEal();
+      return Status::Error("--port " + devargs + ": " + dpdk.message());
+    }
+    dpdk_ = std::move(*dpdk);
+    runner_ = std::make_unique<HostRunner>();
+    return Status::Ok();
+  }
+  UdpSocketTransport* udp() { return udp_.get(); }
+  Transport* transport() {
+    return udp_ != nullptr ? static_cast<Transport*>(udp_.get()) : &dpdk_->port(0);
+  }
+  void Add(Context& ctx) {
+    if (loop_ != nullptr) loop_->Add(udp_.get(), &ctx);
+    if (runner_ != nullptr) runner_->Add(ctx, dpdk_->port(0));
+  }
+  // True when done() became true within timeout_ns.
+  bool RunUntil(const std::function<bool()>& done, TimeNs timeout_ns) {
+    if (loop_ != nullptr) return loop_->RunUntil(done, timeout_ns);
+    return runner_->RunUntil(done, timeout_ns, nullptr).ok();
+  }
+  TimeNs Now() const { return loop_ != nullptr ? loop_->Now() : runner_->NowNs(); }
+
+ private:
+  static int FirstAllowedCpu() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) return cpu;
+    }
+    return 0;
+  }
+  std::unique_ptr<UdpSocketTransport> udp_;
+  std::unique_ptr<EventLoop> loop_;
+  std::unique_ptr<DpdkHost> dpdk_;
+  std::unique_ptr<HostRunner> runner_;
+};
+
+// A DPDK host builds whole frames: it needs the MACs of the hosts it sends to.
+Status NeedMacs(const std::vector<AtpHost>& hosts) {
+  for (const AtpHost& h : hosts) {
+    if (h.mac == MacAddr{}) {
+      return Status::Error("--port: the job file gives " + h.name +
+                           "'s MAC as learn; a host on a DPDK port sends whole frames and needs "
+                           "it (publish it in the hosts list)");
+    }
+  }
+  return Status::Ok();
+}
+
 struct WorkerRun {
   std::string job_path;
+  std::string port;  // DPDK devargs; empty: kernel UDP sockets
   uint32_t rank = 0;
   double timeout_s = 10;
   bool at_ps = false;
@@ -150,7 +239,7 @@ Status PassFailed(const WorkerRun& run, const AtpJobConfig& job, const AtpWorker
                        " (" + std::to_string(params) + " parameter packets received)");
 }
 
-Result<PassResult> RunWorkerPass(const WorkerRun& run, Context& ctx, EventLoop& loop,
+Result<PassResult> RunWorkerPass(const WorkerRun& run, Context& ctx, HostNet& loop,
                                  const AtpJobConfig& job, uint32_t iteration,
                                  const std::vector<float>& in, std::vector<float>* out,
                                  const std::vector<double>& exact) {
@@ -218,37 +307,43 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
   }
   const AtpHost& me = agg.spec.workers[run.rank];
   const std::string who = "rank " + std::to_string(run.rank) + " (" + me.name + ")";
-  if (Status claim = ClaimAddress(who, me.ip, agg.spec.udp_port); !claim.ok()) {
-    return Failure{claim, true};
-  }
-  // Bound to any address: Linux gives a group's datagrams only to sockets bound to the group or
-  // to INADDR_ANY, and the PS's unicast resends come to the rank's IP.
-  auto udp = OpenSocket(me, 0, agg.spec.udp_port);
-  if (!udp.ok()) return Failure{Status::Error(who + ": " + udp.message()), false};
-  for (const AtpJobConfig* j : {&job->aggregate, &job->plain}) {
-    if (Status joined = (*udp)->JoinGroup(j->spec.group_ip); !joined.ok()) {
-      return Failure{
-          Status::Error(who + ": group " + FormatIpv4(j->spec.group_ip) + ": " + joined.message()),
-          false};
+  HostNet net;
+  if (!run.port.empty()) {
+    if (Status macs = NeedMacs({me, agg.spec.ps}); !macs.ok()) return Failure{macs, true};
+    if (Status opened = net.OpenDpdk(run.port); !opened.ok()) return Failure{opened, true};
+  } else {
+    if (Status claim = ClaimAddress(who, me.ip, agg.spec.udp_port); !claim.ok()) {
+      return Failure{claim, true};
+    }
+    // Bound to any address: Linux gives a group's datagrams only to sockets bound to the group
+    // or to INADDR_ANY, and the PS's unicast resends come to the rank's IP.
+    Status opened = net.OpenUdp(me, 0, agg.spec.udp_port);
+    if (!opened.ok()) return Failure{Status::Error(who + ": " + opened.message()), false};
+    for (const AtpJobConfig* j : {&job->aggregate, &job->plain}) {
+      if (Status joined = net.udp()->JoinGroup(j->spec.group_ip); !joined.ok()) {
+        return Failure{Status::Error(who + ": group " + FormatIpv4(j->spec.group_ip) + ": " +
+                                     joined.message()),
+                       false};
+      }
     }
   }
-  Context ctx({me.mac, me.ip}, udp->get());
+  Context ctx({me.mac, me.ip}, net.transport());
   for (const AtpJobConfig* j : {&job->aggregate, &job->plain}) {
     if (Status joined = ctx.JoinJob(*j, run.worker); !joined.ok()) return Failure{joined, true};
   }
-  EventLoop loop;
-  loop.Add(udp->get(), &ctx);
+  net.Add(ctx);
   const AtpJobConfig& used = run.at_ps ? job->plain : job->aggregate;
   out << "ATP worker " << who << " of job " << used.spec.job_id << " ("
       << (run.at_ps ? "at the PS" : "in-network") << "), " << agg.num_workers() << " workers, "
-      << run.workload.model.model << " (" << run.workload.model.TotalParams() << " floats)\n";
+      << run.workload.model.model << " (" << run.workload.model.TotalParams() << " floats), over "
+      << (run.port.empty() ? "kernel UDP sockets" : "DPDK port " + run.port) << "\n";
   PrintWorkerHeader(out);
   std::vector<float> in, result(run.workload.model.TotalParams());
   std::vector<double> exact;
   std::vector<PassResult> passes;
   for (uint32_t it = 1; it <= run.workload.iterations; ++it) {
     ExactSums(run, agg.num_workers(), it, &in, &exact);
-    Result<PassResult> pass = RunWorkerPass(run, ctx, loop, used, it, in, &result, exact);
+    Result<PassResult> pass = RunWorkerPass(run, ctx, net, used, it, in, &result, exact);
     if (!pass.ok()) return Failure{Status::Error(who + ": " + pass.message()), false};
     PrintWorkerPass(*pass, out);
     if (!(pass->max_error <= pass->error_bound)) {
@@ -265,6 +360,7 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
 
 struct PsRun {
   std::string job_path;
+  std::string port;        // DPDK devargs; empty: kernel UDP sockets
   double idle_exit_s = 0;  // 0: until SIGINT or SIGTERM
 };
 
@@ -291,10 +387,18 @@ std::optional<Failure> RunPs(const PsRun& run, std::ostream& out) {
   const AtpHost& me = job->aggregate.spec.ps;
   const uint16_t port = job->aggregate.spec.udp_port;
   const std::string who = "the PS (" + me.name + ")";
-  if (Status claim = ClaimAddress(who, me.ip, port); !claim.ok()) return Failure{claim, true};
-  auto udp = OpenSocket(me, me.ip, port);
-  if (!udp.ok()) return Failure{Status::Error(who + ": " + udp.message()), false};
-  Context ctx({me.mac, me.ip}, udp->get());
+  HostNet loop;
+  if (!run.port.empty()) {
+    std::vector<AtpHost> peers = job->aggregate.spec.workers;
+    peers.push_back(me);
+    if (Status macs = NeedMacs(peers); !macs.ok()) return Failure{macs, true};
+    if (Status opened = loop.OpenDpdk(run.port); !opened.ok()) return Failure{opened, true};
+  } else {
+    if (Status claim = ClaimAddress(who, me.ip, port); !claim.ok()) return Failure{claim, true};
+    Status opened = loop.OpenUdp(me, me.ip, port);
+    if (!opened.ok()) return Failure{Status::Error(who + ": " + opened.message()), false};
+  }
+  Context ctx({me.mac, me.ip}, loop.transport());
   // History for a partition's packets twice over (the workload's largest call).
   AtpPsOptions ps_options;
   ModelLayers partition{"", {{"", kPartitionFloats}}};
@@ -302,11 +406,11 @@ std::optional<Failure> RunPs(const PsRun& run, std::ostream& out) {
   for (const AtpJobConfig* j : {&job->aggregate, &job->plain}) {
     if (Status served = ctx.ServeJob(*j, ps_options); !served.ok()) return Failure{served, true};
   }
-  EventLoop loop;
-  loop.Add(udp->get(), &ctx);
+  loop.Add(ctx);
   out << "ATP PS " << me.name << " at " << FormatIpv4(me.ip) << ":" << port << " serving jobs "
       << job->aggregate.spec.job_id << " and " << job->plain.spec.job_id << " ("
-      << job->aggregate.num_workers() << " workers)" << std::endl;
+      << job->aggregate.num_workers() << " workers), over "
+      << (run.port.empty() ? "kernel UDP sockets" : "DPDK port " + run.port) << std::endl;
   uint64_t last_gradients = 0;
   TimeNs last_change = loop.Now();
   auto stop = [&] {
@@ -342,6 +446,7 @@ po::options_description WorkerOptions() {
       ("seed", po::value<std::string>()->default_value("1"), "seed of the synthetic gradients (the same on every worker)")
       ("lanes", po::value<std::string>()->default_value("2"), "sender lanes")
       ("at-ps", "run the job's at-PS twin (id + 1): the switch forwards, the PS aggregates")
+      ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets")
       ("timeout", po::value<std::string>()->default_value("10"), "seconds an iteration may take");
   // clang-format on
   return o;
@@ -353,6 +458,7 @@ po::options_description PsOptions() {
   o.add_options()
       ("help,h", "print this help and exit")
       ("job", po::value<std::string>()->required(), "the job file (swemu-atp publish's DIR/job)")
+      ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets")
       ("idle-exit", po::value<std::string>()->default_value("0"),
        "exit after this many seconds without a gradient, once one came (0: run until SIGINT or SIGTERM)");
   // clang-format on
@@ -367,6 +473,7 @@ Status ReadWorkerRun(const po::variables_map& vm, WorkerRun* run) {
   SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "seed", 0, UINT64_MAX, &run->workload.gradients.seed));
   SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "lanes", 1, 64, &run->worker.lanes));
   run->at_ps = vm.count("at-ps") != 0;
+  if (vm.count("port")) run->port = opt::Text(vm, "port");
   if (vm.count("elements")) {
     if (opt::Given(vm, "model") || opt::Given(vm, "layers")) {
       return Status::Error("--elements: not with --model or --layers");
@@ -445,6 +552,7 @@ int RunAtpServerCommand(int argc, char** argv) {
   }
   PsRun run;
   run.job_path = opt::Text(vm, "job");
+  if (vm.count("port")) run.port = opt::Text(vm, "port");
   if (Status read = ReadDoubleOption(vm, "idle-exit", 0, 86400, &run.idle_exit_s); !read.ok()) {
     return Report(Failure{read, true});
   }

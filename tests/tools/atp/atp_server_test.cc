@@ -238,6 +238,8 @@ TEST(AtpServerTest, AWorkerOrPsRefusesABadJobOrRankWithOneLine) {
       {"worker --job " + job + " --rank 0 --model LeNet", "--model"},
       {"worker --job " + job + " --rank 0 --elements 64 --model VGG16", "--elements"},
       {"worker --job " + job + " --rank 0 --timeout 0", "--timeout"},
+      {"worker --job " + job + " --rank 0 --port net_null0", "gives w0's MAC as learn"},
+      {"ps --job " + job + " --port net_null0", "MAC as learn"},
       {"ps --job " + dir + "nops.job", "no ps given"},
       {"ps --job " + job + " --idle-exit -1", "--idle-exit"},
   };
@@ -286,13 +288,15 @@ TEST(AtpServerTest, ASecondWorkerOfARankAlreadyTakenIsRefused) {
 
 // The proof on one machine as on many: the published switch in real time on net_af_packet
 // (swemu --topology --backend netns), each host in its own network namespace on a veth pair, so
-// every packet crosses a kernel network stack as between servers. 2 workers, 2 x 4 MB.
+// every packet crosses a kernel network stack as between servers. 2 workers, 2 x 4 MB: rank 0
+// on kernel UDP sockets (its MAC `learn`: reached by flooding), rank 1 on a DPDK port
+// (net_af_packet on its eth0).
 TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string dir = Dir();
   ASSERT_EQ(Publish(dir,
-                    "asw0 worker 10.9.0.1 02:00:00:00:09:01 0\n"
-                    "asw1 worker 10.9.0.2 learn 1\n"
+                    "asw0 worker 10.9.0.1 learn 0\n"
+                    "asw1 worker 10.9.0.2 02:00:00:00:09:02 1\n"
                     "asps ps 10.9.0.254 02:00:00:00:09:fe 2\n",
                     "--switch astor")
                 .status,
@@ -306,7 +310,7 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
       << "host = astor:2 name=asps ip=10.9.0.254/24 mac=02:00:00:00:09:fe\n"
       << "run = asps swemu-atp ps --job " << job << " --idle-exit 3\n"
       << "run = asw0 sleep 1; " << worker << " --rank 0\n"
-      << "run = asw1 sleep 1; " << worker << " --rank 1\n";
+      << "run = asw1 sleep 1; " << worker << " --rank 1 --port net_af_packet0,iface=eth0\n";
   const auto start = std::chrono::steady_clock::now();
   const RunResult run = RunCommandIn(dir, "timeout 90 " + kSwemuBinary + " --topology " + dir +
                                               "net.topo --backend netns --out-dir " + dir + "out");
@@ -320,6 +324,9 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
     EXPECT_NE(out.find("in-network     1 "), std::string::npos) << out;
     EXPECT_NE(out.find("in-network     2 "), std::string::npos) << out;
   }
+  EXPECT_NE(ReadText(dir + "out/asw0-run1.log").find("over kernel UDP sockets"), std::string::npos);
+  EXPECT_NE(ReadText(dir + "out/asw1-run2.log").find("over DPDK port net_af_packet0"),
+            std::string::npos);
   const std::string ps = ReadText(dir + "out/asps-run0.log");
   const std::size_t at = ps.find("% of elements aggregated in the switch");
   ASSERT_NE(at, std::string::npos) << ps;
