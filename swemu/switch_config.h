@@ -23,7 +23,9 @@ inline constexpr uint64_t kMaxPortDelayNs = 1'000'000'000;
 
 struct LoadedSwitchConfig {
   std::string path;            // the file it came from
-  SwitchConfig config;         // validated; [port.N] rate is in config.tm.port_rates
+  // Validated; [port.N] rate is in config.tm.port_rates, [port.N] queue_depth, ecn_threshold and
+  // drop_threshold in config.tm.port_queues.
+  SwitchConfig config;
   std::string startup_script;  // [switch] cli, resolved against the file's directory; may be empty
   // Real time only (docs/cli.md): EAL arguments, the mbuf pool, and each port's DPDK device.
   std::string eal_args;  // [eal] args, whitespace-separated
