@@ -334,5 +334,47 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
   EXPECT_GT(in_switch, 50) << ps;
 }
 
+// A job file that is not the switch's (another job id, another element count): the switch drops
+// the gradients (atp_unknown_job, atp_bad_elements), and the worker ends after its timeout with
+// one line saying what to check.
+TEST(AtpServerTest, AWorkerWithAJobFileTheSwitchDoesNotKnowStopsWithOneLine) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = Dir();
+  ASSERT_EQ(Publish(dir,
+                    "amw0 worker 10.9.1.1 02:00:00:00:19:01 0\n"
+                    "amps ps 10.9.1.254 02:00:00:00:19:fe 1\n",
+                    "--switch amtor")
+                .status,
+            0);
+  std::string job = ReadText(dir + "pub/job");
+  std::string other_id = job, other_elements = job;
+  other_id.replace(other_id.find("id = 1\n"), 7, "id = 5\n");
+  other_elements.replace(other_elements.find("elements = 64\n"), 14, "elements = 32\n");
+  std::ofstream(dir + "id.job") << other_id;
+  std::ofstream(dir + "elements.job") << other_elements;
+  const std::string worker = "swemu-atp worker --rank 0 --elements 6400 --iterations 1 --timeout 1";
+  std::ofstream(dir + "net.topo")
+      << "[topology]\nswitch = amtor " << dir << "pub/switch.ini\n"
+      << "host = amtor:0 name=amw0 ip=10.9.1.1/24 mac=02:00:00:00:19:01\n"
+      << "host = amtor:1 name=amps ip=10.9.1.254/24 mac=02:00:00:00:19:fe\n"
+      << "run = amps swemu-atp ps --job " << dir << "pub/job\n"
+      << "run = amw0 sleep 1; " << worker << " --job " << dir << "id.job; " << worker << " --job "
+      << dir << "elements.job\n";
+  const RunResult run =
+      RunCommandIn(dir, "timeout 60 " + kSwemuBinary + " --topology " + dir +
+                            "net.topo --backend netns --run-for 10s --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 1) << run.err << run.out;  // the worker's run failed
+  const std::string log = ReadText(dir + "out/amw0-run1.log");
+  EXPECT_NE(log.find("swemu-atp: rank 0 (amw0): no parameter packet of job 5 in 1 s"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("swemu-atp: rank 0 (amw0): no parameter packet of job 1 in 1 s"),
+            std::string::npos)
+      << log;
+  const std::string sw = ReadText(dir + "out/amtor.log");
+  EXPECT_NE(sw.find("atp_unknown_job"), std::string::npos) << sw;
+  EXPECT_NE(sw.find("atp_bad_elements"), std::string::npos) << sw;
+}
+
 }  // namespace
 }  // namespace swemu::testing
