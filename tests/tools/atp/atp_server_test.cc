@@ -288,7 +288,8 @@ TEST(AtpServerTest, ASecondWorkerOfARankAlreadyTakenIsRefused) {
 
 // The proof on one machine as on many: the published switch in real time on net_af_packet
 // (swemu --topology --backend netns), each host in its own network namespace on a veth pair, so
-// every packet crosses a kernel network stack as between servers. 2 workers, 2 x 4 MB: rank 0
+// every packet crosses a kernel network stack as between servers. 2 workers, 2 x 4 MB in-network
+// then 2 x 4 MB at the PS (the at-PS twin job, forwarded by the switch): rank 0
 // on kernel UDP sockets (its MAC `learn`: reached by flooding), rank 1 on a DPDK port
 // (net_af_packet on its eth0).
 TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
@@ -309,8 +310,9 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
       << "host = astor:1 name=asw1 ip=10.9.0.2/24 mac=02:00:00:00:09:02\n"
       << "host = astor:2 name=asps ip=10.9.0.254/24 mac=02:00:00:00:09:fe\n"
       << "run = asps swemu-atp ps --job " << job << " --idle-exit 3\n"
-      << "run = asw0 sleep 1; " << worker << " --rank 0\n"
-      << "run = asw1 sleep 1; " << worker << " --rank 1 --port net_af_packet0,iface=eth0\n";
+      << "run = asw0 sleep 1; " << worker << " --rank 0 && " << worker << " --rank 0 --at-ps\n"
+      << "run = asw1 sleep 1; " << worker << " --rank 1 --port net_af_packet0,iface=eth0 && "
+      << worker << " --rank 1 --port net_af_packet0,iface=eth0 --at-ps\n";
   const auto start = std::chrono::steady_clock::now();
   const RunResult run = RunCommandIn(dir, "timeout 90 " + kSwemuBinary + " --topology " + dir +
                                               "net.topo --backend netns --out-dir " + dir + "out");
@@ -323,15 +325,22 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
     // Exact sums (a larger error fails the worker), both iterations.
     EXPECT_NE(out.find("in-network     1 "), std::string::npos) << out;
     EXPECT_NE(out.find("in-network     2 "), std::string::npos) << out;
+    EXPECT_NE(out.find("at-PS          2 "), std::string::npos) << out;
   }
   EXPECT_NE(ReadText(dir + "out/asw0-run1.log").find("over kernel UDP sockets"), std::string::npos);
   EXPECT_NE(ReadText(dir + "out/asw1-run2.log").find("over DPDK port net_af_packet0"),
             std::string::npos);
+  // The PS's line per job: job 1 aggregated in the switch, its at-PS twin (job 2) at the PS.
   const std::string ps = ReadText(dir + "out/asps-run0.log");
-  const std::size_t at = ps.find("% of elements aggregated in the switch");
-  ASSERT_NE(at, std::string::npos) << ps;
-  const double in_switch = std::stod(ps.substr(ps.rfind(' ', at - 1) + 1));
-  EXPECT_GT(in_switch, 50) << ps;
+  auto in_switch = [&ps](const std::string& job) {
+    const std::size_t line = ps.find("\n" + job + ": ");
+    const std::size_t at = ps.find("% of elements aggregated in the switch", line);
+    if (line == std::string::npos || at == std::string::npos) return -1.0;
+    return std::stod(ps.substr(ps.rfind(' ', at - 1) + 1));
+  };
+  EXPECT_GT(in_switch("job 1"), 50) << ps;
+  EXPECT_EQ(in_switch("job 2"), 0) << ps;
+  EXPECT_EQ(ps.find("job 2: 0 gradient packets"), std::string::npos) << ps;
 }
 
 // A job file that is not the switch's (another job id, another element count): the switch drops
