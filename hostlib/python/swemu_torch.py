@@ -153,6 +153,8 @@ class ProcessGroupSwemu(ProcessGroup):
             op, opts = opts, AllreduceOptions()
             opts.reduceOp = op
         opts = opts or AllreduceOptions()
+        if isinstance(tensors, torch.Tensor):  # pg.allreduce(tensor, ...)
+            tensors = [tensors]
         op = opts.reduceOp
         ours = (op == ReduceOp.SUM or op == ReduceOp.AVG) and all(
             t.dtype == torch.float32 and t.device.type == "cpu" for t in tensors)

@@ -90,7 +90,7 @@ def cifar_like(seed, train_size, test_size=256):
                              align_corners=False)
     n = train_size + test_size
     y = torch.randint(0, 10, (n,), generator=g)
-    x = patterns[y] + 0.8 * torch.randn(n, 3, 32, 32, generator=g)
+    x = patterns[y] + torch.randn(n, 3, 32, 32, generator=g)
     return x[:train_size], y[:train_size], x[train_size:], y[train_size:]
 
 
@@ -197,7 +197,8 @@ def parse_args():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=64, help="global batch (a multiple of --workers)")
     ap.add_argument("--train-size", type=int, default=512, help="resnet: training images")
-    ap.add_argument("--lr", type=float, default=0.1)
+    ap.add_argument("--lr", type=float, default=None,
+                    help="learning rate (default: resnet 0.05, digits 0.1 as train_digits)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--bucket-mb", type=float, default=0.1, help="DDP's bucket_cap_mb")
     ap.add_argument("--modes", default="swemu,gloo", help="swemu, gloo or both")
@@ -225,6 +226,8 @@ def parse_args():
         fail("--batch must be a multiple of --workers", 2)
     if not args.batch <= args.train_size <= 100000:
         fail("--train-size must be --batch..100000", 2)
+    if args.lr is None:
+        args.lr = 0.05 if args.model == "resnet" else 0.1
     if not (args.lr > 0 and math.isfinite(args.lr)):
         fail("--lr must be a positive number", 2)
     if not (args.bucket_mb > 0 and math.isfinite(args.bucket_mb)):
