@@ -45,7 +45,7 @@ Result<std::unique_ptr<UdpSocketTransport>> UdpSocketTransport::Open(
     return status;
   };
   const int one = 1;
-  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+  if ((!config.exclusive && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0) ||
       setsockopt(fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one)) != 0 ||
       setsockopt(fd, IPPROTO_IP, IP_RECVTOS, &one, sizeof(one)) != 0) {
     return fail("setsockopt");

@@ -28,6 +28,9 @@ struct UdpSocketConfig {
   Ipv4Addr multicast_if = 0;  // interface address for sending to and joining groups; 0 = default
   MacAddr local_mac;          // destination MAC of synthesised unicast frames
   int socket_buffer_bytes = 4 << 20;  // SO_RCVBUF and SO_SNDBUF
+  // Without SO_REUSEADDR: while this socket is open, binding another to the same address and
+  // port fails (EADDRINUSE), so one process at a time holds a host's place in a job.
+  bool exclusive = false;
 };
 
 struct UdpSocketCounters {

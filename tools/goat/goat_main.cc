@@ -24,6 +24,7 @@
 #include "tools/goat/goat_common.h"
 #include "tools/goat/goat_demo.h"
 #include "tools/goat/goat_publish.h"
+#include "tools/goat/goat_server.h"
 #include "tools/goat/goat_sim.h"
 #include "tools/subcommand.h"
 #include "tools/tool_main.h"
@@ -188,6 +189,14 @@ constexpr char kDemoExamples[] =
     "  swemu-goat demo --scheme atp-style --rounds 5   ATP-style sharing in real time\n"
     "  swemu-goat demo --topology configs/goat_testbed/goat.topo   the testbed from its file\n";
 
+constexpr char kWorkerExamples[] =
+    "  swemu-goat worker --job goat.job --name w1      one worker on this server, kernel UDP\n"
+    "  swemu-goat worker --job goat.job --name w1 --rounds 10 --timeout 30s\n";
+
+constexpr char kPsExamples[] =
+    "  swemu-goat ps --job goat.job                    the PS on this server, until Ctrl-C\n"
+    "  swemu-goat ps --job goat.job --idle-exit 2s     ... or 2 s after the last gradient\n";
+
 const Command kCommands[] = {
     {"plan", "GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model", PlanOptions,
      RunPlan, kPlanExamples},
@@ -197,6 +206,10 @@ const Command kCommands[] = {
      GoatPublishOptions, nullptr, kPublishExamples},
     {"demo", "real time: a published plan on one swemu per switch, hosts over virtio_user",
      GoatDemoOptions, RunGoatDemo, kDemoExamples},
+    {"worker", "one worker of a published job on this server, over kernel UDP sockets",
+     GoatWorkerCommandOptions, RunGoatWorkerCommand, kWorkerExamples},
+    {"ps", "the parameter server of a published job on this server, over kernel UDP sockets",
+     GoatPsCommandOptions, RunGoatPsCommand, kPsExamples},
 };
 
 // swemu-goat --help: one example per command.
@@ -207,7 +220,8 @@ constexpr char kExamples[] =
     "GOAT vs ATP-style vs PS-only, virtual time\n"
     "  swemu-goat publish --out-dir out/goat --pcap    the testbed's plan as files\n"
     "  swemu-goat demo --async --k 7 --delay 5=100ms   "
-    "real time: 3 swemu processes, a straggler\n";
+    "real time: 3 swemu processes, a straggler\n"
+    "  swemu-goat worker --job goat.job --name w1      one worker on a server, kernel UDP\n";
 
 int Main(int argc, char** argv) {
   const std::string first = argc < 2 ? "" : argv[1];
@@ -237,7 +251,7 @@ int Main(int argc, char** argv) {
     return 0;
   }
   std::cerr << "swemu-goat: unknown command " << first
-            << " (expected plan, sim, publish or demo)\n";
+            << " (expected plan, sim, publish, demo, worker or ps)\n";
   return 2;
 }
 

@@ -113,5 +113,24 @@ TEST(UdpSocketTransportTest, BindingAnAddressThisHostLacksFailsNamingIt) {
   EXPECT_NE(bad.message().find("bind 192.0.2.1:0"), std::string::npos) << bad.message();
 }
 
+// An exclusive socket holds its address and port: a second socket on them is refused, whether
+// it asks for SO_REUSEADDR or not, until the first is closed.
+TEST(UdpSocketTransportTest, AnExclusiveSocketRefusesASecondOnItsAddressAndPort) {
+  UdpSocketConfig config{kIpB, 0, 0, kMacB};
+  config.exclusive = true;
+  Result<std::unique_ptr<UdpSocketTransport>> first = UdpSocketTransport::Open(config);
+  ASSERT_TRUE(first.ok()) << first.message();
+  config.port = (*first)->local_port();
+  Result<std::unique_ptr<UdpSocketTransport>> second = UdpSocketTransport::Open(config);
+  EXPECT_FALSE(second.ok());
+  config.exclusive = false;
+  second = UdpSocketTransport::Open(config);
+  EXPECT_FALSE(second.ok());
+  first->reset();
+  config.exclusive = true;
+  second = UdpSocketTransport::Open(config);
+  EXPECT_TRUE(second.ok()) << second.message();
+}
+
 }  // namespace
 }  // namespace swemu
