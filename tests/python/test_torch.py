@@ -6,6 +6,7 @@ module's directory on PYTHONPATH:
 import os
 import sys
 import tempfile
+import time
 import unittest
 
 import torch
@@ -87,6 +88,26 @@ def ddp_steps(rank, hook):
     dist.destroy_process_group()
 
 
+def death_rank(rank, store):
+    """Rank 1 ends after two steps (after DDP's rebuilt buckets, Gloo's last exchange); rank 0's
+    next backward raises swemu's timeout through the hook's future: exit 0 when it did, with
+    the message, within a bound."""
+    init(rank, store, "gloo")
+    ddp = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(20, 3))
+    ddp.register_comm_hook(swemu_torch.HookState(timeout=3), swemu_torch.allreduce_hook)
+    for step in range(4):
+        if rank == 1 and step == 2:
+            os._exit(3)
+        start = time.monotonic()
+        try:
+            ddp(torch.randn(4, 20)).sum().backward()
+        except RuntimeError as e:
+            ok = "did not complete within 3 s" in str(e) and time.monotonic() - start < 10
+            print(f"rank 0: {e}", flush=True)
+            os._exit(0 if ok and step == 2 else 1)
+    os._exit(2)  # no error: the dead rank went unnoticed
+
+
 def spawn(target):
     store = tempfile.mktemp(prefix="swemu-torch-test-")
     try:
@@ -115,6 +136,18 @@ class TorchTest(unittest.TestCase):
     def test_hook(self):
         spawn(hook_rank)
         self.assertGreater(self.fabric.stats()["completed"], 0)
+
+    def test_death(self):
+        store = tempfile.mktemp(prefix="swemu-torch-test-")
+        ctx = mp.get_context("spawn")
+        procs = [ctx.Process(target=death_rank, args=(r, store)) for r in range(WORLD)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        if os.path.exists(store):
+            os.unlink(store)
+        self.assertEqual([p.exitcode for p in procs], [0, 3])
 
     def test_registered(self):
         self.assertIn("SWEMU", dist.Backend._plugins)
