@@ -104,9 +104,14 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
     topo << "link = " << l.a << ":" << l.a_port << " " << l.b << ":" << l.b_port
          << " rate=" << layout.link_rate << " delay=1us\n";
   }
-  for (const auto& h : spec.hosts) {
+  // Each host's address and MAC as the job file gives them (GoatFabric::HostIp, HostMac), so
+  // that the namespace back end (swemu --backend netns) sets them and each host's neighbours.
+  for (uint32_t i = 0; i < spec.hosts.size(); ++i) {
+    const auto& h = spec.hosts[i];
     topo << "host = " << h.sw << ":" << h.port << " delay=1us name=" << h.name
-         << " role=" << (h.ps ? "ps" : "worker") << "\n";
+         << " ip=" << FormatIpv4(GoatFabric::HostIp(i)) << "/16"
+         << " mac=" << FormatMac(GoatFabric::HostMac(i)) << " role=" << (h.ps ? "ps" : "worker")
+         << "\n";
   }
   topo << "seed = " << setup.seed << "\n";
   SWEMU_RETURN_IF_ERROR(write("goat.topo", topo.str()));
