@@ -90,7 +90,8 @@ TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
     EXPECT_NE(std::string(SWEMU_TOOLS).find(tool), std::string::npos) << tool;
   }
   for (const char* subcommand :
-       {"swemu-atp demo", "swemu-atp sim", "swemu-goat plan", "swemu-goat sim",
+       {"swemu-atp demo", "swemu-atp sim", "swemu-atp publish", "swemu-atp worker",
+        "swemu-atp ps", "swemu-goat plan", "swemu-goat sim",
         "swemu-goat publish", "swemu-goat demo", "swemu-plink probe", "swemu-plink experiment",
         "swemu-plink demo"}) {
     commands.push_back(tools + subcommand + " --help");

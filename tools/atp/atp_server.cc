@@ -334,8 +334,9 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
   net.Add(ctx);
   const AtpJobConfig& used = run.at_ps ? job->plain : job->aggregate;
   out << "ATP worker " << who << " of job " << used.spec.job_id << " ("
-      << (run.at_ps ? "at the PS" : "in-network") << "), " << agg.num_workers() << " workers, "
-      << run.workload.model.model << " (" << run.workload.model.TotalParams() << " floats), over "
+      << (run.at_ps ? "at the PS" : "in-network") << "), " << agg.num_workers()
+      << (agg.num_workers() == 1 ? " worker, " : " workers, ") << run.workload.model.model << " ("
+      << run.workload.model.TotalParams() << " floats), over "
       << (run.port.empty() ? "kernel UDP sockets" : "DPDK port " + run.port) << "\n";
   PrintWorkerHeader(out);
   std::vector<float> in, result(run.workload.model.TotalParams());
@@ -492,6 +493,26 @@ Status ReadWorkerRun(const po::variables_map& vm, WorkerRun* run) {
   return Status::Ok();
 }
 
+// The examples each command's --help ends with.
+const char* Examples(const std::string& command) {
+  if (command == "publish") {
+    return "\nexample:\n"
+           "  swemu-atp publish --hosts hosts.txt --out-dir job1   (hosts.txt: one host a line,\n"
+           "      e.g. `w0 worker 10.0.0.1 02:00:00:00:00:01 0`, `ps ps 10.0.0.254 learn 2`)\n"
+           "  swemu --config job1/switch.ini                        on the switch\n";
+  }
+  if (command == "worker") {
+    return "\nexamples:\n"
+           "  swemu-atp worker --job job1/job --rank 0              ResNet-50's gradients, 3 "
+           "iterations\n"
+           "  swemu-atp worker --job job1/job --rank 1 --elements 1000000 --iterations 2\n"
+           "  swemu-atp worker --job job1/job --rank 1 --port 0000:3b:00.0   on a DPDK port\n";
+  }
+  return "\nexamples:\n"
+         "  swemu-atp ps --job job1/job                 until Ctrl-C\n"
+         "  swemu-atp ps --job job1/job --idle-exit 5   ends 5 s after the last gradient\n";
+}
+
 // Parses argv[2..] into vm; a value when the command should return it (0 after --help, 2 after
 // one line naming a bad option).
 std::optional<int> Parse(int argc, char** argv, const po::options_description& desc,
@@ -507,7 +528,7 @@ std::optional<int> Parse(int argc, char** argv, const po::options_description& d
     }
     po::store(parsed, vm);
     if (vm.count("help")) {
-      std::cout << desc;
+      std::cout << desc << Examples(argv[1]);
       return 0;
     }
     po::notify(vm);
