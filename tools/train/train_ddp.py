@@ -54,7 +54,7 @@ def fail(message, status=1):
 
 # --- the models and the data ---------------------------------------------------------------
 
-def make_resnet(seed):
+def make_resnet(seed, width=16):
     import torch
     from torch import nn
 
@@ -75,9 +75,10 @@ def make_resnet(seed):
             return torch.relu(self.bn2(self.conv2(out)) + self.short(x))
 
     torch.manual_seed(seed)
-    return nn.Sequential(nn.Conv2d(3, 16, 3, 1, 1, bias=False), nn.BatchNorm2d(16), nn.ReLU(),
-                         Block(16, 16, 1), Block(16, 32, 2), Block(32, 64, 2),
-                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10))
+    w = width
+    return nn.Sequential(nn.Conv2d(3, w, 3, 1, 1, bias=False), nn.BatchNorm2d(w), nn.ReLU(),
+                         Block(w, w, 1), Block(w, 2 * w, 2), Block(2 * w, 4 * w, 2),
+                         nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(4 * w, 10))
 
 
 def cifar_like(seed, train_size, test_size=256):
@@ -97,7 +98,7 @@ def cifar_like(seed, train_size, test_size=256):
 def model_and_data(args):
     if args.model == "digits":
         return train_digits.make_model(args.seed), train_digits.load_data(args.seed)
-    return make_resnet(args.seed), cifar_like(args.seed, args.train_size)
+    return make_resnet(args.seed, args.width), cifar_like(args.seed, args.train_size)
 
 
 def evaluate(model, data):
@@ -197,6 +198,8 @@ def parse_args():
     ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=64, help="global batch (a multiple of --workers)")
     ap.add_argument("--train-size", type=int, default=512, help="resnet: training images")
+    ap.add_argument("--width", type=int, default=16,
+                    help="resnet: the first stage's channels (then 2x, 4x); 32: 4x the weights")
     ap.add_argument("--lr", type=float, default=None,
                     help="learning rate (default: resnet 0.05, digits 0.1 as train_digits)")
     ap.add_argument("--seed", type=int, default=1)
@@ -228,6 +231,8 @@ def parse_args():
         fail("--train-size must be --batch..100000", 2)
     if args.lr is None:
         args.lr = 0.05 if args.model == "resnet" else 0.1
+    if not 4 <= args.width <= 256:
+        fail("--width must be 4..256", 2)
     if not (args.lr > 0 and math.isfinite(args.lr)):
         fail("--lr must be a positive number", 2)
     if not (args.bucket_mb > 0 and math.isfinite(args.bucket_mb)):

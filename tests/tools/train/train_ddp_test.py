@@ -67,6 +67,7 @@ def case_options(build, tmp):
                  ["--modes", "swemu,bogus"], ["--modes", "gloo,gloo"], ["--via", "x"],
                  ["--transport", "tcp"], ["--model", "vgg"], ["--epochs", "0"],
                  ["--train-size", "8"], ["--bucket-mb", "0"], ["--accuracy-floor", "2"],
+                 ["--width", "2"],
                  ["--bogus"], ["--out-dir", "/etc/passwd"]):
         p, out = run(args + ["--build", build], tmp, "options")
         lines = p.stderr.strip().splitlines()
