@@ -63,6 +63,7 @@ void Datapath::Start(const DatapathOptions& options) {
   stats_last_tsc_ = start;
   stats_stages_ = options.stats_stages;
   if (options.stats_stages) StartStageSampling();
+  stalled_step_cycles_ = NsToCycles(kStalledStepNs);
 }
 
 bool Datapath::Step(uint64_t now) {
@@ -87,24 +88,38 @@ void Datapath::RunTogether(const std::vector<Datapath*>& paths,
   const uint64_t deadline =
       options.run_for_ns ? rte_rdtsc() + paths.front()->NsToCycles(options.run_for_ns) : UINT64_MAX;
   Datapath& first = *paths.front();  // its streak and sleep stand for all
+  // One TSC read per switch step: a step's end is the next one's start.
+  uint64_t now = rte_rdtsc();
   while (!stop.load(std::memory_order_relaxed)) {
-    uint64_t now = rte_rdtsc();  // the loop's one TSC read per switch
     if (now >= deadline) break;
     bool moved = false;
-    bool holding = false;
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-      if (i != 0) now = rte_rdtsc();  // time moved while the switch before worked
-      moved = paths[i]->Step(now) || moved;
+    for (Datapath* path : paths) {
+      const bool step_moved = path->Step(now);
+      const uint64_t end = rte_rdtsc();
+      path->CountStep(end - now, step_moved);
+      moved = moved || step_moved;
+      now = end;
     }
     if (moved) {
       first.idle_streak_ = 0;
       first.sleep_ns_ = kMinSleepNs;
     } else if (!options.busy_poll) {
+      bool holding = false;
       for (Datapath* path : paths) holding = holding || path->Holding();
       first.Idle(holding);
+      now = rte_rdtsc();
     }
   }
   Drain(paths);
+}
+
+void Datapath::CountStep(uint64_t cycles, bool moved) noexcept {
+  if (cycles > stalled_step_cycles_) {
+    runtime_.stalled_cycles += cycles;
+    ++runtime_.stalled_steps;
+  } else {
+    (moved ? runtime_.moved_cycles : runtime_.empty_cycles) += cycles;
+  }
 }
 
 void Datapath::Drain(const std::vector<Datapath*>& paths) {

@@ -69,6 +69,13 @@ struct RuntimeCounters {
   uint64_t sleeps = 0;
   uint64_t rx_held = 0;      // port polls skipped: a ring to a peer was nearly full
   uint64_t cut_through = 0;  // packets sent from ingress straight to an idle port (no TM wait)
+  // The lcore's TSC cycles in this switch's loop steps (its RX, TX and mailbox; the back-off
+  // between loops excluded): steps that moved frames, empty ones, and steps longer than
+  // Datapath::kStalledStepNs (the thread was off its CPU), which count in neither.
+  uint64_t moved_cycles = 0;
+  uint64_t empty_cycles = 0;
+  uint64_t stalled_cycles = 0;
+  uint64_t stalled_steps = 0;
 };
 
 class Datapath final : public CutThroughSink {
@@ -90,6 +97,9 @@ class Datapath final : public CutThroughSink {
   // Phase cycles (`show runtime`) are taken in one loop out of this many: reading the TSC costs
   // about as much as a packet's TM work.
   static constexpr uint64_t kTimingEvery = 16;
+  // A loop step longer than this was not all work: the thread lost its CPU (or took a long
+  // interrupt) during it. A step of the real-time loop moves at most a few hundred frames.
+  static constexpr uint64_t kStalledStepNs = 200'000;
 
   // `loop_clock` is the switch's clock: the datapath latches it once per loop.
   // `pool` is the switch's: the datapath attaches its packet descriptors to received mbufs.
@@ -188,6 +198,8 @@ class Datapath final : public CutThroughSink {
   // it moved a frame); after stop, for every datapath of the lcore.
   void Start(const DatapathOptions& options);
   bool Step(uint64_t now);
+  // Counts a step of `cycles` that moved frames or not (RuntimeCounters' lcore time).
+  void CountStep(uint64_t cycles, bool moved) noexcept;
   static void Drain(const std::vector<Datapath*>& paths);
   // An empty loop: spin, then pause, then sleep (never while `holding` frames).
   void Idle(bool holding) noexcept;
@@ -209,6 +221,7 @@ class Datapath final : public CutThroughSink {
   bool busy_poll_ = false;
   uint64_t idle_streak_ = 0;
   uint64_t sleep_ns_ = kMinSleepNs;
+  uint64_t stalled_step_cycles_ = UINT64_MAX;  // kStalledStepNs in TSC cycles (Start)
   std::vector<WirePortCounters> wire_;
   std::array<uint64_t, kDropReasonCount> drops_ = {};
   RuntimeCounters runtime_;

@@ -42,6 +42,23 @@ std::string EffectsLine(PortId p, const PortEffects& fx) {
   return line;
 }
 
+// Where the lcore's time in this switch's loop steps went: the share that moved frames says how
+// close the lcore is to its limit; stalled steps are time the thread was off its CPU.
+std::string StepTimeLine(const RuntimeCounters& r, uint64_t hz) {
+  const uint64_t working = r.moved_cycles + r.empty_cycles;
+  if (working == 0 || hz == 0) return "";
+  char line[240];
+  std::snprintf(line, sizeof(line),
+                "  lcore time in this switch's steps: %.1f%% moving frames, %.1f%% empty, over "
+                "%.3f s; %llu steps over %llu us (%.3f s: off the CPU)\n",
+                100.0 * double(r.moved_cycles) / double(working),
+                100.0 * double(r.empty_cycles) / double(working), double(working) / double(hz),
+                static_cast<unsigned long long>(r.stalled_steps),
+                static_cast<unsigned long long>(Datapath::kStalledStepNs / 1000),
+                double(r.stalled_cycles) / double(hz));
+  return line;
+}
+
 }  // namespace
 
 Status Datapath::AddCommands() {
@@ -94,6 +111,7 @@ std::string Datapath::RuntimeReport() const {
   out += "  loops " + std::to_string(runtime_.loops) + ", idle " +
          std::to_string(runtime_.idle_loops) + ", sleeps " + std::to_string(runtime_.sleeps) +
          (busy_poll_ ? " (busy poll)\n" : "\n");
+  out += StepTimeLine(runtime_, clock_.hz());
   if (runtime_.cut_through != 0) {
     out += "  cut through (sent during ingress, timed there) " +
            std::to_string(runtime_.cut_through) + " packets\n";

@@ -8,6 +8,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "pipeline/engine/pcap_io.h"
 #include "pipeline/wire/address.h"
@@ -100,7 +101,20 @@ TEST_F(AlsoSwitchTest, TwoSwitchesInOneProcessPassFramesOverALinkWithItsDelay) {
   cli("b.sock", "table_add dmac forward 00:00:00:00:00:77 => 1");
   EXPECT_NE(cli("b.sock", "table_dump dmac").find("00:00:00:00:00:77"), std::string::npos);
   EXPECT_EQ(cli("a.sock", "table_dump dmac").find("00:00:00:00:00:77"), std::string::npos);
-  EXPECT_NE(cli("a.sock", "show runtime").find("loops"), std::string::npos);
+  // Each switch says where the lcore's time in its own loop steps went.
+  for (const std::string sock : {"a.sock", "b.sock"}) {
+    const std::string runtime = cli(sock, "show runtime");
+    EXPECT_NE(runtime.find("loops"), std::string::npos) << runtime;
+    std::smatch shares;
+    const bool said = std::regex_search(
+        runtime, shares,
+        std::regex("lcore time in this switch's steps: ([0-9.]+)% moving frames, ([0-9.]+)% "
+                   "empty, over [0-9.]+ s; [0-9]+ steps over 200 us \\([0-9.]+ s: off the CPU\\)"));
+    EXPECT_TRUE(said) << runtime;
+    if (said) {
+      EXPECT_NEAR(std::stod(shares[1]) + std::stod(shares[2]), 100.0, 0.11) << runtime;
+    }
+  }
   for (int i = 0; i < 500 && !std::filesystem::exists(dir + "status"); ++i) usleep(20000);
   usleep(20000);
   ASSERT_EQ(ReadText(dir + "status"), "0\n") << ReadText(dir + "stderr");  // 0: no mbuf leak
