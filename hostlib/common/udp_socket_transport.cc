@@ -35,6 +35,19 @@ Status Errno(const std::string& what) {
 
 }  // namespace
 
+int TryBindUdp(Ipv4Addr ip, uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(ip);
+  addr.sin_port = htons(port);
+  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  const int error = errno;
+  close(fd);
+  return rc == 0 ? 0 : error;
+}
+
 Result<std::unique_ptr<UdpSocketTransport>> UdpSocketTransport::Open(
     const UdpSocketConfig& config) {
   const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);

@@ -40,6 +40,11 @@ struct UdpSocketCounters {
   uint64_t datagrams_received = 0;
 };
 
+// Whether a process may take ip:port as a host's place in a job: a bind without SO_REUSEADDR,
+// closed at once. 0 when this machine owns `ip` and no socket holds `port` on it, else the bind's
+// errno (EADDRNOTAVAIL: not an address of this machine; EADDRINUSE: taken).
+int TryBindUdp(Ipv4Addr ip, uint16_t port);
+
 class UdpSocketTransport final : public Transport, public FrameSource {
  public:
   static Result<std::unique_ptr<UdpSocketTransport>> Open(const UdpSocketConfig& config);

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <vector>
 
+#include "hostlib/common/job_text.h"
 #include "pipeline/control/units.h"
 
 namespace swemu {
@@ -60,70 +61,42 @@ std::string FormatGoatJob(const GoatJob& job) {
 Result<GoatJob> ParseGoatJob(std::string_view text) {
   GoatJob job;
   job.workers.clear();
-  std::set<std::string> seen;
-  std::istringstream lines{std::string(text)};
-  std::string line;
-  int number = 0;
-  bool section = false;
-  while (std::getline(lines, line)) {
-    ++number;
-    const std::string where = "goat job line " + std::to_string(number) + ": ";
-    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    std::istringstream words(line);
-    std::string first;
-    if (!(words >> first)) continue;
-    if (first == "[job]") {
-      section = true;
-      continue;
-    }
-    if (!section) return Status::Error(where + "expected [job] first");
-    std::string eq;
-    if (!(words >> eq) || eq != "=") return Status::Error(where + "expected KEY = VALUE");
-    if (first != "worker" && !seen.insert(first).second) {
-      return Status::Error(where + first + " given twice");
-    }
-    std::string value;
-    std::getline(words >> std::ws, value);
-    while (!value.empty() &&
-           (value.back() == ' ' || value.back() == '\t' || value.back() == '\r')) {
-      value.pop_back();
-    }
-    auto number_of = [&](uint64_t min, uint64_t max) -> Result<uint64_t> {
-      Result<uint64_t> v = ParseUint(value, min, max);
-      if (!v.ok()) return Status::Error(where + first + ": " + v.message());
-      return v;
-    };
-    if (first == "id" || first == "elements" || first == "port" || first == "k") {
-      Result<uint64_t> v = number_of(first == "k" ? 0 : 1, first == "k" ? kGoatMaxWorkers : 65535);
-      if (!v.ok()) return v.status();
-      if (first == "id") job.job_id = static_cast<uint16_t>(*v);
-      if (first == "elements") job.elements = static_cast<uint16_t>(*v);
-      if (first == "port") job.udp_port = static_cast<uint16_t>(*v);
-      if (first == "k") job.k = static_cast<uint32_t>(*v);
-    } else if (first == "fragments") {
+  auto apply = [&](const std::string& key, const std::string& value) -> Status {
+    if (key == "id" || key == "elements" || key == "port" || key == "k") {
+      Result<uint64_t> v =
+          ParseUint(value, key == "k" ? 0 : 1, key == "k" ? kGoatMaxWorkers : 65535);
+      if (!v.ok()) return Status::Error(key + ": " + v.message());
+      if (key == "id") job.job_id = static_cast<uint16_t>(*v);
+      if (key == "elements") job.elements = static_cast<uint16_t>(*v);
+      if (key == "port") job.udp_port = static_cast<uint16_t>(*v);
+      if (key == "k") job.k = static_cast<uint32_t>(*v);
+    } else if (key == "fragments") {
       Result<std::vector<uint64_t>> f = List(value, UINT32_MAX);
-      if (!f.ok()) return Status::Error(where + "fragments: " + f.message());
+      if (!f.ok()) return Status::Error("fragments: " + f.message());
       job.fragments.assign(f->begin(), f->end());
-    } else if (first == "ps" || first == "worker") {
+    } else if (key == "ps" || key == "worker") {
       std::istringstream in(value);
       Result<GoatHostAddr> h = ParseHost(in);
-      if (!h.ok()) return Status::Error(where + first + ": " + h.message());
-      if (first == "ps") {
+      if (!h.ok()) return Status::Error(key + ": " + h.message());
+      if (key == "ps") {
         job.ps = *h;
-        continue;
+        return Status::Ok();
       }
       std::string nodes, rest;
       if (!(in >> nodes) || (in >> rest)) {
-        return Status::Error(where + "worker: expected NAME MAC IP NODE,NODE,...");
+        return Status::Error("worker: expected NAME MAC IP NODE,NODE,...");
       }
       Result<std::vector<uint64_t>> n = List(nodes, 65535);
-      if (!n.ok()) return Status::Error(where + "worker nodes: " + n.message());
+      if (!n.ok()) return Status::Error("worker nodes: " + n.message());
       job.workers.push_back(*h);
       job.node.emplace_back(n->begin(), n->end());
     } else {
-      return Status::Error(where + "unknown key " + first);
+      return Status::Error("unknown key " + key);
     }
-  }
+    return Status::Ok();
+  };
+  std::set<std::string> seen;
+  SWEMU_RETURN_IF_ERROR(ForEachJobKey(text, "goat job", {"worker"}, apply, &seen));
   for (const char* key : {"id", "fragments", "ps"}) {
     if (!seen.count(key)) return Status::Error(std::string("goat job: no ") + key);
   }

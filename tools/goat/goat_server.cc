@@ -1,10 +1,5 @@
 #include "tools/goat/goat_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <bit>
 #include <cerrno>
 #include <csignal>
@@ -56,19 +51,11 @@ Result<GoatJob> ReadJob(const po::variables_map& vm) {
   return job;
 }
 
-// A bind of ip:port without SO_REUSEADDR, closed at once: whether this machine owns `ip` and no
-// socket holds the port on it. `option` names what chose the address (--name or --bind).
+// Whether this machine owns `ip` and no socket holds the port on it (TryBindUdp). `option`
+// names what chose the address (--name or --bind).
 Status ClaimAddress(const std::string& option, const std::string& who, Ipv4Addr ip, uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(ip);
-  addr.sin_port = htons(port);
-  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int error = errno;
-  close(fd);
-  if (rc == 0) return Status::Ok();
+  const int error = TryBindUdp(ip, port);
+  if (error == 0) return Status::Ok();
   const std::string where = FormatIpv4(ip) + ":" + std::to_string(port);
   if (error == EADDRNOTAVAIL) {
     return Status::Error(option + ": " + who + " is " + FormatIpv4(ip) +
