@@ -46,6 +46,11 @@ constexpr char kDemoExamples[] =
     "  swemu-plink demo --topology configs/leaf_spine.topo "
     "a topology file's switches and hosts\n";
 
+constexpr char kNodeExamples[] =
+    "  swemu-plink node --job plink.job --name h0                 "
+    "this machine's node of the job, 3 iterations\n"
+    "  swemu-plink node --job plink.job --name h0 --iterations 10 --timeout 30s\n";
+
 const Command kCommands[] = {
     {"probe",
      "ProbeEmbed on an emulated datacenter: probes, embedding, groups, 2LHA's cross-rack "
@@ -59,6 +64,9 @@ const Command kCommands[] = {
      "in real time: probes, embedding, groups and FA/2LHA reductions over swemu processes (or "
      "kernel UDP)",
      PlinkDemoOptions, RunPlinkDemo, kDemoExamples},
+    {"node",
+     "one node of a job (plink.job) on this machine, over kernel UDP: all-reduces checked exactly",
+     PlinkNodeOptions, RunPlinkNode, kNodeExamples},
 };
 
 // swemu-plink --help: one example per command.

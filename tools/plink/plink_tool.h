@@ -4,6 +4,7 @@
 //   experiment  Figure 8's reduction latencies on an emulated cloud (plink_experiment.cc).
 //   demo        ProbeEmbed and AggEngine in real time over swemu processes, or kernel UDP
 //               (plink_demo.cc).
+//   node        one node of a job on this machine, over kernel UDP sockets (plink_node.cc).
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <initializer_list>
@@ -20,6 +21,9 @@ boost::program_options::options_description PlinkProbeOptions();
 Status RunPlinkProbe(const boost::program_options::variables_map& vm, std::ostream& out);
 boost::program_options::options_description PlinkDemoOptions();
 Status RunPlinkDemo(const boost::program_options::variables_map& vm, std::ostream& out);
+boost::program_options::options_description PlinkNodeOptions();
+// Bad input (exit 2) returns a message starting with the option at fault ("--job ...").
+Status RunPlinkNode(const boost::program_options::variables_map& vm, std::ostream& out);
 boost::program_options::options_description PlinkExperimentOptions();
 Status RunPlinkExperiment(const boost::program_options::variables_map& vm, std::ostream& out);
 
