@@ -46,6 +46,11 @@ constexpr char kDemoExamples[] =
     "  swemu-plink demo --topology configs/leaf_spine.topo "
     "a topology file's switches and hosts\n";
 
+constexpr char kPublishExamples[] =
+    "  swemu-plink publish --topology configs/leaf_spine.topo --out-dir out/plink_job\n"
+    "      plink.job: every host a node, 2LHA over the racks (the hosts' switches)\n"
+    "  swemu-plink publish --topology my.topo --floats 1000000 --plan flat\n";
+
 constexpr char kNodeExamples[] =
     "  swemu-plink node --job plink.job --name h0                 "
     "this machine's node of the job, 3 iterations\n"
@@ -64,6 +69,8 @@ const Command kCommands[] = {
      "in real time: probes, embedding, groups and FA/2LHA reductions over swemu processes (or "
      "kernel UDP)",
      PlinkDemoOptions, RunPlinkDemo, kDemoExamples},
+    {"publish", "the job file of `node` (plink.job) from a topology's hosts: groups = their racks",
+     PlinkPublishOptions, RunPlinkPublish, kPublishExamples},
     {"node",
      "one node of a job (plink.job) on this machine, over kernel UDP: all-reduces checked exactly",
      PlinkNodeOptions, RunPlinkNode, kNodeExamples},

@@ -4,6 +4,7 @@
 //   experiment  Figure 8's reduction latencies on an emulated cloud (plink_experiment.cc).
 //   demo        ProbeEmbed and AggEngine in real time over swemu processes, or kernel UDP
 //               (plink_demo.cc).
+//   publish     the job file of `node` from a topology's hosts (plink_publish.cc).
 //   node        one node of a job on this machine, over kernel UDP sockets (plink_node.cc).
 #include <boost/program_options.hpp>
 #include <cstdint>
@@ -21,6 +22,8 @@ boost::program_options::options_description PlinkProbeOptions();
 Status RunPlinkProbe(const boost::program_options::variables_map& vm, std::ostream& out);
 boost::program_options::options_description PlinkDemoOptions();
 Status RunPlinkDemo(const boost::program_options::variables_map& vm, std::ostream& out);
+boost::program_options::options_description PlinkPublishOptions();
+Status RunPlinkPublish(const boost::program_options::variables_map& vm, std::ostream& out);
 boost::program_options::options_description PlinkNodeOptions();
 // Bad input (exit 2) returns a message starting with the option at fault ("--job ...").
 Status RunPlinkNode(const boost::program_options::variables_map& vm, std::ostream& out);
