@@ -465,7 +465,9 @@ std::unique_ptr<PyWorker> MakeWorker(py::object spec, py::object rank, py::objec
   int r = parsed->rank;
   if (!rank.is_none()) {
     const int64_t v = IntArg(rank, "rank");
-    if (v < 0 || v >= parsed->workers) {
+    // workers 0 (a published job, transport=net): the job file's count, checked when opened.
+    const int64_t workers = parsed->workers > 0 ? parsed->workers : kAtpMaxWorkers;
+    if (v < 0 || v >= workers) {
       throw py::value_error("rank must be 0.." + std::to_string(parsed->workers - 1) +
                             " (the job has " + std::to_string(parsed->workers) +
                             " workers), not " + std::to_string(v));
@@ -500,6 +502,22 @@ dpdk, initialises this process's DPDK (one lcore, --no-huge) and attaches to the
 its rank; with udp, binds the rank's loopback address. A loop thread then drives the worker.)doc")
       .def(py::init(&MakeWorker), py::arg("spec"), py::arg("rank") = py::none(),
            py::arg("lanes") = 2, py::arg("busy_poll") = false)
+      .def_static(
+          "from_job",
+          [](py::object path, py::object rank, py::object lanes, bool busy_poll) {
+            if (!py::isinstance<py::str>(path)) {
+              throw py::type_error("path must be a str, not " + TypeName(path));
+            }
+            WorkerSpec spec;
+            spec.transport = "net";
+            spec.job_file = path.cast<std::string>();
+            return MakeWorker(py::str(FormatWorkerSpec(spec)), rank, lanes, busy_poll);
+          },
+          py::arg("path"), py::arg("rank"), py::arg("lanes") = 2, py::arg("busy_poll") = false,
+          R"doc(One rank of a job published for hosts on their own machines (swemu-atp
+publish's job file): the rank's IP in the job must be this machine's (or namespace's); its
+gradients go to the switch over kernel UDP sockets and the sums come back to the job's
+multicast group, which it joins. The PS runs as `swemu-atp ps --job FILE`.)doc")
       .def(
           "all_reduce",
           [](PyWorker& w, py::handle array, py::handle timeout) {

@@ -14,6 +14,9 @@ DDP reduces one bucket while backward computes the next:
 The launcher starts the fabric once, before spawning its workers; the workers find it through
 the environment (SWEMU_WORKER_SPEC), each joins as its torch.distributed rank:
         swemu_torch.start_fabric(world_size)            # in the launcher
+Ranks on their own machines (or network namespaces) instead join a job that `swemu-atp
+publish` wrote for the switch, through the environment: SWEMU_JOB=<the job file> (then no
+start_fabric; the PS runs as `swemu-atp ps --job FILE`), as their torch.distributed rank.
 """
 import datetime
 import os
@@ -27,6 +30,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
                                         ProcessGroupGloo, ReduceOp, _create_work_from_future)
 
 SPEC_ENV = "SWEMU_WORKER_SPEC"
+JOB_ENV = "SWEMU_JOB"  # a published job file: this rank over kernel UDP through the switch
 DEFAULT_TIMEOUT = 60.0  # seconds one all_reduce may take before its future fails
 _fabrics = []  # started by start_fabric: kept until exit (the extension stops them then)
 
@@ -40,13 +44,18 @@ def start_fabric(world_size, **options):
     return fabric
 
 
-def _spec(spec):
+def _worker(spec, rank):
+    """This rank's swemu.Worker: from spec, else the environment's SWEMU_WORKER_SPEC (a
+    fabric) or SWEMU_JOB (a published job)."""
     spec = spec or os.environ.get(SPEC_ENV)
-    if not spec:
-        raise RuntimeError(f"swemu_torch: no worker spec: call swemu_torch.start_fabric(world_size) "
-                           f"in the launcher before starting the workers (it sets {SPEC_ENV}), "
-                           f"or pass spec=AtpFabric.worker_spec()")
-    return spec
+    if spec:
+        return swemu.Worker(spec, rank)
+    if os.environ.get(JOB_ENV):
+        return swemu.Worker.from_job(os.environ[JOB_ENV], rank)
+    raise RuntimeError(f"swemu_torch: no worker spec: call swemu_torch.start_fabric(world_size) "
+                       f"in the launcher before starting the workers (it sets {SPEC_ENV}), "
+                       f"pass spec=AtpFabric.worker_spec(), or set {JOB_ENV} to the job file "
+                       f"swemu-atp publish wrote")
 
 
 class Reducer:
@@ -56,7 +65,7 @@ class Reducer:
 
     def __init__(self, spec=None, rank=None, timeout=DEFAULT_TIMEOUT):
         rank = dist.get_rank() if rank is None else rank
-        self.worker = swemu.Worker(_spec(spec), rank)
+        self.worker = _worker(spec, rank)
         self.timeout = timeout
         self._calls = queue.Queue()
         self._thread = threading.Thread(target=self._complete, name=f"swemu-rank{rank}",

@@ -56,6 +56,10 @@ Status CheckUdpAddressFree(Ipv4Addr ip, uint16_t port) {
   const int error = errno;
   close(fd);
   if (rc == 0) return Status::Ok();
+  if (error == EADDRNOTAVAIL) {
+    return Status::Error("the job gives this rank " + FormatIpv4(ip) +
+                         ", which is not an address of this machine (or namespace)");
+  }
   return Status::Error(FormatIpv4(ip) + ":" + std::to_string(port) + " is taken (" +
                        std::strerror(error) + "): another Worker of this rank is running");
 }
@@ -69,7 +73,7 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::Open(const WorkerSpec& spec,
   if (!text.ok()) return Status::Error(who + ": " + text.message());
   Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
   if (!job.ok()) return Status::Error(who + ": " + spec.job_file + ": " + job.message());
-  if (job->num_workers() != spec.workers) {
+  if (spec.workers > 0 && job->num_workers() != spec.workers) {
     return Status::Error(who + ": " + spec.job_file + " has " + std::to_string(job->num_workers()) +
                          " workers, the spec says " + std::to_string(spec.workers));
   }
@@ -78,6 +82,9 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::Open(const WorkerSpec& spec,
                          " workers (ranks 0.." + std::to_string(job->num_workers() - 1) + ")");
   }
   if (options.lanes == 0 || options.lanes > 64) return Status::Error(who + ": lanes must be 1..64");
+  // A published job's rank is claimed by its address (one machine owns it, one socket binds
+  // it), as swemu-atp worker's is; no fabric resets it, so no marker file.
+  if (spec.transport == "net") return OpenJoined(spec, rank, options, *job);
   // One Worker per rank until the fabric's next reset(): a second one would start the job's
   // seqs again from 0, and the PS (and switch) would answer it with sums of the first one's.
   const std::string marker = JoinedMarker(spec.job_file, rank);
@@ -144,9 +151,22 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::OpenJoined(const WorkerSpec&
     config.bind_ip = host.ip;
     config.port = job->spec.udp_port;
     config.local_mac = host.mac;
+    const bool net = spec.transport == "net";
+    if (net) {
+      // Bound to any address: Linux gives a group's datagrams only to sockets bound to the
+      // group or to INADDR_ANY, and the PS's unicast resends come to the rank's IP.
+      config.bind_ip = 0;
+      config.multicast_if = host.ip;
+    }
     Result<std::unique_ptr<UdpSocketTransport>> udp = UdpSocketTransport::Open(config);
     if (!udp.ok()) return Status::Error(who + ": " + udp.message());
     w->udp_ = std::move(*udp);
+    if (net) {
+      if (Status g = w->udp_->JoinGroup(job->spec.group_ip); !g.ok()) {
+        return Status::Error(who + ": group " + FormatIpv4(job->spec.group_ip) + ": " +
+                             g.message());
+      }
+    }
     transport = w->udp_.get();
   }
   w->ctx_ = std::make_unique<Context>(AtpHostConfig{host.mac, host.ip}, transport);

@@ -36,7 +36,8 @@ std::string HostLine(const AtpHost& host) {
 
 std::string FormatWorkerSpec(const WorkerSpec& spec) {
   std::string text = std::string(kWorkerSpecMagic) + ";transport=" + spec.transport +
-                     ";workers=" + std::to_string(spec.workers) + ";job=" + spec.job_file;
+                     (spec.workers > 0 ? ";workers=" + std::to_string(spec.workers) : "") +
+                     ";job=" + spec.job_file;
   if (spec.transport == "dpdk") text += ";dir=" + spec.socket_dir + ";prefix=" + spec.file_prefix;
   if (spec.rank >= 0) text += ";rank=" + std::to_string(spec.rank);
   for (std::size_t i = 0; i < spec.ports.size(); ++i) {
@@ -66,7 +67,9 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
     const std::string_view value = parts[i].substr(eq + 1);
     if (!seen.insert(key).second) return bad(std::string(key) + "= appears twice");
     if (key == "transport") {
-      if (value != "dpdk" && value != "udp") return bad("transport must be dpdk or udp");
+      if (value != "dpdk" && value != "udp" && value != "net") {
+        return bad("transport must be dpdk, udp or net");
+      }
       spec.transport = value;
     } else if (key == "workers") {
       Result<uint32_t> v = ParseUint(value, 1, kAtpMaxWorkers);
@@ -96,6 +99,7 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
     }
   }
   for (const char* key : {"transport", "workers", "job"}) {
+    if (key == std::string_view("workers") && spec.transport == "net") continue;
     if (!seen.contains(key)) return bad(std::string("no ") + key + "=");
   }
   if (spec.job_file.empty()) return bad("job= is empty");
@@ -106,7 +110,7 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
     return bad("ports= names " + std::to_string(spec.ports.size()) + " ports for " +
                std::to_string(spec.workers) + " workers");
   }
-  if (spec.rank >= static_cast<int>(spec.workers)) {
+  if (spec.workers > 0 && spec.rank >= static_cast<int>(spec.workers)) {
     return bad("rank " + std::to_string(spec.rank) +
                " is not below workers=" + std::to_string(spec.workers));
   }

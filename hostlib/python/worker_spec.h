@@ -8,6 +8,10 @@
 // worker adds its rank and pid). Optional: rank (a spec made for one rank only); ports (a fabric
 // on a topology: each rank's switch port, "rack_a:0,rack_a:1,...", whose socket is
 // hostlib/testbed/processes_plan.h's; without it, the one-rack layout's).
+// transport=net: a job published for hosts on their own machines (`swemu-atp publish`'s job
+// file): the rank's address from the job is one of this machine's, its datagrams go through
+// the switch over the kernel's UDP sockets, its results come to the job's multicast group
+// (docs/wire.md); workers= may be left out (the job file's count).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -26,8 +30,8 @@ struct WorkerPort {
 };
 
 struct WorkerSpec {
-  std::string transport;  // "dpdk" or "udp"
-  uint32_t workers = 0;
+  std::string transport;  // "dpdk", "udp" or "net"
+  uint32_t workers = 0;  // 0 with net: the job file's
   std::string job_file;
   std::string socket_dir;   // dpdk
   std::string file_prefix;  // dpdk

@@ -197,7 +197,7 @@ class ArgumentTest(unittest.TestCase):
             swemu.Worker("not a spec", 0)
         with self.assertRaisesRegex(ValueError, "bad worker spec.*no job="):
             swemu.Worker("swemu-atp-worker;transport=udp;workers=2", 0)
-        with self.assertRaisesRegex(ValueError, "transport must be dpdk or udp"):
+        with self.assertRaisesRegex(ValueError, "transport must be dpdk, udp or net"):
             swemu.Worker("swemu-atp-worker;transport=tcp;workers=2;job=/x", 0)
         with self.assertRaisesRegex(ValueError, "the spec is for rank 1"):
             swemu.Worker(self.fabric.worker_spec(1), 0)
@@ -209,6 +209,26 @@ class ArgumentTest(unittest.TestCase):
             swemu.Worker("swemu-atp-worker;transport=udp;workers=2;job=/nonexistent/job1.atp", 0)
         with self.assertRaisesRegex(swemu.Error, "rank 0 has already joined.*reset()"):
             swemu.Worker(self.spec, 0)  # self.worker is rank 0
+
+    def test_published_job_refusals(self):
+        # A published job (swemu-atp publish's file, transport=net): the rank's address must be
+        # this machine's; the rank must be in the job; the file must be there.
+        job = os.path.join(self.fabric.out_dir, "published.job")
+        with open(job, "w") as f:
+            f.write("[job]\nid = 1\ngroup = 239.1.1.1\nelements = 64\nport = 9000\n"
+                    "ps = ps learn 10.255.7.254 tor:2\nworker = w0 learn 10.255.7.1 tor:0\n"
+                    "worker = w1 learn 10.255.7.2 tor:1\n")
+        with self.assertRaisesRegex(swemu.Error,
+                                    "10.255.7.1, which is not an address of this machine"):
+            swemu.Worker.from_job(job, 0)
+        with self.assertRaisesRegex(swemu.Error, "the job has 2 workers"):
+            swemu.Worker.from_job(job, 2)
+        with self.assertRaisesRegex(swemu.Error, "job file"):
+            swemu.Worker.from_job(job + ".missing", 0)
+        with self.assertRaisesRegex(swemu.Error, "not an address of this machine"):
+            swemu.Worker("swemu-atp-worker;transport=net;job=" + job, 1)
+        with self.assertRaisesRegex(TypeError, "path must be a str"):
+            swemu.Worker.from_job(3, 0)
 
     def test_bad_fabrics(self):
         for kwargs, error, pattern in [

@@ -27,6 +27,18 @@ final accuracies within 1 point, (dpdk) gradient elements summed in the switch.
 
   /usr/bin/python3 tools/train/train_ddp.py [--model resnet] [--workers 2] [--epochs 3] ...
 
+Ranks as separate hosts (their own machines or network namespaces, through a switch that
+`swemu-atp publish` configured, the PS as `swemu-atp ps --job FILE`): run one process per
+rank with --rank (or torchrun's RANK), --init (the rendezvous: tcp://RANK0_IP:PORT, or env://
+under torchrun) and --job FILE (or SWEMU_JOB=FILE in the environment): then the script does not
+start a fabric (line 2 is skipped), and swemu_torch's worker joins the published job over
+kernel UDP. Each mode rendezvous on the next port (tcp://...:PORT+k, MASTER_PORT+k). Rank 0
+prints the rows and runs --check; the share summed in the switch is then the PS's to tell
+(its exit line).
+
+Every rank hashes its parameters after training; rank 0 prints whether they are identical on
+every rank, and --check requires it.
+
 Exit status: 0 trained (and --check held); 1 a run failed or the check failed; 2 bad options
 or a missing module.
 """
@@ -111,7 +123,18 @@ def evaluate(model, data):
 
 # --- one rank: a stock DDP training loop ---------------------------------------------------
 
-def train(rank, args, mode, store, out_json):
+def params_identical(model, dist):
+    """Whether every rank ends with the same parameters, bit for bit (rank 0's answer)."""
+    import hashlib
+    h = hashlib.sha256()
+    for p in model.parameters():
+        h.update(p.detach().numpy().tobytes())
+    digests = [None] * dist.get_world_size()
+    dist.all_gather_object(digests, h.hexdigest())
+    return len(set(digests)) == 1
+
+
+def train(rank, args, mode, init, out_json):
     import torch
     import torch.distributed as dist
     from torch.nn import functional as F
@@ -121,8 +144,7 @@ def train(rank, args, mode, store, out_json):
     if swemu:
         import swemu_torch  # noqa: F401  # swemu (also registers the "swemu" backend)
     backend = "swemu" if swemu and args.via == "backend" else "gloo"
-    dist.init_process_group(backend, init_method=f"file://{store}", rank=rank,
-                            world_size=args.workers)
+    dist.init_process_group(backend, init_method=init, rank=rank, world_size=args.workers)
     net, data = model_and_data(args)
     xtr, ytr = data[0], data[1]
     model = DDP(net, bucket_cap_mb=args.bucket_mb)
@@ -146,7 +168,12 @@ def train(rank, args, mode, store, out_json):
                          "seconds_per_iteration": seconds, "iterations": iters})
             print(f"{mode:5s} epoch {epoch + 1:2d}: loss {loss:.4f}, test accuracy "
                   f"{acc * 100:5.1f}%, {seconds * 1e3:7.2f} ms/iteration", flush=True)
+    same = params_identical(net, dist)
     if rank == 0:
+        print(f"{mode} parameters: {'identical' if same else 'NOT identical'} on all "
+              f"{args.workers} ranks", flush=True)
+        for r in rows:
+            r["params_identical"] = same
         with open(out_json, "w") as f:
             json.dump(rows, f)
     dist.barrier()
@@ -166,7 +193,7 @@ def run_mode(args, mode):
     store = tempfile.mktemp(prefix=f"{PROG}-store-", dir=args.out_dir)
     out_json = os.path.join(args.out_dir, f"rows-{mode}.json")
     try:
-        mp.spawn(train, args=(args, mode, store, out_json), nprocs=args.workers)
+        mp.spawn(train, args=(args, mode, f"file://{store}", out_json), nprocs=args.workers)
         share = None
         if fabric is not None:
             share = train_digits.switch_share(fabric) if args.transport == "dpdk" else 0.0
@@ -183,12 +210,38 @@ def run_mode(args, mode):
     return rows
 
 
+def mode_init(init, k):
+    """The rendezvous of the k-th mode: the next port (a new TCPStore) or file."""
+    if init.startswith("tcp://"):
+        host, port = init[len("tcp://"):].rsplit(":", 1)
+        return f"tcp://{host}:{int(port) + k}"
+    if init.startswith("env://"):
+        os.environ["MASTER_PORT"] = str(int(os.environ.get("MASTER_PORT", "29500")) + k)
+        return init
+    return f"{init}-{k}"
+
+
+def run_rank(args, mode, k):
+    """This process as one rank of a job whose ranks run apart (--rank); rank 0's rows."""
+    out_json = os.path.join(args.out_dir, f"rows-{mode}.json")
+    if args.rank == 0 and os.path.exists(out_json):
+        os.unlink(out_json)
+    train(args.rank, args, mode, mode_init(args.init, k), out_json)
+    if args.rank != 0:
+        return []
+    with open(out_json) as f:
+        rows = json.load(f)
+    for r in rows:
+        r.update(mode=check_label(args, mode), switch_share=None)
+    return rows
+
+
 def check_label(args, mode):
     """train_digits.check's mode names: Gloo is the float reference ("local"), swemu sums in
     the switch ("switch", dpdk) or at the PS ("ps", udp)."""
     if mode == "gloo":
         return "local"
-    return "switch" if args.transport == "dpdk" else "ps"
+    return "ps" if args.transport == "udp" else "switch"
 
 
 def parse_args():
@@ -208,6 +261,12 @@ def parse_args():
     ap.add_argument("--via", default="hook", help="hook (a DDP comm hook, Gloo for the rest) "
                     "or backend (init_process_group('swemu'))")
     ap.add_argument("--transport", default="dpdk", help="dpdk (the switch) or udp (no switch)")
+    ap.add_argument("--rank", type=int, default=None,
+                    help="run only this rank here, the others elsewhere (default: $RANK if set)")
+    ap.add_argument("--init", default=None, help="with --rank: the rendezvous, torch's "
+                    "init_method (tcp://RANK0_IP:PORT; default env:// as under torchrun)")
+    ap.add_argument("--job", default=None, help="with --rank: the job file swemu-atp publish "
+                    "wrote (default: $SWEMU_JOB); the PS: swemu-atp ps --job FILE")
     ap.add_argument("--out-dir", default="out/train_ddp")
     ap.add_argument("--build", default=os.path.join(REPO, "build"), help="the build directory")
     ap.add_argument("--check", action="store_true", help="fail unless train_digits' rules hold")
@@ -245,6 +304,23 @@ def parse_args():
         fail("--via must be hook or backend", 2)
     if args.transport not in ("dpdk", "udp"):
         fail("--transport must be dpdk or udp", 2)
+    if args.rank is None and os.environ.get("RANK"):
+        args.rank = int(os.environ["RANK"])
+        args.workers = int(os.environ.get("WORLD_SIZE", args.workers))
+    if args.rank is not None:
+        if not 0 <= args.rank < args.workers:
+            fail(f"--rank must be 0..{args.workers - 1}", 2)
+        args.init = args.init or "env://"
+        args.job = args.job or os.environ.get("SWEMU_JOB")
+        if "swemu" in args.modes and not args.job:
+            fail("--rank: swemu needs the published job: --job FILE or SWEMU_JOB=FILE", 2)
+        if args.job and not os.path.isfile(args.job):
+            fail(f"--job {args.job}: no such file", 2)
+        if args.job:
+            os.environ["SWEMU_JOB"] = os.path.abspath(args.job)
+        args.transport = "net"
+    elif args.init or args.job:
+        fail("--init and --job go with --rank (one rank of ranks that run apart)", 2)
     if not (0 <= args.accuracy_floor <= 1):
         fail("--accuracy-floor must be in [0, 1]", 2)
     if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
@@ -298,7 +374,8 @@ def summary(rows):
               f"{timed[-1]['epoch']}), final loss {mine[-1]['loss']:.4f}, test accuracy "
               f"{mine[-1]['accuracy'] * 100:.1f}%"
               + (f", {mine[-1]['switch_share'] * 100:.1f}% of gradient elements summed in the "
-                 f"switch" if label == "switch" else ""), flush=True)
+                 f"switch" if label == "switch" and mine[-1]["switch_share"] is not None
+                 else ""), flush=True)
 
 
 def main():
@@ -314,11 +391,13 @@ def main():
           f"{args.batch}, {args.epochs} epochs, lr {args.lr}, seed {args.seed}, modes "
           f"{','.join(args.modes)}, swemu via {args.via} over {args.transport}", flush=True)
     rows = []
-    for mode in args.modes:
+    for k, mode in enumerate(args.modes):
         try:
-            rows += run_mode(args, mode)
+            rows += run_mode(args, mode) if args.rank is None else run_rank(args, mode, k)
         except Exception as e:  # a rank's exception (mp.spawn), a fabric that did not start
             fail(f"{mode}: {type(e).__name__}: {e}")
+    if args.rank:  # not rank 0: rank 0 reports and checks
+        return
     if args.model == "digits" and "swemu" in args.modes:
         # ATP's arithmetic without a network (train_digits' "model"): what swemu must equal.
         rows += train_digits.train_inprocess(args, "model")
@@ -327,6 +406,8 @@ def main():
     if args.check:
         args.modes = sorted({r["mode"] for r in rows})  # check()'s accuracy floor, by its names
         problems = train_digits.check(rows, args, labels={"local": "gloo"})
+        problems += [f"{m}: the ranks' parameters differ" for m in sorted(
+            {r["mode"] for r in rows if r.get("params_identical") is False})]
         if problems:
             fail("; ".join(problems))
 

@@ -8,6 +8,14 @@ CASE digits: 2 ranks, one epoch of the digits CNN, swemu through the DDP hook ov
 network and within train_digits' rules of Gloo's, most gradient elements summed in the switch.
 CASE resnet: 2 ranks, one epoch of the small ResNet, swemu as the torch.distributed backend
 ("swemu") over loopback UDP (no switch), then Gloo: exit 0 with --check.
+CASE netns (root; otherwise SKIPPED): the ranks as separate hosts. `swemu-atp publish` writes
+the switch and the job, swemu runs the switch in real time on net_af_packet (--backend netns),
+each of 2 ranks and the PS (`swemu-atp ps`) in a network namespace of its own: the ranks run
+train_ddp.py --rank R --init tcp://RANK0:PORT --job FILE (digits, one epoch, through the hook
+over kernel UDP, then Gloo over TCP through the same switch), rank 0 with --check: exit 0,
+bit-equal to ATP's arithmetic, within the rules of Gloo, the parameters identical on both
+ranks, most elements summed in the switch (the PS's line), within 60 s. A Worker of the job
+outside the namespaces is refused in one line.
 CASE options: bad options end with one line and exit 2 before anything is written.
 Exit 0 when the case holds, 1 with the reasons otherwise.
 """
@@ -17,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCRIPT = os.path.join(REPO, "tools", "train", "train_ddp.py")
@@ -28,10 +37,10 @@ def expect(cond, what):
         PROBLEMS.append(what)
 
 
-def run(args, tmp, name, timeout=600):
+def run(args, tmp, name, timeout=600, env=None):
     out_dir = os.path.join(tmp, name)
     cmd = ["/usr/bin/python3", SCRIPT, "--out-dir", out_dir] + args
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout), out_dir
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env), out_dir
 
 
 def rows(out_dir):
@@ -61,15 +70,72 @@ def case_resnet(build, tmp):
     expect(len(r) == 2 and all(float(x["seconds_per_iteration"]) > 0 for x in r), f"rows {r}")
 
 
+def case_netns(build, tmp):
+    if os.geteuid() != 0:
+        print("netns: SKIPPED: needs root (network namespaces)")
+        sys.exit(0)
+    d = os.path.join(tmp, "netns")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    with open(os.path.join(d, "hosts"), "w") as f:
+        f.write("ddpw0 worker 10.9.7.1 02:00:00:00:07:01 0\n"
+                "ddpw1 worker 10.9.7.2 02:00:00:00:07:02 1\n"
+                "ddpps ps 10.9.7.254 02:00:00:00:07:fe 2\n")
+    atp = os.path.join(build, "tools", "swemu-atp")
+    p = subprocess.run([atp, "publish", "--hosts", os.path.join(d, "hosts"), "--out-dir",
+                        os.path.join(d, "pub"), "--switch", "ddptor"], capture_output=True,
+                       text=True)
+    expect(p.returncode == 0, f"publish: {p.stderr}")
+    job = os.path.join(d, "pub", "job")
+    rank = (f"GLOO_SOCKET_IFNAME=eth0 /usr/bin/python3 {SCRIPT} --model digits --workers 2 "
+            f"--epochs 1 --init tcp://10.9.7.1:29411 --job {job} --build {build}")
+    with open(os.path.join(d, "net.topo"), "w") as f:
+        f.write(f"[topology]\nswitch = ddptor {d}/pub/switch.ini\n"
+                "host = ddptor:0 name=ddpw0 ip=10.9.7.1/24 mac=02:00:00:00:07:01\n"
+                "host = ddptor:1 name=ddpw1 ip=10.9.7.2/24 mac=02:00:00:00:07:02\n"
+                "host = ddptor:2 name=ddpps ip=10.9.7.254/24 mac=02:00:00:00:07:fe\n"
+                f"run = ddpps swemu-atp ps --job {job} --idle-exit 2\n"
+                f"run = ddpw0 {rank} --rank 0 --out-dir {d}/r0 --check --accuracy-floor 0.3\n"
+                f"run = ddpw1 {rank} --rank 1 --out-dir {d}/r1\n")
+    start = time.monotonic()
+    p = subprocess.run(["timeout", "90", os.path.join(build, "swemu", "swemu"), "--topology",
+                        os.path.join(d, "net.topo"), "--backend", "netns", "--out-dir",
+                        os.path.join(d, "out")], capture_output=True, text=True, cwd=d)
+    seconds = time.monotonic() - start
+    logs = {}
+    for name in ("ddpps-run0", "ddpw0-run1", "ddpw1-run2"):
+        path = os.path.join(d, "out", name + ".log")
+        logs[name] = open(path).read() if os.path.exists(path) else ""
+    expect(p.returncode == 0, f"netns: exit {p.returncode}: {p.stderr}{logs}")
+    expect(seconds < 60, f"netns: {seconds:.1f} s")
+    r0 = logs["ddpw0-run1"]
+    expect("swemu via hook over net" in r0, f"not over the published job: {r0}")
+    expect("check switch: equal to ATP's arithmetic" in r0, f"not bit-equal: {r0}")
+    expect("check switch: largest loss difference to gloo" in r0, f"no comparison: {r0}")
+    for mode in ("swemu", "gloo"):
+        expect(f"{mode} parameters: identical on all 2 ranks" in r0, f"{mode} parameters: {r0}")
+    ps = [l for l in logs["ddpps-run0"].splitlines() if l.startswith("job 1: ")]
+    share = float(ps[0].split("seqs completed, ")[1].split("%")[0]) if ps else 0
+    expect(share > 50, f"elements summed in the switch: {logs['ddpps-run0']}")
+    # Outside the namespaces this machine has no rank's address: one line says so.
+    p = subprocess.run(["/usr/bin/python3", "-c", f"import swemu; swemu.Worker.from_job({job!r}, 0)"],
+                       capture_output=True, text=True,
+                       env=dict(os.environ, PYTHONPATH=os.path.join(build, "hostlib", "python")))
+    expect(p.returncode == 1 and "10.9.7.1, which is not an address of this machine" in p.stderr,
+           f"outside: {p.returncode} {p.stderr}")
+
+
 def case_options(build, tmp):
     shutil.rmtree(os.path.join(tmp, "options"), ignore_errors=True)
     for args in (["--workers", "0"], ["--workers", "3"], ["--batch", "11"], ["--lr", "-1"],
                  ["--modes", "swemu,bogus"], ["--modes", "gloo,gloo"], ["--via", "x"],
                  ["--transport", "tcp"], ["--model", "vgg"], ["--epochs", "0"],
                  ["--train-size", "8"], ["--bucket-mb", "0"], ["--accuracy-floor", "2"],
-                 ["--width", "2"],
+                 ["--width", "2"], ["--rank", "0"], ["--rank", "2", "--job", SCRIPT],
+                 ["--job", SCRIPT], ["--rank", "0", "--job", "/nonexistent"],
                  ["--bogus"], ["--out-dir", "/etc/passwd"]):
-        p, out = run(args + ["--build", build], tmp, "options")
+        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SWEMU_JOB")}
+        p, out = run(args + ["--build", build], tmp, "options", env=env)
         lines = p.stderr.strip().splitlines()
         expect(p.returncode == 2, f"{args}: exit {p.returncode}")
         expect(len(lines) == 1 or (args == ["--bogus"] and lines[-1].startswith("train_ddp")),
@@ -81,10 +147,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("case", choices=("digits", "resnet", "options"))
+    ap.add_argument("case", choices=("digits", "resnet", "netns", "options"))
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
-    globals()["case_" + a.case](a.build, a.tmp)
+    globals()["case_" + a.case](os.path.abspath(a.build), os.path.abspath(a.tmp))
     if PROBLEMS:
         print("\n".join(PROBLEMS))
         sys.exit(1)
