@@ -93,7 +93,7 @@ TEST_F(SwemuBinaryTest, EveryToolsHelpShowsExamples) {
        {"swemu-atp demo", "swemu-atp sim", "swemu-atp publish", "swemu-atp worker",
         "swemu-atp ps", "swemu-goat plan", "swemu-goat sim",
         "swemu-goat publish", "swemu-goat demo", "swemu-plink probe", "swemu-plink experiment",
-        "swemu-plink demo"}) {
+        "swemu-plink demo", "swemu-plink publish", "swemu-plink node"}) {
     commands.push_back(tools + subcommand + " --help");
   }
   for (const std::string& command : commands) {
