@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 #include "hostlib/atp/context.h"
@@ -21,6 +22,7 @@
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
+#include "hostlib/testbed/atp_job_file.h"
 #include "hostlib/workload/model_layers.h"
 #include "hostlib/workload/synthetic_gradients.h"
 #include "pipeline/core/text_file.h"
@@ -47,19 +49,22 @@ struct ServerJob {
   AtpJobConfig aggregate, plain;
 };
 
+// Each host is placed as SWITCH:PORT; its rack, which sets the workers' fan-in, is the switch
+// (every switch of a published job runs atp). Read as swemu-atp demo and sim read a topology's
+// job: with the port as the rack, each worker would be a rack of its own (fan-in 1), and the
+// switch would send every worker's packet on to the PS as a "result".
 Result<ServerJob> ReadJob(const std::string& path) {
   Result<std::string> text = ReadTextFile(path, "--job");
   if (!text.ok()) return text.status();
   Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
   if (!job.ok()) return Status::Error("--job " + path + ": " + job.message());
-  AtpJobSpec plain = job->spec;
-  if (plain.job_id == 0xFFFF)
-    return Status::Error("--job " + path + ": id 65535 leaves no at-PS job");
-  plain.job_id = static_cast<uint16_t>(plain.job_id + 1);
-  plain.group_ip += 1;
-  Result<AtpJobConfig> plain_job = MakeAtpJobConfig(plain);
-  if (!plain_job.ok()) return Status::Error("--job " + path + ": " + plain_job.message());
-  return ServerJob{*job, *plain_job};
+  std::map<std::string, std::string> programs;
+  std::vector<AtpHost> hosts = job->spec.workers;
+  hosts.push_back(job->spec.ps);
+  for (const AtpHost& h : hosts) programs[h.rack.substr(0, h.rack.rfind(':'))] = "atp";
+  Result<AtpJobFile> file = LoadAtpJobFile(path, programs);
+  if (!file.ok()) return Status::Error("--job " + file.message());
+  return ServerJob{file->aggregate, file->plain};
 }
 
 // Whether this machine may take `who`'s address: it must own the IP (so a rank is taken by at
@@ -188,6 +193,7 @@ struct WorkerRun {
   std::string port;  // DPDK devargs; empty: kernel UDP sockets
   uint32_t rank = 0;
   double timeout_s = 10;
+  bool in_network = true;  // each iteration's passes: in-network, then at the PS
   bool at_ps = false;
   WorkloadOptions workload;
   AtpWorkerOptions worker;
@@ -240,9 +246,10 @@ Status PassFailed(const WorkerRun& run, const AtpJobConfig& job, const AtpWorker
 }
 
 Result<PassResult> RunWorkerPass(const WorkerRun& run, Context& ctx, HostNet& loop,
-                                 const AtpJobConfig& job, uint32_t iteration,
+                                 const ServerJob& jobs, bool at_ps, uint32_t iteration,
                                  const std::vector<float>& in, std::vector<float>* out,
                                  const std::vector<double>& exact) {
+  const AtpJobConfig& job = at_ps ? jobs.plain : jobs.aggregate;
   const uint16_t id = job.spec.job_id;
   const AtpWorkerStats before = *ctx.worker_stats(id);
   std::fill(out->begin(), out->end(), std::numeric_limits<float>::quiet_NaN());
@@ -267,7 +274,7 @@ Result<PassResult> RunWorkerPass(const WorkerRun& run, Context& ctx, HostNet& lo
     return PassFailed(run, job, before, after, done, calls.size());
   }
   PassResult pass;
-  pass.mode = run.at_ps ? "at-PS" : "in-network";
+  pass.mode = at_ps ? "at-PS" : "in-network";
   pass.iteration = iteration;
   pass.seconds = static_cast<double>(loop.Now() - start) * 1e-9;
   pass.goodput_gbps = 4.0 * static_cast<double>(in.size()) * 8 / pass.seconds * 1e-9;
@@ -292,6 +299,17 @@ void PrintWorkerPass(const PassResult& p, std::ostream& out) {
       p.mode.c_str(), p.iteration, p.seconds * 1e3, p.goodput_gbps, p.max_error, p.error_bound,
       static_cast<unsigned long long>(p.retransmissions),
       static_cast<unsigned long long>(p.timeouts), static_cast<unsigned long long>(p.ecn_halvings));
+  out << line;
+}
+
+// With --both: how much sooner the passes finished in-network than at the PS, as demo says it.
+void PrintWorkerRatio(const std::vector<PassResult>& passes, std::ostream& out) {
+  double in_network_s = 0, at_ps_s = 0;
+  for (const PassResult& p : passes) (p.mode == "at-PS" ? at_ps_s : in_network_s) += p.seconds;
+  if (in_network_s <= 0 || at_ps_s <= 0) return;
+  char line[80];
+  std::snprintf(line, sizeof(line), "speed ratio in-network / at-PS: %.2fx\n",
+                at_ps_s / in_network_s);
   out << line;
 }
 
@@ -332,9 +350,14 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
     if (Status joined = ctx.JoinJob(*j, run.worker); !joined.ok()) return Failure{joined, true};
   }
   net.Add(ctx);
-  const AtpJobConfig& used = run.at_ps ? job->plain : job->aggregate;
-  out << "ATP worker " << who << " of job " << used.spec.job_id << " ("
-      << (run.at_ps ? "at the PS" : "in-network") << "), " << agg.num_workers()
+  std::vector<bool> modes;  // per iteration: at the PS or not
+  if (run.in_network) modes.push_back(false);
+  if (run.at_ps) modes.push_back(true);
+  out << "ATP worker " << who << " of job "
+      << (run.in_network ? std::to_string(agg.spec.job_id) + " (in-network)" : "")
+      << (run.in_network && run.at_ps ? ", then " : "")
+      << (run.at_ps ? std::to_string(job->plain.spec.job_id) + " (at the PS)" : "") << ", "
+      << agg.num_workers()
       << (agg.num_workers() == 1 ? " worker, " : " workers, ") << run.workload.model.model << " ("
       << run.workload.model.TotalParams() << " floats), over "
       << (run.port.empty() ? "kernel UDP sockets" : "DPDK port " + run.port) << "\n";
@@ -344,18 +367,21 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
   std::vector<PassResult> passes;
   for (uint32_t it = 1; it <= run.workload.iterations; ++it) {
     ExactSums(run, agg.num_workers(), it, &in, &exact);
-    Result<PassResult> pass = RunWorkerPass(run, ctx, net, used, it, in, &result, exact);
-    if (!pass.ok()) return Failure{Status::Error(who + ": " + pass.message()), false};
-    PrintWorkerPass(*pass, out);
-    if (!(pass->max_error <= pass->error_bound)) {
-      return Failure{Status::Error(who + ": iteration " + std::to_string(it) + ": max error " +
-                                   std::to_string(pass->max_error) + " exceeds the bound " +
-                                   std::to_string(pass->error_bound)),
-                     false};
+    for (const bool at_ps : modes) {
+      Result<PassResult> pass = RunWorkerPass(run, ctx, net, *job, at_ps, it, in, &result, exact);
+      if (!pass.ok()) return Failure{Status::Error(who + ": " + pass.message()), false};
+      PrintWorkerPass(*pass, out);
+      if (!(pass->max_error <= pass->error_bound)) {
+        return Failure{Status::Error(who + ": " + pass->mode + " iteration " + std::to_string(it) +
+                                     ": max error " + std::to_string(pass->max_error) +
+                                     " exceeds the bound " + std::to_string(pass->error_bound)),
+                       false};
+      }
+      passes.push_back(*pass);
     }
-    passes.push_back(*pass);
   }
   AtpWorkload::PrintSummary(passes, out);
+  PrintWorkerRatio(passes, out);
   return std::nullopt;
 }
 
@@ -447,6 +473,7 @@ po::options_description WorkerOptions() {
       ("seed", po::value<std::string>()->default_value("1"), "seed of the synthetic gradients (the same on every worker)")
       ("lanes", po::value<std::string>()->default_value("2"), "sender lanes")
       ("at-ps", "run the job's at-PS twin (id + 1): the switch forwards, the PS aggregates")
+      ("both", "each iteration in-network, then at the PS (as demo), and the speed ratio")
       ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets")
       ("timeout", po::value<std::string>()->default_value("10"), "seconds an iteration may take");
   // clang-format on
@@ -473,7 +500,9 @@ Status ReadWorkerRun(const po::variables_map& vm, WorkerRun* run) {
   SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "iterations", 1, 1u << 20, &run->workload.iterations));
   SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "seed", 0, UINT64_MAX, &run->workload.gradients.seed));
   SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "lanes", 1, 64, &run->worker.lanes));
-  run->at_ps = vm.count("at-ps") != 0;
+  if (vm.count("at-ps") && vm.count("both")) return Status::Error("--both: not with --at-ps");
+  run->at_ps = vm.count("at-ps") != 0 || vm.count("both") != 0;
+  run->in_network = vm.count("at-ps") == 0;
   if (vm.count("port")) run->port = opt::Text(vm, "port");
   if (vm.count("elements")) {
     if (opt::Given(vm, "model") || opt::Given(vm, "layers")) {

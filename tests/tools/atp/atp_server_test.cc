@@ -40,6 +40,13 @@ RunResult Publish(const std::string& dir, const std::string& hosts, const std::s
                       kAtp + " publish --hosts " + dir + "hosts --out-dir " + dir + "pub " + args);
 }
 
+// The number before `label` in `text` (e.g. "job 1: " then "1234 gradient packets"); -1 if absent.
+long Count(const std::string& text, const std::string& label) {
+  const std::size_t at = text.find(label);
+  if (at == std::string::npos) return -1;
+  return std::stol(text.substr(at + label.size()));
+}
+
 int Lines(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
@@ -238,6 +245,7 @@ TEST(AtpServerTest, AWorkerOrPsRefusesABadJobOrRankWithOneLine) {
       {"worker --job " + job + " --rank 0 --model LeNet", "--model"},
       {"worker --job " + job + " --rank 0 --elements 64 --model VGG16", "--elements"},
       {"worker --job " + job + " --rank 0 --timeout 0", "--timeout"},
+      {"worker --job " + job + " --rank 0 --both --at-ps", "--both: not with --at-ps"},
       {"worker --job " + job + " --rank 0 --port net_null0", "gives w0's MAC as learn"},
       {"ps --job " + job + " --port net_null0", "MAC as learn"},
       {"ps --job " + dir + "nops.job", "no ps given"},
@@ -339,8 +347,50 @@ TEST(AtpServerTest, WorkersAndPsInNamespacesAggregateInThePublishedSwitch) {
     return std::stod(ps.substr(ps.rfind(' ', at - 1) + 1));
   };
   EXPECT_GT(in_switch("job 1"), 50) << ps;
+  // One gradient packet per seq reaches the PS, the switch's result: each worker's rack is the
+  // switch (fan-in 2), not its port (fan-in 1 would send every worker's packet on).
+  EXPECT_EQ(ps.find("job 1: 0 gradient packets"), std::string::npos) << ps;
+  EXPECT_LT(Count(ps, "job 1: "), Count(ps, "job 2: ") * 2 / 3) << ps;
   EXPECT_EQ(in_switch("job 2"), 0) << ps;
   EXPECT_EQ(ps.find("job 2: 0 gradient packets"), std::string::npos) << ps;
+}
+
+// The README's ATP job on servers (configs/atp_netns.topo) shortened: the bundled switch and
+// hosts (configs/atp_netns/network.topo: 4 workers and a PS, each in its own namespace, swemu on
+// net_af_packet, every port shaped to 1 Gbit/s) with ResNet-50's first layers, one iteration
+// in-network, then one at the PS. Every sum is exact (a worker fails otherwise) and every worker
+// finishes in-network sooner than at the PS, where the PS takes 4 packets per seq.
+TEST(AtpServerTest, TheBundledJobInNamespacesIsExactAndFasterInNetwork) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = Dir();
+  const std::string job = SWEMU_SOURCE_DIR "/configs/atp_netns/job";
+  std::ofstream topo(dir + "net.topo");
+  topo << "[topology]\ninclude = " SWEMU_SOURCE_DIR "/configs/atp_netns/network.topo\n"
+       << "run = atpps swemu-atp ps --job " << job << " --idle-exit 3\n";
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string worker = "swemu-atp worker --job " + job + " --rank " +
+                               std::to_string(rank) + " --layers 25 --iterations 1 --timeout 60";
+    topo << "run = atpw" << rank << " sleep 1; " << worker << " --both\n";
+  }
+  topo.close();
+  const RunResult run = RunCommandIn(dir, "timeout 100 " + kSwemuBinary + " --topology " + dir +
+                                              "net.topo --backend netns --out-dir " + dir + "out");
+  ASSERT_EQ(run.status, 0) << run.err << run.out;
+  for (int rank = 0; rank < 4; ++rank) {
+    const std::string log = ReadText(dir + "out/atpw" + std::to_string(rank) + "-run" +
+                                     std::to_string(rank + 1) + ".log");
+    const std::size_t in_network = log.find("\nin-network     1 ");
+    const std::size_t at_ps = log.find("\nat-PS          1 ");
+    ASSERT_NE(in_network, std::string::npos) << log;
+    ASSERT_NE(at_ps, std::string::npos) << log;
+    // time_ms, the column after the iteration.
+    const double in_network_ms = std::stod(log.substr(in_network + 19));
+    const double at_ps_ms = std::stod(log.substr(at_ps + 19));
+    EXPECT_LT(in_network_ms, at_ps_ms) << log;
+    EXPECT_NE(log.find("speed ratio in-network / at-PS: "), std::string::npos) << log;
+  }
+  const std::string ps = ReadText(dir + "out/atpps-run0.log");
+  EXPECT_LT(Count(ps, "job 1: "), Count(ps, "job 2: ") * 2 / 3) << ps;
 }
 
 // A job file that is not the switch's (another job id, another element count): the switch drops
