@@ -36,6 +36,9 @@ import time
 README = "README.md"
 
 # Commands no test runs, by their text in the README, and why.
+TOR_GUIDE = ("\"swemu as the ToR of your servers\": for a server with NICs bound to DPDK and a "
+             "hosts list of real servers; the same job in namespaces is tested "
+             "(AtpServerTest.TheBundledJobInNamespacesIsExactAndFasterInNetwork)")
 EXCLUDED = {
     "tools/bootstrap.sh demo":
         "Quick start: installs packages, reconfigures and rebuilds build/ under the running "
@@ -44,6 +47,14 @@ EXCLUDED = {
     "tools/bootstrap.sh test":
         "Quick start: runs the whole ctest suite, this test included (it would recurse), and "
         "rebuilds build/ and build-asan/ under the running tests",
+    # The deployment guide's swemu server: real NICs, the machine's hugepages, a user's hosts.
+    "/usr/sbin/modprobe vfio-pci": TOR_GUIDE,
+    "/usr/bin/dpdk-devbind.py --bind=vfio-pci 0000:3b:00.0 0000:3b:00.1 0000:3b:00.2": TOR_GUIDE,
+    "echo 1024 > /proc/sys/vm/nr_hugepages": TOR_GUIDE,
+    "build/tools/swemu-atp publish --hosts hosts.txt --out-dir pub --link-rate 25G \\\n"
+    "  --port-devargs 0=0000:3b:00.0 --port-devargs 1=0000:3b:00.1 --port-devargs 2=0000:3b:00.2":
+        TOR_GUIDE,
+    "build/swemu/swemu --config pub/switch.ini": TOR_GUIDE,
 }
 
 # Commands of more than 30 s, by their text in the README: the test that runs them (ctest
