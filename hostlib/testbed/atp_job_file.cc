@@ -60,6 +60,18 @@ Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
   return file;
 }
 
+Result<AtpJobFile> LoadPublishedAtpJob(const std::string& path) {
+  Result<std::string> text = ReadTextFile(path, "job file");
+  if (!text.ok()) return text.status();
+  Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
+  if (!job.ok()) return Status::Error(path + ": " + job.message());
+  std::map<std::string, std::string> programs;
+  std::vector<AtpHost> hosts = job->spec.workers;
+  hosts.push_back(job->spec.ps);
+  for (const AtpHost& h : hosts) programs[h.rack.substr(0, h.rack.rfind(':'))] = "atp";
+  return LoadAtpJobFile(path, programs);
+}
+
 Result<AtpTopologyJob> LoadAtpTopologyJob(const std::string& topology_path,
                                           const std::string& job_path) {
   auto topology = LoadTopology(topology_path);

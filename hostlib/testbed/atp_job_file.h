@@ -32,6 +32,13 @@ struct AtpJobFile {
 Result<AtpJobFile> LoadAtpJobFile(const std::string& path,
                                   const std::map<std::string, std::string>& programs);
 
+// A job published for hosts on their own machines (swemu-atp publish): each host is placed as
+// SWITCH:PORT, and every switch named runs atp. A host's rack, which sets the workers' fan-in,
+// is its switch: read with the port as the rack, each worker would be a rack of its own (fan-in
+// 1), and the switch would send every worker's packet on to the PS as a "result". Read by
+// swemu-atp worker and ps and by the Python module's Worker.from_job. Errors start "PATH: ".
+Result<AtpJobFile> LoadPublishedAtpJob(const std::string& path);
+
 // A topology file and the job file that runs on it (swemu-atp sim and demo --topology). Every
 // host of the job is on a `host =` port of the topology (an error names the first that is not).
 struct AtpTopologyJob {

@@ -49,20 +49,9 @@ struct ServerJob {
   AtpJobConfig aggregate, plain;
 };
 
-// Each host is placed as SWITCH:PORT; its rack, which sets the workers' fan-in, is the switch
-// (every switch of a published job runs atp). Read as swemu-atp demo and sim read a topology's
-// job: with the port as the rack, each worker would be a rack of its own (fan-in 1), and the
-// switch would send every worker's packet on to the PS as a "result".
+// The published job (LoadPublishedAtpJob: each host's rack is its switch).
 Result<ServerJob> ReadJob(const std::string& path) {
-  Result<std::string> text = ReadTextFile(path, "--job");
-  if (!text.ok()) return text.status();
-  Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
-  if (!job.ok()) return Status::Error("--job " + path + ": " + job.message());
-  std::map<std::string, std::string> programs;
-  std::vector<AtpHost> hosts = job->spec.workers;
-  hosts.push_back(job->spec.ps);
-  for (const AtpHost& h : hosts) programs[h.rack.substr(0, h.rack.rfind(':'))] = "atp";
-  Result<AtpJobFile> file = LoadAtpJobFile(path, programs);
+  Result<AtpJobFile> file = LoadPublishedAtpJob(path);
   if (!file.ok()) return Status::Error("--job " + file.message());
   return ServerJob{file->aggregate, file->plain};
 }
@@ -71,16 +60,8 @@ Result<ServerJob> ReadJob(const std::string& path) {
 // most one machine) and no socket of this machine may hold the job's port (so by at most one
 // process).
 Status ClaimAddress(const std::string& who, Ipv4Addr ip, uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(ip);
-  addr.sin_port = htons(port);
-  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int error = errno;
-  close(fd);
-  if (rc == 0) return Status::Ok();
+  const int error = TryBindUdp(ip, port);
+  if (error == 0) return Status::Ok();
   const std::string where = FormatIpv4(ip) + ":" + std::to_string(port);
   if (error == EADDRNOTAVAIL) {
     return Status::Error(who + " is " + FormatIpv4(ip) +
