@@ -18,6 +18,7 @@
 #include "hostlib/dpdk/dpdk_host.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
+#include "hostlib/testbed/atp_job_file.h"
 #include "hostlib/testbed/demo_layout.h"
 #include "hostlib/testbed/processes_plan.h"
 #include "pipeline/core/text_file.h"
@@ -43,19 +44,11 @@ namespace {
 constexpr TimeNs kRunSliceNs = 1'000'000'000;
 
 // The transport's socket shares its address (SO_REUSEADDR), so a second Worker of the same
-// rank would bind too and take the first one's datagrams. A plain bind first says whether the
-// address is free.
+// rank would bind too and take the first one's datagrams. A plain bind first (TryBindUdp) says
+// whether the address is free.
 Status CheckUdpAddressFree(Ipv4Addr ip, uint16_t port) {
-  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return Status::Error(std::string("socket: ") + std::strerror(errno));
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(ip);
-  addr.sin_port = htons(port);
-  const int rc = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  const int error = errno;
-  close(fd);
-  if (rc == 0) return Status::Ok();
+  const int error = TryBindUdp(ip, port);
+  if (error == 0) return Status::Ok();
   if (error == EADDRNOTAVAIL) {
     return Status::Error("the job gives this rank " + FormatIpv4(ip) +
                          ", which is not an address of this machine (or namespace)");
@@ -64,15 +57,29 @@ Status CheckUdpAddressFree(Ipv4Addr ip, uint16_t port) {
                        std::strerror(error) + "): another Worker of this rank is running");
 }
 
+// The job a Worker of `spec` runs. A published job's (transport net) is read as swemu-atp
+// worker and ps read it (LoadPublishedAtpJob: a host's rack is its switch, so the switch
+// aggregates the workers on it); a fabric's is plain job text.
+Result<AtpJobConfig> ReadWorkerJob(const WorkerSpec& spec) {
+  if (spec.transport == "net") {
+    Result<AtpJobFile> published = LoadPublishedAtpJob(spec.job_file);
+    if (!published.ok()) return published.status();
+    return published->aggregate;
+  }
+  Result<std::string> text = ReadTextFile(spec.job_file, "job file");
+  if (!text.ok()) return text.status();
+  Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
+  if (!job.ok()) return Status::Error(spec.job_file + ": " + job.message());
+  return job;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<FabricWorker>> FabricWorker::Open(const WorkerSpec& spec, uint32_t rank,
                                                          const WorkerOptions& options) {
   const std::string who = "worker " + std::to_string(rank);
-  Result<std::string> text = ReadTextFile(spec.job_file, "job file");
-  if (!text.ok()) return Status::Error(who + ": " + text.message());
-  Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
-  if (!job.ok()) return Status::Error(who + ": " + spec.job_file + ": " + job.message());
+  Result<AtpJobConfig> job = ReadWorkerJob(spec);
+  if (!job.ok()) return Status::Error(who + ": " + job.message());
   if (spec.workers > 0 && job->num_workers() != spec.workers) {
     return Status::Error(who + ": " + spec.job_file + " has " + std::to_string(job->num_workers()) +
                          " workers, the spec says " + std::to_string(spec.workers));
