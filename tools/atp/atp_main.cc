@@ -17,6 +17,7 @@
 #include "tools/atp/atp_server.h"
 #include "tools/atp/atp_sim.h"
 #include "tools/option_values.h"
+#include "tools/subcommand.h"
 #include "tools/tool_main.h"
 
 namespace po = boost::program_options;
@@ -192,33 +193,6 @@ const char* Examples(const std::string& mode) {
                           "--job configs/atp_two_rack.job --loss 0.01 --layers 4\n";
 }
 
-// Stores argv[1..] (MODE and its options) in vm. A value when Main should return it: 0 after
-// printing --help, 2 after one line naming a bad option.
-std::optional<int> StoreOptions(int argc, char** argv, const std::string& mode,
-                                const po::options_description& desc, po::variables_map& vm) {
-  try {
-    const po::parsed_options parsed =
-        po::command_line_parser(argc - 1, argv + 1).options(desc).run();
-    // The parser takes argv[1] (MODE) as the program's name; any word left over is a mistake.
-    const std::vector<std::string> words =
-        po::collect_unrecognized(parsed.options, po::include_positional);
-    if (!words.empty()) {
-      std::cerr << "swemu-atp: unexpected word '" << words[0] << "' (options start with --)\n";
-      return 2;
-    }
-    po::store(parsed, vm);
-    if (vm.count("help")) {
-      std::cout << desc << Examples(mode);
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-atp: " << e.what() << '\n';
-    return 2;
-  }
-  return std::nullopt;
-}
-
 // sim's --loss and --lossy-worker, how its workers recover, and --out-dir.
 Status ReadSimOptions(const po::variables_map& vm, SimOptions& sim, AtpWorkerOptions* worker) {
   Status read;
@@ -296,7 +270,10 @@ int Main(int argc, char** argv) {
     AddSimOptions(desc, sim);
   }
   po::variables_map vm;
-  if (std::optional<int> done = StoreOptions(argc, argv, mode, desc, vm)) return *done;
+  if (std::optional<int> done =
+          StoreModeOptions("swemu-atp", argc, argv, desc, Examples(mode), &vm)) {
+    return *done;
+  }
   AtpWorkerOptions worker;
   Status read = ReadOptions(vm, mode, common, demo, sim, &worker);
   if (!read.ok()) {

@@ -30,6 +30,7 @@
 #include "tools/atp/atp_publish.h"
 #include "tools/atp/atp_workload.h"
 #include "tools/option_values.h"
+#include "tools/subcommand.h"
 
 namespace swemu {
 namespace po = boost::program_options;
@@ -523,32 +524,6 @@ const char* Examples(const std::string& command) {
          "  swemu-atp ps --job job1/job --idle-exit 5   ends 5 s after the last gradient\n";
 }
 
-// Parses argv[2..] into vm; a value when the command should return it (0 after --help, 2 after
-// one line naming a bad option).
-std::optional<int> Parse(int argc, char** argv, const po::options_description& desc,
-                         po::variables_map& vm) {
-  try {
-    const po::parsed_options parsed =
-        po::command_line_parser(argc - 1, argv + 1).options(desc).run();
-    const std::vector<std::string> words =
-        po::collect_unrecognized(parsed.options, po::include_positional);
-    if (!words.empty()) {
-      std::cerr << "swemu-atp: unexpected word '" << words[0] << "' (options start with --)\n";
-      return 2;
-    }
-    po::store(parsed, vm);
-    if (vm.count("help")) {
-      std::cout << desc << Examples(argv[1]);
-      return 0;
-    }
-    po::notify(vm);
-  } catch (const po::error& e) {
-    std::cerr << "swemu-atp: " << e.what() << '\n';
-    return 2;
-  }
-  return std::nullopt;
-}
-
 int Report(const std::optional<Failure>& failure) {
   if (!failure) return 0;
   std::cerr << "swemu-atp: " << failure->status.message() << '\n';
@@ -569,7 +544,10 @@ int RunAtpServerCommand(int argc, char** argv) {
   const po::options_description desc = command == "publish"  ? AtpPublishOptionsDescription()
                                        : command == "worker" ? WorkerOptions()
                                                              : PsOptions();
-  if (std::optional<int> done = Parse(argc, argv, desc, vm)) return *done;
+  if (std::optional<int> done =
+          StoreModeOptions("swemu-atp", argc, argv, desc, Examples(command), &vm)) {
+    return *done;
+  }
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   if (command == "publish") {
