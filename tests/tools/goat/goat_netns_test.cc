@@ -58,5 +58,33 @@ TEST(GoatNetns, WorkersAndThePsInNamespacesThroughThreeSwitches) {
   }
 }
 
+// The bundled file as docs/cli.md runs it, from the repository's top: configs/goat_testbed's 8
+// workers and PS in namespaces, 10 rounds each, every sum exact, the switches aggregating
+// (without retransmissions 1,610 switch aggregates, as swemu-goat demo's run of the same job).
+TEST(GoatNetns, TheBundledTestbedJobRunsWithOneCommand) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDirFor("goat_netns_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  RunResult run = RunCommandIn(dir, "cd " SWEMU_SOURCE_DIR " && " + kSwemuBinary +
+                                        " --topology configs/goat_netns.topo --backend netns"
+                                        " --run-for 60s --out-dir " +
+                                        dir + "run");
+  EXPECT_EQ(run.status, 0) << run.out << run.err;
+  for (int w = 1; w <= 8; ++w) {
+    const std::string log =
+        ReadText(dir + "run/w" + std::to_string(w) + "-run" + std::to_string(w) + ".log");
+    EXPECT_NE(log.find("round 9: "), std::string::npos) << log;
+    EXPECT_EQ(std::regex_search(log, std::regex("8 workers counted.*every sum exact")), true)
+        << log;
+    EXPECT_EQ(log.find("WRONG"), std::string::npos) << log;
+  }
+  const std::string ps = ReadText(dir + "run/ps-run0.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ps, m, std::regex("\\(([0-9]+) switch aggregates"))) << ps;
+  EXPECT_GT(std::stoi(m[1].str()), 0) << ps;
+  EXPECT_NE(ps.find("1720 fragment-rounds completed"), std::string::npos) << ps;  // 172 x 10
+}
+
 }  // namespace
 }  // namespace swemu::testing
