@@ -8,6 +8,7 @@
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/tm/tm_config.h"
+#include "hostlib/testbed/hosts_list.h"
 #include "swemu/switch_config_writer.h"
 #include "tools/option_values.h"
 
@@ -16,60 +17,6 @@ namespace po = boost::program_options;
 namespace {
 
 constexpr uint16_t kFloodGroup = 2;  // broadcast (ARP) and hosts whose MAC is `learn`
-
-// One host line: NAME ROLE IP MAC PORT.
-Result<AtpListedHost> ParseHostLine(const std::string& line, bool* ps) {
-  std::istringstream words(line);
-  std::string name, role, ip, mac, port, extra;
-  if (!(words >> name >> role >> ip >> mac >> port) || (words >> extra)) {
-    return Status::Error("expected NAME ROLE IP MAC PORT (ROLE worker or ps, MAC or learn)");
-  }
-  if (role != "worker" && role != "ps") {
-    return Status::Error(name + ": role '" + role + "' is neither worker nor ps");
-  }
-  *ps = role == "ps";
-  AtpListedHost host;
-  host.name = name;
-  Result<Ipv4Addr> address = ParseIpv4(ip);
-  if (!address.ok()) return Status::Error(name + ": " + address.message());
-  if ((*address >> 28) == 0xE || *address == 0) {
-    return Status::Error(name + ": " + ip + " is not a host's unicast address");
-  }
-  host.ip = *address;
-  if (mac != "learn") {
-    Result<MacAddr> m = ParseMac(mac);
-    if (!m.ok()) return Status::Error(name + ": " + m.message());
-    if (m->IsMulticast() || *m == MacAddr{}) {
-      return Status::Error(name + ": " + mac + " is not a host's unicast MAC");
-    }
-    host.mac = *m;
-  }
-  Result<uint64_t> p = ParseUint(port, 0, kTmMaxPorts - 1);
-  if (!p.ok()) return Status::Error(name + ": port: " + p.message());
-  host.port = static_cast<uint16_t>(*p);
-  return host;
-}
-
-// Every host's name, IP, MAC and port once.
-Status CheckUnique(const AtpHostsList& list) {
-  std::set<std::string> names, ips, macs, ports;
-  std::vector<AtpListedHost> all = list.workers;
-  all.push_back(list.ps);
-  for (const AtpListedHost& h : all) {
-    if (!names.insert(h.name).second) return Status::Error("hosts: name " + h.name + " twice");
-    if (!ips.insert(FormatIpv4(h.ip)).second) {
-      return Status::Error("hosts: " + h.name + ": IP " + FormatIpv4(h.ip) + " twice");
-    }
-    if (h.mac && !macs.insert(FormatMac(*h.mac)).second) {
-      return Status::Error("hosts: " + h.name + ": MAC " + FormatMac(*h.mac) + " twice");
-    }
-    if (!ports.insert(std::to_string(h.port)).second) {
-      return Status::Error("hosts: " + h.name + ": switch port " + std::to_string(h.port) +
-                           " twice");
-    }
-  }
-  return Status::Ok();
-}
 
 std::vector<AtpListedHost> AllHosts(const AtpHostsList& hosts) {
   std::vector<AtpListedHost> all = hosts.workers;
@@ -80,24 +27,21 @@ std::vector<AtpListedHost> AllHosts(const AtpHostsList& hosts) {
 }  // namespace
 
 Result<AtpHostsList> ParseAtpHostsList(std::string_view text) {
+  Result<std::vector<ListedHost>> hosts = ParseListedHosts(text);
+  if (!hosts.ok()) return hosts.status();
   AtpHostsList list;
   bool have_ps = false;
-  std::istringstream lines{std::string(text)};
-  int number = 0;
-  for (std::string line; std::getline(lines, line);) {
-    ++number;
-    if (const std::size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const std::string where = "hosts line " + std::to_string(number) + ": ";
-    bool ps = false;
-    Result<AtpListedHost> host = ParseHostLine(line, &ps);
-    if (!host.ok()) return Status::Error(where + host.message());
-    if (ps && have_ps) return Status::Error(where + "a second ps (one PS per job)");
-    if (ps) {
-      list.ps = *host;
+  for (const ListedHost& host : *hosts) {
+    if (!host.sw.empty()) {
+      return Status::Error("hosts: " + host.name + ": one switch: PORT, not " + host.sw + ":" +
+                           std::to_string(host.port));
+    }
+    if (host.ps && have_ps) return Status::Error("hosts: " + host.name + ": a second ps (one PS per job)");
+    if (host.ps) {
+      list.ps = host;
       have_ps = true;
     } else {
-      list.workers.push_back(*host);
+      list.workers.push_back(host);
     }
   }
   if (!have_ps) return Status::Error("hosts: no ps line (NAME ps IP MAC PORT)");
@@ -105,7 +49,7 @@ Result<AtpHostsList> ParseAtpHostsList(std::string_view text) {
     return Status::Error("hosts: " + std::to_string(list.workers.size()) + " workers, need 1.." +
                          std::to_string(kAtpMaxWorkers));
   }
-  SWEMU_RETURN_IF_ERROR(CheckUnique(list));
+  SWEMU_RETURN_IF_ERROR(CheckListedHostsUnique(AllHosts(list)));
   return list;
 }
 

@@ -5,9 +5,8 @@
 // hosts whose MAC is `learn`) and the job file every host reads (job: hostlib/atp/job_config.h's
 // format, each host placed as SWITCH:PORT as in hostlib/testbed/atp_job_file.h).
 //
-// Hosts list, one host a line ('#' starts a comment), workers in rank order:
-//   NAME ROLE IP MAC PORT     ROLE worker or ps (one ps), MAC aa:bb:.. or learn, PORT the switch
-//   port
+// Hosts list (hostlib/testbed/hosts_list.h), workers in rank order, one ps, PORT alone (one
+// switch).
 #include <boost/program_options.hpp>
 #include <optional>
 #include <ostream>
@@ -17,17 +16,13 @@
 
 #include "hostlib/atp/job_config.h"
 #include "hostlib/testbed/demo_layout.h"
+#include "hostlib/testbed/hosts_list.h"
 #include "pipeline/core/status.h"
 #include "swemu/switch_config.h"
 
 namespace swemu {
 
-struct AtpListedHost {
-  std::string name;
-  Ipv4Addr ip = 0;
-  std::optional<MacAddr> mac;  // none: learn
-  uint16_t port = 0;           // switch port
-};
+using AtpListedHost = ListedHost;  // hostlib/testbed/hosts_list.h
 
 struct AtpHostsList {
   std::vector<AtpListedHost> workers;  // in rank order

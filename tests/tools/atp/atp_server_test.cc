@@ -110,6 +110,7 @@ TEST(AtpServerTest, BadHostsListsAreRefusedWithOneLineAndNothingWritten) {
       {ps + "w0 worker 10.0.0.1 02:00:00:00:00:zz 0\n", "w0"},
       {ps + "w0 worker 239.0.0.1 learn 0\n", "not a host's unicast address"},
       {ps + "w0 worker 10.0.0.1 learn 5000\n", "port"},
+      {ps + "w0 worker 10.0.0.1 learn tor:0\n", "one switch: PORT, not tor:0"},
   };
   for (const auto& [hosts, problem] : cases) {
     const std::string dir = Dir();
