@@ -162,14 +162,23 @@ Ipv4Addr GoatFabric::HostIp(uint32_t host) {
                       static_cast<uint8_t>((host + 1) & 0xFF));
 }
 
+Ipv4Addr GoatFabric::Ip(uint32_t host) const {
+  const auto it = addresses_.find(host);
+  return it == addresses_.end() ? HostIp(host) : it->second.first;
+}
+MacAddr GoatFabric::Mac(uint32_t host) const {
+  const auto it = addresses_.find(host);
+  return it == addresses_.end() ? HostMac(host) : it->second.second;
+}
+
 GoatJob GoatFabric::MakeJob(uint16_t job_id, uint16_t elements,
                             std::vector<uint32_t> fragments) const {
   GoatJob job;
   job.job_id = job_id;
   job.elements = elements;
   for (uint32_t h : worker_hosts())
-    job.workers.push_back({spec_.hosts[h].name, HostMac(h), HostIp(h)});
-  job.ps = {spec_.hosts[ps_].name, HostMac(ps_), HostIp(ps_)};
+    job.workers.push_back({spec_.hosts[h].name, Mac(h), Ip(h)});
+  job.ps = {spec_.hosts[ps_].name, Mac(ps_), Ip(ps_)};
   job.node.assign(job.workers.size(), std::vector<uint16_t>(fragments.size(), kGoatNodePs));
   job.fragments = std::move(fragments);
   return job;
@@ -181,7 +190,7 @@ std::string GoatFabric::StaticScript(uint32_t s) const {
     const int32_t port = routes_.PortToHost(s, h);
     if (port < 0) continue;
     script +=
-        "table_add dmac forward " + FormatMac(HostMac(h)) + " => " + std::to_string(port) + "\n";
+        "table_add dmac forward " + FormatMac(Mac(h)) + " => " + std::to_string(port) + "\n";
   }
   for (uint32_t t = 0; t < spec_.switches.size(); ++t) {
     if (t == s || routes_.PortTowards(s, t) < 0) continue;

@@ -111,6 +111,11 @@ class GoatFabric {
   uint32_t num_workers() const { return static_cast<uint32_t>(worker_hosts().size()); }
   static MacAddr HostMac(uint32_t host);
   static Ipv4Addr HostIp(uint32_t host);
+  // A host's address and MAC in the job and the dmac entries: HostIp/HostMac unless
+  // SetHostAddress gave it its own (a real server's, `swemu-goat publish --hosts`).
+  Ipv4Addr Ip(uint32_t host) const;
+  MacAddr Mac(uint32_t host) const;
+  void SetHostAddress(uint32_t host, Ipv4Addr ip, MacAddr mac) { addresses_[host] = {ip, mac}; }
 
   // The job's addresses (workers, PS) from the hosts; fragments and nodes are the caller's.
   GoatJob MakeJob(uint16_t job_id, uint16_t elements, std::vector<uint32_t> fragments) const;
@@ -157,6 +162,7 @@ class GoatFabric {
   GoatFabricSpec spec_;
   uint32_t ps_ = 0;
   TopologyRoutes routes_;  // switch indexes as spec_.switches, hosts as spec_.hosts
+  std::map<uint32_t, std::pair<Ipv4Addr, MacAddr>> addresses_;  // SetHostAddress's, by host
 };
 
 }  // namespace swemu

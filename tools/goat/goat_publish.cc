@@ -1,10 +1,12 @@
 #include "tools/goat/goat_publish.h"
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 
 #include "hostlib/goat/gina_lp.h"
 #include "hostlib/goat/job_file.h"
+#include "hostlib/testbed/hosts_list.h"
 #include "pipeline/core/hash.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
@@ -104,19 +106,53 @@ Result<std::vector<std::string>> WriteGoatFiles(const GoatSetup& setup,
     topo << "link = " << l.a << ":" << l.a_port << " " << l.b << ":" << l.b_port
          << " rate=" << layout.link_rate << " delay=1us\n";
   }
-  // Each host's address and MAC as the job file gives them (GoatFabric::HostIp, HostMac), so
+  // Each host's address and MAC as the job file gives them (GoatFabric::Ip, Mac), so
   // that the namespace back end (swemu --backend netns) sets them and each host's neighbours.
   for (uint32_t i = 0; i < spec.hosts.size(); ++i) {
     const auto& h = spec.hosts[i];
     topo << "host = " << h.sw << ":" << h.port << " delay=1us name=" << h.name
-         << " ip=" << FormatIpv4(GoatFabric::HostIp(i)) << "/16"
-         << " mac=" << FormatMac(GoatFabric::HostMac(i)) << " role=" << (h.ps ? "ps" : "worker")
+         << " ip=" << FormatIpv4(setup.fabric.Ip(i)) << "/16"
+         << " mac=" << FormatMac(setup.fabric.Mac(i)) << " role=" << (h.ps ? "ps" : "worker")
          << "\n";
   }
   topo << "seed = " << setup.seed << "\n";
   SWEMU_RETURN_IF_ERROR(write("goat.topo", topo.str()));
   SWEMU_RETURN_IF_ERROR(write("goat.job", header + FormatGoatJob(plan.job)));
   return written;
+}
+
+Status ApplyGoatHosts(std::string_view text, GoatFabric* fabric) {
+  Result<std::vector<ListedHost>> listed = ParseListedHosts(text);
+  if (!listed.ok()) return listed.status();
+  SWEMU_RETURN_IF_ERROR(CheckListedHostsUnique(*listed));
+  const auto& planned = fabric->spec().hosts;
+  for (const ListedHost& l : *listed) {
+    uint32_t h = 0;
+    while (h < planned.size() && planned[h].name != l.name) ++h;
+    if (h == planned.size()) return Status::Error("hosts: " + l.name + ": not a host of the plan");
+    const auto& p = planned[h];
+    const std::string role = p.ps ? "ps" : "worker";
+    if (l.ps != p.ps) return Status::Error("hosts: " + l.name + ": the plan's " + role);
+    if ((!l.sw.empty() && l.sw != p.sw) || l.port != p.port) {
+      return Status::Error("hosts: " + l.name + ": the plan places it at " + p.sw + ":" +
+                           std::to_string(p.port));
+    }
+    if (!l.mac) {
+      return Status::Error("hosts: " + l.name +
+                           ": learn: GOAT's switches need the host's MAC (their dmac entries)");
+    }
+    fabric->SetHostAddress(h, l.ip, *l.mac);
+  }
+  std::set<Ipv4Addr> ips;
+  std::set<uint64_t> macs;
+  for (uint32_t h = 0; h < planned.size(); ++h) {
+    if (!ips.insert(fabric->Ip(h)).second || !macs.insert(fabric->Mac(h).ToU64()).second) {
+      return Status::Error("hosts: " + planned[h].name + ": IP or MAC of another host (unlisted " +
+                           "hosts keep " + FormatIpv4(GoatFabric::HostIp(0)) + ".. and " +
+                           FormatMac(GoatFabric::HostMac(0)) + "..)");
+    }
+  }
+  return Status::Ok();
 }
 
 po::options_description GoatPublishOptions() {
@@ -127,6 +163,7 @@ po::options_description GoatPublishOptions() {
       ("out-dir", po::value<std::string>()->default_value("out/goat"), "where the files go (created)")
       ("socket-dir", po::value<std::string>(), "where the switches' vhost-user sockets go (default: --out-dir)")
       ("scheme", po::value<std::string>()->default_value("goat"), "goat, atp-style or ps-only")
+      ("hosts", po::value<std::string>(), "real servers' addresses: NAME ROLE IP MAC SWITCH:PORT per line (names, roles and places as the plan's)")
       ("k", po::value<std::string>()->default_value("0"), "the PS completes from K workers (0: all)")
       ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every switch port's shaping rate (0: unshaped)")
       ("pcap", "also write each worker's first round of fragments as <worker>.pcap (1 Gbit/s), for an offline run of goat.topo");
@@ -147,6 +184,14 @@ Status RunGoatPublish(const po::variables_map& vm, std::ostream& out, const std:
   }
   Result<GoatSetup> setup = MakeGoatSetup(vm);
   if (!setup.ok()) return setup.status();
+  if (vm.count("hosts")) {
+    const std::string path = Text(vm, "hosts");
+    Result<std::string> text = ReadTextFile(path, "--hosts");
+    if (!text.ok()) return text.status();
+    if (Status s = ApplyGoatHosts(*text, &setup->fabric); !s.ok()) {
+      return Status::Error("--hosts " + path + ": " + s.message());
+    }
+  }
   GoatPublishLayout layout;
   layout.dir = Text(vm, "out-dir");
   layout.link_rate = Text(vm, "link-rate");

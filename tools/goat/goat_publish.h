@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "hostlib/goat/experiment.h"
@@ -51,6 +52,11 @@ Result<std::vector<std::string>> WriteGoatWorkerPcaps(const GoatSetup& setup, co
 // Worker w's value at element i of `round` in the demo and the pcaps (small: 64 workers never
 // overflow int32).
 int32_t GoatDemoValue(uint32_t round, uint32_t worker, uint64_t i);
+
+// A hosts list (hostlib/testbed/hosts_list.h) naming planned hosts (w1.., ps) with their real
+// IP and MAC, each at its planned role and switch port; the others keep the made-up addresses.
+// Errors: "hosts ...: problem" (no MAC `learn`: the switches' dmac entries need it).
+Status ApplyGoatHosts(std::string_view text, GoatFabric* fabric);
 
 boost::program_options::options_description GoatPublishOptions();
 // `command` is the command line, recorded in the files so that they can be made again.
