@@ -122,6 +122,10 @@ class HookState:
         self.reducer = Reducer(spec, rank, timeout)
         self.world_size = self.reducer.worker.workers
 
+    def close(self):
+        """Ends the completion thread and closes the worker (after the last backward)."""
+        self.reducer.close()
+
 
 def allreduce_hook(state, bucket):
     """DDP's default hook (average over the ranks) with the sum made by swemu: the bucket's

@@ -84,6 +84,9 @@ def ddp_steps(rank, hook):
     gathered = [torch.zeros_like(flat) for _ in range(WORLD)]
     dist.all_gather(gathered, flat)
     assert torch.equal(gathered[0], gathered[1]), "the ranks' parameters differ"
+    if hook:  # its completion thread ends and its worker closes, not left to interpreter exit
+        state.close()
+        assert not state.reducer._thread.is_alive() and state.reducer.worker.closed, "open"
     dist.barrier()
     dist.destroy_process_group()
 

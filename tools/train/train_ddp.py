@@ -43,6 +43,7 @@ Exit status: 0 trained (and --check held); 1 a run failed or the check failed; 2
 or a missing module.
 """
 import argparse
+import gc
 import json
 import math
 import os
@@ -148,8 +149,10 @@ def train(rank, args, mode, init, out_json):
     net, data = model_and_data(args)
     xtr, ytr = data[0], data[1]
     model = DDP(net, bucket_cap_mb=args.bucket_mb)
+    hook = None
     if swemu and args.via == "hook":
-        model.register_comm_hook(swemu_torch.HookState(), swemu_torch.allreduce_hook)  # swemu
+        hook = swemu_torch.HookState()
+        model.register_comm_hook(hook, swemu_torch.allreduce_hook)  # swemu
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     rows = []
     dist.barrier()  # every rank has started: the first epoch's time is training only
@@ -177,7 +180,16 @@ def train(rank, args, mode, init, out_json):
         with open(out_json, "w") as f:
             json.dump(rows, f)
     dist.barrier()
+    # The process group must not die in DDP's C++ reducer (model): it would join Gloo's threads
+    # holding the GIL while one may still need it to free its last work's tensors (torch 1.13:
+    # a deadlock, now and then). The group's own Python object drops it with the GIL released.
+    group = dist.group.WORLD
+    del model
+    gc.collect()
+    if hook is not None:
+        hook.close()
     dist.destroy_process_group()
+    del group
 
 
 # --- the launcher ---------------------------------------------------------------------------
