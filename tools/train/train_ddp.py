@@ -202,7 +202,8 @@ def run_mode(args, mode):
         import swemu_torch  # swemu
         fabric = swemu_torch.start_fabric(args.workers, transport=args.transport,  # swemu
                                           out_dir=os.path.join(args.out_dir, "fabric"))
-    store = tempfile.mktemp(prefix=f"{PROG}-store-", dir=args.out_dir)
+    # Absolute: file://out/x would name host "out" and the file /x, which FileStore waits for.
+    store = tempfile.mktemp(prefix=f"{PROG}-store-", dir=os.path.abspath(args.out_dir))
     out_json = os.path.join(args.out_dir, f"rows-{mode}.json")
     try:
         mp.spawn(train, args=(args, mode, f"file://{store}", out_json), nprocs=args.workers)

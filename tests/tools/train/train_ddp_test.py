@@ -38,9 +38,10 @@ def expect(cond, what):
 
 
 def run(args, tmp, name, timeout=600, env=None):
-    out_dir = os.path.join(tmp, name)
-    cmd = ["/usr/bin/python3", SCRIPT, "--out-dir", out_dir] + args
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env), out_dir
+    """From `tmp`, with --out-dir relative to it, as the README's default out/train_ddp is."""
+    cmd = ["/usr/bin/python3", SCRIPT, "--out-dir", name] + args
+    return (subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env, cwd=tmp),
+            os.path.join(tmp, name))
 
 
 def rows(out_dir):
