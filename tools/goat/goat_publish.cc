@@ -186,8 +186,8 @@ Status RunGoatPublish(const po::variables_map& vm, std::ostream& out, const std:
   if (!setup.ok()) return setup.status();
   if (vm.count("hosts")) {
     const std::string path = Text(vm, "hosts");
-    Result<std::string> text = ReadTextFile(path, "--hosts");
-    if (!text.ok()) return text.status();
+    Result<std::string> text = ReadTextFile(path, "hosts file");
+    if (!text.ok()) return Status::Error("--hosts " + text.message());  // exit 2: a bad file
     if (Status s = ApplyGoatHosts(*text, &setup->fabric); !s.ok()) {
       return Status::Error("--hosts " + path + ": " + s.message());
     }

@@ -81,5 +81,19 @@ TEST(GoatPublishHosts, ListsThatDoNotMatchThePlanAreRefused) {
   }
 }
 
+// A hosts "file" that is a directory or missing is a bad file: one line, exit 2, nothing written.
+TEST(GoatPublishHosts, AHostsPathThatIsNoFileIsRefused) {
+  for (const bool missing : {false, true}) {
+    const std::string what = missing ? "missing" : "a directory";
+    const std::string dir = Dir();
+    const std::string hosts = missing ? dir + "none" : dir;
+    const RunResult run =
+        RunCommandIn(dir, kGoat + " publish --hosts " + hosts + " --out-dir " + dir + "pub");
+    EXPECT_EQ(run.status, 2) << what << run.err;
+    EXPECT_EQ(run.err.rfind("swemu-goat publish: --hosts " + hosts + ": ", 0), 0u) << run.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "pub")) << what;
+  }
+}
+
 }  // namespace
 }  // namespace swemu::testing
