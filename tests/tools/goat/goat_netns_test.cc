@@ -19,6 +19,23 @@ namespace {
 
 const std::string kGoat = SWEMU_BINARY_DIR "/tools/swemu-goat";
 
+// Every worker of DIR/run reached round `last_round` with every sum exact and none wrong, and
+// the PS received switch aggregates.
+void ExpectExactRoundsAndSwitchAggregates(const std::string& dir, int workers, int last_round) {
+  const std::string counted = std::to_string(workers) + " workers counted.*every sum exact";
+  for (int w = 1; w <= workers; ++w) {
+    const std::string log =
+        ReadText(dir + "run/w" + std::to_string(w) + "-run" + std::to_string(w) + ".log");
+    EXPECT_NE(log.find("round " + std::to_string(last_round) + ": "), std::string::npos) << log;
+    EXPECT_EQ(std::regex_search(log, std::regex(counted)), true) << log;
+    EXPECT_EQ(log.find("WRONG"), std::string::npos) << log;
+  }
+  const std::string ps = ReadText(dir + "run/ps-run0.log");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(ps, m, std::regex("\\(([0-9]+) switch aggregates"))) << ps;
+  EXPECT_GT(std::stoi(m[1].str()), 0) << ps;
+}
+
 TEST(GoatNetns, WorkersAndThePsInNamespacesThroughThreeSwitches) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
   const std::string dir = TestDirFor("goat_netns_");
@@ -39,18 +56,8 @@ TEST(GoatNetns, WorkersAndThePsInNamespacesThroughThreeSwitches) {
   RunResult run = RunCommandIn(dir, kSwemuBinary + " --topology " + dir + "pub/netns.topo" +
                                         " --backend netns --run-for 50s --out-dir " + dir + "run");
   EXPECT_EQ(run.status, 0) << run.out << run.err;
-  for (int w = 1; w <= 4; ++w) {
-    const std::string log =
-        ReadText(dir + "run/w" + std::to_string(w) + "-run" + std::to_string(w) + ".log");
-    EXPECT_NE(log.find("round 2: "), std::string::npos) << log;
-    EXPECT_EQ(std::regex_search(log, std::regex("4 workers counted.*every sum exact")), true)
-        << log;
-    EXPECT_EQ(log.find("WRONG"), std::string::npos) << log;
-  }
+  ExpectExactRoundsAndSwitchAggregates(dir, 4, 2);
   const std::string ps = ReadText(dir + "run/ps-run0.log");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(ps, m, std::regex("\\(([0-9]+) switch aggregates"))) << ps;
-  EXPECT_GT(std::stoi(m[1].str()), 0) << ps;
   EXPECT_NE(ps.find("516 fragment-rounds completed"), std::string::npos) << ps;  // 172 x 3
   for (const auto& entry : std::filesystem::directory_iterator("/run/netns")) {
     const std::string name = entry.path().filename().string();
@@ -71,18 +78,8 @@ TEST(GoatNetns, TheBundledTestbedJobRunsWithOneCommand) {
                                         " --run-for 60s --out-dir " +
                                         dir + "run");
   EXPECT_EQ(run.status, 0) << run.out << run.err;
-  for (int w = 1; w <= 8; ++w) {
-    const std::string log =
-        ReadText(dir + "run/w" + std::to_string(w) + "-run" + std::to_string(w) + ".log");
-    EXPECT_NE(log.find("round 9: "), std::string::npos) << log;
-    EXPECT_EQ(std::regex_search(log, std::regex("8 workers counted.*every sum exact")), true)
-        << log;
-    EXPECT_EQ(log.find("WRONG"), std::string::npos) << log;
-  }
+  ExpectExactRoundsAndSwitchAggregates(dir, 8, 9);
   const std::string ps = ReadText(dir + "run/ps-run0.log");
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(ps, m, std::regex("\\(([0-9]+) switch aggregates"))) << ps;
-  EXPECT_GT(std::stoi(m[1].str()), 0) << ps;
   EXPECT_NE(ps.find("1720 fragment-rounds completed"), std::string::npos) << ps;  // 172 x 10
 }
 
