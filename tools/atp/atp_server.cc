@@ -2,9 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <sched.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <boost/program_options.hpp>
 #include <cerrno>
@@ -15,18 +13,15 @@
 #include <iostream>
 #include <limits>
 #include <map>
-#include <sstream>
 
 #include "hostlib/atp/context.h"
 #include "hostlib/common/event_loop.h"
 #include "hostlib/common/udp_socket_transport.h"
-#include "hostlib/dpdk/dpdk_host.h"
-#include "hostlib/dpdk/host_runner.h"
+#include "hostlib/dpdk/host_net.h"
 #include "hostlib/testbed/atp_job_file.h"
 #include "hostlib/workload/model_layers.h"
 #include "hostlib/workload/synthetic_gradients.h"
 #include "pipeline/core/text_file.h"
-#include "swemu/dpdk/eal.h"
 #include "tools/atp/atp_publish.h"
 #include "tools/atp/atp_workload.h"
 #include "tools/option_values.h"
@@ -76,99 +71,18 @@ Status ClaimAddress(const std::string& who, Ipv4Addr ip, uint16_t port) {
   return Status::Error(who + ": cannot bind " + where + " (" + std::strerror(error) + ")");
 }
 
-// A kernel UDP socket on the job's port, sending multicast from `ip`'s interface.
-Result<std::unique_ptr<UdpSocketTransport>> OpenSocket(const AtpHost& host, Ipv4Addr bind_ip,
-                                                       uint16_t port) {
+// A kernel UDP socket on the job's port, sending multicast from `host`'s interface.
+UdpSocketConfig SocketConfig(const AtpHost& host, Ipv4Addr bind_ip, uint16_t port) {
   UdpSocketConfig config;
   config.bind_ip = bind_ip;
   config.port = port;
   config.multicast_if = host.ip;
   config.local_mac = host.mac;
-  return UdpSocketTransport::Open(config);
+  return config;
 }
 
-// A host's network: kernel UDP sockets (the default), or one DPDK port (--port DEVARGS, kernel
-// bypass: the host sends and takes whole frames, with the job file's MACs).
-class HostNet {
- public:
-  ~HostNet() {
-    if (dpdk_ == nullptr) return;
-    runner_.reset();
-    (void)dpdk_->Close();
-    dpdk_.reset();
-    DpdkHost::CleanupEal();
-  }
-  Status OpenUdp(const AtpHost& host, Ipv4Addr bind_ip, uint16_t port) {
-    auto udp = OpenSocket(host, bind_ip, port);
-    if (!udp.ok()) return udp.status();
-    udp_ = std::move(*udp);
-    loop_ = std::make_unique<EventLoop>();
-    return Status::Ok();
-  }
-  // EAL on this thread's first allowed CPU, a private file prefix; a virtual device (net_*)
-  // needs no PCI bus or hugepages.
-  Status OpenDpdk(const std::string& devargs) {
-    std::vector<std::string> eal = {"-l", std::to_string(FirstAllowedCpu()), "--file-prefix",
-                                    "swemu-atp-" + std::to_string(getpid()), "--no-telemetry"};
-    if (devargs.rfind("net_", 0) == 0)
-      eal.insert(eal.end(), {"--no-pci", "--no-huge", "-m", "256"});
-    std::ostringstream log;
-    if (Status init = DpdkHost::InitEal(WithDpdkLog(eal, false), log); !init.ok()) {
-      return Status::Error("--port: " + init.message());
-    }
-    DpdkHostConfig config;
-    config.ports = {devargs};
-    auto dpdk = DpdkHost::Open(config);
-    if (!dpdk.ok()) {
-      DpdkHost::CleanupEal();
-      return Status::Error("--port " + devargs + ": " + dpdk.message());
-    }
-    dpdk_ = std::move(*dpdk);
-    runner_ = std::make_unique<HostRunner>();
-    return Status::Ok();
-  }
-  UdpSocketTransport* udp() { return udp_.get(); }
-  Transport* transport() {
-    return udp_ != nullptr ? static_cast<Transport*>(udp_.get()) : &dpdk_->port(0);
-  }
-  void Add(Context& ctx) {
-    if (loop_ != nullptr) loop_->Add(udp_.get(), &ctx);
-    if (runner_ != nullptr) runner_->Add(ctx, dpdk_->port(0));
-  }
-  // True when done() became true within timeout_ns.
-  bool RunUntil(const std::function<bool()>& done, TimeNs timeout_ns) {
-    if (loop_ != nullptr) return loop_->RunUntil(done, timeout_ns);
-    return runner_->RunUntil(done, timeout_ns, nullptr).ok();
-  }
-  TimeNs Now() const { return loop_ != nullptr ? loop_->Now() : runner_->NowNs(); }
-
- private:
-  static int FirstAllowedCpu() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (sched_getaffinity(0, sizeof(set), &set) != 0) return 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-      if (CPU_ISSET(cpu, &set)) return cpu;
-    }
-    return 0;
-  }
-  std::unique_ptr<UdpSocketTransport> udp_;
-  std::unique_ptr<EventLoop> loop_;
-  std::unique_ptr<DpdkHost> dpdk_;
-  std::unique_ptr<HostRunner> runner_;
-};
-
-// A DPDK host builds whole frames: it needs the MACs of the hosts it sends to.
-Status NeedMacs(const std::vector<AtpHost>& hosts) {
-  for (const AtpHost& h : hosts) {
-    if (h.mac == MacAddr{}) {
-      return Status::Error("--port: the job file gives " + h.name +
-                           "'s MAC as learn; a host on a DPDK port sends whole frames and needs "
-                           "it (publish it in the hosts list)");
-    }
-  }
-  return Status::Ok();
-}
+// The EAL file prefix of ATP's server hosts on a DPDK port.
+constexpr char kEalPrefix[] = "swemu-atp";
 
 struct WorkerRun {
   std::string job_path;
@@ -309,15 +223,15 @@ std::optional<Failure> RunWorker(const WorkerRun& run, std::ostream& out) {
   const std::string who = "rank " + std::to_string(run.rank) + " (" + me.name + ")";
   HostNet net;
   if (!run.port.empty()) {
-    if (Status macs = NeedMacs({me, agg.spec.ps}); !macs.ok()) return Failure{macs, true};
-    if (Status opened = net.OpenDpdk(run.port); !opened.ok()) return Failure{opened, true};
+    if (Status macs = NeedMacs(std::vector<AtpHost>{me, agg.spec.ps}); !macs.ok()) return Failure{macs, true};
+    if (Status opened = net.OpenDpdk(run.port, kEalPrefix); !opened.ok()) return Failure{opened, true};
   } else {
     if (Status claim = ClaimAddress(who, me.ip, agg.spec.udp_port); !claim.ok()) {
       return Failure{claim, true};
     }
     // Bound to any address: Linux gives a group's datagrams only to sockets bound to the group
     // or to INADDR_ANY, and the PS's unicast resends come to the rank's IP.
-    Status opened = net.OpenUdp(me, 0, agg.spec.udp_port);
+    Status opened = net.OpenUdp(SocketConfig(me, 0, agg.spec.udp_port));
     if (!opened.ok()) return Failure{Status::Error(who + ": " + opened.message()), false};
     for (const AtpJobConfig* j : {&job->aggregate, &job->plain}) {
       if (Status joined = net.udp()->JoinGroup(j->spec.group_ip); !joined.ok()) {
@@ -401,10 +315,10 @@ std::optional<Failure> RunPs(const PsRun& run, std::ostream& out) {
     std::vector<AtpHost> peers = job->aggregate.spec.workers;
     peers.push_back(me);
     if (Status macs = NeedMacs(peers); !macs.ok()) return Failure{macs, true};
-    if (Status opened = loop.OpenDpdk(run.port); !opened.ok()) return Failure{opened, true};
+    if (Status opened = loop.OpenDpdk(run.port, kEalPrefix); !opened.ok()) return Failure{opened, true};
   } else {
     if (Status claim = ClaimAddress(who, me.ip, port); !claim.ok()) return Failure{claim, true};
-    Status opened = loop.OpenUdp(me, me.ip, port);
+    Status opened = loop.OpenUdp(SocketConfig(me, me.ip, port));
     if (!opened.ok()) return Failure{Status::Error(who + ": " + opened.message()), false};
   }
   Context ctx({me.mac, me.ip}, loop.transport());
