@@ -32,10 +32,13 @@ Result<std::unique_ptr<DpdkHost>> OpenDpdkPort(const std::string& user,
     if (pthread_getaffinity_np(pthread_self(), sizeof(saved), &saved) != 0) CPU_SET(0, &saved);
     int lcore = 0;
     while (lcore < CPU_SETSIZE && !CPU_ISSET(lcore, &saved)) ++lcore;
-    const std::vector<std::string> args = {
-        "-l",       std::to_string(lcore),     "--no-pci",       "--no-huge",
-        "-m",       std::to_string(memory_mb), "--no-telemetry", "--file-prefix",
-        file_prefix};
+    std::vector<std::string> args = {"-l", std::to_string(lcore), "--no-telemetry", "--file-prefix",
+                                     file_prefix};
+    // A virtual device (net_virtio_user, net_af_packet, ...) needs no PCI bus or hugepages; a
+    // NIC needs both (InitEal falls back to --no-huge where the machine has no hugepages).
+    if (devargs.rfind("net_", 0) == 0) {
+      args.insert(args.end(), {"--no-pci", "--no-huge", "-m", std::to_string(memory_mb)});
+    }
     std::ostringstream notes;
     Status init = DpdkHost::InitEal(args, notes);
     pthread_setaffinity_np(pthread_self(), sizeof(saved), &saved);

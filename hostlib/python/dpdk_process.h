@@ -4,8 +4,10 @@
 // process holds at most one DPDK user at a time, an AtpFabric's parameter server or a Worker.
 // EAL stays up for later users of the same process and is cleaned up at exit.
 //
-// EAL's arguments: one lcore (the first CPU the calling thread may run on), --no-pci,
-// --no-huge -m <memory_mb>, --no-telemetry and the user's --file-prefix. rte_eal_init pins the
+// EAL's arguments: one lcore (the first CPU the calling thread may run on), --no-telemetry, the
+// user's --file-prefix and, for a virtual device (devargs net_*), --no-pci --no-huge -m
+// <memory_mb> (a NIC's PCI address: the PCI bus and hugepages, as swemu-atp worker --port
+// takes them). EAL is initialised by the first user's port only. rte_eal_init pins the
 // calling thread (Python's) to that lcore; its CPU affinity is restored afterwards, so the
 // interpreter and the threads it starts later keep every CPU they had.
 #include <cstdint>
@@ -17,9 +19,9 @@
 
 namespace swemu::python {
 
-// Opens one virtio_user (or any) port for `user` ("the AtpFabric's parameter server", "worker
-// 2"), initialising EAL first if this process has not. Errors: another user holds DPDK in this
-// process, EAL, the port.
+// Opens one port (virtio_user, net_af_packet, a NIC) for `user` ("the AtpFabric's parameter
+// server", "worker 2"), initialising EAL first if this process has not. Errors: another user
+// holds DPDK in this process, EAL, the port.
 Result<std::unique_ptr<DpdkHost>> OpenDpdkPort(const std::string& user,
                                                const std::string& file_prefix,
                                                const std::string& devargs, uint32_t memory_mb);

@@ -504,20 +504,36 @@ its rank; with udp, binds the rank's loopback address. A loop thread then drives
            py::arg("lanes") = 2, py::arg("busy_poll") = false)
       .def_static(
           "from_job",
-          [](py::object path, py::object rank, py::object lanes, bool busy_poll) {
+          [](py::object path, py::object rank, py::object port, py::object lanes, bool busy_poll) {
             if (!py::isinstance<py::str>(path)) {
               throw py::type_error("path must be a str, not " + TypeName(path));
+            }
+            if (!port.is_none() && !py::isinstance<py::str>(port)) {
+              throw py::type_error("port must be a str (DPDK devargs) or None, not " +
+                                   TypeName(port));
             }
             WorkerSpec spec;
             spec.transport = "net";
             spec.job_file = path.cast<std::string>();
+            if (!port.is_none()) {
+              spec.port = port.cast<std::string>();
+              if (spec.port.empty() || spec.port.find(';') != std::string::npos) {
+                throw py::value_error(
+                    "port must be DPDK devargs (a PCI address, net_af_packet0,iface=eth0, ...), "
+                    "not '" + spec.port + "'");
+              }
+            }
             return MakeWorker(py::str(FormatWorkerSpec(spec)), rank, lanes, busy_poll);
           },
-          py::arg("path"), py::arg("rank"), py::arg("lanes") = 2, py::arg("busy_poll") = false,
+          py::arg("path"), py::arg("rank"), py::arg("port") = py::none(), py::arg("lanes") = 2,
+          py::arg("busy_poll") = false,
           R"doc(One rank of a job published for hosts on their own machines (swemu-atp
-publish's job file): the rank's IP in the job must be this machine's (or namespace's); its
-gradients go to the switch over kernel UDP sockets and the sums come back to the job's
-multicast group, which it joins. The PS runs as `swemu-atp ps --job FILE`.)doc")
+publish's job file). port=None: the rank's IP in the job must be this machine's (or
+namespace's); its gradients go to the switch over kernel UDP sockets and the sums come back to
+the job's multicast group, which it joins. port="DEVARGS" (a PCI address,
+"net_af_packet0,iface=eth0", ...): as `swemu-atp worker --port`, this process's DPDK (EAL)
+drives that port and the rank sends and takes whole frames with the job's MACs (a `learn` MAC
+is refused). The PS runs as `swemu-atp ps --job FILE`.)doc")
       .def(
           "all_reduce",
           [](PyWorker& w, py::handle array, py::handle timeout) {

@@ -16,7 +16,9 @@ the environment (SWEMU_WORKER_SPEC), each joins as its torch.distributed rank:
         swemu_torch.start_fabric(world_size)            # in the launcher
 Ranks on their own machines (or network namespaces) instead join a job that `swemu-atp
 publish` wrote for the switch, through the environment: SWEMU_JOB=<the job file> (then no
-start_fabric; the PS runs as `swemu-atp ps --job FILE`), as their torch.distributed rank.
+start_fabric; the PS runs as `swemu-atp ps --job FILE`), as their torch.distributed rank, over
+kernel UDP; with SWEMU_PORT=<DPDK devargs> (e.g. net_af_packet0,iface=eth0) too, on that DPDK
+port instead (Worker.from_job's port).
 """
 import datetime
 import os
@@ -31,6 +33,7 @@ from torch._C._distributed_c10d import (AllreduceOptions, PrefixStore, ProcessGr
 
 SPEC_ENV = "SWEMU_WORKER_SPEC"
 JOB_ENV = "SWEMU_JOB"  # a published job file: this rank over kernel UDP through the switch
+PORT_ENV = "SWEMU_PORT"  # with SWEMU_JOB: a DPDK port's devargs instead of kernel UDP
 DEFAULT_TIMEOUT = 60.0  # seconds one all_reduce may take before its future fails
 _fabrics = []  # started by start_fabric: kept until exit (the extension stops them then)
 
@@ -46,12 +49,13 @@ def start_fabric(world_size, **options):
 
 def _worker(spec, rank):
     """This rank's swemu.Worker: from spec, else the environment's SWEMU_WORKER_SPEC (a
-    fabric) or SWEMU_JOB (a published job)."""
+    fabric) or SWEMU_JOB (a published job; on the DPDK port SWEMU_PORT names, if set)."""
     spec = spec or os.environ.get(SPEC_ENV)
     if spec:
         return swemu.Worker(spec, rank)
     if os.environ.get(JOB_ENV):
-        return swemu.Worker.from_job(os.environ[JOB_ENV], rank)
+        return swemu.Worker.from_job(os.environ[JOB_ENV], rank,
+                                     port=os.environ.get(PORT_ENV) or None)
     raise RuntimeError(f"swemu_torch: no worker spec: call swemu_torch.start_fabric(world_size) "
                        f"in the launcher before starting the workers (it sets {SPEC_ENV}), "
                        f"pass spec=AtpFabric.worker_spec(), or set {JOB_ENV} to the job file "

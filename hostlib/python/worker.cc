@@ -16,6 +16,7 @@
 #include "hostlib/common/event_loop.h"
 #include "hostlib/common/udp_socket_transport.h"
 #include "hostlib/dpdk/dpdk_host.h"
+#include "hostlib/dpdk/host_net.h"
 #include "hostlib/dpdk/host_runner.h"
 #include "hostlib/python/dpdk_process.h"
 #include "hostlib/testbed/atp_job_file.h"
@@ -71,6 +72,43 @@ Result<AtpJobConfig> ReadWorkerJob(const WorkerSpec& spec) {
   Result<AtpJobConfig> job = ParseAtpJobConfig(*text);
   if (!job.ok()) return Status::Error(spec.job_file + ": " + job.message());
   return job;
+}
+
+// The DPDK port of a Worker: a fabric's switch port over virtio_user (transport dpdk), or a
+// published job's rank on the port its caller names (net with port=), as `swemu-atp worker
+// --port` runs it: whole frames with the job's MACs, the switch's replicas of the group's
+// parameter packets come to the port, so no group to join and no socket to claim.
+Result<std::unique_ptr<DpdkHost>> OpenRankPort(const WorkerSpec& spec, uint32_t rank,
+                                               const AtpJobConfig& job,
+                                               const WorkerOptions& options) {
+  const std::string who = "worker " + std::to_string(rank);
+  const AtpHost& host = job.spec.workers[rank];
+  if (spec.transport == "net") {
+    if (Status macs = NeedMacs(std::vector<AtpHost>{host, job.spec.ps}); !macs.ok()) {
+      return Status::Error(who + ": " + macs.message());
+    }
+    return OpenDpdkPort(who,
+                        "swemu-py-job-w" + std::to_string(rank) + "-" + std::to_string(getpid()),
+                        spec.port, options.dpdk_memory_mb);
+  }
+  std::string socket, devargs;
+  if (!spec.ports.empty()) {  // a topology's switch port (the processes back end)
+    const WorkerPort& at = spec.ports[rank];
+    socket = ProcessesHostSocket(spec.socket_dir, at.sw, at.port);
+    devargs = ProcessesHostDevargs(spec.socket_dir, at.sw, at.port, 0);
+  } else {
+    DemoLayout layout(spec.workers, 1, spec.socket_dir, spec.file_prefix);
+    const DemoHost& port_host = layout.hosts()[rank];
+    socket = layout.VhostSocket(port_host.rack, port_host.port);
+    devargs = layout.HostDevargs(port_host, 0);
+  }
+  if (!std::filesystem::exists(socket)) {
+    return Status::Error(who + ": no switch socket " + socket +
+                         " (is the AtpFabric started, and this its spec?)");
+  }
+  return OpenDpdkPort(
+      who, spec.file_prefix + "-w" + std::to_string(rank) + "-" + std::to_string(getpid()),
+      devargs + ",mac=" + FormatMac(host.mac), options.dpdk_memory_mb);
 }
 
 }  // namespace
@@ -129,25 +167,8 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::OpenJoined(const WorkerSpec&
   w->options_ = options;
   const AtpHost& host = job->spec.workers[rank];
   Transport* transport = nullptr;
-  if (spec.transport == "dpdk") {
-    std::string socket, devargs;
-    if (!spec.ports.empty()) {  // a topology's switch port (the processes back end)
-      const WorkerPort& at = spec.ports[rank];
-      socket = ProcessesHostSocket(spec.socket_dir, at.sw, at.port);
-      devargs = ProcessesHostDevargs(spec.socket_dir, at.sw, at.port, 0);
-    } else {
-      DemoLayout layout(spec.workers, 1, spec.socket_dir, spec.file_prefix);
-      const DemoHost& port_host = layout.hosts()[rank];
-      socket = layout.VhostSocket(port_host.rack, port_host.port);
-      devargs = layout.HostDevargs(port_host, 0);
-    }
-    if (!std::filesystem::exists(socket)) {
-      return Status::Error(who + ": no switch socket " + socket +
-                           " (is the AtpFabric started, and this its spec?)");
-    }
-    Result<std::unique_ptr<DpdkHost>> dpdk = OpenDpdkPort(
-        who, spec.file_prefix + "-w" + std::to_string(rank) + "-" + std::to_string(getpid()),
-        devargs + ",mac=" + FormatMac(host.mac), options.dpdk_memory_mb);
+  if (spec.transport == "dpdk" || !spec.port.empty()) {
+    Result<std::unique_ptr<DpdkHost>> dpdk = OpenRankPort(spec, rank, *job, options);
     if (!dpdk.ok()) return dpdk.status();
     w->dpdk_ = std::move(*dpdk);
     transport = &w->dpdk_->port(0);
@@ -237,7 +258,8 @@ void FabricWorker::Tick() {
       std::lock_guard lock(loop_.mutex());
       call.done = true;
       call.seconds = std::chrono::duration<double>(now - call.submitted).count();
-      for (const AllReduceJob* chunk : call.chunks) call.switch_overflows += chunk->overflow_results();
+      for (const AllReduceJob* chunk : call.chunks)
+        call.switch_overflows += chunk->overflow_results();
     }
     ++calls_completed_;
     running_.erase(running_.begin());

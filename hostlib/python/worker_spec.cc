@@ -41,9 +41,10 @@ std::string FormatWorkerSpec(const WorkerSpec& spec) {
   if (spec.transport == "dpdk") text += ";dir=" + spec.socket_dir + ";prefix=" + spec.file_prefix;
   if (spec.rank >= 0) text += ";rank=" + std::to_string(spec.rank);
   for (std::size_t i = 0; i < spec.ports.size(); ++i) {
-    text += (i == 0 ? ";ports=" : ",") + spec.ports[i].sw + ":" +
-            std::to_string(spec.ports[i].port);
+    text +=
+        (i == 0 ? ";ports=" : ",") + spec.ports[i].sw + ":" + std::to_string(spec.ports[i].port);
   }
+  if (!spec.port.empty()) text += ";port=" + spec.port;
   return text;
 }
 
@@ -94,6 +95,10 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
         if (!port.ok()) return bad("ports: '" + std::string(at) + "' is not SWITCH:PORT");
         spec.ports.push_back({std::string(at.substr(0, colon)), static_cast<uint16_t>(*port)});
       }
+    } else if (key == "port") {
+      if (value.empty())
+        return bad("port= is empty (DPDK devargs, e.g. net_af_packet0,iface=eth0)");
+      spec.port = value;
     } else {
       return bad("unknown key '" + std::string(key) + "'");
     }
@@ -105,6 +110,9 @@ Result<WorkerSpec> ParseWorkerSpec(std::string_view text) {
   if (spec.job_file.empty()) return bad("job= is empty");
   if (spec.transport == "dpdk" && (spec.socket_dir.empty() || spec.file_prefix.empty())) {
     return bad("transport=dpdk needs dir= and prefix=");
+  }
+  if (!spec.port.empty() && spec.transport != "net") {
+    return bad("port= goes with transport=net (a published job)");
   }
   if (!spec.ports.empty() && spec.ports.size() != spec.workers) {
     return bad("ports= names " + std::to_string(spec.ports.size()) + " ports for " +

@@ -229,6 +229,17 @@ class ArgumentTest(unittest.TestCase):
             swemu.Worker("swemu-atp-worker;transport=net;job=" + job, 1)
         with self.assertRaisesRegex(TypeError, "path must be a str"):
             swemu.Worker.from_job(3, 0)
+        # On a DPDK port (swemu-atp worker --port's rules): whole frames need the job's MACs,
+        # refused before EAL; the port is devargs, and goes with a published job only.
+        with self.assertRaisesRegex(swemu.Error, "worker 0: --port: the job file gives w0's MAC "
+                                    "as learn; a host on a DPDK port sends whole frames"):
+            swemu.Worker.from_job(job, 0, port="net_null0")
+        with self.assertRaisesRegex(TypeError, "port must be a str"):
+            swemu.Worker.from_job(job, 0, port=0)
+        with self.assertRaisesRegex(ValueError, "port must be DPDK devargs"):
+            swemu.Worker.from_job(job, 0, port="")
+        with self.assertRaisesRegex(ValueError, "port= goes with transport=net"):
+            swemu.Worker(self.spec + ";port=net_null0", 0)
 
     def test_bad_fabrics(self):
         for kwargs, error, pattern in [

@@ -32,7 +32,8 @@ Ranks as separate hosts (their own machines or network namespaces, through a swi
 rank with --rank (or torchrun's RANK), --init (the rendezvous: tcp://RANK0_IP:PORT, or env://
 under torchrun) and --job FILE (or SWEMU_JOB=FILE in the environment): then the script does not
 start a fabric (line 2 is skipped), and swemu_torch's worker joins the published job over
-kernel UDP. Each mode rendezvous on the next port (tcp://...:PORT+k, MASTER_PORT+k). Rank 0
+kernel UDP (with --port DEVARGS, or SWEMU_PORT=DEVARGS, on that DPDK port instead, as
+`swemu-atp worker --port`). Each mode rendezvous on the next port (tcp://...:PORT+k, MASTER_PORT+k). Rank 0
 prints the rows and runs --check; the share summed in the switch is then the PS's to tell
 (its exit line).
 
@@ -280,6 +281,9 @@ def parse_args():
                     "init_method (tcp://RANK0_IP:PORT; default env:// as under torchrun)")
     ap.add_argument("--job", default=None, help="with --rank: the job file swemu-atp publish "
                     "wrote (default: $SWEMU_JOB); the PS: swemu-atp ps --job FILE")
+    ap.add_argument("--port", default=None, help="with --job: this rank's DPDK port, devargs "
+                    "(a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP "
+                    "(default: $SWEMU_PORT)")
     ap.add_argument("--out-dir", default="out/train_ddp")
     ap.add_argument("--build", default=os.path.join(REPO, "build"), help="the build directory")
     ap.add_argument("--check", action="store_true", help="fail unless train_digits' rules hold")
@@ -331,9 +335,14 @@ def parse_args():
             fail(f"--job {args.job}: no such file", 2)
         if args.job:
             os.environ["SWEMU_JOB"] = os.path.abspath(args.job)
+        args.port = args.port or os.environ.get("SWEMU_PORT")
+        if args.port and not args.job:
+            fail("--port goes with --job (this rank's port to the published switch)", 2)
+        if args.port:
+            os.environ["SWEMU_PORT"] = args.port
         args.transport = "net"
-    elif args.init or args.job:
-        fail("--init and --job go with --rank (one rank of ranks that run apart)", 2)
+    elif args.init or args.job or args.port:
+        fail("--init, --job and --port go with --rank (one rank of ranks that run apart)", 2)
     if not (0 <= args.accuracy_floor <= 1):
         fail("--accuracy-floor must be in [0, 1]", 2)
     if os.path.exists(args.out_dir) and not os.path.isdir(args.out_dir):
@@ -402,7 +411,8 @@ def main():
     params = sum(p.numel() for p in net.parameters())
     print(f"{PROG}: {args.model} ({params} parameters), {args.workers} workers, global batch "
           f"{args.batch}, {args.epochs} epochs, lr {args.lr}, seed {args.seed}, modes "
-          f"{','.join(args.modes)}, swemu via {args.via} over {args.transport}", flush=True)
+          f"{','.join(args.modes)}, swemu via {args.via} over {args.transport}"
+          + (f" on DPDK port {args.port}" if args.port else ""), flush=True)
     rows = []
     for k, mode in enumerate(args.modes):
         try:

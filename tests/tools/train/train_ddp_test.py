@@ -11,8 +11,9 @@ CASE resnet: 2 ranks, one epoch of the small ResNet, swemu as the torch.distribu
 CASE netns (root; otherwise SKIPPED): the ranks as separate hosts. `swemu-atp publish` writes
 the switch and the job, swemu runs the switch in real time on net_af_packet (--backend netns),
 each of 2 ranks and the PS (`swemu-atp ps`) in a network namespace of its own: the ranks run
-train_ddp.py --rank R --init tcp://RANK0:PORT --job FILE (digits, one epoch, through the hook
-over kernel UDP, then Gloo over TCP through the same switch), rank 0 with --check: exit 0,
+train_ddp.py --rank R --init tcp://RANK0:PORT --job FILE (digits, one epoch, through the hook,
+rank 0 over kernel UDP, rank 1 on a DPDK port, --port net_af_packet0,iface=eth0; then Gloo over
+TCP through the same switch), rank 0 with --check: exit 0,
 bit-equal to ATP's arithmetic, within the rules of Gloo, the parameters identical on both
 ranks, most elements summed in the switch (the PS's line), within 60 s. A Worker of the job
 outside the namespaces is refused in one line.
@@ -29,6 +30,7 @@ import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 SCRIPT = os.path.join(REPO, "tools", "train", "train_ddp.py")
+PORT = "net_af_packet0,iface=eth0"  # netns: rank 1's DPDK port (its namespace's veth)
 PROBLEMS = []
 
 
@@ -97,7 +99,7 @@ def case_netns(build, tmp):
                 "host = ddptor:2 name=ddpps ip=10.9.7.254/24 mac=02:00:00:00:07:fe\n"
                 f"run = ddpps swemu-atp ps --job {job} --idle-exit 2\n"
                 f"run = ddpw0 {rank} --rank 0 --out-dir {d}/r0 --check --accuracy-floor 0.3\n"
-                f"run = ddpw1 {rank} --rank 1 --out-dir {d}/r1\n")
+                f"run = ddpw1 {rank} --rank 1 --out-dir {d}/r1 --port {PORT}\n")
     start = time.monotonic()
     p = subprocess.run(["timeout", "90", os.path.join(build, "swemu", "swemu"), "--topology",
                         os.path.join(d, "net.topo"), "--backend", "netns", "--out-dir",
@@ -110,7 +112,9 @@ def case_netns(build, tmp):
     expect(p.returncode == 0, f"netns: exit {p.returncode}: {p.stderr}{logs}")
     expect(seconds < 60, f"netns: {seconds:.1f} s")
     r0 = logs["ddpw0-run1"]
-    expect("swemu via hook over net" in r0, f"not over the published job: {r0}")
+    expect("swemu via hook over net\n" in r0, f"not over the published job: {r0}")
+    expect(f"swemu via hook over net on DPDK port {PORT}" in logs["ddpw1-run2"],
+           f"rank 1 not on its DPDK port: {logs['ddpw1-run2']}")
     expect("check switch: equal to ATP's arithmetic" in r0, f"not bit-equal: {r0}")
     expect("check switch: largest loss difference to gloo" in r0, f"no comparison: {r0}")
     for mode in ("swemu", "gloo"):
@@ -140,8 +144,10 @@ def case_options(build, tmp):
                  ["--train-size", "8"], ["--bucket-mb", "0"], ["--accuracy-floor", "2"],
                  ["--width", "2"], ["--rank", "0"], ["--rank", "2", "--job", SCRIPT],
                  ["--job", SCRIPT], ["--rank", "0", "--job", "/nonexistent"],
+                 ["--port", PORT], ["--rank", "0", "--modes", "gloo", "--port", PORT],
                  ["--bogus"], ["--out-dir", "/etc/passwd"]):
-        env = {k: v for k, v in os.environ.items() if k not in ("RANK", "SWEMU_JOB")}
+        env = {k: v for k, v in os.environ.items()
+               if k not in ("RANK", "SWEMU_JOB", "SWEMU_PORT")}
         p, out = run(args + ["--build", build], tmp, "options", env=env)
         lines = p.stderr.strip().splitlines()
         expect(p.returncode == 2, f"{args}: exit {p.returncode}")
