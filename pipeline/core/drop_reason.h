@@ -42,6 +42,7 @@ namespace swemu {
   X(kTmPortBufferFull, "tm_port_buffer_full")        \
   X(kTmSharedBufferFull, "tm_shared_buffer_full")    \
   X(kTmRedNotEct, "tm_red_not_ect")                  \
+  X(kTmDynamicThreshold, "tm_dynamic_threshold")     \
   X(kLossInjected, "loss_injected")                  \
   X(kLinkDown, "link_down")                          \
   X(kPoolExhausted, "pool_exhausted")                \

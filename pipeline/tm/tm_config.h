@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/core/packet.h"
@@ -23,6 +25,9 @@ inline constexpr uint64_t kTmMaxQueueRatePps = 1'000'000'000'000ull;
 inline constexpr uint32_t kTmMaxWireOverheadBytes = 1024;
 inline constexpr uint32_t kTmMaxQuantumBytes = 1u << 24;
 inline constexpr uint32_t kTmMaxWeight = 1u << 16;
+// Dynamic-threshold alpha: 0 = off, else within [2^-10, 2^10] (ASICs offer 2^-7 .. 2^3).
+inline constexpr double kTmMinAlpha = 1.0 / 1024;
+inline constexpr double kTmMaxAlpha = 1024;
 
 // The link rate a port is shaped to when nothing names one: a switch file without tm.port_rate, a
 // topology link without rate=, and the experiments' and tools' --link-rate defaults.
@@ -34,6 +39,10 @@ struct QueueConfig {
   uint64_t drop_threshold_bytes = 0;  // drop when depth + this packet > it; 0 = off
   uint32_t weight = 1;                // DRR weight (quantum = weight * quantum_bytes)
   uint64_t rate_pps = 0;              // per-queue rate in packets/s (BMv2 set_queue_rate); 0 = off
+  // Dynamic thresholds (Choudhury and Hahne): the queue's bytes beyond its guaranteed minimum may
+  // reach alpha x the free shared pool; 0 = off, the static shared buffer alone.
+  double alpha = 0;
+  uint64_t guaranteed_min_bytes = 0;  // reserved for this queue out of shared_buffer_bytes
 };
 
 // One port's shaping rate where it differs from TmConfig::port_rate_bps ([port.N] rate).
@@ -50,6 +59,8 @@ struct PortQueueOverrides {
   std::optional<uint32_t> depth_pkts = std::nullopt;
   std::optional<uint64_t> ecn_threshold_bytes = std::nullopt;
   std::optional<uint64_t> drop_threshold_bytes = std::nullopt;
+  std::optional<double> alpha = std::nullopt;
+  std::optional<uint64_t> guaranteed_min_bytes = std::nullopt;
   friend bool operator==(const PortQueueOverrides&, const PortQueueOverrides&) = default;
 };
 
@@ -80,8 +91,11 @@ struct TmConfig {
   // The settings port `port`'s queues start with: queue, with its port_queues entry's fields
   // where they are set.
   QueueConfig QueueFor(PortId port) const;
+  // Bytes reserved out of shared_buffer_bytes: every queue's guaranteed minimum (saturating).
+  uint64_t ReservedBytes() const;
   // One-line error naming the field and its allowed range.
   Status Validate() const;
+  Status ValidateReserved() const;
 };
 
 // Per-field checks shared by Validate() and the control path.
@@ -89,5 +103,20 @@ Status ValidateQueueDepth(uint32_t pkts);
 Status ValidatePortRate(uint64_t bps);
 Status ValidateQueueRate(uint64_t pps);
 Status ValidateWeight(uint32_t weight);
+Status ValidateAlpha(double alpha);
+
+// alpha x free_pool bytes, rounded down (saturating): the most a queue may hold beyond its
+// guaranteed minimum under dynamic thresholds.
+inline uint64_t DynamicThresholdBytes(double alpha, uint64_t free_pool) noexcept {
+  const double bytes = alpha * static_cast<double>(free_pool);
+  return bytes >= 18446744073709551615.0 ? UINT64_MAX : static_cast<uint64_t>(bytes);
+}
+
+// Alpha as people and ASIC manuals write it: a power of two "2^-3", a fraction "1/8", a decimal
+// "0.125", or "0"/"off" for off. Checked with ValidateAlpha.
+Result<double> ParseAlpha(std::string_view text);
+// The spelling ParseAlpha reads back exactly: "1/8" for a power of two below 1, "4" for a whole
+// number, else the shortest decimal that round-trips ("0.3").
+std::string FormatAlpha(double alpha);
 
 }  // namespace swemu

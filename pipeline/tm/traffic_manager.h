@@ -2,11 +2,13 @@
 // The traffic manager between the ingress and egress pipelines: per egress port 8 queues
 // (queue 7 = highest strict priority) with packet/byte accounting, per-queue ECN-marking and drop
 // thresholds, per-port and shared buffer limits, strict or DRR scheduling, per-queue pps and
-// per-port link-rate shaping, and multicast replication.
+// per-port link-rate shaping, multicast replication, and a shared buffer with per-queue guaranteed
+// minimums and dynamic thresholds (docs/architecture.md, "The buffer model").
 //
 // Time is injected: every fast-path call takes `now`. One thread owns a TrafficManager; control
 // calls are made by that thread (or while it is paused). The pool must outlive the TM; the
 // destructor returns every queued packet to it.
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -108,8 +110,12 @@ class TrafficManager {
   Status SetEcnThresholdChecked(PortId port, int queue, uint64_t bytes);
   Status SetDropThresholdChecked(PortId port, int queue, uint64_t bytes);
   Status SetRedThresholdChecked(PortId port, int queue, uint64_t pkts);
+  // Dynamic thresholds: alpha 0 = off (ValidateAlpha); a guaranteed minimum is reserved out of
+  // the shared buffer, so the minimums together must fit in it.
+  Status SetQueueAlpha(std::optional<PortId> port, std::optional<int> queue, double alpha);
+  Status SetGuaranteedMin(std::optional<PortId> port, std::optional<int> queue, uint64_t bytes);
   Status SetPortBuffer(uint64_t bytes);    // 0 = no per-port limit
-  Status SetSharedBuffer(uint64_t bytes);  // > 0
+  Status SetSharedBuffer(uint64_t bytes);  // > 0, at least the reserved minimums
   // Frees every queued packet (shutdown, reset); returns how many, for the caller's accounting.
   uint64_t FreeAll();
 
@@ -136,6 +142,15 @@ class TrafficManager {
   SchedulerKind Scheduler(PortId port) const;
   uint64_t port_buffer_bytes() const { return port_buffer_bytes_; }
   uint64_t shared_buffer_bytes() const { return shared_buffer_bytes_; }
+  double QueueAlpha(PortId port, int queue) const;
+  uint64_t GuaranteedMin(PortId port, int queue) const;
+  // The shared pool: the shared buffer less every queue's guaranteed minimum, and the bytes of it
+  // in use (each queue's bytes beyond its minimum).
+  uint64_t PoolBytes() const { return pool_bytes_; }
+  uint64_t PoolUsedBytes() const { return shared_used_bytes_ - reserved_used_bytes_; }
+  // The most bytes queue (port, queue) may hold now: its minimum + alpha x the free pool
+  // (rounded down); with alpha off, its minimum + the free pool. 0 for an out-of-range queue.
+  uint64_t DynamicLimit(PortId port, int queue) const;
   // Host memory: the per-port and per-queue state, every queue's ring of packet pointers (sized
   // to its depth limit, rounded up to a power of two) and the multicast tables. Queued packets'
   // buffers belong to the PacketPool and are not counted here.
@@ -168,11 +183,14 @@ class TrafficManager {
     uint64_t ecn_threshold = 0;
     uint64_t drop_threshold = 0;
     uint32_t red_pkts = 0;  // SetRedThreshold; 0 = off
+    bool managed = false;   // alpha or min_bytes set: admission takes BufferCheck
     int64_t deficit = 0;  // DRR
     uint64_t quantum = 0;
     uint32_t weight = 1;
     Pacer pacer;  // queue rate in packets/s
     QueueCounters counters;
+    double alpha = 0;        // dynamic threshold; 0 = off
+    uint64_t min_bytes = 0;  // guaranteed minimum
   };
   struct Port {
     Queue queues[kQueuesPerPort];
@@ -192,6 +210,23 @@ class TrafficManager {
   // limit and drop threshold, the port buffer and the shared buffer; and, with a RED threshold,
   // whether the whole run stays below it (else it is admitted packet by packet).
   bool RunFits(const Port& port, const Queue& queue, uint32_t n, uint64_t run_bytes) const noexcept;
+  // Whether run_bytes more fit queue's share of the buffer (docs/architecture.md): kNone, or
+  // kTmSharedBufferFull / kTmDynamicThreshold. The threshold is alpha x (pool - used - extra):
+  // Admit passes extra 0 (the rule for one packet); RunFits passes the run's own growth, a bound
+  // every packet of the run meets when the last one does.
+  DropReason BufferCheck(const Queue& queue, uint64_t run_bytes, bool whole_run) const noexcept;
+  // Bytes of `bytes` in a queue that sit in the shared pool, beyond its minimum.
+  static uint64_t PoolPart(const Queue& queue, uint64_t bytes) noexcept {
+    return bytes > queue.min_bytes ? bytes - queue.min_bytes : 0;
+  }
+  // Moves the reserved-bytes total as a queue with a minimum goes from `before` to `after` bytes.
+  void TrackReserved(const Queue& queue, uint64_t before, uint64_t after) noexcept {
+    reserved_used_bytes_ += std::min(after, queue.min_bytes);
+    reserved_used_bytes_ -= std::min(before, queue.min_bytes);
+    shared_limit_bytes_ = pool_bytes_ + reserved_used_bytes_;
+  }
+  uint64_t FreePool(uint64_t extra) const noexcept;
+  std::string DescribeBuffer(PortId port, int queue) const;
   // Queues n packets (run_bytes in all) that fit queue qid of the port: their queue metadata,
   // then the accounting, once.
   void Accept(Port& port, int qid, Packet* const* pkts, uint32_t n, uint64_t run_bytes,
@@ -220,6 +255,12 @@ class TrafficManager {
   uint64_t port_buffer_bytes_;
   uint64_t shared_buffer_bytes_;
   uint64_t shared_used_bytes_ = 0;
+  uint64_t pool_bytes_;               // shared_buffer_bytes_ - reserved_bytes_
+  uint64_t reserved_bytes_ = 0;       // every queue's guaranteed minimum
+  uint64_t reserved_used_bytes_ = 0;  // the part of shared_used_bytes_ within minimums
+  // pool_bytes_ + reserved_used_bytes_: a queue without a minimum fits the pool when
+  // shared_used_bytes_ + its bytes stay within it (shared_buffer_bytes_ when nothing is reserved).
+  uint64_t shared_limit_bytes_;
   uint64_t total_queued_ = 0;
   uint64_t multicast_copies_ = 0;
   uint64_t drops_[kDropReasonCount] = {};

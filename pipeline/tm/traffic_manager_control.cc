@@ -38,6 +38,9 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       quantum_bytes_(config.quantum_bytes),
       port_buffer_bytes_(config.port_buffer_bytes),
       shared_buffer_bytes_(config.shared_buffer_bytes),
+      pool_bytes_(config.shared_buffer_bytes - config.ReservedBytes()),
+      reserved_bytes_(config.ReservedBytes()),
+      shared_limit_bytes_(pool_bytes_),
       ports_(new Port[config.num_ports]),
       mc_(config.num_ports) {
   for (PortId p = 0; p < num_ports_; ++p) {
@@ -53,6 +56,9 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       queue.weight = settings.weight;
       queue.quantum = uint64_t{settings.weight} * quantum_bytes_;
       queue.pacer.SetRate(settings.rate_pps);
+      queue.alpha = settings.alpha;
+      queue.min_bytes = settings.guaranteed_min_bytes;
+      queue.managed = queue.alpha != 0 || queue.min_bytes != 0;
       if (settings.rate_pps != 0) port.paced |= 1u << q;
     }
     UpdatePlain(port);
@@ -99,6 +105,8 @@ uint64_t TrafficManager::FreeAll() {
     port.nonempty = 0;
   }
   shared_used_bytes_ = 0;
+  reserved_used_bytes_ = 0;
+  shared_limit_bytes_ = pool_bytes_;
   total_queued_ = 0;
   return freed;
 }
@@ -211,6 +219,45 @@ Status TrafficManager::SetRedThresholdChecked(PortId port, int queue, uint64_t p
   return Status::Ok();
 }
 
+Status TrafficManager::SetQueueAlpha(std::optional<PortId> port, std::optional<int> queue,
+                                    double alpha) {
+  SWEMU_RETURN_IF_ERROR(ValidateAlpha(alpha));
+  return ForSelected(port, queue, [&](Port& p, int q) {
+    Queue& target = p.queues[q];
+    target.alpha = alpha;
+    target.managed = target.alpha != 0 || target.min_bytes != 0;
+    return Status::Ok();
+  });
+}
+
+Status TrafficManager::SetGuaranteedMin(std::optional<PortId> port, std::optional<int> queue,
+                                        uint64_t bytes) {
+  // The reserve after the change, checked before anything changes.
+  uint64_t reserved = reserved_bytes_;
+  SWEMU_RETURN_IF_ERROR(ForSelected(port, queue, [&](Port& p, int q) {
+    reserved -= p.queues[q].min_bytes;
+    if (bytes > shared_buffer_bytes_ || reserved > shared_buffer_bytes_ - bytes) {
+      return Status::Error("tm guaranteed minimum " + std::to_string(bytes) +
+                           " B: the minimums would exceed the shared buffer of " +
+                           std::to_string(shared_buffer_bytes_) + " B");
+    }
+    reserved += bytes;
+    return Status::Ok();
+  }));
+  return ForSelected(port, queue, [&](Port& p, int q) {
+    Queue& target = p.queues[q];
+    // The queue's bytes move between its reserve and the pool as its minimum moves.
+    reserved_used_bytes_ -= std::min(target.bytes, target.min_bytes);
+    reserved_used_bytes_ += std::min(target.bytes, bytes);
+    reserved_bytes_ = reserved_bytes_ - target.min_bytes + bytes;
+    target.min_bytes = bytes;
+    target.managed = target.alpha != 0 || target.min_bytes != 0;
+    pool_bytes_ = shared_buffer_bytes_ - reserved_bytes_;
+    shared_limit_bytes_ = pool_bytes_ + reserved_used_bytes_;
+    return Status::Ok();
+  });
+}
+
 Status TrafficManager::SetPortBuffer(uint64_t bytes) {
   port_buffer_bytes_ = bytes;
   return Status::Ok();
@@ -218,7 +265,14 @@ Status TrafficManager::SetPortBuffer(uint64_t bytes) {
 
 Status TrafficManager::SetSharedBuffer(uint64_t bytes) {
   if (bytes == 0) return Status::Error("tm shared buffer bytes must be > 0");
+  if (bytes < reserved_bytes_) {
+    return Status::Error("tm shared buffer " + std::to_string(bytes) +
+                         " B is less than the queues' guaranteed minimums (" +
+                         std::to_string(reserved_bytes_) + " B)");
+  }
   shared_buffer_bytes_ = bytes;
+  pool_bytes_ = bytes - reserved_bytes_;
+  shared_limit_bytes_ = pool_bytes_ + reserved_used_bytes_;
   return Status::Ok();
 }
 
@@ -243,6 +297,25 @@ uint64_t TrafficManager::PortRate(PortId port) const {
 
 SchedulerKind TrafficManager::Scheduler(PortId port) const {
   return port < num_ports_ ? ports_[port].scheduler : SchedulerKind::kStrict;
+}
+
+double TrafficManager::QueueAlpha(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->alpha : 0;
+}
+
+uint64_t TrafficManager::GuaranteedMin(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  return q != nullptr ? q->min_bytes : 0;
+}
+
+uint64_t TrafficManager::DynamicLimit(PortId port, int queue) const {
+  const Queue* q = FindQueue(port, queue);
+  if (q == nullptr) return 0;
+  const uint64_t free = FreePool(0);
+  const uint64_t beyond =
+      q->alpha != 0 ? DynamicThresholdBytes(q->alpha, free) : PoolPart(*q, q->bytes) + free;
+  return q->min_bytes + std::min(beyond, UINT64_MAX - q->min_bytes);
 }
 
 const QueueCounters& TrafficManager::queue_counters(PortId port, int queue) const {
@@ -281,6 +354,15 @@ void TrafficManager::ResetCounters() {
   multicast_copies_ = 0;
 }
 
+// ", alpha 1/8 min 0 B limit 65536 B" for a queue under dynamic thresholds or with a minimum;
+// nothing otherwise, so the static buffer's lines stay as they were.
+std::string TrafficManager::DescribeBuffer(PortId port, int queue) const {
+  const Queue& q = ports_[port].queues[queue];
+  if (!q.managed) return "";
+  return ", alpha " + FormatAlpha(q.alpha) + " min " + std::to_string(q.min_bytes) + " B limit " +
+         std::to_string(DynamicLimit(port, queue)) + " B";
+}
+
 std::string TrafficManager::DescribeQueues(bool all) const {
   std::string out;
   for (PortId p = 0; p < num_ports_; ++p) {
@@ -295,7 +377,7 @@ std::string TrafficManager::DescribeQueues(bool all) const {
              std::to_string(c.dequeued) + " drop " + std::to_string(c.dropped) + " mark " +
              std::to_string(c.marked) + ", ecn " + std::to_string(queue.ecn_threshold) +
              " B drop-thr " + std::to_string(queue.drop_threshold) + " B rate " +
-             std::to_string(queue.pacer.rate()) + " pps\n";
+             std::to_string(queue.pacer.rate()) + " pps" + DescribeBuffer(p, q) + "\n";
     }
   }
   return out;

@@ -68,6 +68,14 @@ void RunBursts(benchmark::State& state, const TmConfig& config, int ports, bool 
 void BM_UnshapedPort(benchmark::State& state) { RunBursts(state, TmConfig(), 1, false); }
 BENCHMARK(BM_UnshapedPort)->Arg(1)->Arg(8)->Arg(32)->Arg(64)->Arg(256);
 
+// The same with dynamic thresholds on every queue (alpha 1/8, a 16 MB buffer: nothing dropped).
+void BM_UnshapedPortAlpha(benchmark::State& state) {
+  TmConfig config;
+  config.queue.alpha = 0.125;
+  RunBursts(state, config, 1, false);
+}
+BENCHMARK(BM_UnshapedPortAlpha)->Arg(32)->Arg(256);
+
 void BM_EightPortsRoundRobin(benchmark::State& state) {
   TmConfig config;
   config.num_ports = 8;
