@@ -43,6 +43,8 @@ Status HostNet::OpenDpdk(const std::string& devargs, const std::string& prefix) 
   std::vector<std::string> eal = {"-l", std::to_string(FirstAllowedCpu()), "--file-prefix",
                                   prefix + "-" + std::to_string(getpid()), "--no-telemetry"};
   if (devargs.rfind("net_", 0) == 0) eal.insert(eal.end(), {"--no-pci", "--no-huge", "-m", "256"});
+  // What EAL's scan and the driver print about a device that fails: the error says it once.
+  HeldOutput held;
   std::ostringstream log;
   if (Status init = DpdkHost::InitEal(WithDpdkLog(eal, false), log); !init.ok()) {
     return Status::Error("--port: " + init.message());
@@ -51,9 +53,11 @@ Status HostNet::OpenDpdk(const std::string& devargs, const std::string& prefix) 
   config.ports = {devargs};
   auto dpdk = DpdkHost::Open(config);
   if (!dpdk.ok()) {
+    held.Drop();
     DpdkHost::CleanupEal();
     return Status::Error("--port " + devargs + ": " + dpdk.message());
   }
+  held.Release();
   dpdk_ = std::move(*dpdk);
   runner_ = std::make_unique<HostRunner>();
   return Status::Ok();

@@ -29,7 +29,7 @@ class HostNet {
   Status OpenUdp(const UdpSocketConfig& config);
   // One DPDK port. The EAL runs on this thread's first allowed CPU with the file prefix
   // "<prefix>-<pid>", so several hosts share a machine; a virtual device (net_*) needs no PCI
-  // bus or hugepages. Errors begin "--port".
+  // bus or hugepages. Errors are one line beginning "--port" (the driver's own lines dropped).
   Status OpenDpdk(const std::string& devargs, const std::string& prefix);
 
   bool dpdk() const { return dpdk_ != nullptr; }

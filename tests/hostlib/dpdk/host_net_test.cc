@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/hostlib/dpdk/eal_environment.h"
 #include "pipeline/wire/frame_builder.h"
+#include "tests/hostlib/dpdk/eal_environment.h"
 #include "tests/hostlib/dpdk/test_endpoints.h"
 
 namespace swemu {
