@@ -191,11 +191,13 @@ constexpr char kDemoExamples[] =
 
 constexpr char kWorkerExamples[] =
     "  swemu-goat worker --job goat.job --name w1      one worker on this server, kernel UDP\n"
-    "  swemu-goat worker --job goat.job --name w1 --rounds 10 --timeout 30s\n";
+    "  swemu-goat worker --job goat.job --name w1 --rounds 10 --timeout 30s\n"
+    "  swemu-goat worker --job goat.job --name w1 --port 0000:3b:00.0   on a DPDK port\n";
 
 constexpr char kPsExamples[] =
     "  swemu-goat ps --job goat.job                    the PS on this server, until Ctrl-C\n"
-    "  swemu-goat ps --job goat.job --idle-exit 2s     ... or 2 s after the last gradient\n";
+    "  swemu-goat ps --job goat.job --idle-exit 2s     ... or 2 s after the last gradient\n"
+    "  swemu-goat ps --job goat.job --port 0000:3b:00.0   on a DPDK port\n";
 
 const Command kCommands[] = {
     {"plan", "GINA's LP in Clp and KRGS's rounding for a leaf-spine and a model", PlanOptions,
@@ -206,9 +208,9 @@ const Command kCommands[] = {
      GoatPublishOptions, nullptr, kPublishExamples},
     {"demo", "real time: a published plan on one swemu per switch, hosts over virtio_user",
      GoatDemoOptions, RunGoatDemo, kDemoExamples},
-    {"worker", "one worker of a published job on this server, over kernel UDP sockets",
+    {"worker", "one worker of a published job on this server (kernel UDP sockets or --port)",
      GoatWorkerCommandOptions, RunGoatWorkerCommand, kWorkerExamples},
-    {"ps", "the parameter server of a published job on this server, over kernel UDP sockets",
+    {"ps", "the parameter server of a published job on this server (kernel UDP or --port)",
      GoatPsCommandOptions, RunGoatPsCommand, kPsExamples},
 };
 

@@ -8,8 +8,8 @@
 #include <initializer_list>
 #include <memory>
 
-#include "hostlib/common/event_loop.h"
 #include "hostlib/common/udp_socket_transport.h"
+#include "hostlib/dpdk/host_net.h"
 #include "hostlib/goat/job_file.h"
 #include "hostlib/goat/ps.h"
 #include "hostlib/goat/worker.h"
@@ -69,26 +69,51 @@ Status ClaimAddress(const std::string& option, const std::string& who, Ipv4Addr 
                        std::strerror(error) + ")");
 }
 
-// The host's socket on the job's port, held alone (UdpSocketConfig::exclusive).
-Result<std::unique_ptr<UdpSocketTransport>> OpenClaimed(const std::string& option,
-                                                        const std::string& who,
-                                                        const GoatHostAddr& host, Ipv4Addr bind_ip,
-                                                        uint16_t port) {
-  SWEMU_RETURN_IF_ERROR(ClaimAddress(option, who, bind_ip, port));
+// A host's place in the job, and where it is reached.
+struct HostPlace {
+  std::string port;         // DPDK devargs; empty: kernel UDP sockets
+  std::string bind_option;  // what chose bind_ip: --name, --job or --bind
+  std::string who;          // "worker w1", "the PS ps0"
+  Ipv4Addr bind_ip = 0;
+};
+
+// The host's network: the job's port on a kernel UDP socket held alone
+// (UdpSocketConfig::exclusive), or a DPDK port, on which the host sends whole frames to `peers`
+// (itself included) and needs their MACs.
+Status OpenNet(const HostPlace& place, const GoatHostAddr& host, uint16_t udp_port,
+               const std::vector<GoatHostAddr>& peers, HostNet* net) {
+  if (!place.port.empty()) {
+    SWEMU_RETURN_IF_ERROR(NeedMacs(peers));
+    return net->OpenDpdk(place.port, "swemu-goat");
+  }
+  SWEMU_RETURN_IF_ERROR(ClaimAddress(place.bind_option, place.who, place.bind_ip, udp_port));
   UdpSocketConfig config;
-  config.bind_ip = bind_ip;
-  config.port = port;
+  config.bind_ip = place.bind_ip;
+  config.port = udp_port;
   config.local_mac = host.mac;
   config.exclusive = true;
-  Result<std::unique_ptr<UdpSocketTransport>> udp = UdpSocketTransport::Open(config);
-  if (!udp.ok()) return Status::Error(option + ": " + who + ": " + udp.message());
-  return udp;
+  Status opened = net->OpenUdp(config);
+  if (!opened.ok())
+    return Status::Error(place.bind_option + ": " + place.who + ": " + opened.message());
+  return Status::Ok();
+}
+
+// --port, which a socket's --bind cannot go with.
+Status ReadPort(const po::variables_map& vm, HostPlace* place) {
+  if (!vm.count("port")) return Status::Ok();
+  if (vm.count("bind")) return Status::Error("--bind: not with --port (a DPDK port has no socket)");
+  place->port = Text(vm, "port");
+  return Status::Ok();
+}
+
+// How the host reaches the switch, for its first line.
+std::string Over(const HostPlace& place) {
+  return place.port.empty() ? "kernel UDP sockets" : "DPDK port " + place.port;
 }
 
 struct WorkerRun {
   uint32_t rank = 0;
-  Ipv4Addr bind_ip = 0;
-  std::string bind_option = "--name";
+  HostPlace place{"", "--name", "", 0};
   uint32_t rounds = 0;
   TimeNs timeout = 0;
   GoatWorkerOptions worker;
@@ -101,7 +126,8 @@ Status ReadWorkerRun(const po::variables_map& vm, const GoatJob& job, WorkerRun*
   for (uint32_t w = 0; w < job.num_workers(); ++w) {
     if (job.workers[w].name == name) {
       run->rank = w;
-      run->bind_ip = job.workers[w].ip;
+      run->place.bind_ip = job.workers[w].ip;
+      run->place.who = "worker " + name;
       names.clear();
       break;
     }
@@ -112,9 +138,10 @@ Status ReadWorkerRun(const po::variables_map& vm, const GoatJob& job, WorkerRun*
                          " (its workers: " + names + ")");
   }
   if (vm.count("bind")) {
-    SWEMU_RETURN_IF_ERROR(Check("bind", ParseIpv4(Text(vm, "bind")), &run->bind_ip));
-    run->bind_option = "--bind";
+    SWEMU_RETURN_IF_ERROR(Check("bind", ParseIpv4(Text(vm, "bind")), &run->place.bind_ip));
+    run->place.bind_option = "--bind";
   }
+  SWEMU_RETURN_IF_ERROR(ReadPort(vm, &run->place));
   uint64_t rounds = 0, rate = 0;
   SWEMU_RETURN_IF_ERROR(opt::CheckUint(vm, "rounds", 1, 1u << 20, &rounds));
   run->rounds = static_cast<uint32_t>(rounds);
@@ -168,7 +195,7 @@ uint64_t WrongElements(const GoatJob& job, const GoatWorker& worker, uint32_t ro
   return wrong;
 }
 
-Status RunRound(const GoatJob& job, const WorkerRun& run, GoatWorker& worker, EventLoop& loop,
+Status RunRound(const GoatJob& job, const WorkerRun& run, GoatWorker& worker, HostNet& loop,
                 uint32_t round, std::ostream& out) {
   const uint64_t n = job.total_elements();
   std::vector<int32_t> in(n), result(n);
@@ -218,7 +245,8 @@ po::options_description GoatWorkerCommandOptions() {
       ("rounds", po::value<std::string>()->default_value("3"), "rounds of gradients (the demo's values, so that every host knows the exact sums)")
       ("timeout", po::value<std::string>()->default_value("10s"), "per round: longer ends with one line, exit 1")
       ("rto", po::value<std::string>()->default_value("20ms"), "first retransmission timeout (doubling)")
-      ("rate", po::value<std::string>()->default_value("0"), "pace first transmissions to this rate (e.g. 1G; 0: unpaced)");
+      ("rate", po::value<std::string>()->default_value("0"), "pace first transmissions to this rate (e.g. 1G; 0: unpaced)")
+      ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets");
   // clang-format on
   return options;
 }
@@ -230,6 +258,7 @@ po::options_description GoatPsCommandOptions() {
       ("help,h", "print this help and exit")
       ("job", po::value<std::string>()->required(), "the job file (swemu-goat publish's DIR/goat.job)")
       ("bind", po::value<std::string>(), "bind this address instead of the job file's PS address (0.0.0.0: any)")
+      ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets")
       ("idle-exit", po::value<std::string>()->default_value("0"), "exit this long after the last gradient, once one came (e.g. 2s; 0: run until SIGINT or SIGTERM)");
   // clang-format on
   return options;
@@ -241,20 +270,18 @@ Status RunGoatWorkerCommand(const po::variables_map& vm, std::ostream& out) {
   WorkerRun run;
   SWEMU_RETURN_IF_ERROR(ReadWorkerRun(vm, *job, &run));
   const GoatHostAddr& me = job->workers[run.rank];
-  Result<std::unique_ptr<UdpSocketTransport>> udp =
-      OpenClaimed(run.bind_option, "worker " + me.name, me, run.bind_ip, job->udp_port);
-  if (!udp.ok()) return udp.status();
+  HostNet net;
+  SWEMU_RETURN_IF_ERROR(OpenNet(run.place, me, job->udp_port, {me, job->ps}, &net));
   CatchStopSignals();
-  GoatWorker worker(*job, run.rank, udp->get(), run.worker);
-  EventLoop loop;
-  loop.Add(udp->get(), &worker);
+  GoatWorker worker(*job, run.rank, net.transport(), run.worker);
+  net.Add(worker);
   out << "GOAT worker " << me.name << " (" << run.rank << " of " << job->num_workers() << ") at "
       << FormatIpv4(me.ip) << ":" << job->udp_port << ", job " << job->job_id << ": "
       << job->total_fragments() << " fragments of " << job->elements << " values per round, PS "
-      << FormatIpv4(job->ps.ip) << "\n"
+      << FormatIpv4(job->ps.ip) << ", over " << Over(run.place) << "\n"
       << std::flush;
   for (uint32_t r = 0; r < run.rounds; ++r) {
-    Status round = RunRound(*job, run, worker, loop, r, out);
+    Status round = RunRound(*job, run, worker, net, r, out);
     if (!round.ok()) return Status::Error("worker " + me.name + ": " + round.message());
   }
   return Status::Ok();
@@ -264,21 +291,25 @@ Status RunGoatPsCommand(const po::variables_map& vm, std::ostream& out) {
   Result<GoatJob> job = ReadJob(vm);
   if (!job.ok()) return job.status();
   const GoatHostAddr& me = job->ps;
-  Ipv4Addr bind_ip = me.ip;
-  if (vm.count("bind")) SWEMU_RETURN_IF_ERROR(Check("bind", ParseIpv4(Text(vm, "bind")), &bind_ip));
+  HostPlace place{"", vm.count("bind") ? "--bind" : "--job", "the PS " + me.name, me.ip};
+  if (vm.count("bind")) {
+    SWEMU_RETURN_IF_ERROR(Check("bind", ParseIpv4(Text(vm, "bind")), &place.bind_ip));
+  }
+  SWEMU_RETURN_IF_ERROR(ReadPort(vm, &place));
   TimeNs idle_exit = 0;
   SWEMU_RETURN_IF_ERROR(Check("idle-exit", ParseDurationOption(Text(vm, "idle-exit")), &idle_exit));
-  Result<std::unique_ptr<UdpSocketTransport>> udp = OpenClaimed(
-      vm.count("bind") ? "--bind" : "--job", "the PS " + me.name, me, bind_ip, job->udp_port);
-  if (!udp.ok()) return udp.status();
+  std::vector<GoatHostAddr> peers = job->workers;
+  peers.push_back(me);
+  HostNet loop;
+  SWEMU_RETURN_IF_ERROR(OpenNet(place, me, job->udp_port, peers, &loop));
   CatchStopSignals();
-  GoatPs ps(*job, udp->get());
-  EventLoop loop;
-  loop.Add(udp->get(), &ps);
+  GoatPs ps(*job, loop.transport());
+  loop.Add(ps);
   out << "GOAT PS " << me.name << " at " << FormatIpv4(me.ip) << ":" << job->udp_port
       << " serving job " << job->job_id << ": " << job->num_workers() << " workers, "
       << (job->k == 0 ? std::string("all") : "K " + std::to_string(job->k)) << " counted, "
-      << job->total_fragments() << " fragments of " << job->elements << " values\n"
+      << job->total_fragments() << " fragments of " << job->elements << " values, over "
+      << Over(place) << "\n"
       << std::flush;
   uint64_t last_gradients = 0;
   TimeNs last_change = loop.Now();

@@ -117,6 +117,8 @@ TEST(GoatServer, BadInputEndsWithOneLineBeforeAnyOutput) {
   std::ofstream(dir + "far.job") << "[job]\nid = 1\nfragments = 2\nps = ps 02:00:00:00:01:08 "
                                     "192.0.2.9\nworker = w1 02:00:00:00:01:00 192.0.2.1 0\n";
   std::ofstream(dir + "broken.job") << "[job]\nid = 1\nfragments = 2\nworker = w1 x 1.2.3.4 0\n";
+  std::ofstream(dir + "nomac.job") << "[job]\nid = 1\nfragments = 2\nps = ps 00:00:00:00:00:00 "
+                                      "127.0.1.9\nworker = w1 02:00:00:00:01:00 127.0.1.1 0\n";
   const struct {
     std::string args, want;
   } cases[] = {
@@ -129,6 +131,10 @@ TEST(GoatServer, BadInputEndsWithOneLineBeforeAnyOutput) {
       {"worker --job " + job + " --name w1 --bind 1.2.3", "--bind"},
       {"worker --job " + job, "name"},
       {"ps --job " + job + " --idle-exit x", "--idle-exit"},
+      {"worker --job " + job + " --name w1 --port net_bogus0", "--port net_bogus0: "},
+      {"ps --job " + job + " --port net_af_packet0,iface=nosuch0", "--port net_af_packet0"},
+      {"worker --job " + job + " --name w1 --port net_null0 --bind 0.0.0.0", "--bind: not with"},
+      {"worker --job " + dir + "nomac.job --name w1 --port net_null0", "gives ps's MAC as learn"},
   };
   for (const auto& c : cases) {
     RunResult run = RunCommandIn(dir, kGoat + " " + c.args);
