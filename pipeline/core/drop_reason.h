@@ -30,6 +30,7 @@ namespace swemu {
   X(kTtlExpired, "ttl_expired")                      \
   X(kTableMiss, "table_miss")                        \
   X(kNoEgressPort, "no_egress_port")                 \
+  X(kCpuQueueFull, "cpu_queue_full")                 \
   X(kBadEgressPort, "bad_egress_port")               \
   X(kIngressPortDown, "ingress_port_down")           \
   X(kProgramDrop, "program_drop")                    \

@@ -63,6 +63,8 @@ Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script)
   }
   slot.sw = std::move(*created);
   switches_.push_back(std::move(slot));
+  // What the script left to send (a control plane's ARP requests) and its timers.
+  ScheduleAllServices(static_cast<uint32_t>(index));
   return Status::Ok();
 }
 
@@ -256,6 +258,14 @@ void Engine::Dispatch(const Event& event) {
     case EventKind::kHostTimer:
       hosts_[event.node]->host_->OnTimer(clock_.NowNs(), event.cookie);
       break;
+    case EventKind::kCpuService: {
+      SwitchSlot& slot = switches_[event.node];
+      if (event.cookie != slot.cpu_gen) break;  // superseded by an earlier one
+      slot.cpu_at = kNever;
+      slot.sw->ServiceCpu();
+      ScheduleAllServices(event.node);  // what it sent out, and its next packet-in or timer
+      break;
+    }
   }
 }
 
@@ -289,6 +299,20 @@ void Engine::ScheduleAllServices(uint32_t sw, PortId just_served) {
   for (PortId p = 0; p < switches_[sw].sw->num_ports(); ++p) {
     ScheduleService(sw, p, p == just_served ? now + 1 : now);
   }
+  ScheduleCpu(sw);
+}
+
+void Engine::ScheduleCpu(uint32_t sw) {
+  SwitchSlot& slot = switches_[sw];
+  const TimeNs at = slot.sw->NextCpuTime();
+  if (at == kNever || slot.cpu_at <= at) return;
+  slot.cpu_at = at;
+  Event event;
+  event.time = at;
+  event.kind = EventKind::kCpuService;
+  event.node = sw;
+  event.cookie = ++slot.cpu_gen;
+  Push(event);
 }
 
 TimeNs Engine::SerializationNs(const Switch& sw, PortId port, uint32_t len) const {

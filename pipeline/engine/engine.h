@@ -144,6 +144,8 @@ class Engine {
     std::vector<Attachment> ports;
     std::vector<TimeNs> service_at;     // pending service event per port, kNever if none
     std::vector<uint64_t> service_gen;  // an event with an older generation is stale
+    TimeNs cpu_at = kNever;              // pending CPU-port event (packet-in, agent timer)
+    uint64_t cpu_gen = 0;                // as service_gen
   };
 
   Result<std::pair<uint32_t, PortId>> ResolvePort(std::string_view sw, PortId port,
@@ -151,7 +153,10 @@ class Engine {
   void Dispatch(const Event& event);
   void Service(uint32_t sw, PortId port);
   void ScheduleService(uint32_t sw, PortId port, TimeNs earliest);
+  // Every port's service, and the CPU port's (ScheduleCpu).
   void ScheduleAllServices(uint32_t sw, PortId just_served = kPortUnset);
+  // An event when the switch's CPU port next has work (a program without an agent never has).
+  void ScheduleCpu(uint32_t sw);
   void Deliver(uint32_t sw, PortId port, Packet* pkt);
   void SendFromHost(HostSlot& host, Packet* pkt);
   void Push(Event event);

@@ -140,21 +140,33 @@ Status Engine::CheckConservation() const {
   uint64_t consumed = 0;
   uint64_t dropped = counters_.TotalDrops();
   uint64_t queued = 0;
+  uint64_t cpu_created = 0;  // the control planes' packets: made, freed, held now
+  uint64_t cpu_freed = 0;
+  uint64_t cpu_held = 0;
   for (const SwitchSlot& slot : switches_) {
     copies += slot.sw->tm().multicast_copies();
     consumed += slot.sw->counters().program.consumed;
     dropped += slot.sw->TotalDrops();
     queued += slot.sw->tm().TotalQueued();
+    const CpuCounters& cpu = slot.sw->cpu().counters();
+    cpu_created += cpu.created;
+    cpu_freed += cpu.freed;
+    cpu_held += cpu.held();
   }
-  const uint64_t in = counters_.injected + copies;
-  const uint64_t out = counters_.delivered + consumed + dropped + queued + counters_.in_flight;
+  queued += cpu_held;
+  const uint64_t in = counters_.injected + copies + cpu_created;
+  const uint64_t out =
+      counters_.delivered + consumed + dropped + queued + counters_.in_flight + cpu_freed;
   if (in != out) {
     return Status::Error("conservation: injected " + std::to_string(counters_.injected) +
-                         " + multicast copies " + std::to_string(copies) + " != delivered " +
+                         " + multicast copies " + std::to_string(copies) +
+                         " + control-plane packets " + std::to_string(cpu_created) +
+                         " != delivered " +
                          std::to_string(counters_.delivered) + " + consumed " +
                          std::to_string(consumed) + " + dropped " + std::to_string(dropped) +
-                         " + queued " + std::to_string(queued) + " + in flight " +
-                         std::to_string(counters_.in_flight));
+                         " + queued (control plane too) " + std::to_string(queued) +
+                         " + freed by a control plane " + std::to_string(cpu_freed) +
+                         " + in flight " + std::to_string(counters_.in_flight));
   }
   const uint64_t held = queued + counters_.in_flight;
   if (pool_.InUse() != held) {

@@ -15,6 +15,7 @@ enum class EventKind : uint8_t {
   kPortService,    // switch `node` may transmit on `port` (cookie = service generation)
   kHostArrival,    // pkt reaches host `node`
   kHostTimer,      // host `node`'s timer with `cookie` fires
+  kCpuService,     // switch `node`'s control plane has work (cookie = its generation)
 };
 
 struct Event {

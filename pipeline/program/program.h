@@ -14,8 +14,10 @@
 #include "pipeline/core/packet.h"
 #include "pipeline/core/status.h"
 #include "pipeline/parser/parser.h"
+#include "pipeline/program/cpu_port.h"
 #include "pipeline/program/program_builder.h"
 #include "pipeline/program/program_options.h"
+#include "pipeline/program/router_interface.h"
 #include "pipeline/tm/traffic_manager.h"
 
 namespace swemu {
@@ -51,6 +53,8 @@ struct ProgramContext {
   CommandTable& commands;  // program-specific control commands
   uint16_t num_ports;
   uint64_t seed;  // for any per-packet randomness: runs stay deterministic
+  CpuPort& cpu;   // packet-in/packet-out with the program's control plane (CpuAgent)
+  const std::vector<RouterInterface>& interfaces;  // the config's [interface.N]
 };
 
 class Program {

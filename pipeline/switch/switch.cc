@@ -16,6 +16,7 @@ Status SwitchConfig::Validate() const {
   }
   if (pipeline.egress_stages > 64) return Status::Error("switch.egress_stages: must be <= 64");
   if (parser.parse_depth < 14) return Status::Error("switch.parse_depth: must be >= 14 bytes");
+  SWEMU_RETURN_IF_ERROR(ValidateRouterInterfaces(interfaces, num_ports));
   TmConfig tm_config = tm;
   tm_config.num_ports = num_ports;
   return tm_config.Validate();
@@ -48,9 +49,11 @@ Status Switch::Load() {
   Result<std::unique_ptr<Program>> program = MakeProgram(config_.program);
   if (!program.ok()) return program.status();
   program_ = std::move(*program);
+  cpu_ = std::make_unique<CpuPath>(*this, config_.cpu);
   ProgramBuilder builder(config_.program, config_.pipeline, resources_);
-  ProgramContext ctx{builder,   config_.program_options, parser_,     *tm_,
-                     commands_, config_.num_ports,       config_.seed};
+  ProgramContext ctx{builder,           config_.program_options, parser_,
+                     *tm_,              commands_,               config_.num_ports,
+                     config_.seed,      *cpu_,                   config_.interfaces};
   Status loaded = program_->Load(ctx);
   Status fits = builder.Finish();
   report_ = builder.report();
@@ -190,10 +193,17 @@ void Switch::Ingress(Packet** pkts, uint32_t n, bool parsed_before) noexcept {
 
 bool Switch::ForTm(Packet* pkt) noexcept {
   Metadata& meta = pkt->meta;
-  if (meta.Unusual() == 0 && meta.egress_spec != kPortUnset) [[likely]]
+  // kCpuPort and kPortUnset are the two highest port ids: one compare keeps both off this path.
+  if (meta.Unusual() == 0 && meta.egress_spec < kCpuPort) [[likely]]
     return true;
   if (meta.dropped()) [[unlikely]] {
     Drop(pkt);
+  } else if (meta.egress_spec == kCpuPort && meta.mcast_grp == 0 && !meta.consumed) {
+    DropReason refused = DropReason::kNone;
+    if (!cpu_->Enqueue(pkt, &refused)) {
+      meta.MarkDrop(refused);
+      Drop(pkt);
+    }
   } else if (meta.consumed) [[unlikely]] {
     ++counters_.program.consumed;
     pool_.Free(pkt);
@@ -393,10 +403,12 @@ void Switch::ResetCounters() {
   counters_.ports.resize(ports);
   tm_->ResetCounters();
   for (MatchTable* table : resources_.Tables()) table->ResetCounters();
+  cpu_->ResetCounters();
 }
 
 void Switch::FreeQueued() {
   if (tm_) tm_->FreeAll();
+  if (cpu_) cpu_->FreeAll();
 }
 
 }  // namespace swemu

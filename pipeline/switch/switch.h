@@ -15,6 +15,7 @@
 #include "pipeline/program/program.h"
 #include "pipeline/program/stage_profile.h"
 #include "pipeline/switch/counters.h"
+#include "pipeline/switch/cpu_path.h"
 #include "pipeline/tm/traffic_manager.h"
 
 namespace swemu {
@@ -29,6 +30,8 @@ struct SwitchConfig {
   DeparserConfig deparser;
   TmConfig tm;  // tm.num_ports is taken from num_ports
   uint64_t seed = 1;
+  CpuPortConfig cpu;
+  std::vector<RouterInterface> interfaces;
 
   Status Validate() const;
 };
@@ -107,6 +110,11 @@ class Switch {
   void SetCutThroughSink(CutThroughSink* sink) { sink_ = sink; }
   // When Transmit(port) will next return a packet (kNever if the port has nothing queued).
   TimeNs NextTransmitTime(PortId port) const noexcept;
+  // The control plane (CpuPath): when it next has work (kNever for a program without an agent),
+  // and the work due at the clock's now. The engine schedules it; an lcore polls it.
+  TimeNs NextCpuTime() const noexcept { return cpu_->NextTime(); }
+  void ServiceCpu() { cpu_->Service(clock_.NowNs()); }
+  const CpuPath& cpu() const { return *cpu_; }
 
   const SwitchConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }
@@ -155,6 +163,7 @@ class Switch {
   void FreeQueued();
 
  private:
+  friend class CpuPath;  // packet-out and back-to-ingress
   Switch(SwitchConfig config, PacketPool& pool, const Clock& clock);
   Status Load();
   // Parses (unless `parsed`), runs the program's ingress and hands each packet to the TM
@@ -188,6 +197,7 @@ class Switch {
   Deparser deparser_;
   std::unique_ptr<TrafficManager> tm_;
   PipelineResources resources_;
+  std::unique_ptr<CpuPath> cpu_;  // before program_: the program's agent goes first
   std::unique_ptr<Program> program_;
   ResourceReport report_;
   std::unique_ptr<StageProfile> profile_;  // after resources_: it unhooks their counters first

@@ -49,6 +49,18 @@ std::string Switch::CountersJson() const {
       .Uint("multicast_copies", MulticastCopies())
       .Uint("queued", tm_->TotalQueued())
       .EndObject();
+  if (cpu_->attached()) {  // only a program with a control plane has these
+    const CpuCounters& cc = cpu_->counters();
+    json.BeginObject("cpu")
+        .Uint("packet_in", cc.packet_in)
+        .Uint("packet_out", cc.packet_out)
+        .Uint("to_ingress", cc.to_ingress)
+        .Uint("created", cc.created)
+        .Uint("freed", cc.freed)
+        .Uint("dropped", cc.dropped)
+        .Uint("held", cc.held())
+        .EndObject();
+  }
   json.BeginObject("tables");
   for (const MatchTable* table : resources_.Tables()) {
     json.BeginObject(table->spec().name)

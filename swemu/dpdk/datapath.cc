@@ -73,6 +73,9 @@ bool Datapath::Step(uint64_t now) {
   }
   const bool moved = Iterate(true, now);
   mailbox_.Poll(sw_.commands());
+  // The CPU port's packet-in and agent timers, on this lcore as commands are (Iterate latched
+  // the switch's clock).
+  if (sw_.NextCpuTime() <= sw_.clock().NowNs()) sw_.ServiceCpu();
   return moved;
 }
 
