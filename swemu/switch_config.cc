@@ -9,6 +9,7 @@
 #include "pipeline/control/units.h"
 #include "pipeline/core/text_file.h"
 #include "swemu/ini_file.h"
+#include "swemu/switch_config_interfaces.h"
 
 namespace swemu {
 namespace {
@@ -97,6 +98,15 @@ const std::map<std::string, Setter>& Setters() {
        BoolKey([](bool v, SwitchConfig& c) { c.parser.verify_ipv4_checksum = v; })},
       {"switch.zero_udp_checksum",
        BoolKey([](bool v, SwitchConfig& c) { c.deparser.zero_udp_checksum = v; })},
+      {"switch.cpu_queue", UintKey(1, 1 << 20, [](uint64_t v, SwitchConfig& c) {
+         c.cpu.queue_packets = uint32_t(v);
+       })},
+      {"switch.cpu_latency", [](const std::string& v, LoadedSwitchConfig& o) -> Status {
+         Result<uint64_t> ns = ParseDuration(v);
+         if (!ns.ok()) return ns.status();
+         o.config.cpu.latency_ns = *ns;
+         return Status::Ok();
+       }},
       {"budget.sram", BytesKey(0, UINT64_MAX,
                                [](uint64_t v, SwitchConfig& c) { c.pipeline.budget.sram_bytes = v; })},
       {"budget.tcam", UintKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
@@ -219,6 +229,7 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
     out.config.program_options.Set(key.substr(8), entry.value);
     return Status::Ok();
   }
+  if (key.rfind("interface.", 0) == 0) return ApplyInterfaceKey(key, entry.value, out);
   if (key.rfind("port.", 0) == 0) {
     Result<PortId> port = PortOfKey(key);
     if (!port.ok()) return port.status();
@@ -310,6 +321,8 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
                            std::to_string(out.config.num_ports) + ")");
     }
   }
+  Status interfaces = FinishInterfaces(out);
+  if (!interfaces.ok()) return Status::Error(path + ": " + interfaces.message());
   SwitchConfig checked = out.config;
   checked.tm.num_ports = checked.num_ports;
   Status valid = checked.Validate();

@@ -9,6 +9,7 @@
 
 #include "pipeline/control/units.h"
 #include "pipeline/core/output_files.h"
+#include "swemu/switch_config_interfaces.h"
 
 namespace swemu {
 namespace {
@@ -86,6 +87,9 @@ Lines SwitchLines(const LoadedSwitchConfig& in, const SwitchConfig& d,
         Bool(c.parser.verify_ipv4_checksum));
   AddIf(lines, c.deparser.zero_udp_checksum, d.deparser.zero_udp_checksum, "zero_udp_checksum",
         Bool(c.deparser.zero_udp_checksum));
+  AddIf(lines, c.cpu.queue_packets, d.cpu.queue_packets, "cpu_queue",
+        std::to_string(c.cpu.queue_packets));
+  AddIf(lines, c.cpu.latency_ns, d.cpu.latency_ns, "cpu_latency", Duration(c.cpu.latency_ns));
   return lines;
 }
 
@@ -268,6 +272,9 @@ std::string FormatSwitchConfig(const LoadedSwitchConfig& config,
   if (!config.eal_args.empty()) AddSection(out, "eal", {{"args", config.eal_args}});
   AddSection(out, "dpdk", DpdkLines(config, defaults));
   AddPortSections(out, config);
+  for (const RouterInterface& rif : c.interfaces) {
+    AddSection(out, "interface." + std::to_string(rif.id), InterfaceLines(rif));
+  }
   return format.header + out;
 }
 

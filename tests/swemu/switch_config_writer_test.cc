@@ -77,6 +77,8 @@ void SwitchFields(FieldDiff& d, const SwitchConfig& a, const SwitchConfig& b) {
   d.Field("verify_ipv4_checksum", a.parser.verify_ipv4_checksum, b.parser.verify_ipv4_checksum);
   d.Field("max_vlan_tags", a.parser.max_vlan_tags, b.parser.max_vlan_tags);
   d.Field("zero_udp_checksum", a.deparser.zero_udp_checksum, b.deparser.zero_udp_checksum);
+  d.Field("cpu", a.cpu, b.cpu);
+  d.Field("interfaces", a.interfaces, b.interfaces);
 }
 
 // One field of every port_queues entry, by port.
@@ -350,6 +352,8 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
       {"max_vlan_tags", [](LoadedSwitchConfig& c) { c.config.parser.max_vlan_tags = 1; }},
       {"zero_udp_checksum",
        [](LoadedSwitchConfig& c) { c.config.deparser.zero_udp_checksum = false; }},
+      {"cpu", [](LoadedSwitchConfig& c) { ++c.config.cpu.latency_ns; }},
+      {"interfaces", [](LoadedSwitchConfig& c) { c.config.interfaces.emplace_back(); }},
       {"tm.num_ports", [](LoadedSwitchConfig& c) { ++c.config.tm.num_ports; }},
       {"tm.shared_buffer", [](LoadedSwitchConfig& c) { ++c.config.tm.shared_buffer_bytes; }},
       {"tm.port_buffer", [](LoadedSwitchConfig& c) { ++c.config.tm.port_buffer_bytes; }},
