@@ -39,6 +39,16 @@ Setter BytesKey(uint64_t min, uint64_t max, std::function<void(uint64_t, SwitchC
   };
 }
 
+// A dynamic-threshold alpha as ParseAlpha reads it (1/8, 2^-3, 0.125, 0 or off).
+Setter AlphaKey(std::function<void(double, SwitchConfig&)> store) {
+  return [=](const std::string& value, LoadedSwitchConfig& out) -> Status {
+    Result<double> parsed = ParseAlpha(value);
+    if (!parsed.ok()) return parsed.status();
+    store(*parsed, out.config);
+    return Status::Ok();
+  };
+}
+
 Setter BoolKey(std::function<void(bool, SwitchConfig&)> store) {
   return [=](const std::string& value, LoadedSwitchConfig& out) -> Status {
     Result<bool> parsed = ParseBool(value);
@@ -147,6 +157,10 @@ const std::map<std::string, Setter>& Setters() {
       {"tm.drop_threshold", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
          c.tm.queue.drop_threshold_bytes = v;
        })},
+      {"tm.alpha", AlphaKey([](double v, SwitchConfig& c) { c.tm.queue.alpha = v; })},
+      {"tm.guaranteed_min", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
+         c.tm.queue.guaranteed_min_bytes = v;
+       })},
       {"tm.quantum", BytesKey(1, kTmMaxQuantumBytes,
                               [](uint64_t v, SwitchConfig& c) { c.tm.quantum_bytes = uint32_t(v); })},
       {"eal.args", [](const std::string& v, LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.eal_args); }},
@@ -170,8 +184,14 @@ const std::map<std::string, Setter>& Setters() {
 }
 
 // The keys of a [port.N] section, in the order "unknown key" lists them.
-constexpr const char* kPortKeys[] = {"rate",    "queue_depth", "ecn_threshold", "drop_threshold",
-                                     "devargs", "loss",        "delay"};
+constexpr const char* kPortKeys[] = {"rate",  "queue_depth",    "ecn_threshold", "drop_threshold",
+                                     "alpha", "guaranteed_min", "devargs",       "loss",
+                                     "delay"};
+// The [port.N] keys kept in tm.port_queues.
+bool IsPortQueueKey(const std::string& field) {
+  return field == "queue_depth" || field == "ecn_threshold" || field == "drop_threshold" ||
+         field == "alpha" || field == "guaranteed_min";
+}
 
 // "port.N.rate" / "port.N.devargs": the port number, or an error naming what is wrong.
 Result<PortId> PortOfKey(const std::string& key) {
@@ -193,15 +213,18 @@ Result<PortId> PortOfKey(const std::string& key) {
   return static_cast<PortId>(*port);
 }
 
-// [port.N] queue_depth, ecn_threshold and drop_threshold: port N's queues over [tm]'s, parsed
-// as [tm]'s keys are.
+// [port.N] queue_depth, ecn_threshold, drop_threshold, alpha and guaranteed_min: port N's queues
+// over [tm]'s, parsed as [tm]'s keys are.
 Status ApplyPortQueueKey(PortId port, const std::string& field, const std::string& value,
                          LoadedSwitchConfig& out) {
   auto queues = [port](SwitchConfig& c) -> PortQueueOverrides& { return c.tm.port_queues[port]; };
   const PortQueueOverrides& now = queues(out.config);
-  if (field == "queue_depth" ? now.depth_pkts.has_value()
-      : field == "ecn_threshold" ? now.ecn_threshold_bytes.has_value()
-                                 : now.drop_threshold_bytes.has_value()) {  // [port.1], [port.01]
+  const bool given = field == "queue_depth"      ? now.depth_pkts.has_value()
+                     : field == "ecn_threshold"  ? now.ecn_threshold_bytes.has_value()
+                     : field == "alpha"          ? now.alpha.has_value()
+                     : field == "guaranteed_min" ? now.guaranteed_min_bytes.has_value()
+                                                 : now.drop_threshold_bytes.has_value();
+  if (given) {  // [port.1], [port.01]
     std::string name = field;
     std::replace(name.begin(), name.end(), '_', ' ');
     return Status::Error("port " + name + " given twice");
@@ -214,6 +237,14 @@ Status ApplyPortQueueKey(PortId port, const std::string& field, const std::strin
   if (field == "ecn_threshold") {
     return BytesKey(0, UINT64_MAX, [&](uint64_t v, SwitchConfig& c) {
       queues(c).ecn_threshold_bytes = v;
+    })(value, out);
+  }
+  if (field == "alpha") {
+    return AlphaKey([&](double v, SwitchConfig& c) { queues(c).alpha = v; })(value, out);
+  }
+  if (field == "guaranteed_min") {
+    return BytesKey(0, UINT64_MAX, [&](uint64_t v, SwitchConfig& c) {
+      queues(c).guaranteed_min_bytes = v;
     })(value, out);
   }
   return BytesKey(0, UINT64_MAX, [&](uint64_t v, SwitchConfig& c) {
@@ -245,9 +276,7 @@ Status Apply(const IniEntry& entry, LoadedSwitchConfig& out, std::set<PortId>* r
       return Status::Ok();
     }
     const std::string field = key.substr(key.rfind('.') + 1);
-    if (field == "queue_depth" || field == "ecn_threshold" || field == "drop_threshold") {
-      return ApplyPortQueueKey(*port, field, entry.value, out);
-    }
+    if (IsPortQueueKey(field)) return ApplyPortQueueKey(*port, field, entry.value, out);
     if (key.ends_with(".delay")) {
       Result<uint64_t> ns = ParseDuration(entry.value);
       if (!ns.ok()) return ns.status();
@@ -299,9 +328,11 @@ Result<LoadedSwitchConfig> LoadSwitchConfig(const std::string& path) {
   }
   for (const auto& [port, queues] : out.config.tm.port_queues) {
     if (port >= out.config.num_ports) {
-      const char* field = queues.depth_pkts            ? "queue_depth"
-                          : queues.ecn_threshold_bytes ? "ecn_threshold"
-                                                       : "drop_threshold";
+      const char* field = queues.depth_pkts             ? "queue_depth"
+                          : queues.ecn_threshold_bytes  ? "ecn_threshold"
+                          : queues.drop_threshold_bytes ? "drop_threshold"
+                          : queues.alpha                ? "alpha"
+                                                        : "guaranteed_min";
       return Status::Error(path + ": port." + std::to_string(port) + "." + field + ": port " +
                            std::to_string(port) + " out of range (switch.ports is " +
                            std::to_string(out.config.num_ports) + ")");

@@ -118,6 +118,9 @@ Lines TmLines(const TmConfig& c, const TmConfig& d) {
         Size(c.queue.ecn_threshold_bytes));
   AddIf(lines, c.queue.drop_threshold_bytes, d.queue.drop_threshold_bytes, "drop_threshold",
         Size(c.queue.drop_threshold_bytes));
+  AddIf(lines, c.queue.alpha, d.queue.alpha, "alpha", FormatAlpha(c.queue.alpha));
+  AddIf(lines, c.queue.guaranteed_min_bytes, d.queue.guaranteed_min_bytes, "guaranteed_min",
+        Size(c.queue.guaranteed_min_bytes));
   AddIf(lines, c.quantum_bytes, d.quantum_bytes, "quantum", Size(c.quantum_bytes));
   return lines;
 }
@@ -141,6 +144,10 @@ void AddPortKeys(Lines& lines, const LoadedSwitchConfig& c, PortId port) {
     if (q.depth_pkts) lines.emplace_back("queue_depth", std::to_string(*q.depth_pkts));
     if (q.ecn_threshold_bytes) lines.emplace_back("ecn_threshold", Size(*q.ecn_threshold_bytes));
     if (q.drop_threshold_bytes) lines.emplace_back("drop_threshold", Size(*q.drop_threshold_bytes));
+    if (q.alpha) lines.emplace_back("alpha", FormatAlpha(*q.alpha));
+    if (q.guaranteed_min_bytes) {
+      lines.emplace_back("guaranteed_min", Size(*q.guaranteed_min_bytes));
+    }
   }
   auto it = c.port_effects.find(port);
   if (it == c.port_effects.end()) return;

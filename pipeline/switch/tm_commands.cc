@@ -88,6 +88,29 @@ Result<std::string> SetRedThreshold(Switch& sw, CommandArgs args) {
   return ForEachQueue(*t, [&](uint16_t p, int q) { return sw.tm().SetRedThresholdChecked(p, q, *pkts); });
 }
 
+// set_queue_alpha PORT|all QUEUE|all VALUE: ParseAlpha's spellings (1/8, 2^-3, 0.125, 0 = off).
+Result<std::string> SetQueueAlpha(Switch& sw, CommandArgs args) {
+  Result<Targets> t = PortQueue(sw, args[0], args[1]);
+  if (!t.ok()) return t.status();
+  Result<double> alpha = ParseAlpha(args[2]);
+  if (!alpha.ok()) return alpha.status();
+  return ForEachQueue(*t, [&](uint16_t p, int q) { return sw.tm().SetQueueAlpha(p, q, *alpha); });
+}
+
+Result<std::string> SetGuaranteedMin(Switch& sw, CommandArgs args) {
+  Result<Targets> t = PortQueue(sw, args[0], args[1]);
+  if (!t.ok()) return t.status();
+  Result<uint64_t> bytes = ParseBytes(args[2]);
+  if (!bytes.ok()) return bytes.status();
+  // One call for the whole selection, so a set of minimums that would not fit changes nothing.
+  std::optional<PortId> port;
+  if (t->ports.size() == 1) port = t->ports[0];
+  std::optional<int> queue;
+  if (t->queues.size() == 1) queue = t->queues[0];
+  SWEMU_RETURN_IF_ERROR(sw.tm().SetGuaranteedMin(port, queue, *bytes));
+  return std::string();
+}
+
 Result<std::string> SetScheduler(Switch& sw, CommandArgs args) {
   Result<std::vector<uint16_t>> ports = ParsePorts(sw, args[0]);
   if (!ports.ok()) return ports.status();
@@ -203,6 +226,12 @@ Status AddTmCommands(Switch& sw, CommandTable& c) {
        SetRedThreshold},
       {"set_drop_threshold", "<port|all> <queue|all> <bytes>",
        "drop when the queue would exceed this; 0 = off", 3, 3, SetThreshold<false>},
+      {"set_queue_alpha", "<port|all> <queue|all> <alpha>",
+       "dynamic threshold: queue may hold alpha x the free shared buffer (1/8, 2^-3); 0 = off", 3,
+       3, SetQueueAlpha},
+      {"set_guaranteed_min", "<port|all> <queue|all> <bytes>",
+       "bytes reserved for the queue out of the shared buffer, used first; 0 = none", 3, 3,
+       SetGuaranteedMin},
       {"set_scheduler", "<port|all> <strict|weighted>", "queue scheduling of a port", 2, 2,
        SetScheduler},
       {"set_queue_weight", "<port|all> <queue|all> <weight>", "weight for weighted scheduling", 3,

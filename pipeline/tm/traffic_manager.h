@@ -172,7 +172,8 @@ class TrafficManager {
   uint64_t multicast_copies() const { return multicast_copies_; }
   // Zeroes every counter; max depths restart from the current depths.
   void ResetCounters();
-  // One line per queue that is occupied or has counted anything (all queues if `all`).
+  // One line per queue that is occupied, has counted anything or has an alpha or a minimum (all
+  // queues if `all`).
   std::string DescribeQueues(bool all = false) const;
 
  private:

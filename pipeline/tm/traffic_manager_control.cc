@@ -369,7 +369,9 @@ std::string TrafficManager::DescribeQueues(bool all) const {
     for (int q = 0; q < kQueuesPerPort; ++q) {
       const Queue& queue = ports_[p].queues[q];
       const QueueCounters& c = queue.counters;
-      if (!all && queue.ring.empty() && c.enqueued == 0 && c.dropped == 0) continue;
+      if (!all && !queue.managed && queue.ring.empty() && c.enqueued == 0 && c.dropped == 0) {
+        continue;
+      }
       out += PortQueueName(p, q) + ": depth " + std::to_string(queue.ring.size()) + "/" +
              std::to_string(queue.limit_pkts) + " pkts " + std::to_string(queue.bytes) +
              " B, max " + std::to_string(c.max_depth_pkts) + " pkts " +

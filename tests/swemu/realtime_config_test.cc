@@ -59,7 +59,7 @@ TEST(RealtimeConfigTest, BadRealTimeKeysNameTheKey) {
       {"[port.0]\ndevargs =\n", "port.0.devargs: must not be empty"},
       {"[port.0]\nspeed = 1G\n",
        "port.0.speed: unknown key (a [port.N] section has only rate, queue_depth, ecn_threshold, "
-       "drop_threshold, devargs, loss and delay)"},
+       "drop_threshold, alpha, guaranteed_min, devargs, loss and delay)"},
       {"[dpdk]\nmbufs = 10\n", "dpdk.mbufs: "},
       {"[dpdk]\nmbuf_cache = 1024\n", "dpdk.mbuf_cache: "},
       {"[dpdk]\npools = 2\n", "dpdk.pools: unknown key"},

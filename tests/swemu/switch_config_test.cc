@@ -197,6 +197,23 @@ TEST(SwitchConfigTest, PortThresholdsParseAsTheTmsDo) {
   }
 }
 
+// alpha and guaranteed_min in [tm] and [port.N]: the same setters, the same values.
+TEST(SwitchConfigTest, AlphaAndGuaranteedMinReadInTmAndPortSections) {
+  const std::string path = Write("dt.ini",
+                                 "[tm]\nalpha = 2^-3\nguaranteed_min = 2KB\n"
+                                 "[port.2]\nalpha = 0.75\n[port.3]\nguaranteed_min = 0\nalpha = 0\n");
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(path);
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  const TmConfig& tm = loaded->config.tm;
+  EXPECT_EQ(tm.QueueFor(0).alpha, 0.125);
+  EXPECT_EQ(tm.QueueFor(0).guaranteed_min_bytes, 2000u);
+  EXPECT_EQ(tm.QueueFor(2).alpha, 0.75);
+  EXPECT_EQ(tm.QueueFor(2).guaranteed_min_bytes, 2000u);
+  EXPECT_EQ(tm.QueueFor(3).alpha, 0.0);
+  EXPECT_EQ(tm.QueueFor(3).guaranteed_min_bytes, 0u);
+  EXPECT_EQ(tm.ReservedBytes(), 3u * 8 * 2000);
+}
+
 TEST(SwitchConfigTest, MissingFileIsAnErrorNamingIt) {
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig("/nonexistent/sw.ini");
   ASSERT_FALSE(loaded.ok());
@@ -272,7 +289,17 @@ INSTANTIATE_TEST_SUITE_P(
                 "port.002.drop_threshold: port drop threshold given twice"},
         BadCase{"[port.1]\nthreshold = 1K\n",
                 "port.1.threshold: unknown key (a [port.N] section has only rate, queue_depth, "
-                "ecn_threshold, drop_threshold, devargs, loss and delay)"},
+                "ecn_threshold, drop_threshold, alpha, guaranteed_min, devargs, loss and delay)"},
+        BadCase{"[tm]\nalpha = 3^2\n",
+                "tm.alpha: alpha \"3^2\" is not a number such as 1/8, 2^-3, 0.125 or 0 (off)"},
+        BadCase{"[port.1]\nalpha = 2^11\n",
+                "port.1.alpha: alpha 2048 out of range: 0 (off) or 2^-10 .. 2^10"},
+        BadCase{"[port.1]\nalpha = 1/2\n[port.01]\nalpha = 1/4\n",
+                "port.01.alpha: port alpha given twice"},
+        BadCase{"[switch]\nports = 2\n[tm]\nshared_buffer = 16000\nguaranteed_min = 1001\n",
+                "tm guaranteed_min: the queues' minimums (16016 B) exceed shared_buffer_bytes 16000"},
+        BadCase{"[port.5]\nguaranteed_min = 1K\n",
+                "port.5.guaranteed_min: port 5 out of range (switch.ports is 4)"},
         BadCase{"[port.1]\nspeed = 1G\n", "port.1.speed: unknown key"},
         BadCase{"[switch]\ncolour = red\n", "switch.colour: unknown key"},
         BadCase{"[tm]\nport_rates = 1G\n", "tm.port_rates: unknown key"},

@@ -17,10 +17,10 @@ namespace {
 
 // Differences lists these structs field by field: a new field must be added there (and to the
 // writer, if a key sets it), which these sizes remind whoever adds one.
-static_assert(sizeof(QueueConfig) == 40, "a QueueConfig field: compare it in Differences");
-static_assert(sizeof(PortQueueOverrides) == 40,
+static_assert(sizeof(QueueConfig) == 56, "a QueueConfig field: compare it in Differences");
+static_assert(sizeof(PortQueueOverrides) == 72,
               "a PortQueueOverrides field: compare it in Differences");
-static_assert(sizeof(TmConfig) == 160, "a TmConfig field: compare it in Differences");
+static_assert(sizeof(TmConfig) == 176, "a TmConfig field: compare it in Differences");
 static_assert(sizeof(StageBudget) == 24, "a StageBudget field: compare it in Differences");
 static_assert(sizeof(ParserConfig) == 4, "a ParserConfig field: compare it in Differences");
 static_assert(sizeof(PortWireEffects) == 16, "a PortWireEffects field: compare it in Differences");
@@ -103,6 +103,8 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.drop_threshold", a.queue.drop_threshold_bytes, b.queue.drop_threshold_bytes);
   d.Field("tm.queue.weight", a.queue.weight, b.queue.weight);
   d.Field("tm.queue.rate_pps", a.queue.rate_pps, b.queue.rate_pps);
+  d.Field("tm.alpha", a.queue.alpha, b.queue.alpha);
+  d.Field("tm.guaranteed_min", a.queue.guaranteed_min_bytes, b.queue.guaranteed_min_bytes);
   d.Field("tm.port_rates", a.port_rates, b.port_rates);
   d.Field("tm.port_queues.depth_pkts", PortQueueField(a, &PortQueueOverrides::depth_pkts),
           PortQueueField(b, &PortQueueOverrides::depth_pkts));
@@ -112,6 +114,11 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.port_queues.drop_threshold_bytes",
           PortQueueField(a, &PortQueueOverrides::drop_threshold_bytes),
           PortQueueField(b, &PortQueueOverrides::drop_threshold_bytes));
+  d.Field("tm.port_queues.alpha", PortQueueField(a, &PortQueueOverrides::alpha),
+          PortQueueField(b, &PortQueueOverrides::alpha));
+  d.Field("tm.port_queues.guaranteed_min_bytes",
+          PortQueueField(a, &PortQueueOverrides::guaranteed_min_bytes),
+          PortQueueField(b, &PortQueueOverrides::guaranteed_min_bytes));
 }
 
 // Every field of the two configs but `path` (the file each came from).
@@ -200,6 +207,8 @@ LoadedSwitchConfig NonDefaultConfig(const std::string& dir) {
   tm.queue.depth_pkts = 77;
   tm.queue.ecn_threshold_bytes = 1500;
   tm.queue.drop_threshold_bytes = 3 << 20;
+  tm.queue.alpha = 0.3;  // not a power of two: written as a decimal
+  tm.queue.guaranteed_min_bytes = 1000;
   c.config.program_options.Set("aggregators", "4096");
   c.config.program_options.Set("flag", "");
   c.config.program_options.Set("label", "a b=c");
@@ -211,7 +220,7 @@ LoadedSwitchConfig NonDefaultConfig(const std::string& dir) {
   c.config.tm.port_rates = {{0, 0}, {3, 40'000'000'000}, {15, 123456789}};
   c.config.tm.port_queues = {
       {3, {.depth_pkts = 60, .ecn_threshold_bytes = 64 << 10}},
-      {7, {.depth_pkts = 1}},
+      {7, {.depth_pkts = 1, .alpha = 0.125, .guaranteed_min_bytes = 3000}},
       {9, {.drop_threshold_bytes = 1500}},
       {15, {kTmMaxQueueDepthPkts, 0, (3 << 20) + 1}},  // 0: no marking where [tm] marks
   };
@@ -232,7 +241,10 @@ TEST(SwitchConfigWriterTest, NonDefaultValuesEverywhereRoundTrip) {
   EXPECT_NE(text.find("[port.3]\nrate = 40G\nqueue_depth = 60\necn_threshold = 64KiB\n"),
             std::string::npos)
       << text;
-  EXPECT_NE(text.find("[port.7]\nqueue_depth = 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[port.7]\nqueue_depth = 1\nalpha = 1/8\nguaranteed_min = 3000B\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("alpha = 0.3\nguaranteed_min = 1000B\n"), std::string::npos) << text;
   EXPECT_NE(text.find("[port.9]\ndrop_threshold = 1500B\nloss = "), std::string::npos) << text;
   EXPECT_NE(text.find("ecn_threshold = 0B\ndrop_threshold = 3145729B\n"), std::string::npos)
       << text;
@@ -368,6 +380,11 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
        [](LoadedSwitchConfig& c) { ++c.config.tm.queue.drop_threshold_bytes; }},
       {"tm.queue.weight", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.weight; }},
       {"tm.queue.rate_pps", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.rate_pps; }},
+      {"tm.alpha", [](LoadedSwitchConfig& c) { c.config.tm.queue.alpha = 0.25; }},
+      {"tm.guaranteed_min", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.guaranteed_min_bytes; }},
+      {"tm.port_queues.alpha", [](LoadedSwitchConfig& c) { c.config.tm.port_queues[7].alpha = 2; }},
+      {"tm.port_queues.guaranteed_min_bytes",
+       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[7].guaranteed_min_bytes.reset(); }},
       {"tm.port_rates", [](LoadedSwitchConfig& c) { ++c.config.tm.port_rates[1].bps; }},
       {"tm.port_queues.depth_pkts",
        [](LoadedSwitchConfig& c) { ++*c.config.tm.port_queues[3].depth_pkts; }},
@@ -409,6 +426,8 @@ TEST(SwitchConfigWriterTest, WriteRefusesWhatCannotBeReadBack) {
       [](LoadedSwitchConfig& c) { c.config.tm.queue.depth_pkts = 0; },
       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[2].depth_pkts = 0; },
       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[16].ecn_threshold_bytes = 1; },
+      [](LoadedSwitchConfig& c) { c.config.tm.queue.alpha = 5000; },
+      [](LoadedSwitchConfig& c) { c.config.tm.port_queues[2].guaranteed_min_bytes = 1'000'001; },
       [](LoadedSwitchConfig& c) { c.config.tm.port_queues[5] = {}; },  // reads back as none
   };
   for (std::size_t i = 0; i < breaks.size(); ++i) {
