@@ -1,6 +1,7 @@
 #include "pipeline/programs/l2l3.h"
 
 #include "pipeline/parser/header_ops.h"
+#include "pipeline/programs/l2l3_neighbour.h"
 #include "pipeline/wire/byte_order.h"
 #include "pipeline/wire/ethernet.h"
 #include "pipeline/wire/ipv4.h"
@@ -75,7 +76,12 @@ Status L2l3Program::Load(ProgramContext& ctx) {
             {"ipv4_lpm",
              MatchKind::kLpm,
              {{"dst_ip", 32}},
-             {{"set_nhop", {{"nhop", 16}}}, {"set_ecmp", {{"group", 16}}}, multicast, drop},
+             {{"set_nhop", {{"nhop", 16}}},
+              {"set_ecmp", {{"group", 16}}},
+              multicast,
+              drop,
+              {"glean", {}},
+              {"to_cpu", {}}},
              static_cast<uint32_t>(*lpm_size),
              "drop",
              {}},
@@ -106,12 +112,23 @@ Status L2l3Program::Load(ProgramContext& ctx) {
                               {"nexthop",
                                MatchKind::kExact,
                                {{"nhop", 16}},
-                               {{"rewrite", {{"dmac", 48}, {"smac", 48}, {"port", 16, ctx.num_ports}}}, drop},
+                               {{"rewrite", {{"dmac", 48}, {"smac", 48}, {"port", 16, ctx.num_ports}}},
+                                drop,
+                                {"to_cpu", {}}},
                                static_cast<uint32_t>(*nhop_size),
                                "drop",
                                {}},
                               &nexthop_));
   ctx.builder.Note("egress ECN marking and TTL/MAC rewrites are stateless VLIW actions");
+  if (ctx.interfaces.empty()) return Status::Ok();
+  Result<std::unique_ptr<L2l3Neighbours>> neighbours = L2l3Neighbours::Load(
+      ctx,
+      {router_mac_, ipv4_lpm_, nexthop_, nullptr, kSetNhop, kGlean, kLpmToCpu, kRewrite,
+       kNhopToCpu, 0},
+      static_cast<uint32_t>(*nhop_size));
+  if (!neighbours.ok()) return neighbours.status();
+  neighbours_ = std::move(*neighbours);
+  arp_trap_ = neighbours_->arp_trap();
   return Status::Ok();
 }
 
@@ -167,6 +184,7 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
     }
     Route(ip, n_routed);
   }
+  if (arp_trap_ != nullptr) n_bridged = TrapArp(*arp_trap_, bridged, n_bridged);
   Bridge(bridged, n_bridged);
 }
 
@@ -251,6 +269,12 @@ void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
         pkt.meta.mcast_grp = static_cast<uint16_t>(action.params[0]);
         DecrementTtl(pkt);
         continue;
+      case kGlean:
+        PuntToCpu(pkt, kPuntGlean);
+        continue;
+      case kLpmToCpu:
+        PuntToCpu(pkt, kPuntLocal);
+        continue;
       default:
         pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
         continue;
@@ -261,7 +285,11 @@ void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
   nexthop_->LookupBatch(keys, res, n_nhop);
   for (uint32_t i = 0; i < n_nhop; ++i) {
     Packet& pkt = *live[i];
-    if (!res[i].hit || res[i].action->action != 0) {
+    if (!res[i].hit || res[i].action->action != kRewrite) {
+      if (res[i].hit && res[i].action->action == kNhopToCpu) {
+        PuntToCpu(pkt, kPuntNexthop, static_cast<uint32_t>(keys[i].w[0]));
+        continue;
+      }
       pkt.meta.MarkDrop(res[i].hit ? DropReason::kProgramDrop : DropReason::kTableMiss);
       continue;
     }

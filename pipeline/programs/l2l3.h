@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "pipeline/program/program.h"
+#include "pipeline/programs/l2l3_neighbour.h"
 
 namespace swemu {
 
@@ -13,7 +14,10 @@ class L2l3Program final : public Program {
  public:
   // Action indices, in the order the tables declare them.
   enum DmacAction : uint16_t { kForward, kDmacMulticast, kDmacDrop };
-  enum LpmAction : uint16_t { kSetNhop, kSetEcmp, kLpmMulticast, kLpmDrop };
+  // glean: a connected subnet's host with no /32 yet; to_cpu: a gateway address
+  // (l2l3_neighbour.h).
+  enum LpmAction : uint16_t { kSetNhop, kSetEcmp, kLpmMulticast, kLpmDrop, kGlean, kLpmToCpu };
+  enum NexthopAction : uint16_t { kRewrite, kNhopDrop, kNhopToCpu };
   enum EcmpMode : uint64_t { kPerFlow = 0, kPerPacket = 1 };
 
   std::string_view name() const noexcept override { return "l2l3"; }
@@ -22,7 +26,8 @@ class L2l3Program final : public Program {
   void IngressBurst(Packet** pkts, uint32_t n) noexcept override;
   void Egress(Packet& pkt) noexcept override;
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
-  uint32_t UserMetadataWords() const noexcept override { return 0; }
+  // With router interfaces, the punt reason and its argument (PuntToCpu).
+  uint32_t UserMetadataWords() const noexcept override { return neighbours_ ? 2 : 0; }
 
  private:
   void Bridge(Packet** pkts, uint32_t n) noexcept;
@@ -37,6 +42,8 @@ class L2l3Program final : public Program {
   MatchTable* ecmp_member_ = nullptr;
   MatchTable* nexthop_ = nullptr;
   RegisterArray* ecmp_rr_ = nullptr;
+  MatchTable* arp_trap_ = nullptr;                // with router interfaces only
+  std::unique_ptr<L2l3Neighbours> neighbours_;  // their control plane
   bool ecn_ = true;
 };
 
