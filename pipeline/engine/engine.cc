@@ -236,8 +236,18 @@ void Engine::Dispatch(const Event& event) {
     case EventKind::kSwitchArrival: {
       --counters_.in_flight;
       SwitchSlot& slot = switches_[event.node];
+      // The control plane first: what it installed before this instant applies to the packet.
+      slot.sw->ServiceControlPlane(clock_.NowNs());
       slot.sw->Receive(event.pkt, event.port);
       ScheduleAllServices(event.node);
+      ScheduleControlPlane(event.node);
+      break;
+    }
+    case EventKind::kControlPlane: {
+      SwitchSlot& slot = switches_[event.node];
+      slot.control_at = kNever;
+      slot.sw->ServiceControlPlane(clock_.NowNs());
+      ScheduleControlPlane(event.node);
       break;
     }
     case EventKind::kPortService: {
@@ -291,6 +301,18 @@ void Engine::ScheduleService(uint32_t sw, PortId port, TimeNs earliest) {
   event.node = sw;
   event.port = port;
   event.cookie = ++slot.service_gen[port];
+  Push(event);
+}
+
+void Engine::ScheduleControlPlane(uint32_t sw) {
+  SwitchSlot& slot = switches_[sw];
+  const TimeNs at = slot.sw->NextDigestDue();
+  if (at == kNever || slot.control_at <= at) return;
+  slot.control_at = at;
+  Event event;
+  event.time = std::max(at, clock_.NowNs());
+  event.kind = EventKind::kControlPlane;
+  event.node = sw;
   Push(event);
 }
 

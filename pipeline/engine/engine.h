@@ -146,6 +146,7 @@ class Engine {
     std::vector<uint64_t> service_gen;  // an event with an older generation is stale
     TimeNs cpu_at = kNever;              // pending CPU-port event (packet-in, agent timer)
     uint64_t cpu_gen = 0;                // as service_gen
+    TimeNs control_at = kNever;         // pending control-plane event (digests), kNever if none
   };
 
   Result<std::pair<uint32_t, PortId>> ResolvePort(std::string_view sw, PortId port,
@@ -157,6 +158,8 @@ class Engine {
   void ScheduleAllServices(uint32_t sw, PortId just_served = kPortUnset);
   // An event when the switch's CPU port next has work (a program without an agent never has).
   void ScheduleCpu(uint32_t sw);
+  // An event when the switch's next digest is due (a program that sends none never has one).
+  void ScheduleControlPlane(uint32_t sw);
   void Deliver(uint32_t sw, PortId port, Packet* pkt);
   void SendFromHost(HostSlot& host, Packet* pkt);
   void Push(Event event);

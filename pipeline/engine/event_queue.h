@@ -16,6 +16,7 @@ enum class EventKind : uint8_t {
   kHostArrival,    // pkt reaches host `node`
   kHostTimer,      // host `node`'s timer with `cookie` fires
   kCpuService,     // switch `node`'s control plane has work (cookie = its generation)
+  kControlPlane,   // switch `node`'s control plane takes the digests due now
 };
 
 struct Event {

@@ -4,6 +4,7 @@
 // traffic manager, Egress() after it. Each program is one short file in pipeline/programs/.
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "pipeline/control/command_table.h"
 #include "pipeline/core/packet.h"
 #include "pipeline/core/status.h"
+#include "pipeline/program/digest.h"
 #include "pipeline/parser/parser.h"
 #include "pipeline/program/cpu_port.h"
 #include "pipeline/program/program_builder.h"
@@ -85,6 +87,15 @@ class Program {
   // How many of Metadata::user's words the program uses (cleared for each packet); a P4 program
   // declares its metadata struct, and the switch clears no more than that.
   virtual uint32_t UserMetadataWords() const noexcept { return kUserMetadataWords; }
+
+  // The control plane's half (digest.h). A program that sends digests owns a channel and
+  // returns it here; the switch then drains it and calls OnDigests with the records, oldest
+  // first, between bursts (every replica gets every replica's records, in the same order).
+  virtual DigestChannel* digest_channel() noexcept { return nullptr; }
+  virtual void OnDigests(std::span<const DigestRecord> /*records*/, TimeNs /*now*/) {}
+  // Control plane: the time is `now` (aging). Virtual time calls it before each packet, real
+  // time every few milliseconds; it must be cheap when nothing is due.
+  virtual void OnControlTime(TimeNs /*now*/) {}
 };
 
 using ProgramFactory = std::function<std::unique_ptr<Program>()>;

@@ -64,7 +64,16 @@ Status Switch::Load() {
   user_words_ = program_->UserMetadataWords();  // Packet::ResetState clamps it
   has_registers_ = !resources_.Registers().empty();
   profile_ = std::make_unique<StageProfile>(resources_);
+  digests_ = program_->digest_channel();
   return AddSwitchCommands(*this, commands_);
+}
+
+void Switch::ServiceDigests(TimeNs now) {
+  if (digests_->NextDue() <= now) {
+    std::vector<DigestRecord> due = digests_->Drain(now);
+    program_->OnDigests(due, now);
+  }
+  program_->OnControlTime(now);
 }
 
 void Switch::Drop(Packet* pkt) noexcept {

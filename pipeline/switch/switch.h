@@ -147,6 +147,16 @@ class Switch {
   // All drops by reason: pipeline and TM together.
   uint64_t Drops(DropReason reason) const;
   uint64_t TotalDrops() const;
+  // The control plane in virtual time: hands the program the digests due at `now` (each a
+  // fixed latency after its packet) and the time. Nothing for a program without digests.
+  void ServiceControlPlane(TimeNs now) {
+    if (digests_ != nullptr) ServiceDigests(now);
+  }
+  // When ServiceControlPlane next has digests to deliver; kNever when none wait.
+  TimeNs NextDigestDue() const noexcept {
+    return digests_ == nullptr ? kNever : digests_->NextDue();
+  }
+  DigestChannel* digests() noexcept { return digests_; }
   // Zeroes every counter (counter_reset). What was counted before is kept aside, so that a
   // report of the whole run (the real-time shutdown summary, beside device counters nobody
   // resets) still adds up: the *SinceStart totals below.
@@ -183,6 +193,7 @@ class Switch {
   // Back to ingress (on the shard's replica) unless the packet used up its recirculations.
   void Recirculate(Packet* pkt, TimeNs now) noexcept;
   void Drop(Packet* pkt) noexcept;
+  void ServiceDigests(TimeNs now);
   // With a router: true when the packet went to a peer or was dropped (not queued here).
   bool RouteAway(Packet* pkt) noexcept;
   // With a router: one copy per port of the packet's group, each queued on its port's owner.
@@ -202,6 +213,7 @@ class Switch {
   ResourceReport report_;
   std::unique_ptr<StageProfile> profile_;  // after resources_: it unhooks their counters first
   CommandTable commands_;
+  DigestChannel* digests_ = nullptr;  // the program's, if it sends digests
   SwitchCounters counters_;
   struct Retired {  // what counter_reset cleared, summed
     std::array<uint64_t, kDropReasonCount> drops = {};

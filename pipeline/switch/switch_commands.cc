@@ -35,6 +35,7 @@ Status AddSwitchCommands(Switch& sw, CommandTable& commands) {
   SWEMU_RETURN_IF_ERROR(AddTableCommands(sw, commands));
   SWEMU_RETURN_IF_ERROR(AddTmCommands(sw, commands));
   SWEMU_RETURN_IF_ERROR(AddShowCommands(sw, commands));
+  SWEMU_RETURN_IF_ERROR(AddDigestCommands(sw, commands));
   return commands.Add(
       {"help", "", "list every command", 0, 0,
        [&commands](CommandArgs) -> Result<std::string> { return commands.Help(); }});

@@ -16,6 +16,8 @@ Status AddSwitchCommands(Switch& sw, CommandTable& commands);
 Status AddTableCommands(Switch& sw, CommandTable& commands);     // table_*, register_*, counter_*
 Status AddTmCommands(Switch& sw, CommandTable& commands);        // set_queue_*, mc_*, thresholds
 Status AddShowCommands(Switch& sw, CommandTable& commands);      // show ...
+// digest_deliver, control_time, show digests: only for a program with a digest channel.
+Status AddDigestCommands(Switch& sw, CommandTable& commands);
 
 // "3" -> {3}; "all" -> every port. Error names the value and the valid range.
 Result<std::vector<uint16_t>> ParsePorts(const Switch& sw, std::string_view text);

@@ -24,6 +24,7 @@
 #include "swemu/control_mailbox.h"
 #include "swemu/control_server.h"
 #include "swemu/control_socket.h"
+#include "swemu/digest_pump.h"
 #include "swemu/dpdk/datapath.h"
 #include "swemu/dpdk/eal.h"
 #include "swemu/dpdk/mbuf_pool.h"
@@ -90,6 +91,7 @@ struct Realtime {
   std::mutex control_lines;  // several lcores: one line at a time runs on every replica
   std::unique_ptr<PcapRecorder> recorder;
   std::unique_ptr<ControlServer> control;  // destroyed first: no command reaches a dead lcore
+  std::unique_ptr<DigestPump> digests;     // a program with digests: its control plane
 
   Switch& sw() { return *replicas.front()->sw; }
   Datapath& datapath() { return *replicas.front()->datapath; }
@@ -177,6 +179,26 @@ Status StartControl(const CommandLine& cmd, Realtime& rt) {
       config, [&rt](const std::string& line) { return ExecuteEverywhere(rt, line); });
   OffLcoreCpus off_lcores;
   return rt.control->Start();
+}
+
+// A program that sends digests (MAC learning) gets its control plane: a thread that drains
+// every replica's channel each millisecond and delivers the records to all replicas alike.
+void StartDigestPump(Realtime& rt) {
+  if (rt.sw().digests() == nullptr) return;
+  DigestPumpHooks hooks;
+  hooks.replicas = static_cast<uint32_t>(rt.replicas.size());
+  hooks.drain = [&rt](uint32_t i, std::vector<DigestRecord>* out) {
+    Replica& replica = *rt.replicas[i];
+    return replica.mailbox.Call([&replica, out] {
+      std::vector<DigestRecord> drained = replica.sw->digests()->DrainAll();
+      out->insert(out->end(), drained.begin(), drained.end());
+    });
+  };
+  hooks.execute = [&rt](const std::string& line) { return ExecuteEverywhere(rt, line); };
+  hooks.now = [&rt] { return rt.clock.NowNs(); };
+  rt.digests = std::make_unique<DigestPump>(std::move(hooks), 1'000'000, 100'000'000);
+  OffLcoreCpus off_lcores;
+  rt.digests->Start();
 }
 
 // Loss streams seeded from [switch] seed; delay lines sized for each device port's configured
@@ -272,6 +294,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
     out << "control: listening on tcp " << rt.control->tcp_endpoint() << "\n" << std::flush;
   }
   SWEMU_RETURN_IF_ERROR(StartRecorder(cmd, loaded, rt));
+  StartDigestPump(rt);
   return rt.ports.Open(rt.sw().num_ports(), loaded.port_devargs, rt.pool->mempool());
 }
 
@@ -279,6 +302,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
 // CheckLeaks follow, once every switch of the process is shut down.
 int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   for (auto& replica : rt.replicas) replica->mailbox.Close();  // "switch is shutting down"
+  if (rt.digests) rt.digests->Stop();  // after Close: a drain it waits on is refused
   if (rt.control) rt.control->Stop();
   uint64_t discarded = rt.datapath().DiscardRx();  // every lcore stopped: one reads all ports
   if (rt.rings) discarded += rt.rings->Discard();
