@@ -10,19 +10,29 @@
 namespace swemu {
 namespace {
 
+constexpr std::string_view kGatewayKey = "gw_mac=";
+
 Result<PlinkJobNode> ParseNode(const std::string& value) {
   std::istringstream in(value);
   PlinkJobNode node;
-  std::string mac, ip, rest;
-  if (!(in >> node.name >> mac >> ip >> node.group) || (in >> rest)) {
-    return Status::Error("node: expected NAME MAC IP GROUP");
+  std::string mac, ip, gateway, rest;
+  if (!(in >> node.name >> mac >> ip >> node.group) || ((in >> gateway) && (in >> rest))) {
+    return Status::Error("node: expected NAME MAC IP GROUP [gw_mac=M]");
   }
-  Result<MacAddr> m = ParseMac(mac);
+  Result<MacAddr> m = mac == "learn" ? Result<MacAddr>(MacAddr{}) : ParseMac(mac);
   if (!m.ok()) return Status::Error("node " + node.name + ": " + m.message());
   Result<Ipv4Addr> a = ParseIpv4(ip);
   if (!a.ok()) return Status::Error("node " + node.name + ": " + a.message());
   node.mac = *m;
   node.ip = *a;
+  if (!gateway.empty()) {
+    if (gateway.rfind(kGatewayKey, 0) != 0) {
+      return Status::Error("node " + node.name + ": " + gateway + ": expected gw_mac=M");
+    }
+    Result<MacAddr> g = ParseMac(gateway.substr(kGatewayKey.size()));
+    if (!g.ok()) return Status::Error("node " + node.name + ": gw_mac: " + g.message());
+    node.gateway_mac = *g;
+  }
   return node;
 }
 
@@ -47,6 +57,16 @@ std::vector<uint32_t> PlinkJob::GroupLabels() const {
 std::vector<PlinkNodeAddr> PlinkJob::Addresses() const {
   std::vector<PlinkNodeAddr> out;
   for (const PlinkJobNode& n : nodes) out.push_back({n.mac, n.ip});
+  return out;
+}
+
+std::vector<PlinkNodeAddr> PlinkJob::FrameAddresses(uint32_t me) const {
+  std::vector<PlinkNodeAddr> out = Addresses();
+  const MacAddr gateway = nodes[me].gateway_mac;
+  if (gateway == MacAddr{}) return out;
+  for (uint32_t i = 0; i < out.size(); ++i) {
+    if (i != me) out[i].mac = gateway;
+  }
   return out;
 }
 
@@ -88,8 +108,10 @@ std::string FormatPlinkJob(const PlinkJob& job) {
   out << "[job]\nid = " << job.job_id << "\nport = " << job.udp_port << "\nfloats = " << job.floats
       << "\nchunk = " << job.chunk_bytes << "\nplan = " << (job.flat ? "flat" : "2lha") << "\n";
   for (const PlinkJobNode& n : job.nodes) {
-    out << "node = " << n.name << " " << FormatMac(n.mac) << " " << FormatIpv4(n.ip) << " "
-        << n.group << "\n";
+    out << "node = " << n.name << " " << (n.mac == MacAddr{} ? "learn" : FormatMac(n.mac)) << " "
+        << FormatIpv4(n.ip) << " " << n.group;
+    if (n.gateway_mac != MacAddr{}) out << " " << kGatewayKey << FormatMac(n.gateway_mac);
+    out << "\n";
   }
   return out.str();
 }

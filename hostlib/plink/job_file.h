@@ -9,11 +9,14 @@
 //   floats = 262144       # float32 values each node reduces
 //   chunk = 65536         # bytes per chunk (whole floats; the last one shorter)
 //   plan = 2lha           # 2lha (over the groups) or flat
-//   node = h0 00:00:00:00:01:01 10.0.1.1 leaf1   # name mac ip group, in node-id order
+//   node = h0 00:00:00:00:01:01 10.0.1.1 leaf1 gw_mac=00:00:00:00:01:fe
+//                         # name mac ip group [gw_mac=M], in node-id order
 //
 // '#' starts a comment; `node` repeats, every other key appears once (hostlib/common/job_text.h).
 // A group is a word (for 2LHA: the rack, the switch the node is on); groups are numbered in the
-// order they first appear.
+// order they first appear. A MAC may be `learn` (not known: MacAddr{}), only a label on kernel
+// sockets. `gw_mac` is the node's router: a node on a DPDK port sends every frame there (the
+// switch routes it, as the kernel's frames to other subnets); without it, to each peer's MAC.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -30,9 +33,10 @@ inline constexpr uint32_t kPlinkJobMaxNodes = 256;
 
 struct PlinkJobNode {
   std::string name;
-  MacAddr mac;
+  MacAddr mac;  // MacAddr{}: learn
   Ipv4Addr ip = 0;
   std::string group;
+  MacAddr gateway_mac;  // MacAddr{}: none (one L2 network)
 };
 
 struct PlinkJob {
@@ -49,6 +53,9 @@ struct PlinkJob {
   // Every node's group as a label 0..k-1, numbered by first appearance.
   std::vector<uint32_t> GroupLabels() const;
   std::vector<PlinkNodeAddr> Addresses() const;
+  // The addresses node `me` sends to on a DPDK port, where it writes whole frames: every other
+  // node's MAC replaced by `me`'s gw_mac when it has one.
+  std::vector<PlinkNodeAddr> FrameAddresses(uint32_t me) const;
   // The plan every node runs: 2LHA over GroupLabels(), or FA.
   Result<AggPlan> Plan() const;
   // One line naming the problem: no nodes or too many, a name or address twice, a bad size.

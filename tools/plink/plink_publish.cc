@@ -1,9 +1,9 @@
 // swemu-plink publish: the job file of `swemu-plink node` (hostlib/plink/job_file.h) from a
 // topology whose hosts are the training servers: every host a node, in the file's order, with
-// its `ip=` and `mac=`, its group the switch it is on (its rack: 2LHA's groups as the paper
-// takes them from the racks). The switches run as the topology says (`swemu --topology FILE`,
-// or its .ini files on the swemu server); PLink needs nothing of them but IPv4 forwarding
-// between the nodes' addresses.
+// its `ip=`, `mac=` and `gw_mac=` (where a node on a DPDK port sends its frames), its group the
+// switch it is on (its rack: 2LHA's groups as the paper takes them from the racks). The switches
+// run as the topology says (`swemu --topology FILE`, or its .ini files on the swemu server); PLink
+// needs nothing of them but IPv4 forwarding between the nodes' addresses.
 #include <boost/program_options.hpp>
 #include <filesystem>
 
@@ -63,6 +63,11 @@ Status ReadNodes(const po::variables_map& vm, PlinkJob* job) {
       Result<MacAddr> mac = ParseMac(h.mac);
       if (!mac.ok()) return Status::Error(option + ": host " + h.name + ": " + mac.message());
       node.mac = *mac;
+    }
+    if (!h.gateway_mac.empty()) {  // a node on a DPDK port sends through its router
+      Result<MacAddr> gw = ParseMac(h.gateway_mac);
+      if (!gw.ok()) return Status::Error(option + ": host " + h.name + ": gw_mac: " + gw.message());
+      node.gateway_mac = *gw;
     }
     job->nodes.push_back(node);
   }

@@ -17,7 +17,7 @@ PlinkJob TwoRacks() {
   for (int h = 0; h < 4; ++h) {
     job.nodes.push_back({"h" + std::to_string(h), MacAddr::FromU64(0x0200000001u + h),
                          MakeIpv4Addr(10, 0, h < 2 ? 1 : 2, static_cast<uint8_t>(h % 2 + 1)),
-                         h < 2 ? "leaf1" : "leaf2"});
+                         h < 2 ? "leaf1" : "leaf2", MacAddr{}});
   }
   return job;
 }
@@ -41,6 +41,31 @@ TEST(PlinkJobFile, RoundTrips) {
     EXPECT_EQ(back->nodes[2].mac, MacAddr::FromU64(0x0200000003u));
     EXPECT_EQ(back->Find("h3"), 3);
     EXPECT_EQ(back->Find("h9"), -1);
+  }
+}
+
+// `learn` (an unknown MAC) and a router's gw_mac read back; on a DPDK port a node with gw_mac
+// writes every frame to it, one without it to each peer's own MAC.
+TEST(PlinkJobFile, LearnAndGatewayMacsRoundTripAndAddressTheFrames) {
+  PlinkJob job = TwoRacks();
+  job.nodes[1].mac = MacAddr{};
+  job.nodes[2].gateway_mac = MacAddr::FromU64(0x02000000fe02u);
+  const std::string text = FormatPlinkJob(job);
+  EXPECT_NE(text.find("node = h1 learn 10.0.1.2 leaf1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("node = h2 00:02:00:00:00:03 10.0.2.1 leaf2 gw_mac=02:00:00:00:fe:02\n"),
+            std::string::npos)
+      << text;
+  Result<PlinkJob> back = ParsePlinkJob(text);
+  ASSERT_TRUE(back.ok()) << back.message() << "\n" << text;
+  EXPECT_EQ(FormatPlinkJob(*back), text);
+  EXPECT_EQ(back->nodes[1].mac, MacAddr{});
+  EXPECT_EQ(back->nodes[0].gateway_mac, MacAddr{});
+  const std::vector<PlinkNodeAddr> routed = back->FrameAddresses(2);
+  const std::vector<PlinkNodeAddr> direct = back->FrameAddresses(0);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(routed[i].ip, back->nodes[i].ip);
+    EXPECT_EQ(routed[i].mac, i == 2 ? back->nodes[2].mac : back->nodes[2].gateway_mac) << i;
+    EXPECT_EQ(direct[i].mac, back->nodes[i].mac) << i;
   }
 }
 
@@ -78,6 +103,11 @@ TEST(PlinkJobFile, BadFilesAreRefusedWithOneLine) {
       {head + "plan = tree\n" + a + b, "plink job line 4: plan: 2lha or flat"},
       {head + "node = a 02:00:00:00:00:01 10.0.0.1\n" + b, "line 4: node: expected NAME MAC IP"},
       {head + "node = a 02:00 10.0.0.1 r0\n" + b, "line 4: node a: "},
+      {head + "node = a 02:00:00:00:00:01 10.0.0.1 r0 gw=02:00:00:00:00:fe\n" + b,
+       "line 4: node a: gw=02:00:00:00:00:fe: expected gw_mac=M"},
+      {head + "node = a 02:00:00:00:00:01 10.0.0.1 r0 gw_mac=x\n" + b, "line 4: node a: gw_mac: "},
+      {head + "node = a 02:00:00:00:00:01 10.0.0.1 r0 gw_mac=02:00:00:00:00:fe x\n" + b,
+       "line 4: node: expected NAME MAC IP GROUP [gw_mac=M]"},
       {head + a, "2 to 256 nodes, not 1"},
       {head + a + a, "node a twice"},
       {head + a + "node = b 02:00:00:00:00:02 10.0.0.1 r0\n", "address 10.0.0.1 twice"},

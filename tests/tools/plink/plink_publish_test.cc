@@ -30,10 +30,10 @@ TEST(PlinkPublish, TheLeafSpinesHostsAreNodesGroupedByTheirLeaf) {
       << run.out;
   const std::string job = ReadText(dir + "job/plink.job");
   EXPECT_NE(job.find("[job]\nid = 4\nport = 9300\nfloats = 1000\nchunk = 1024\nplan = 2lha\n"
-                     "node = h0 00:00:00:00:01:01 10.0.1.1 leaf1\n"
-                     "node = h1 00:00:00:00:01:02 10.0.1.2 leaf1\n"
-                     "node = h2 00:00:00:00:02:01 10.0.2.1 leaf2\n"
-                     "node = h3 00:00:00:00:02:02 10.0.2.2 leaf2\n"),
+                     "node = h0 00:00:00:00:01:01 10.0.1.1 leaf1 gw_mac=00:00:00:00:01:fe\n"
+                     "node = h1 00:00:00:00:01:02 10.0.1.2 leaf1 gw_mac=00:00:00:00:01:fe\n"
+                     "node = h2 00:00:00:00:02:01 10.0.2.1 leaf2 gw_mac=00:00:00:00:02:fe\n"
+                     "node = h3 00:00:00:00:02:02 10.0.2.2 leaf2 gw_mac=00:00:00:00:02:fe\n"),
             std::string::npos)
       << job;
 }
