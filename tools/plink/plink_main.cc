@@ -54,7 +54,8 @@ constexpr char kPublishExamples[] =
 constexpr char kNodeExamples[] =
     "  swemu-plink node --job plink.job --name h0                 "
     "this machine's node of the job, 3 iterations\n"
-    "  swemu-plink node --job plink.job --name h0 --iterations 10 --timeout 30s\n";
+    "  swemu-plink node --job plink.job --name h0 --iterations 10 --timeout 30s\n"
+    "  swemu-plink node --job plink.job --name h0 --port 0000:3b:00.0   on a DPDK port\n";
 
 const Command kCommands[] = {
     {"probe",
@@ -72,7 +73,8 @@ const Command kCommands[] = {
     {"publish", "the job file of `node` (plink.job) from a topology's hosts: groups = their racks",
      PlinkPublishOptions, RunPlinkPublish, kPublishExamples},
     {"node",
-     "one node of a job (plink.job) on this machine, over kernel UDP: all-reduces checked exactly",
+     "one node of a job (plink.job) on this machine, over kernel UDP or a DPDK port: all-reduces "
+     "checked exactly",
      PlinkNodeOptions, RunPlinkNode, kNodeExamples},
 };
 

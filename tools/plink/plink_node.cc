@@ -1,21 +1,21 @@
 // swemu-plink node: one PLink node of a job (hostlib/plink/job_file.h) on this machine, over
-// kernel UDP sockets: AggEngine's PlinkAggNode on a UdpSocketTransport bound, alone, to the
-// node's address and the job's port. Every packet of the plan is a unicast datagram from one
-// node's address to another's (docs/wire.md, "PLink on servers"), so any NIC carries it and the
-// switches forward it as any IPv4/UDP packet. Each iteration all-reduces the job's floats (values
-// every node can compute for every node, so each checks its result against the exact sum) and
-// prints its time and goodput.
+// kernel UDP sockets (AggEngine's PlinkAggNode on a UdpSocketTransport bound, alone, to the
+// node's address and the job's port) or, with --port DEVARGS, over one DPDK port (HostNet: whole
+// frames with the job file's MACs, to the node's gw_mac when it has one). Every packet of the plan
+// is a unicast datagram from one node's address to another's (docs/wire.md, "PLink on servers"),
+// so any NIC carries it and the switches forward it as any IPv4/UDP packet. Each iteration
+// all-reduces the job's floats (values every node can compute for every node, so each checks its
+// result against the exact sum) and prints its time and goodput.
 #include <algorithm>
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <vector>
 
-#include "hostlib/common/event_loop.h"
 #include "hostlib/common/udp_socket_transport.h"
+#include "hostlib/dpdk/host_net.h"
 #include "hostlib/plink/agg_engine.h"
 #include "hostlib/plink/job_file.h"
 #include "pipeline/control/units.h"
@@ -39,7 +39,8 @@ po::options_description PlinkNodeOptions() {
       ("iterations", po::value<std::string>()->default_value("3"), "all-reduces of the job's floats, 1-255 (values every node knows, so that each checks the exact sums)")
       ("timeout", po::value<std::string>()->default_value("10s"), "per iteration (the first one also waits for the other nodes to start): longer ends with one line, exit 1")
       ("rto", po::value<std::string>()->default_value("40ms"), "AggEngine's retransmission timer floor (its first timer: twice this)")
-      ("rate", po::value<std::string>()->default_value("0"), "pace this node's sends to this rate (e.g. 1G; 0: unpaced)");
+      ("rate", po::value<std::string>()->default_value("0"), "pace this node's sends to this rate (e.g. 1G; 0: unpaced)")
+      ("port", po::value<std::string>(), "a DPDK port's devargs (a PCI address, net_af_packet0,iface=eth0, ...) instead of kernel UDP sockets");
   // clang-format on
   return options;
 }
@@ -53,11 +54,14 @@ void OnStopSignal(int) { g_stop = 1; }
 // acknowledgement of its that was lost), so that they finish too.
 constexpr TimeNs kLingerNs = 500'000'000;
 constexpr uint32_t kPayloadBytes = 1400;  // chunk bytes per datagram: 1452-byte IP packets
+// The EAL file prefix of a node on a DPDK port.
+constexpr char kEalPrefix[] = "swemu-plink";
 
 struct NodeRun {
   PlinkJob job;
   AggPlan plan;
   uint32_t me = 0;
+  std::string port;  // DPDK devargs; empty: kernel UDP sockets
   uint32_t iterations = 0;
   TimeNs timeout = 0;
   AggEngineOptions engine;
@@ -98,13 +102,21 @@ Status ReadRun(const po::variables_map& vm, NodeRun* run) {
   run->engine.nic_rate_bps = rate;
   run->engine.udp_port = run->job.udp_port;
   run->engine.payload_bytes = kPayloadBytes;
+  if (vm.count("port")) run->port = Text(vm, "port");
   return Status::Ok();
 }
 
-// The node's socket on the job's port, held alone: refused when this machine does not own the
-// node's address, or another process holds the port on it.
-Result<std::unique_ptr<UdpSocketTransport>> OpenNodeSocket(const NodeRun& run) {
+// The node's network. Kernel UDP: its socket on the job's port, held alone, refused when this
+// machine does not own the node's address or another process holds the port on it. A DPDK port
+// (--port): the MACs it writes must be known (its own, and its gw_mac's or every peer's).
+Status OpenNodeNet(const NodeRun& run, HostNet* net) {
   const PlinkJobNode& me = run.job.nodes[run.me];
+  if (!run.port.empty()) {
+    std::vector<PlinkJobNode> needed = {me};
+    if (me.gateway_mac == MacAddr{}) needed = run.job.nodes;
+    SWEMU_RETURN_IF_ERROR(NeedMacs(needed));
+    return net->OpenDpdk(run.port, kEalPrefix);
+  }
   const std::string where = FormatIpv4(me.ip) + ":" + std::to_string(run.job.udp_port);
   const int error = TryBindUdp(me.ip, run.job.udp_port);
   if (error == EADDRNOTAVAIL) {
@@ -124,9 +136,9 @@ Result<std::unique_ptr<UdpSocketTransport>> OpenNodeSocket(const NodeRun& run) {
   config.port = run.job.udp_port;
   config.local_mac = me.mac;
   config.exclusive = true;
-  Result<std::unique_ptr<UdpSocketTransport>> udp = UdpSocketTransport::Open(config);
-  if (!udp.ok()) return Status::Error("--name " + me.name + ": " + udp.message());
-  return udp;
+  Status opened = net->OpenUdp(config);
+  if (!opened.ok()) return Status::Error("--name " + me.name + ": " + opened.message());
+  return Status::Ok();
 }
 
 // Node h's value at element i of iteration k: an integer in [-1000, 1000], so that float32 sums
@@ -154,7 +166,7 @@ Status IterationFailed(const NodeRun& run, const PlinkAggNode& node, uint32_t k,
                        "job file every node's (id, floats, chunk, plan, port)?");
 }
 
-Status RunIteration(const NodeRun& run, PlinkAggNode& node, EventLoop& loop, uint32_t k,
+Status RunIteration(const NodeRun& run, PlinkAggNode& node, HostNet& net, uint32_t k,
                     std::ostream& out) {
   const uint64_t n = run.job.floats;
   const uint32_t nodes = run.job.num_nodes();
@@ -165,9 +177,9 @@ Status RunIteration(const NodeRun& run, PlinkAggNode& node, EventLoop& loop, uin
   }
   const AggEngineStats before = node.stats();
   const auto epoch = static_cast<uint16_t>((run.job.job_id << 8) | (k + 1));
-  const TimeNs start = loop.Now();
+  const TimeNs start = net.Now();
   SWEMU_RETURN_IF_ERROR(node.AllReduce(run.plan, epoch, in.data(), result.data(), n, start));
-  const bool done = loop.RunUntil([&] { return node.done() || g_stop != 0; }, run.timeout);
+  const bool done = net.RunUntil([&] { return node.done() || g_stop != 0; }, run.timeout);
   if (!done || !node.done()) return IterationFailed(run, node, k, before);
   const double seconds = static_cast<double>(node.report().finish_ns - start) * 1e-9;
   uint64_t wrong = 0;
@@ -193,26 +205,28 @@ Status RunIteration(const NodeRun& run, PlinkAggNode& node, EventLoop& loop, uin
 Status RunPlinkNode(const po::variables_map& vm, std::ostream& out) {
   NodeRun run;
   SWEMU_RETURN_IF_ERROR(ReadRun(vm, &run));
-  Result<std::unique_ptr<UdpSocketTransport>> udp = OpenNodeSocket(run);
-  if (!udp.ok()) return udp.status();
+  HostNet net;
+  SWEMU_RETURN_IF_ERROR(OpenNodeNet(run, &net));
   g_stop = 0;
   std::signal(SIGINT, OnStopSignal);
   std::signal(SIGTERM, OnStopSignal);
   const PlinkJobNode& me = run.job.nodes[run.me];
-  PlinkAggNode node(static_cast<uint16_t>(run.me), run.job.Addresses(), udp->get(), run.engine);
-  EventLoop loop;
-  loop.Add(udp->get(), &node);
+  PlinkAggNode node(static_cast<uint16_t>(run.me),
+                    net.dpdk() ? run.job.FrameAddresses(run.me) : run.job.Addresses(),
+                    net.transport(), run.engine);
+  net.Add(node);
   out << "PLink node " << me.name << " (" << run.me << " of " << run.job.num_nodes() << ", group "
       << me.group << ") at " << FormatIpv4(me.ip) << ":" << run.job.udp_port << ", job "
       << run.job.job_id << ": " << run.job.floats << " floats in " << run.plan.chunk_bytes.size()
       << " chunks, " << (run.job.flat ? "flat aggregation" : "2LHA over ")
-      << (run.job.flat ? "" : std::to_string(run.plan.groups) + " groups") << "\n"
+      << (run.job.flat ? "" : std::to_string(run.plan.groups) + " groups")
+      << (run.port.empty() ? "" : ", over DPDK port " + run.port) << "\n"
       << std::flush;
   for (uint32_t k = 0; k < run.iterations; ++k) {
-    Status it = RunIteration(run, node, loop, k, out);
+    Status it = RunIteration(run, node, net, k, out);
     if (!it.ok()) return Status::Error("node " + me.name + ": " + it.message());
   }
-  loop.RunUntil([] { return g_stop != 0; }, kLingerNs);
+  net.RunUntil([] { return g_stop != 0; }, kLingerNs);
   return Status::Ok();
 }
 

@@ -2,8 +2,8 @@
 // reach the others directly): four nodes in two groups give exact sums under 2LHA and under flat
 // aggregation; a second node under a name already running is refused; a node whose peers are
 // missing, or whose job file is not theirs, ends with one line within its timeout; bad input
-// ends with one line, exit 2, before any output. The same command through switches in
-// namespaces: plink_netns_test.cc.
+// (with --port, a MAC the node's frames need given as learn) ends with one line, exit 2, before
+// any output. The same command through switches in namespaces: plink_netns_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -128,6 +128,11 @@ TEST(PlinkNode, BadInputEndsWithOneLineBeforeAnyOutput) {
                                     "node = a 02:00:00:00:00:01 192.0.2.1 r0\n"
                                     "node = b 02:00:00:00:00:02 192.0.2.2 r0\n";
   std::ofstream(dir + "broken.job") << "[job]\nid = 1\nfloats = 64\nnode = a x 1.2.3.4 r0\n";
+  // A DPDK node writes whole frames: b's MAC unknown is refused unless a sends through a router.
+  std::ofstream(dir + "learn.job") << "[job]\nid = 1\nfloats = 64\n"
+                                      "node = a 02:00:00:00:00:01 192.0.2.1 r0\n"
+                                      "node = b learn 192.0.2.2 r0\n"
+                                      "node = c learn 192.0.2.3 r1 gw_mac=02:00:00:00:00:fe\n";
   const struct {
     std::string args, want;
   } cases[] = {
@@ -140,6 +145,10 @@ TEST(PlinkNode, BadInputEndsWithOneLineBeforeAnyOutput) {
       {"node --job " + job + " --name h0 --timeout x", "--timeout"},
       {"node --job " + job + " --name h0 --rate fast", "--rate"},
       {"node --job " + job, "--name is required"},
+      {"node --job " + dir + "learn.job --name a --port net_null0",
+       "--port: the job file gives b's MAC as learn"},
+      {"node --job " + dir + "learn.job --name c --port net_null0",
+       "--port: the job file gives c's MAC as learn"},
   };
   for (const auto& c : cases) {
     RunResult run = RunCommandIn(dir, kPlink + " " + c.args);
