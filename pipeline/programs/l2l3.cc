@@ -2,6 +2,7 @@
 
 #include "pipeline/parser/header_ops.h"
 #include "pipeline/programs/l2l3_neighbour.h"
+#include "pipeline/programs/l2l3_learn.h"
 #include "pipeline/wire/byte_order.h"
 #include "pipeline/wire/ethernet.h"
 #include "pipeline/wire/ipv4.h"
@@ -22,6 +23,21 @@ void StoreMac(uint8_t* p, uint64_t mac) {
 }
 
 }  // namespace
+
+L2l3Program::L2l3Program() = default;
+L2l3Program::~L2l3Program() = default;
+
+DigestChannel* L2l3Program::digest_channel() noexcept {
+  return learning_ ? learning_->channel() : nullptr;
+}
+
+void L2l3Program::OnDigests(std::span<const DigestRecord> records, TimeNs now) {
+  if (learning_) learning_->OnDigests(records, now);
+}
+
+void L2l3Program::OnControlTime(TimeNs now) {
+  if (learning_) learning_->OnControlTime(now);
+}
 
 Status L2l3Program::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
@@ -53,6 +69,9 @@ Status L2l3Program::Load(ProgramContext& ctx) {
                                "drop",
                                {}},
                               &dmac_));
+  Result<std::unique_ptr<MacLearning>> learning = MacLearning::Load(ctx, dmac_);
+  if (!learning.ok()) return learning.status();
+  learning_ = std::move(*learning);
   SWEMU_RETURN_IF_ERROR(table(in, 0,
                               {"router_mac",
                                MatchKind::kExact,
@@ -146,6 +165,7 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
   Packet* bridged[kMaxBurst];
   uint32_t n_ip = 0;
   uint32_t n_bridged = 0;
+  if (learning_) learning_->Learn(pkts, n);
   // Stage 0: DSCP -> queue and router MAC for IPv4; everything else is bridged. A table the
   // control plane left empty gives the whole burst its default action without keys
   // (MissAllIfEmpty): a pure L2 switch reads no DSCP and no MAC here.
@@ -194,6 +214,10 @@ void L2l3Program::Bridge(Packet** pkts, uint32_t n) noexcept {
   BurstScratch<LookupResult> res;
   for (uint32_t i = 0; i < n; ++i) keys[i] = Key(LoadMac(pkts[i]->data + pkts[i]->hdr.eth), 48);
   dmac_->LookupBatch(keys, res, n);
+  if (learning_) {
+    for (uint32_t i = 0; i < n; ++i) learning_->Forward(*pkts[i], res[i]);
+    return;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     Metadata& meta = pkts[i]->meta;
     const ActionCall& action = *res[i].action;

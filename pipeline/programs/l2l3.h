@@ -4,14 +4,19 @@
 // hashing or per-packet spraying (round robin kept in a register); multicast groups; DSCP to
 // queue mapping; ECN CE marking of ECT packets whose queue was at or above its threshold.
 #include <cstdint>
+#include <memory>
 
 #include "pipeline/program/program.h"
 #include "pipeline/programs/l2l3_neighbour.h"
 
 namespace swemu {
 
+class MacLearning;  // l2l3_learn.h
+
 class L2l3Program final : public Program {
  public:
+  L2l3Program();
+  ~L2l3Program() override;
   // Action indices, in the order the tables declare them.
   enum DmacAction : uint16_t { kForward, kDmacMulticast, kDmacDrop };
   // glean: a connected subnet's host with no /32 yet; to_cpu: a gateway address
@@ -28,6 +33,10 @@ class L2l3Program final : public Program {
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
   // With router interfaces, the punt reason and its argument (PuntToCpu).
   uint32_t UserMetadataWords() const noexcept override { return neighbours_ ? 2 : 0; }
+  // MAC learning's control plane (l2l3_learn.h); no channel without `learning = on`.
+  DigestChannel* digest_channel() noexcept override;
+  void OnDigests(std::span<const DigestRecord> records, TimeNs now) override;
+  void OnControlTime(TimeNs now) override;
 
  private:
   void Bridge(Packet** pkts, uint32_t n) noexcept;
@@ -45,6 +54,7 @@ class L2l3Program final : public Program {
   MatchTable* arp_trap_ = nullptr;                // with router interfaces only
   std::unique_ptr<L2l3Neighbours> neighbours_;  // their control plane
   bool ecn_ = true;
+  std::unique_ptr<MacLearning> learning_;  // learning = on
 };
 
 }  // namespace swemu
