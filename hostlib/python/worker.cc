@@ -46,16 +46,21 @@ constexpr TimeNs kRunSliceNs = 1'000'000'000;
 
 // The transport's socket shares its address (SO_REUSEADDR), so a second Worker of the same
 // rank would bind too and take the first one's datagrams. A plain bind first (TryBindUdp) says
-// whether the address is free.
-Status CheckUdpAddressFree(Ipv4Addr ip, uint16_t port) {
+// whether the address is free. A published job's rank (`net`) binds the job's port on every
+// address, so any other rank or PS of the job on this machine (or namespace) holds it too.
+Status CheckUdpAddressFree(Ipv4Addr ip, uint16_t port, bool published) {
   const int error = TryBindUdp(ip, port);
   if (error == 0) return Status::Ok();
   if (error == EADDRNOTAVAIL) {
     return Status::Error("the job gives this rank " + FormatIpv4(ip) +
                          ", which is not an address of this machine (or namespace)");
   }
-  return Status::Error(FormatIpv4(ip) + ":" + std::to_string(port) + " is taken (" +
-                       std::strerror(error) + "): another Worker of this rank is running");
+  return Status::Error(
+      FormatIpv4(ip) + ":" + std::to_string(port) + " is taken (" + std::strerror(error) +
+      (published ? "): a rank or the PS of this job already runs on this machine (or namespace); "
+                   "over kernel UDP each rank binds the job's port on every address, so one "
+                   "rank per machine"
+                 : "): another Worker of this rank is running"));
 }
 
 // The job a Worker of `spec` runs. A published job's (transport net) is read as swemu-atp
@@ -173,7 +178,7 @@ Result<std::unique_ptr<FabricWorker>> FabricWorker::OpenJoined(const WorkerSpec&
     w->dpdk_ = std::move(*dpdk);
     transport = &w->dpdk_->port(0);
   } else {
-    Status free = CheckUdpAddressFree(host.ip, job->spec.udp_port);
+    Status free = CheckUdpAddressFree(host.ip, job->spec.udp_port, spec.transport == "net");
     if (!free.ok()) return Status::Error(who + ": " + free.message());
     UdpSocketConfig config;
     config.bind_ip = host.ip;

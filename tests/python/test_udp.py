@@ -241,6 +241,20 @@ class ArgumentTest(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "port= goes with transport=net"):
             swemu.Worker(self.spec + ";port=net_null0", 0)
 
+    def test_published_job_one_rank_per_machine(self):
+        # Over kernel UDP a published job's rank binds the job's port on every address (for the
+        # group's datagrams), so a second rank on the same machine is refused, saying why (as
+        # under torchrun --nproc_per_node 2). Loopback: both ranks' addresses are this machine's.
+        job = os.path.join(self.fabric.out_dir, "loopback.job")
+        with open(job, "w") as f:
+            f.write("[job]\nid = 1\ngroup = 239.1.1.1\nelements = 64\nport = 19517\n"
+                    "ps = ps learn 127.0.9.254 tor:2\nworker = w0 learn 127.0.9.1 tor:0\n"
+                    "worker = w1 learn 127.0.9.2 tor:1\n")
+        with swemu.Worker.from_job(job, 0):
+            with self.assertRaisesRegex(swemu.Error, "worker 1: 127.0.9.2:19517 is taken .*a rank "
+                                        "or the PS of this job already runs on this machine"):
+                swemu.Worker.from_job(job, 1)
+
     def test_bad_fabrics(self):
         for kwargs, error, pattern in [
                 (dict(workers=0), ValueError, "workers must be 1..32"),

@@ -231,6 +231,10 @@ def mode_init(init, k):
         return f"tcp://{host}:{int(port) + k}"
     if init.startswith("env://"):
         os.environ["MASTER_PORT"] = str(int(os.environ.get("MASTER_PORT", "29500")) + k)
+        if k > 0:
+            # Under torchrun every rank is a client of the store its agent hosts at MASTER_PORT
+            # (TORCHELASTIC_USE_AGENT_STORE); nobody hosts the next port's: rank 0 must.
+            os.environ["TORCHELASTIC_USE_AGENT_STORE"] = "False"
         return init
     return f"{init}-{k}"
 

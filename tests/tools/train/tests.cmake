@@ -22,8 +22,10 @@ endforeach()
 # epoch: digits through the DDP hook and the switch, the small ResNet through the "swemu"
 # torch.distributed backend over UDP, each against Gloo with train_digits' --check rules; the
 # ranks as separate hosts (netns: each rank and the PS in a network namespace through the
-# published switch on net_af_packet, over kernel UDP; root, otherwise SKIPPED); and options.
-foreach(case digits resnet netns options)
+# published switch on net_af_packet, rank 0 over kernel UDP, rank 1 on a DPDK port; torchrun:
+# the same with each rank started by torchrun as on two servers; root, otherwise SKIPPED); and
+# options.
+foreach(case digits resnet netns torchrun options)
   if(TARGET swemu_python)
     add_test(NAME tools_train_ddp_${case}
              COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/train_ddp_test.py

@@ -13,10 +13,14 @@ the switch and the job, swemu runs the switch in real time on net_af_packet (--b
 each of 2 ranks and the PS (`swemu-atp ps`) in a network namespace of its own: the ranks run
 train_ddp.py --rank R --init tcp://RANK0:PORT --job FILE (digits, one epoch, through the hook,
 rank 0 over kernel UDP, rank 1 on a DPDK port, --port net_af_packet0,iface=eth0; then Gloo over
-TCP through the same switch), rank 0 with --check: exit 0,
-bit-equal to ATP's arithmetic, within the rules of Gloo, the parameters identical on both
-ranks, most elements summed in the switch (the PS's line), within 60 s. A Worker of the job
-outside the namespaces is refused in one line.
+TCP through the same switch), rank 0 with --check: exit 0, bit-equal to ATP's arithmetic,
+within the rules of Gloo, the parameters identical on both ranks, most elements summed in the
+switch (the PS's line), within 60 s. A Worker of the job outside the namespaces is refused in
+one line.
+CASE torchrun (root; otherwise SKIPPED): the same network, each rank started by torchrun
+(`python3 -m torch.distributed.run --nnodes 2 --nproc_per_node 1 --node_rank R --master_addr
+RANK0`, as on two servers) with SWEMU_JOB and no --rank/--init (RANK, WORLD_SIZE, env://), both
+over kernel UDP: rank 0's --check holds, the parameters identical, most elements in the switch.
 CASE options: bad options end with one line and exit 2 before anything is written.
 Exit 0 when the case holds, 1 with the reasons otherwise.
 """
@@ -73,67 +77,103 @@ def case_resnet(build, tmp):
     expect(len(r) == 2 and all(float(x["seconds_per_iteration"]) > 0 for x in r), f"rows {r}")
 
 
-def case_netns(build, tmp):
+def netns_run(build, d, name, net, rank_command):
+    """In directory d, the ranks as separate hosts: NAMEw0 and NAMEw1 (switch ports 0 and 1) and the PS NAMEps
+    (port 2) on 10.9.NET.0/24, each in a namespace on swemu-atp publish's switch NAMEtor, run in
+    real time on net_af_packet (swemu --backend netns). rank_command(job, rank): the rank's run
+    line. Returns swemu's process, its seconds and the logs ("ps", "w0", "w1"), or SKIPs."""
     if os.geteuid() != 0:
-        print("netns: SKIPPED: needs root (network namespaces)")
+        print(f"{os.path.basename(d)}: SKIPPED: needs root (network namespaces)")
         sys.exit(0)
-    d = os.path.join(tmp, "netns")
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
+    hosts = [(f"{name}w0", f"10.9.{net}.1", f"02:00:00:00:{net:02x}:01", "worker"),
+             (f"{name}w1", f"10.9.{net}.2", f"02:00:00:00:{net:02x}:02", "worker"),
+             (f"{name}ps", f"10.9.{net}.254", f"02:00:00:00:{net:02x}:fe", "ps")]
     with open(os.path.join(d, "hosts"), "w") as f:
-        f.write("ddpw0 worker 10.9.7.1 02:00:00:00:07:01 0\n"
-                "ddpw1 worker 10.9.7.2 02:00:00:00:07:02 1\n"
-                "ddpps ps 10.9.7.254 02:00:00:00:07:fe 2\n")
+        f.writelines(f"{h} {role} {ip} {mac} {port}\n"
+                     for port, (h, ip, mac, role) in enumerate(hosts))
     atp = os.path.join(build, "tools", "swemu-atp")
     p = subprocess.run([atp, "publish", "--hosts", os.path.join(d, "hosts"), "--out-dir",
-                        os.path.join(d, "pub"), "--switch", "ddptor"], capture_output=True,
+                        os.path.join(d, "pub"), "--switch", f"{name}tor"], capture_output=True,
                        text=True)
     expect(p.returncode == 0, f"publish: {p.stderr}")
     job = os.path.join(d, "pub", "job")
-    rank = (f"GLOO_SOCKET_IFNAME=eth0 /usr/bin/python3 {SCRIPT} --model digits --workers 2 "
-            f"--epochs 1 --init tcp://10.9.7.1:29411 --job {job} --build {build}")
     with open(os.path.join(d, "net.topo"), "w") as f:
-        f.write(f"[topology]\nswitch = ddptor {d}/pub/switch.ini\n"
-                "host = ddptor:0 name=ddpw0 ip=10.9.7.1/24 mac=02:00:00:00:07:01\n"
-                "host = ddptor:1 name=ddpw1 ip=10.9.7.2/24 mac=02:00:00:00:07:02\n"
-                "host = ddptor:2 name=ddpps ip=10.9.7.254/24 mac=02:00:00:00:07:fe\n"
-                f"run = ddpps swemu-atp ps --job {job} --idle-exit 2\n"
-                f"run = ddpw0 {rank} --rank 0 --out-dir {d}/r0 --check --accuracy-floor 0.3\n"
-                f"run = ddpw1 {rank} --rank 1 --out-dir {d}/r1 --port {PORT}\n")
+        f.write(f"[topology]\nswitch = {name}tor {d}/pub/switch.ini\n")
+        f.writelines(f"host = {name}tor:{port} name={h} ip={ip}/24 mac={mac}\n"
+                     for port, (h, ip, mac, _) in enumerate(hosts))
+        f.write(f"run = {name}ps swemu-atp ps --job {job} --idle-exit 2\n"
+                f"run = {name}w0 {rank_command(job, 0)}\nrun = {name}w1 {rank_command(job, 1)}\n")
     start = time.monotonic()
     p = subprocess.run(["timeout", "90", os.path.join(build, "swemu", "swemu"), "--topology",
                         os.path.join(d, "net.topo"), "--backend", "netns", "--out-dir",
                         os.path.join(d, "out")], capture_output=True, text=True, cwd=d)
     seconds = time.monotonic() - start
     logs = {}
-    for name in ("ddpps-run0", "ddpw0-run1", "ddpw1-run2"):
-        path = os.path.join(d, "out", name + ".log")
-        logs[name] = open(path).read() if os.path.exists(path) else ""
-    expect(p.returncode == 0, f"netns: exit {p.returncode}: {p.stderr}{logs}")
-    expect(seconds < 60, f"netns: {seconds:.1f} s")
-    r0 = logs["ddpw0-run1"]
-    expect("swemu via hook over net\n" in r0, f"not over the published job: {r0}")
-    expect(f"swemu via hook over net on DPDK port {PORT}" in logs["ddpw1-run2"],
-           f"rank 1 not on its DPDK port: {logs['ddpw1-run2']}")
+    for key, log in (("ps", "ps-run0"), ("w0", "w0-run1"), ("w1", "w1-run2")):
+        path = os.path.join(d, "out", name + log + ".log")
+        logs[key] = open(path).read() if os.path.exists(path) else ""
+    expect(p.returncode == 0, f"{d}: exit {p.returncode}: {p.stderr}{logs}")
+    expect(seconds < 60, f"{d}: {seconds:.1f} s")
+    return logs
+
+
+def expect_rank0_checks(r0, ps_log):
+    """Rank 0's --check held (bit-equal to ATP's arithmetic, within the rules of Gloo, the same
+    parameters on both ranks) and the PS summed most elements in the switch."""
     expect("check switch: equal to ATP's arithmetic" in r0, f"not bit-equal: {r0}")
     expect("check switch: largest loss difference to gloo" in r0, f"no comparison: {r0}")
     for mode in ("swemu", "gloo"):
         expect(f"{mode} parameters: identical on all 2 ranks" in r0, f"{mode} parameters: {r0}")
-    ps = [l for l in logs["ddpps-run0"].splitlines() if l.startswith("job 1: ")]
+    ps = [l for l in ps_log.splitlines() if l.startswith("job 1: ")]
     share = float(ps[0].split("seqs completed, ")[1].split("%")[0]) if ps else 0
-    expect(share > 50, f"elements summed in the switch: {logs['ddpps-run0']}")
+    expect(share > 50, f"elements summed in the switch: {ps_log}")
+    return ps
+
+
+def case_netns(build, tmp):
+    def rank(job, r):
+        return (f"GLOO_SOCKET_IFNAME=eth0 /usr/bin/python3 {SCRIPT} --model digits --workers 2 "
+                f"--epochs 1 --init tcp://10.9.7.1:29411 --job {job} --build {build} --rank {r} "
+                f"--out-dir {tmp}/netns/r{r}"
+                + (" --check --accuracy-floor 0.3" if r == 0 else f" --port {PORT}"))
+    logs = netns_run(build, os.path.join(tmp, "netns"), "ddp", 7, rank)
+    r0 = logs["w0"]
+    expect("swemu via hook over net\n" in r0, f"not over the published job: {r0}")
+    expect(f"swemu via hook over net on DPDK port {PORT}" in logs["w1"],
+           f"rank 1 not on its DPDK port: {logs['w1']}")
+    ps = expect_rank0_checks(r0, logs["ps"])
     # About one gradient packet per seq reaches the PS, the switch's sum: each rank's rack is the
     # switch (fan-in 2). Read with the port as the rack (fan-in 1), the switch also sent ranks' own
     # packets on: about two per seq (4728 sums and 4737 originals for 4730 seqs).
     packets = int(ps[0].split(": ")[1].split(" gradient packets")[0]) if ps else 0
     seqs = int(ps[0].split("originals), ")[1].split(" seqs")[0]) if ps else 0
     expect(0 < seqs and packets < 1.5 * seqs, f"one packet per seq at the PS: {ps}")
+    job = os.path.join(tmp, "netns", "pub", "job")
     # Outside the namespaces this machine has no rank's address: one line says so.
     p = subprocess.run(["/usr/bin/python3", "-c", f"import swemu; swemu.Worker.from_job({job!r}, 0)"],
                        capture_output=True, text=True,
                        env=dict(os.environ, PYTHONPATH=os.path.join(build, "hostlib", "python")))
     expect(p.returncode == 1 and "10.9.7.1, which is not an address of this machine" in p.stderr,
            f"outside: {p.returncode} {p.stderr}")
+
+
+def case_torchrun(build, tmp):
+    # torchrun as on two servers: one agent per host (--nnodes 2 --node_rank R), rendezvous at
+    # rank 0's host; the script takes RANK and WORLD_SIZE, --init env://. --redirects 1 --tee 1:
+    # torch 1.13's defaults ("0") fail under Python 3.11 (hostlib/python/README.md).
+    def rank(job, r):
+        return (f"GLOO_SOCKET_IFNAME=eth0 SWEMU_JOB={job} /usr/bin/python3 -m torch.distributed.run "
+                f"--redirects 1 --tee 1 --nnodes 2 --nproc_per_node 1 --node_rank {r} "
+                f"--master_addr 10.9.6.1 --master_port 29421 {SCRIPT} --model digits --epochs 1 "
+                f"--build {build} --out-dir {tmp}/torchrun/r{r}"
+                + (" --check --accuracy-floor 0.3" if r == 0 else ""))
+    logs = netns_run(build, os.path.join(tmp, "torchrun"), "trun", 6, rank)
+    r0 = logs["w0"]
+    expect("[default0]:train_ddp: digits (13706 parameters), 2 workers" in r0 and
+           "swemu via hook over net" in r0, f"not rank 0 of 2 under torchrun: {r0}")
+    expect_rank0_checks(r0, logs["ps"])
 
 
 def case_options(build, tmp):
@@ -160,7 +200,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", required=True)
     ap.add_argument("--tmp", required=True)
-    ap.add_argument("case", choices=("digits", "resnet", "netns", "options"))
+    ap.add_argument("case", choices=("digits", "resnet", "netns", "torchrun", "options"))
     a = ap.parse_args()
     os.makedirs(a.tmp, exist_ok=True)
     globals()["case_" + a.case](os.path.abspath(a.build), os.path.abspath(a.tmp))
