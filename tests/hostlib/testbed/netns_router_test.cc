@@ -1,0 +1,76 @@
+// A real-time swemu as the router of two subnets ([interface.N]), hosts in network namespaces
+// with nothing but an address and a default route via their gateway: the kernel ARPs for the
+// gateway, the switch answers and resolves the far host itself (no MAC written anywhere),
+// then ICMP echo crosses the subnets, the gateways answer pings, and TCP runs across.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "tests/swemu/swemu_subprocess.h"
+
+namespace swemu {
+namespace {
+
+using swemu::testing::kSwemuBinary;
+using swemu::testing::ReadText;
+using swemu::testing::RunCommandIn;
+using swemu::testing::TestDirFor;
+
+// ICMP echo over a raw socket (no ping binary is assumed): exit 0 when every echo is answered.
+constexpr const char* kPing = R"(import socket, struct, sys
+def csum(b):
+    s = sum(struct.unpack('!%dH' % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff)
+    return ~(s + (s >> 16)) & 0xffff
+addr, count, ok = sys.argv[1], int(sys.argv[2]), 0
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(3)
+for seq in range(count):
+    body = struct.pack('!HH', 77, seq) + b'swemu-ping'
+    s.sendto(struct.pack('!BBH', 8, 0, csum(b'\x08\0\0\0' + body)) + body, (addr, 0))
+    try:
+        while True:
+            data, src = s.recvfrom(2048); i = (data[0] & 15) * 4
+            if src[0] == addr and data[i] == 0 and data[i + 6:i + 8] == struct.pack('!H', seq):
+                print('reply from', addr, 'seq', seq); ok += 1; break
+    except socket.timeout:
+        print('timeout', addr, 'seq', seq)
+sys.exit(0 if ok == count else 1)
+)";
+
+TEST(NetnsRouterTest, HostsWithOnlyAGatewayPingAcrossSubnetsAndRunTcp) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDirFor("netns_router_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "ping.py") << kPing;
+  std::ofstream(dir + "tor.ini") << "[switch]\nname = rtor\nports = 4\nprogram = l2l3\n"
+                                 << "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                                 << "ports = 0-1\n"
+                                 << "[interface.2]\nmac = 02:00:00:00:fe:02\nip = 10.2.2.1/24\n"
+                                 << "ports = 2-3\n";
+  const std::string ping = "python3 " + dir + "ping.py ";
+  std::ofstream(dir + "net.topo")
+      << "[topology]\nswitch = rtor " << dir << "tor.ini\n"
+      << "host = rtor:0 name=rh1 ip=10.1.1.2/24 gw=10.1.1.1\n"
+      << "host = rtor:2 name=rh2 ip=10.2.2.2/24 gw=10.2.2.1\n"
+      << "run = rh2 iperf3 -s -1\n"
+      << "run = rh1 " << ping << "10.2.2.2 3 && " << ping << "10.1.1.1 2 && " << ping
+      << "10.2.2.1 2 && iperf3 -c 10.2.2.2 -t 1 -f m && ip neigh\n";
+  auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + dir +
+                                   "net.topo --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  const std::string h1 = ReadText(dir + "out/rh1-run1.log");
+  for (const char* line : {"reply from 10.2.2.2 seq 2", "reply from 10.1.1.1 seq 1",
+                           "reply from 10.2.2.1 seq 1", "iperf Done.", "receiver"}) {
+    EXPECT_NE(h1.find(line), std::string::npos) << line << "\n" << h1;
+  }
+  // The host learned its gateway's MAC by ARP, from the switch.
+  EXPECT_NE(h1.find("10.1.1.1 dev eth0 lladdr 02:00:00:00:fe:01"), std::string::npos) << h1;
+  // The only drop: the first request for rh2 also went out of port 3, which has no device.
+  const std::string log = ReadText(dir + "out/rtor.log");
+  EXPECT_NE(log.find("drops: link_down 1\n"), std::string::npos) << log;
+}
+
+}  // namespace
+}  // namespace swemu
