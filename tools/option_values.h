@@ -11,6 +11,7 @@
 
 #include "pipeline/control/units.h"
 #include "pipeline/core/status.h"
+#include "pipeline/tm/tm_config.h"
 
 namespace swemu {
 
@@ -77,6 +78,21 @@ inline Status RefuseWithTopology(const po::variables_map& vm,
     }
   }
   return Status::Ok();
+}
+
+// --alpha VALUE, the experiments' flag for dynamic thresholds: [tm] alpha on every switch, in
+// ParseAlpha's spellings (1/8, 2^-3, 0.125; 0: the static buffer). *alpha unchanged without it.
+inline Status CheckAlpha(const po::variables_map& vm, double* alpha) {
+  if (vm.count("alpha") == 0) return Status::Ok();
+  return Check("alpha", ParseAlpha(Text(vm, "alpha")), alpha);
+}
+
+// The line an experiment prints above its figures when --alpha is on; empty when it is not, so
+// a default run prints what it always did.
+inline std::string AlphaLine(double alpha) {
+  if (alpha == 0) return "";
+  return "buffer: dynamic thresholds, alpha " + FormatAlpha(alpha) +
+         " on every queue of every switch ([tm] alpha)\n";
 }
 
 }  // namespace opt

@@ -87,6 +87,7 @@ Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& mo
 // mark ECN at 65 packets; DLCP's are the TM's defaults (its program sets its data queues').
 QueueConfig SchemeQueues(const DlcpExperimentOptions& o, bool dlcp) {
   QueueConfig queues;
+  queues.alpha = o.alpha;
   if (!dlcp) {
     queues.depth_pkts = o.buffer_pkts;
     queues.ecn_threshold_bytes = 65 * 1514;
@@ -327,6 +328,7 @@ Result<DlcpRunResult> DlcpRun::Collect() {
     const TrafficManager& tm = engine_.switch_at(k).tm();
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);
     run.queue_drops += tm.drops(DropReason::kTmQueueFull);
+    run.dt_drops += tm.drops(DropReason::kTmDynamicThreshold);
   }
   return run;
 }

@@ -45,6 +45,7 @@ struct DlcpExperimentOptions {
   // the model and buffer_pkts, instead of the program's defaults.
   double dlcp_load = 0;
   uint64_t seed = 1;
+  double alpha = 0;  // [tm] alpha on every queue of every switch, both schemes; 0: static buffer
 
   Status Validate() const;
 };
@@ -66,6 +67,7 @@ struct DlcpRunResult {
   std::vector<double> layer_loss;       // mean loss per layer, push flows
   std::vector<double> layer_loss_pull;  // the same, pull flows (empty without the pull)
   uint64_t red_drops = 0, queue_drops = 0, marks = 0;
+  uint64_t dt_drops = 0;  // tm_dynamic_threshold (with alpha)
   TimeNs iteration_ns = 0;  // the last flow's completion: the iteration's communication time
   std::string thresholds;   // the dlcp_thresholds command installed, if any
   std::string fabric;       // the network, in words (DescribeDlcpTopology)

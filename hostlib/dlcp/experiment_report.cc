@@ -159,6 +159,12 @@ std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunRe
                 static_cast<unsigned long long>(d.queue_drops),
                 static_cast<unsigned long long>(b.queue_drops));
   out += line;
+  if (o.alpha != 0) {
+    std::snprintf(line, sizeof(line), "dynamic-threshold drops: DLCP %llu; DCTCP %llu\n",
+                  static_cast<unsigned long long>(d.dt_drops),
+                  static_cast<unsigned long long>(b.dt_drops));
+    out += line;
+  }
   out += every_layer ? EveryLayersLoss(o, d, b) : LayerLossSummary(o, d, b);
   return out;
 }

@@ -130,6 +130,7 @@ po::options_description SimOptions() {
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
+      ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch, both schemes (1/8, 2^-3, 0.125); without: the static shared buffer")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)")
       ("verbose,v", "print the loss of every layer (default: each stage's mean and worst layer)");
   // clang-format on
@@ -173,6 +174,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
   SWEMU_RETURN_IF_ERROR(Number(vm, "pull-bound", &o.pull_bound));
   o.pull = vm.count("push-only") == 0;
+  SWEMU_RETURN_IF_ERROR(opt::CheckAlpha(vm, &o.alpha));
   if (vm.count("load") != 0) {
     SWEMU_RETURN_IF_ERROR(Number(vm, "load", &o.dlcp_load));
     if (!(o.dlcp_load > 0 && o.dlcp_load <= 100)) return Status::Error("--load: must be in (0, 100]");
@@ -193,7 +195,7 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
   Result<DlcpRunResult> b = RunDlcpExperiment(o, topo, false);
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
-  out << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
+  out << opt::AlphaLine(o.alpha) << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
   if (!csv.empty()) {
     SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b), "--csv"));
     out << "wrote " << csv << "\n";

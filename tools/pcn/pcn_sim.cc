@@ -44,7 +44,8 @@ po::options_description SimOptions() {
       ("burst-rate", po::value<std::string>()->default_value("30M"), "each worker's burst rate limit, bits/s (iperf3 -b); 0: the NIC's")
       ("lead", po::value<std::string>()->default_value("40ms"), "least time from a START to its burst, ACK or not (0: on the ACK)")
       ("min-rto", po::value<std::string>()->default_value("200ms"), "senders' minimum retransmission timeout")
-      ("seed", po::value<std::string>()->default_value("1"), "seed of the run");
+      ("seed", po::value<std::string>()->default_value("1"), "seed of the run")
+      ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch (1/8, 2^-3, 0.125); without: the static shared buffer");
   // clang-format on
   return options;
 }
@@ -121,11 +122,16 @@ int RunSimCommand(int argc, char** argv) {
   const int exit_now = ParsePcnSubcommand("sim", "[--out DIR] [options]", SimOptions(), argc, argv, &vm);
   if (exit_now >= 0) return exit_now;
   PcnExperimentOptions o;
+  double alpha = 0;
   Status status = ParseSim(vm, &o);
+  if (status.ok()) status = opt::CheckAlpha(vm, &alpha);
   Result<PcnNetwork> net = Status::Error("not loaded");
   if (status.ok()) {
     net = LoadNetwork(vm, o);
     status = net.status();
+  }
+  if (status.ok() && alpha != 0) {
+    for (LoadedSwitchConfig& sw : net->topo.switches) sw.config.tm.queue.alpha = alpha;
   }
   std::string out;
   if (status.ok() && vm.count("out")) {
@@ -158,7 +164,7 @@ int RunSimCommand(int argc, char** argv) {
     }
     runs[pcn] = *r;
   }
-  const std::string table = FormatPcnComparison(o, runs[0], runs[1]);
+  const std::string table = opt::AlphaLine(alpha) + FormatPcnComparison(o, runs[0], runs[1]);
   if (!out.empty()) {
     status = files.WriteText(out + "/comparison.txt", table);
     for (int pcn = 0; pcn < 2 && status.ok(); ++pcn) {

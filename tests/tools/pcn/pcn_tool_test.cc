@@ -39,7 +39,8 @@ TEST(PcnTool, BadOptionsEndWithOneLine) {
         std::string("threshold --rtt 1ms"), std::string("threshold --rtt 0 --rate 1G"),
         std::string("threshold --rtt 1ms --rate fast"), std::string("threshold --rtt 1ms --rate 1G --k 1"),
         std::string("threshold --rtt 1ms --rate 1G --k x"), std::string("threshold --rtt 1ms --rate 1G --flows 0"),
-        std::string("threshold --rtt 1ms --rate 1G stray"), std::string("threshold --rtt 1s --rate 10G --k 0.9")}) {
+        std::string("threshold --rtt 1ms --rate 1G stray"), std::string("threshold --rtt 1s --rate 10G --k 0.9"),
+        std::string("sim --alpha 3^2"), std::string("sim --alpha -1")}) {
     RunResult run = RunCommandIn(Dir(), kPcn + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
