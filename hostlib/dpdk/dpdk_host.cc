@@ -103,6 +103,11 @@ Status DpdkHost::InitEal(const std::vector<std::string>& eal_args, std::ostream&
   return Status::Ok();
 }
 
+std::vector<std::string> DpdkHost::PortEalArgs(const std::string& devargs, uint32_t memory_mb) {
+  if (devargs.rfind("net_", 0) != 0) return {};
+  return {"--no-pci", "--no-huge", "-m", std::to_string(memory_mb)};
+}
+
 void DpdkHost::CleanupEal() {
   if (!g_eal_initialised) return;
   swemu::CleanupEal();

@@ -91,6 +91,10 @@ class DpdkHost {
   static Status InitEal(const std::vector<std::string>& eal_args, std::ostream& err);
   // rte_eal_cleanup, after every DpdkHost is closed.
   static void CleanupEal();
+  // What EAL needs for a host port given as devargs, beyond its lcore and file prefix: a
+  // virtual device (net_*: virtio_user, af_packet, tap) runs without the PCI bus or hugepages,
+  // in memory_mb of ordinary memory; a NIC (a PCI address) needs both, so nothing is added.
+  static std::vector<std::string> PortEalArgs(const std::string& devargs, uint32_t memory_mb);
 
   // Makes the pool and opens, starts and waits for the link of every port. Errors name the
   // port: "port 1: devargs net_foo0: no such driver", "mbuf pool: ...".

@@ -42,7 +42,7 @@ Status HostNet::OpenUdp(const UdpSocketConfig& config) {
 Status HostNet::OpenDpdk(const std::string& devargs, const std::string& prefix) {
   std::vector<std::string> eal = {"-l", std::to_string(FirstAllowedCpu()), "--file-prefix",
                                   prefix + "-" + std::to_string(getpid()), "--no-telemetry"};
-  if (devargs.rfind("net_", 0) == 0) eal.insert(eal.end(), {"--no-pci", "--no-huge", "-m", "256"});
+  for (std::string& arg : DpdkHost::PortEalArgs(devargs, 256)) eal.push_back(std::move(arg));
   // What EAL's scan and the driver print about a device that fails: the error says it once.
   HeldOutput held;
   std::ostringstream log;

@@ -34,10 +34,8 @@ Result<std::unique_ptr<DpdkHost>> OpenDpdkPort(const std::string& user,
     while (lcore < CPU_SETSIZE && !CPU_ISSET(lcore, &saved)) ++lcore;
     std::vector<std::string> args = {"-l", std::to_string(lcore), "--no-telemetry", "--file-prefix",
                                      file_prefix};
-    // A virtual device (net_virtio_user, net_af_packet, ...) needs no PCI bus or hugepages; a
-    // NIC needs both (InitEal falls back to --no-huge where the machine has no hugepages).
-    if (devargs.rfind("net_", 0) == 0) {
-      args.insert(args.end(), {"--no-pci", "--no-huge", "-m", std::to_string(memory_mb)});
+    for (std::string& arg : DpdkHost::PortEalArgs(devargs, memory_mb)) {
+      args.push_back(std::move(arg));
     }
     std::ostringstream notes;
     Status init = DpdkHost::InitEal(args, notes);

@@ -31,6 +31,16 @@ Result<std::unique_ptr<DpdkHost>> OpenRing(const std::string& devargs) {
   return DpdkHost::Open(config);
 }
 
+// A virtual device runs without the PCI bus and hugepages; a NIC's PCI address gets neither
+// flag (its bus must be scanned, its DMA memory pinned).
+TEST(DpdkHostTest, PortEalArgsLeaveOutPciAndHugepagesOnlyForVirtualDevices) {
+  EXPECT_EQ(DpdkHost::PortEalArgs("net_af_packet0,iface=eth0", 128),
+            (std::vector<std::string>{"--no-pci", "--no-huge", "-m", "128"}));
+  EXPECT_EQ(DpdkHost::PortEalArgs("net_virtio_user0,path=/tmp/x.sock", 256),
+            (std::vector<std::string>{"--no-pci", "--no-huge", "-m", "256"}));
+  EXPECT_TRUE(DpdkHost::PortEalArgs("0000:3b:00.0", 128).empty());
+}
+
 TEST(DpdkHostTest, SentFramesComeBackOnARingPortWithCounters) {
   ASSERT_TRUE(EalStatus().ok()) << EalStatus().message();
   auto host = OpenRing("net_ring0");
