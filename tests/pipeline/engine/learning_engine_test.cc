@@ -73,5 +73,52 @@ TEST(LearningEngine, FloodsTheUnknownThenUnicastsOnceLearned) {
   }
 }
 
+// 10,000 random source MACs from port 1 toward host 2 while hosts 1 (port 0) and 2 (port 2)
+// talk: the table fills to mac_limit, the rest is refused and counted, the hosts keep their
+// entries and their frames stay unicast.
+TEST(LearningEngine, AMacFloodFillsTheTableOnlyToItsLimit) {
+  SwitchConfig config;
+  config.name = "sw0";
+  config.num_ports = 3;
+  config.program = "l2l3";
+  config.program_options.Set("learning", "on");
+  config.program_options.Set("mac_limit", "100");
+  config.program_options.Set("mac_age", "0");
+  Engine engine(1);
+  ASSERT_TRUE(engine.AddSwitch(config, "").ok());
+  engine_test::Records flood;
+  uint64_t x = 12345;
+  for (int i = 0; i < 10'000; ++i) {
+    x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+    const uint64_t mac = ((x >> 16) & 0xFEFF'FFFF'FFFFULL) | 0x0200'0000'0000ULL;  // unicast
+    flood.push_back({1'000'000 + uint64_t(i) * 200'000,
+                     FrameBuilder()
+                         .Eth(Mac(2), MacAddr::FromU64(mac))
+                         .Ipv4(*ParseIpv4("10.0.0.9"), *ParseIpv4("10.0.0.2"))
+                         .Udp(1, 2)
+                         .Payload(18)
+                         .Build()});
+  }
+  WritePcap(TempPath("flood_in0.pcap"), {{1'000, Udp(2, 1)}, {1'000'000'000, Udp(2, 1)},
+                                         {2'500'000'000, Udp(2, 1)}});
+  WritePcap(TempPath("flood_in1.pcap"), flood);
+  WritePcap(TempPath("flood_in2.pcap"), {{100'000, Udp(1, 2)}, {1'500'000'000, Udp(1, 2)},
+                                         {2'600'000'000, Udp(1, 2)}});
+  for (PortId p = 0; p < 3; ++p) {
+    const std::string n = std::to_string(p);
+    HostPortSpec spec{"sw0", p, TempPath("flood_in" + n + ".pcap"),
+                      TempPath("flood_out" + n + ".pcap"), 1'000, 0};
+    ASSERT_TRUE(engine.AddHostPort(spec).ok());
+  }
+  ASSERT_TRUE(engine.Run().ok());
+  const std::string mac = *engine.FindSwitch("sw0")->commands().Execute("show mac");
+  EXPECT_NE(mac.find("entries 100 of mac_limit 100"), std::string::npos) << mac;
+  EXPECT_NE(mac.find("learned 100,"), std::string::npos) << mac;
+  EXPECT_NE(mac.find("refused (table full) 9902"), std::string::npos) << mac;
+  EXPECT_EQ(ReadPcap(TempPath("flood_out0.pcap")).size(), 3u);  // host 2's frames, unicast
+  EXPECT_EQ(ReadPcap(TempPath("flood_out1.pcap")).size(), 1u);  // only the first, flooded
+  EXPECT_EQ(ReadPcap(TempPath("flood_out2.pcap")).size(), 3u + 10'000u);
+}
+
 }  // namespace
 }  // namespace swemu
