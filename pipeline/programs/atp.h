@@ -58,6 +58,7 @@ class AtpProgram final : public Program {
   // The aggregator index, its bitmap, the op and flags: an AggMeta (agg_meta.h).
   static constexpr uint32_t kUserWords = kAggMetaWords;
   uint32_t UserMetadataWords() const noexcept override { return kUserWords; }
+  SWEMU_L2L3_DIGESTS(l2l3_)
 
   const AtpCounters& counters() const noexcept { return counters_; }
   void ResetCounters() noexcept { counters_ = AtpCounters(); }

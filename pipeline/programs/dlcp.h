@@ -48,6 +48,7 @@ class DlcpProgram final : public Program {
   void Egress(Packet& pkt) noexcept override { l2l3_.Egress(pkt); }
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override { l2l3_.EgressBurst(pkts, n); }
   uint32_t UserMetadataWords() const noexcept override { return 0; }
+  SWEMU_L2L3_DIGESTS(l2l3_)
 
   const DlcpThresholds& thresholds() const noexcept { return thresholds_; }
 

@@ -37,6 +37,7 @@ class FlowEcnProgram final : public Program {
   // cell has one owner, and `register_read flow_ecn_count` takes cell i from replica i % N.
   uint32_t ShardKey(const Packet& pkt) const noexcept override { return CellOf(pkt); }
   uint32_t UserMetadataWords() const noexcept override { return 0; }
+  SWEMU_L2L3_DIGESTS(l2l3_)
 
   const FlowEcnConfig& config() const noexcept { return config_; }
 

@@ -82,6 +82,7 @@ class GoatProgram final : public Program {
   uint32_t ShardKey(const Packet& pkt) const noexcept override;
   static constexpr uint32_t kUserWords = kAggMetaWords;  // an AggMeta (agg_meta.h)
   uint32_t UserMetadataWords() const noexcept override { return kUserWords; }
+  SWEMU_L2L3_DIGESTS(l2l3_)
 
   const GoatCounters& counters() const noexcept { return counters_; }
   void ResetCounters() noexcept { counters_ = GoatCounters(); }

@@ -13,6 +13,15 @@ namespace swemu {
 
 class MacLearning;  // l2l3_learn.h
 
+// In a program that composes l2l3 as `member` (atp, pcn, dlcp, goat, flow_ecn): hands l2l3's
+// MAC learning digests on, so `learning = on` works there too.
+#define SWEMU_L2L3_DIGESTS(member)                                                   \
+  DigestChannel* digest_channel() noexcept override { return member.digest_channel(); } \
+  void OnDigests(std::span<const DigestRecord> records, TimeNs now) override {       \
+    member.OnDigests(records, now);                                                  \
+  }                                                                                  \
+  void OnControlTime(TimeNs now) override { member.OnControlTime(now); }
+
 class L2l3Program final : public Program {
  public:
   L2l3Program();

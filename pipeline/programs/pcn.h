@@ -56,6 +56,7 @@ class PcnProgram final : public Program {
   void Egress(Packet& pkt) noexcept override;
   void EgressBurst(Packet** pkts, uint32_t n) noexcept override;
   uint32_t UserMetadataWords() const noexcept override { return 0; }
+  SWEMU_L2L3_DIGESTS(l2l3_)
   // On several lcores, by the sending host (IPv4 source; other frames by flow): a worker's
   // START and its burst take the same lcore and the same shard ring to the PS port's lcore, so
   // the START reaches egress first, as it was sent. By flow, a START handed across lcores could

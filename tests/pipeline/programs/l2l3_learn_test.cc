@@ -168,3 +168,24 @@ TEST(L2LearnConfig, BadKeysAreRefusedAndOffKeepsTodaysBehaviour) {
 
 }  // namespace
 }  // namespace swemu
+
+namespace swemu {
+namespace {
+
+// A program composing l2l3 hands its digests on: flow_ecn learns as l2l3 does.
+TEST(L2LearnComposed, FlowEcnLearnsThroughItsL2l3) {
+  SwitchConfig config = LearningConfig();
+  config.program = "flow_ecn";
+  SwitchHarness h(config);
+  ASSERT_TRUE(h.ok()) << h.error();
+  ASSERT_NE(h.sw().digests(), nullptr);
+  h.Send(0, Frame(Host(2), Host(1)));
+  EXPECT_EQ(Ports(h.Drain()), (std::set<PortId>{1, 2, 3}));
+  h.clock().Set(1'000'000);
+  h.sw().ServiceControlPlane(1'000'000);
+  h.Send(2, Frame(Host(1), Host(2)));
+  EXPECT_EQ(Ports(h.Drain()), (std::set<PortId>{0}));
+}
+
+}  // namespace
+}  // namespace swemu
