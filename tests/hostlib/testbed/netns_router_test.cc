@@ -72,5 +72,35 @@ TEST(NetnsRouterTest, HostsWithOnlyAGatewayPingAcrossSubnetsAndRunTcp) {
   EXPECT_NE(log.find("drops: link_down 1\n"), std::string::npos) << log;
 }
 
+// With MAC learning on too, the switch needs no entry at all: hosts of one subnet reach each
+// other bridged (their ARP flooded, their MACs learned), and the other subnet routed.
+TEST(NetnsRouterTest, WithLearningASubnetIsBridgedAndTheOtherRoutedWithNoEntry) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDirFor("netns_router_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "ping.py") << kPing;
+  std::ofstream(dir + "tor.ini") << "[switch]\nname = ltor\nports = 4\nprogram = l2l3\n"
+                                 << "[program]\nlearning = on\n"
+                                 << "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                                 << "ports = 0-1\n"
+                                 << "[interface.2]\nmac = 02:00:00:00:fe:02\nip = 10.2.2.1/24\n"
+                                 << "ports = 2-3\n";
+  const std::string ping = "python3 " + dir + "ping.py ";
+  std::ofstream(dir + "net.topo")
+      << "[topology]\nswitch = ltor " << dir << "tor.ini\n"
+      << "host = ltor:0 name=lh1 ip=10.1.1.2/24 gw=10.1.1.1\n"
+      << "host = ltor:1 name=lh3 ip=10.1.1.3/24 gw=10.1.1.1\n"
+      << "host = ltor:2 name=lh2 ip=10.2.2.2/24 gw=10.2.2.1\n"
+      << "run = lh1 " << ping << "10.1.1.3 3 && " << ping << "10.2.2.2 3\n";
+  auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + dir +
+                                   "net.topo --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  const std::string h1 = ReadText(dir + "out/lh1-run0.log");
+  for (const char* line : {"reply from 10.1.1.3 seq 2", "reply from 10.2.2.2 seq 2"}) {
+    EXPECT_NE(h1.find(line), std::string::npos) << line << "\n" << h1;
+  }
+}
+
 }  // namespace
 }  // namespace swemu
