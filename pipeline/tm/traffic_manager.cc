@@ -36,7 +36,7 @@ uint32_t Saturate32(uint64_t value) {
     bytes += pkts[i]->len;
   }
   queue.ring.PushBurst(pkts, n);
-  if (queue.managed) [[unlikely]] TrackReserved(queue, queue.bytes, bytes);
+  if (queue.managed) [[unlikely]] TrackReserved(port.buffers[qid].min_bytes, queue.bytes, bytes);
   queue.bytes = bytes;
   port.bytes += run_bytes;
   port.nonempty |= 1u << qid;
@@ -57,7 +57,8 @@ inline bool TrafficManager::RunFits(const Port& port, const Queue& queue, uint32
          (queue.red_pkts == 0 || queue.ring.size() + n <= queue.red_pkts) &&
          (queue.drop_threshold == 0 || queue.bytes + run_bytes <= queue.drop_threshold) &&
          (port_buffer_bytes_ == 0 || port.bytes + run_bytes <= port_buffer_bytes_) &&
-         (queue.managed ? BufferCheck(queue, run_bytes, true) == DropReason::kNone
+         (queue.managed ? BufferCheck(queue, port.buffers[&queue - port.queues], run_bytes,
+                                      true) == DropReason::kNone
                         : shared_used_bytes_ + run_bytes <= shared_limit_bytes_);
 }
 
@@ -72,14 +73,16 @@ uint64_t TrafficManager::FreePool(uint64_t extra) const noexcept {
 // beyond. Both bounds hold for a run when they hold for its last packet: the queue's pool bytes
 // only grow along a run and the free pool only shrinks.
 // Out of line: queues without alpha or a minimum never call it, and their path stays small.
-[[gnu::noinline]] DropReason TrafficManager::BufferCheck(const Queue& queue, uint64_t run_bytes,
-                                       bool whole_run) const noexcept {
-  const uint64_t pool_after = PoolPart(queue, queue.bytes + run_bytes);
-  const uint64_t grow = pool_after - PoolPart(queue, queue.bytes);
+[[gnu::noinline]] DropReason TrafficManager::BufferCheck(const Queue& queue,
+                                                         const QueueBuffer& buffer,
+                                                         uint64_t run_bytes,
+                                                         bool whole_run) const noexcept {
+  const uint64_t pool_after = PoolPart(buffer.min_bytes, queue.bytes + run_bytes);
+  const uint64_t grow = pool_after - PoolPart(buffer.min_bytes, queue.bytes);
   if (grow == 0) return DropReason::kNone;
   if (PoolUsedBytes() + grow > pool_bytes_) return DropReason::kTmSharedBufferFull;
-  if (queue.alpha == 0) return DropReason::kNone;
-  const uint64_t limit = DynamicThresholdBytes(queue.alpha, FreePool(whole_run ? grow : 0));
+  if (buffer.alpha == 0) return DropReason::kNone;
+  const uint64_t limit = DynamicThresholdBytes(buffer.alpha, FreePool(whole_run ? grow : 0));
   return pool_after <= limit ? DropReason::kNone : DropReason::kTmDynamicThreshold;
 }
 
@@ -184,7 +187,7 @@ inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
   } else if (port_buffer_bytes_ != 0 && port.bytes + len > port_buffer_bytes_) {
     reason = DropReason::kTmPortBufferFull;
   } else if (queue.managed) [[unlikely]] {
-    reason = BufferCheck(queue, len, false);
+    reason = BufferCheck(queue, port.buffers[qid], len, false);
   } else if (shared_used_bytes_ + len > shared_limit_bytes_) {
     reason = DropReason::kTmSharedBufferFull;
   }
@@ -337,7 +340,7 @@ uint32_t TrafficManager::DequeueRun(Port& port, PortId port_id, int qid, TimeNs 
     meta.deq_timedelta = Saturate32(now > meta.enq_ts ? now - meta.enq_ts : 0);
   }
   queue.ring.PopFront(n);
-  if (queue.managed) [[unlikely]] TrackReserved(queue, queue.bytes, bytes);
+  if (queue.managed) [[unlikely]] TrackReserved(port.buffers[qid].min_bytes, queue.bytes, bytes);
   const uint64_t sent_bytes = queue.bytes - bytes;
   queue.bytes = bytes;
   port.bytes -= sent_bytes;

@@ -190,6 +190,9 @@ class TrafficManager {
     uint32_t weight = 1;
     Pacer pacer;  // queue rate in packets/s
     QueueCounters counters;
+  };
+  // A queue's share of the shared buffer, beside its Queue (which stays three cache lines).
+  struct QueueBuffer {
     double alpha = 0;        // dynamic threshold; 0 = off
     uint64_t min_bytes = 0;  // guaranteed minimum
   };
@@ -203,6 +206,7 @@ class TrafficManager {
     bool drr_fresh = false;   // it already received its quantum this turn
     bool plain = true;        // strict priority, unshaped, no paced queue: the quick path
     Pacer link;               // link rate in bits/s
+    QueueBuffer buffers[kQueuesPerPort];
   };
 
   TrafficManager(const TmConfig& config, PacketPool& pool);
@@ -215,15 +219,16 @@ class TrafficManager {
   // kTmSharedBufferFull / kTmDynamicThreshold. The threshold is alpha x (pool - used - extra):
   // Admit passes extra 0 (the rule for one packet); RunFits passes the run's own growth, a bound
   // every packet of the run meets when the last one does.
-  DropReason BufferCheck(const Queue& queue, uint64_t run_bytes, bool whole_run) const noexcept;
-  // Bytes of `bytes` in a queue that sit in the shared pool, beyond its minimum.
-  static uint64_t PoolPart(const Queue& queue, uint64_t bytes) noexcept {
-    return bytes > queue.min_bytes ? bytes - queue.min_bytes : 0;
+  DropReason BufferCheck(const Queue& queue, const QueueBuffer& buffer, uint64_t run_bytes,
+                         bool whole_run) const noexcept;
+  // Bytes of `bytes` in a queue with minimum `min` that sit in the shared pool, beyond it.
+  static uint64_t PoolPart(uint64_t min, uint64_t bytes) noexcept {
+    return bytes > min ? bytes - min : 0;
   }
-  // Moves the reserved-bytes total as a queue with a minimum goes from `before` to `after` bytes.
-  void TrackReserved(const Queue& queue, uint64_t before, uint64_t after) noexcept {
-    reserved_used_bytes_ += std::min(after, queue.min_bytes);
-    reserved_used_bytes_ -= std::min(before, queue.min_bytes);
+  // Moves the reserved-bytes total as a queue with minimum `min` goes from `before` to `after`.
+  void TrackReserved(uint64_t min, uint64_t before, uint64_t after) noexcept {
+    reserved_used_bytes_ += std::min(after, min);
+    reserved_used_bytes_ -= std::min(before, min);
     shared_limit_bytes_ = pool_bytes_ + reserved_used_bytes_;
   }
   uint64_t FreePool(uint64_t extra) const noexcept;

@@ -56,9 +56,8 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       queue.weight = settings.weight;
       queue.quantum = uint64_t{settings.weight} * quantum_bytes_;
       queue.pacer.SetRate(settings.rate_pps);
-      queue.alpha = settings.alpha;
-      queue.min_bytes = settings.guaranteed_min_bytes;
-      queue.managed = queue.alpha != 0 || queue.min_bytes != 0;
+      port.buffers[q] = {settings.alpha, settings.guaranteed_min_bytes};
+      queue.managed = settings.alpha != 0 || settings.guaranteed_min_bytes != 0;
       if (settings.rate_pps != 0) port.paced |= 1u << q;
     }
     UpdatePlain(port);
@@ -223,9 +222,8 @@ Status TrafficManager::SetQueueAlpha(std::optional<PortId> port, std::optional<i
                                     double alpha) {
   SWEMU_RETURN_IF_ERROR(ValidateAlpha(alpha));
   return ForSelected(port, queue, [&](Port& p, int q) {
-    Queue& target = p.queues[q];
-    target.alpha = alpha;
-    target.managed = target.alpha != 0 || target.min_bytes != 0;
+    p.buffers[q].alpha = alpha;
+    p.queues[q].managed = alpha != 0 || p.buffers[q].min_bytes != 0;
     return Status::Ok();
   });
 }
@@ -235,7 +233,7 @@ Status TrafficManager::SetGuaranteedMin(std::optional<PortId> port, std::optiona
   // The reserve after the change, checked before anything changes.
   uint64_t reserved = reserved_bytes_;
   SWEMU_RETURN_IF_ERROR(ForSelected(port, queue, [&](Port& p, int q) {
-    reserved -= p.queues[q].min_bytes;
+    reserved -= p.buffers[q].min_bytes;
     if (bytes > shared_buffer_bytes_ || reserved > shared_buffer_bytes_ - bytes) {
       return Status::Error("tm guaranteed minimum " + std::to_string(bytes) +
                            " B: the minimums would exceed the shared buffer of " +
@@ -246,12 +244,13 @@ Status TrafficManager::SetGuaranteedMin(std::optional<PortId> port, std::optiona
   }));
   return ForSelected(port, queue, [&](Port& p, int q) {
     Queue& target = p.queues[q];
+    QueueBuffer& buffer = p.buffers[q];
     // The queue's bytes move between its reserve and the pool as its minimum moves.
-    reserved_used_bytes_ -= std::min(target.bytes, target.min_bytes);
+    reserved_used_bytes_ -= std::min(target.bytes, buffer.min_bytes);
     reserved_used_bytes_ += std::min(target.bytes, bytes);
-    reserved_bytes_ = reserved_bytes_ - target.min_bytes + bytes;
-    target.min_bytes = bytes;
-    target.managed = target.alpha != 0 || target.min_bytes != 0;
+    reserved_bytes_ = reserved_bytes_ - buffer.min_bytes + bytes;
+    buffer.min_bytes = bytes;
+    target.managed = buffer.alpha != 0 || bytes != 0;
     pool_bytes_ = shared_buffer_bytes_ - reserved_bytes_;
     shared_limit_bytes_ = pool_bytes_ + reserved_used_bytes_;
     return Status::Ok();
@@ -300,22 +299,21 @@ SchedulerKind TrafficManager::Scheduler(PortId port) const {
 }
 
 double TrafficManager::QueueAlpha(PortId port, int queue) const {
-  const Queue* q = FindQueue(port, queue);
-  return q != nullptr ? q->alpha : 0;
+  return FindQueue(port, queue) != nullptr ? ports_[port].buffers[queue].alpha : 0;
 }
 
 uint64_t TrafficManager::GuaranteedMin(PortId port, int queue) const {
-  const Queue* q = FindQueue(port, queue);
-  return q != nullptr ? q->min_bytes : 0;
+  return FindQueue(port, queue) != nullptr ? ports_[port].buffers[queue].min_bytes : 0;
 }
 
 uint64_t TrafficManager::DynamicLimit(PortId port, int queue) const {
   const Queue* q = FindQueue(port, queue);
   if (q == nullptr) return 0;
+  const QueueBuffer& b = ports_[port].buffers[queue];
   const uint64_t free = FreePool(0);
-  const uint64_t beyond =
-      q->alpha != 0 ? DynamicThresholdBytes(q->alpha, free) : PoolPart(*q, q->bytes) + free;
-  return q->min_bytes + std::min(beyond, UINT64_MAX - q->min_bytes);
+  const uint64_t beyond = b.alpha != 0 ? DynamicThresholdBytes(b.alpha, free)
+                                       : PoolPart(b.min_bytes, q->bytes) + free;
+  return b.min_bytes + std::min(beyond, UINT64_MAX - b.min_bytes);
 }
 
 const QueueCounters& TrafficManager::queue_counters(PortId port, int queue) const {
@@ -357,9 +355,9 @@ void TrafficManager::ResetCounters() {
 // ", alpha 1/8 min 0 B limit 65536 B" for a queue under dynamic thresholds or with a minimum;
 // nothing otherwise, so the static buffer's lines stay as they were.
 std::string TrafficManager::DescribeBuffer(PortId port, int queue) const {
-  const Queue& q = ports_[port].queues[queue];
-  if (!q.managed) return "";
-  return ", alpha " + FormatAlpha(q.alpha) + " min " + std::to_string(q.min_bytes) + " B limit " +
+  if (!ports_[port].queues[queue].managed) return "";
+  const QueueBuffer& b = ports_[port].buffers[queue];
+  return ", alpha " + FormatAlpha(b.alpha) + " min " + std::to_string(b.min_bytes) + " B limit " +
          std::to_string(DynamicLimit(port, queue)) + " B";
 }
 
