@@ -98,6 +98,26 @@ void BM_ShapedPort(benchmark::State& state) {
 }
 BENCHMARK(BM_ShapedPort)->Arg(32)->Arg(256);
 
+// A burst of 32 for one queue: EnqueueBurst admits it as one run, DequeueBurst takes it as one.
+// Arg: the queue's alpha as 2^-arg, 0 = off (the run check with dynamic thresholds on).
+void BM_OneQueueRun(benchmark::State& state) {
+  TmConfig config;
+  if (state.range(0) != 0) config.queue.alpha = 1.0 / double(int64_t{1} << state.range(0));
+  Bench b(config);
+  std::vector<Packet*> packets = b.Packets(32, 1);
+  for (Packet* pkt : packets) pkt->meta.queue_id = 0;
+  Packet* out[32];
+  int64_t total = 0;
+  for (auto _ : state) {
+    b.tm->EnqueueBurst(packets.data(), 32, 0);
+    uint32_t n = b.tm->DequeueBurst(0, 0, out, 32);
+    benchmark::DoNotOptimize(out[0]);
+    total += n;
+  }
+  SetRates(state, total);
+}
+BENCHMARK(BM_OneQueueRun)->Arg(0)->Arg(3);
+
 // Each original goes to 4 ports: 3 clones plus the original itself (last, on port 3).
 void BM_MulticastFourPorts(benchmark::State& state) {
   const int burst = static_cast<int>(state.range(0));
