@@ -102,5 +102,55 @@ TEST(NetnsRouterTest, WithLearningASubnetIsBridgedAndTheOtherRoutedWithNoEntry) 
   }
 }
 
+// configs/tor.ini itself, as a user runs it: its PCI ports replaced by veths to four hosts with
+// only an address and a default route (two in one subnet, one in the other, the uplink's next
+// hop with an address beyond it). Bridged, routed and default-routed pings cross, and the
+// switch lists every host in `show mac` (in its subnet's VLAN) and in `show arp`, and its
+// queues run on dynamic thresholds.
+TEST(NetnsRouterTest, TheBundledTorConfigNeedsNoEntryPerHost) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+  const std::string dir = TestDirFor("netns_router_");
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "ping.py") << kPing;
+  const std::string ping = "python3 " + dir + "ping.py ";
+  const std::string cli = "swemu-cli --socket " + dir + "out/tor-control.sock ";
+  std::ofstream(dir + "net.topo")
+      << "[topology]\nswitch = tor " SWEMU_SOURCE_DIR "/configs/tor.ini\n"
+      << "host = tor:0 name=tor1 ip=10.1.1.2/24 gw=10.1.1.1\n"
+      << "host = tor:1 name=tor2 ip=10.1.1.3/24 gw=10.1.1.1\n"
+      << "host = tor:2 name=tor3 ip=10.1.2.2/24 gw=10.1.2.1\n"
+      << "host = tor:3 name=torup ip=10.1.255.2/30 gw=10.1.255.1\n"
+      << "run = torup ip addr add 192.0.2.1/32 dev eth0\n"
+      << "run = tor2 " << ping << "10.1.1.1 2\n"
+      << "run = tor1 sleep 1; " << ping << "10.1.1.3 3 && " << ping << "10.1.2.2 3 && " << ping
+      << "192.0.2.1 3 && " << cli << "show mac && " << cli << "show arp && " << cli
+      << "show queues\n";
+  auto run = RunCommandIn(dir, kSwemuBinary + " --topology " + dir +
+                                   "net.topo --backend netns --out-dir " + dir + "out");
+  EXPECT_EQ(run.status, 0) << run.err;
+  const std::string h1 = ReadText(dir + "out/tor1-run2.log");
+  for (const char* line : {"reply from 10.1.1.3 seq 2", "reply from 10.1.2.2 seq 2",
+                           "reply from 192.0.2.1 seq 2"}) {
+    EXPECT_NE(h1.find(line), std::string::npos) << line << "\n" << h1;
+  }
+  // show mac: each host on its port, in its subnet's VLAN (tor.ini's port_vlan).
+  for (const char* vlan_port : {"  10    0     ", "  10    1     ", "  20    2     ",
+                                "  30    3     "}) {
+    EXPECT_NE(h1.find(vlan_port), std::string::npos) << vlan_port << "\n" << h1;
+  }
+  // show arp: the hosts that talked to a gateway and the uplink, resolved on their ports.
+  const std::size_t arp = h1.find("address ");
+  ASSERT_NE(arp, std::string::npos) << h1;
+  for (const char* entry : {"\n10.1.1.2 ", "\n10.1.1.3 ", "\n10.1.2.2 ", "\n10.1.255.2 "}) {
+    const std::size_t at = h1.find(entry, arp);
+    ASSERT_NE(at, std::string::npos) << entry << "\n" << h1;
+    const std::string line = h1.substr(at + 1, h1.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find("REACHABLE"), std::string::npos) << line;
+  }
+  // Dynamic thresholds on every queue (tor.ini's [tm] alpha).
+  EXPECT_NE(h1.find(", alpha 1/8 "), std::string::npos) << h1;
+}
+
 }  // namespace
 }  // namespace swemu
