@@ -39,6 +39,8 @@ README = "README.md"
 TOR_GUIDE = ("\"swemu as the ToR of your servers\": for a server with NICs bound to DPDK and a "
              "hosts list of real servers; the same job in namespaces is tested "
              "(AtpServerTest.TheBundledJobInNamespacesIsExactAndFasterInNetwork)")
+TOR_RACK = ("\"A ToR for a rack\": configs/tor.ini on four NIC ports bound to DPDK, its "
+            "hosts real servers")
 EXCLUDED = {
     "tools/bootstrap.sh demo":
         "Quick start: installs packages, reconfigures and rebuilds build/ under the running "
@@ -55,6 +57,13 @@ EXCLUDED = {
     "  --port-devargs 0=0000:3b:00.0 --port-devargs 1=0000:3b:00.1 --port-devargs 2=0000:3b:00.2":
         TOR_GUIDE,
     "build/swemu/swemu --config pub/switch.ini": TOR_GUIDE,
+    # The plain ToR on real NICs; the same file in namespaces runs in this group
+    # (configs/tor_netns.topo) and in NetnsRouterTest.TheBundledTorConfigNeedsNoEntryPerHost.
+    "/usr/bin/dpdk-devbind.py --bind=vfio-pci "
+    "0000:01:00.0 0000:01:00.1 0000:02:00.0 0000:02:00.1": TOR_RACK,
+    "build/swemu/swemu --config configs/tor.ini --stats-interval 1 -- -l 0": TOR_RACK,
+    "build/tools/swemu-cli show mac": TOR_RACK,
+    "build/tools/swemu-cli show arp": TOR_RACK,
 }
 
 # Commands of more than 30 s, by their text in the README: the test that runs them (ctest
