@@ -64,6 +64,13 @@ EXCLUDED = {
     "build/swemu/swemu --config configs/tor.ini --stats-interval 1 -- -l 0": TOR_RACK,
     "build/tools/swemu-cli show mac": TOR_RACK,
     "build/tools/swemu-cli show arp": TOR_RACK,
+    # One rank per real server (R is each server's rank); the same under torchrun in namespaces
+    # is ctest tools_train_ddp_torchrun.
+    "SWEMU_JOB=configs/ddp_netns/job GLOO_SOCKET_IFNAME=eth0 torchrun --redirects 1 --tee 1 \\\n"
+    "    --nnodes 2 --nproc_per_node 1 --node_rank R --master_addr 10.0.7.1 --master_port 29411 \\\n"
+    "    tools/train/train_ddp.py --check":
+        "\"Train with PyTorch DDP through swemu\": one torchrun per server, R its rank; in "
+        "namespaces it is ctest tools_train_ddp_torchrun",
 }
 
 # Commands of more than 30 s, by their text in the README: the test that runs them (ctest
