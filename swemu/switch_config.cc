@@ -79,8 +79,53 @@ Status SetNonEmpty(const std::string& value, std::string* field) {
   return Status::Ok();
 }
 
+// The [tm] keys (the defaults of every port and queue).
+std::map<std::string, Setter> TmSetters() {
+  return {
+      {"tm.shared_buffer",
+       BytesKey(1, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.shared_buffer_bytes = v; })},
+      {"tm.port_buffer",
+       BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.port_buffer_bytes = v; })},
+      {"tm.port_rate",
+       [](const std::string& v, LoadedSwitchConfig& o) {
+         return SetRate(v, &o.config.tm.port_rate_bps);
+       }},
+      {"tm.wire_overhead",
+       UintKey(0, kTmMaxWireOverheadBytes,
+               [](uint64_t v, SwitchConfig& c) { c.tm.wire_overhead_bytes = uint32_t(v); })},
+      {"tm.scheduler",
+       [](const std::string& v, LoadedSwitchConfig& o) -> Status {
+         if (v == "strict") {
+           o.config.tm.scheduler = SchedulerKind::kStrict;
+         } else if (v == "weighted") {
+           o.config.tm.scheduler = SchedulerKind::kWeighted;
+         } else {
+           return Status::Error("\"" + v + "\" is not strict or weighted");
+         }
+         return Status::Ok();
+       }},
+      {"tm.queue_depth",
+       UintKey(1, kTmMaxQueueDepthPkts,
+               [](uint64_t v, SwitchConfig& c) { c.tm.queue.depth_pkts = uint32_t(v); })},
+      {"tm.ecn_threshold",
+       BytesKey(0, UINT64_MAX,
+                [](uint64_t v, SwitchConfig& c) { c.tm.queue.ecn_threshold_bytes = v; })},
+      {"tm.drop_threshold",
+       BytesKey(0, UINT64_MAX,
+                [](uint64_t v, SwitchConfig& c) { c.tm.queue.drop_threshold_bytes = v; })},
+      {"tm.alpha", AlphaKey([](double v, SwitchConfig& c) { c.tm.queue.alpha = v; })},
+      {"tm.guaranteed_min",
+       BytesKey(0, UINT64_MAX,
+                [](uint64_t v, SwitchConfig& c) { c.tm.queue.guaranteed_min_bytes = v; })},
+      {"tm.quantum",
+       BytesKey(1, kTmMaxQuantumBytes,
+                [](uint64_t v, SwitchConfig& c) { c.tm.quantum_bytes = uint32_t(v); })},
+  };
+}
+
 const std::map<std::string, Setter>& Setters() {
-  static const auto* setters = new std::map<std::string, Setter>{
+  static const auto* setters = [] {
+    auto* all = new std::map<std::string, Setter>{
       {"switch.name",
        [](const std::string& v, LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.config.name); }},
       {"switch.ports", UintKey(1, kTmMaxPorts,
@@ -128,41 +173,6 @@ const std::map<std::string, Setter>& Setters() {
       {"budget.alus", UintKey(0, UINT32_MAX, [](uint64_t v, SwitchConfig& c) {
          c.pipeline.budget.stateful_alus = uint32_t(v);
        })},
-      {"tm.shared_buffer",
-       BytesKey(1, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.shared_buffer_bytes = v; })},
-      {"tm.port_buffer",
-       BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) { c.tm.port_buffer_bytes = v; })},
-      {"tm.port_rate", [](const std::string& v,
-                          LoadedSwitchConfig& o) { return SetRate(v, &o.config.tm.port_rate_bps); }},
-      {"tm.wire_overhead", UintKey(0, kTmMaxWireOverheadBytes, [](uint64_t v, SwitchConfig& c) {
-         c.tm.wire_overhead_bytes = uint32_t(v);
-       })},
-      {"tm.scheduler",
-       [](const std::string& v, LoadedSwitchConfig& o) -> Status {
-         if (v == "strict") {
-           o.config.tm.scheduler = SchedulerKind::kStrict;
-         } else if (v == "weighted") {
-           o.config.tm.scheduler = SchedulerKind::kWeighted;
-         } else {
-           return Status::Error("\"" + v + "\" is not strict or weighted");
-         }
-         return Status::Ok();
-       }},
-      {"tm.queue_depth", UintKey(1, kTmMaxQueueDepthPkts, [](uint64_t v, SwitchConfig& c) {
-         c.tm.queue.depth_pkts = uint32_t(v);
-       })},
-      {"tm.ecn_threshold", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
-         c.tm.queue.ecn_threshold_bytes = v;
-       })},
-      {"tm.drop_threshold", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
-         c.tm.queue.drop_threshold_bytes = v;
-       })},
-      {"tm.alpha", AlphaKey([](double v, SwitchConfig& c) { c.tm.queue.alpha = v; })},
-      {"tm.guaranteed_min", BytesKey(0, UINT64_MAX, [](uint64_t v, SwitchConfig& c) {
-         c.tm.queue.guaranteed_min_bytes = v;
-       })},
-      {"tm.quantum", BytesKey(1, kTmMaxQuantumBytes,
-                              [](uint64_t v, SwitchConfig& c) { c.tm.quantum_bytes = uint32_t(v); })},
       {"eal.args", [](const std::string& v, LoadedSwitchConfig& o) { return SetNonEmpty(v, &o.eal_args); }},
       {"dpdk.mbufs", [](const std::string& v, LoadedSwitchConfig& o) {
          return SetUint32(v, 1023, 1u << 24, &o.mbufs);
@@ -179,14 +189,17 @@ const std::map<std::string, Setter>& Setters() {
          o.cut_through = *parsed;
          return Status::Ok();
        }},
-  };
+    };
+    all->merge(TmSetters());
+    return all;
+  }();
   return *setters;
 }
 
 // The keys of a [port.N] section, in the order "unknown key" lists them.
-constexpr const char* kPortKeys[] = {"rate",  "queue_depth",    "ecn_threshold", "drop_threshold",
-                                     "alpha", "guaranteed_min", "devargs",       "loss",
-                                     "delay"};
+constexpr const char* kPortKeys[] = {"rate",           "queue_depth", "ecn_threshold",
+                                     "drop_threshold", "alpha",       "guaranteed_min",
+                                     "devargs",        "loss",        "delay"};
 // The [port.N] keys kept in tm.port_queues.
 bool IsPortQueueKey(const std::string& field) {
   return field == "queue_depth" || field == "ecn_threshold" || field == "drop_threshold" ||
@@ -205,7 +218,9 @@ Result<PortId> PortOfKey(const std::string& key) {
   if (std::find(std::begin(kPortKeys), std::end(kPortKeys), field) == std::end(kPortKeys)) {
     std::string list;
     for (std::size_t i = 0; i < std::size(kPortKeys); ++i) {
-      list += (i == 0 ? "" : i + 1 == std::size(kPortKeys) ? " and " : ", ") +
+      list += (i == 0                          ? ""
+               : i + 1 == std::size(kPortKeys) ? " and "
+                                               : ", ") +
               std::string(kPortKeys[i]);
     }
     return Status::Error("unknown key (a [port.N] section has only " + list + ")");

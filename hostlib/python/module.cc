@@ -492,6 +492,30 @@ std::unique_ptr<PyWorker> MakeWorker(py::object spec, py::object rank, py::objec
   return std::make_unique<PyWorker>(Get(std::move(worker)));
 }
 
+// Worker.from_job: one rank of a published job (kernel UDP, or a DPDK port with port=).
+std::unique_ptr<PyWorker> WorkerFromJob(py::object path, py::object rank, py::object port,
+                                        py::object lanes, bool busy_poll) {
+  if (!py::isinstance<py::str>(path)) {
+    throw py::type_error("path must be a str, not " + TypeName(path));
+  }
+  if (!port.is_none() && !py::isinstance<py::str>(port)) {
+    throw py::type_error("port must be a str (DPDK devargs) or None, not " + TypeName(port));
+  }
+  WorkerSpec spec;
+  spec.transport = "net";
+  spec.job_file = path.cast<std::string>();
+  if (!port.is_none()) {
+    spec.port = port.cast<std::string>();
+    if (spec.port.empty() || spec.port.find(';') != std::string::npos) {
+      throw py::value_error(
+          "port must be DPDK devargs (a PCI address, net_af_packet0,iface=eth0, ...), "
+          "not '" +
+          spec.port + "'");
+    }
+  }
+  return MakeWorker(py::str(FormatWorkerSpec(spec)), rank, lanes, busy_poll);
+}
+
 void BindWorker(py::module_& m) {
   py::class_<PyWorker>(m, "Worker", R"doc(One worker of an AtpFabric's job, in this process.
 
@@ -504,27 +528,7 @@ its rank; with udp, binds the rank's loopback address. A loop thread then drives
            py::arg("lanes") = 2, py::arg("busy_poll") = false)
       .def_static(
           "from_job",
-          [](py::object path, py::object rank, py::object port, py::object lanes, bool busy_poll) {
-            if (!py::isinstance<py::str>(path)) {
-              throw py::type_error("path must be a str, not " + TypeName(path));
-            }
-            if (!port.is_none() && !py::isinstance<py::str>(port)) {
-              throw py::type_error("port must be a str (DPDK devargs) or None, not " +
-                                   TypeName(port));
-            }
-            WorkerSpec spec;
-            spec.transport = "net";
-            spec.job_file = path.cast<std::string>();
-            if (!port.is_none()) {
-              spec.port = port.cast<std::string>();
-              if (spec.port.empty() || spec.port.find(';') != std::string::npos) {
-                throw py::value_error(
-                    "port must be DPDK devargs (a PCI address, net_af_packet0,iface=eth0, ...), "
-                    "not '" + spec.port + "'");
-              }
-            }
-            return MakeWorker(py::str(FormatWorkerSpec(spec)), rank, lanes, busy_poll);
-          },
+          &WorkerFromJob,
           py::arg("path"), py::arg("rank"), py::arg("port") = py::none(), py::arg("lanes") = 2,
           py::arg("busy_poll") = false,
           R"doc(One rank of a job published for hosts on their own machines (swemu-atp

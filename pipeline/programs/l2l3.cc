@@ -69,9 +69,7 @@ Status L2l3Program::Load(ProgramContext& ctx) {
                                "drop",
                                {}},
                               &dmac_));
-  Result<std::unique_ptr<MacLearning>> learning = MacLearning::Load(ctx, dmac_);
-  if (!learning.ok()) return learning.status();
-  learning_ = std::move(*learning);
+  SWEMU_RETURN_IF_ERROR(LoadLearning(ctx));
   SWEMU_RETURN_IF_ERROR(table(in, 0,
                               {"router_mac",
                                MatchKind::kExact,
@@ -139,12 +137,26 @@ Status L2l3Program::Load(ProgramContext& ctx) {
                                {}},
                               &nexthop_));
   ctx.builder.Note("egress ECN marking and TTL/MAC rewrites are stateless VLIW actions");
+  return LoadNeighbours(ctx, static_cast<uint32_t>(*nhop_size));
+}
+
+// learning = on: MAC learning on digests, over the dmac table Load added.
+Status L2l3Program::LoadLearning(ProgramContext& ctx) {
+  Result<std::unique_ptr<MacLearning>> learning = MacLearning::Load(ctx, dmac_);
+  if (!learning.ok()) return learning.status();
+  learning_ = std::move(*learning);
+  return Status::Ok();
+}
+
+// Router interfaces ([interface.N]): their control plane (ARP, the neighbour table) on the
+// tables Load added.
+Status L2l3Program::LoadNeighbours(ProgramContext& ctx, uint32_t nhop_size) {
   if (ctx.interfaces.empty()) return Status::Ok();
   Result<std::unique_ptr<L2l3Neighbours>> neighbours = L2l3Neighbours::Load(
       ctx,
       {router_mac_, ipv4_lpm_, nexthop_, nullptr, kSetNhop, kGlean, kLpmToCpu, kRewrite,
        kNhopToCpu, 0},
-      static_cast<uint32_t>(*nhop_size));
+      nhop_size);
   if (!neighbours.ok()) return neighbours.status();
   neighbours_ = std::move(*neighbours);
   arp_trap_ = neighbours_->arp_trap();

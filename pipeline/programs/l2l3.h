@@ -48,6 +48,8 @@ class L2l3Program final : public Program {
   void OnControlTime(TimeNs now) override;
 
  private:
+  Status LoadLearning(ProgramContext& ctx);
+  Status LoadNeighbours(ProgramContext& ctx, uint32_t nhop_size);
   void Bridge(Packet** pkts, uint32_t n) noexcept;
   void Route(Packet** pkts, uint32_t n) noexcept;
   bool SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) noexcept;
