@@ -241,7 +241,9 @@ TEST_F(HostRunnerTest, TimersWaitWhileABusyPeerIsOffItsCpu) {
       continue;
     }
     EXPECT_EQ(endpoint.fired_at(), kNever) << "fired while the peer was stopped";
-    EXPECT_GT(runner.stats().peer_stalls, 20u);
+    // How many checks saw the stall depends on how often this thread ran (fewer under a
+    // sanitizer on a busy machine); the time they lost does not.
+    EXPECT_GT(runner.stats().peer_stalls, 0u);
     EXPECT_GT(runner.stats().peer_lost_ns, 20'000'000u);
     // The peer runs again: the hold ends (it lasts at most as long as the stall did).
     ASSERT_EQ(kill(peer, SIGCONT), 0);
