@@ -1,6 +1,10 @@
 #include "pipeline/wire/address.h"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
+
+#include "pipeline/wire/byte_order.h"
 
 namespace swemu {
 namespace {
@@ -91,6 +95,58 @@ Result<Ipv4Prefix> ParseIpv4Prefix(std::string_view text) {
                          std::to_string(prefix.len));
   }
   return prefix;
+}
+
+Ipv6Addr Ipv6Addr::FromBytes(const uint8_t* p) noexcept { return {LoadBe64(p), LoadBe64(p + 8)}; }
+
+void Ipv6Addr::ToBytes(uint8_t* p) const noexcept {
+  StoreBe64(p, hi);
+  StoreBe64(p + 8, lo);
+}
+
+// inet_pton and inet_ntop are the C library's RFC 4291 / RFC 5952 forms (what `ip -6` prints).
+Result<Ipv6Addr> ParseIpv6(std::string_view text) {
+  uint8_t bytes[16];
+  const std::string copy(text);
+  if (text.empty() || text.size() > 45 || inet_pton(AF_INET6, copy.c_str(), bytes) != 1) {
+    return Status::Error("bad IPv6 address " + Quoted(text) +
+                         ": expected RFC 4291 text such "
+                         "as 2001:db8::1");
+  }
+  return Ipv6Addr::FromBytes(bytes);
+}
+
+Result<Ipv6Prefix> ParseIpv6Prefix(std::string_view text) {
+  const std::size_t slash = text.find('/');
+  Result<Ipv6Addr> addr = ParseIpv6(text.substr(0, slash));
+  if (!addr.ok()) return addr.status();
+  Ipv6Prefix prefix{*addr, 128};
+  if (slash != std::string_view::npos) {
+    const std::string_view len = text.substr(slash + 1);
+    int value = 0;
+    for (char c : len) value = c >= '0' && c <= '9' && value <= 128 ? value * 10 + (c - '0') : 999;
+    if (len.empty() || len.size() > 3 || (len.size() > 1 && len[0] == '0') || value > 128) {
+      return Status::Error("bad IPv6 prefix " + Quoted(text) + ": length must be 0..128");
+    }
+    prefix.len = static_cast<uint8_t>(value);
+  }
+  if ((prefix.addr & Ipv6Addr::Mask(prefix.len)) != prefix.addr) {
+    return Status::Error("bad IPv6 prefix " + Quoted(text) + ": host bits set beyond /" +
+                         std::to_string(prefix.len));
+  }
+  return prefix;
+}
+
+std::string FormatIpv6(const Ipv6Addr& addr) {
+  uint8_t bytes[16];
+  addr.ToBytes(bytes);
+  char text[INET6_ADDRSTRLEN];
+  inet_ntop(AF_INET6, bytes, text, sizeof(text));
+  return text;
+}
+
+std::string FormatIpv6Prefix(const Ipv6Prefix& prefix) {
+  return FormatIpv6(prefix.addr) + "/" + std::to_string(prefix.len);
 }
 
 std::string FormatMac(const MacAddr& mac) {

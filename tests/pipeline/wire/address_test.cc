@@ -73,5 +73,49 @@ TEST(AddressTest, PrefixRejectsBadText) {
   }
 }
 
+TEST(AddressTest, Ipv6ParseFormatRoundTrip) {
+  const Ipv6Addr a = *ParseIpv6("2001:db8:1::1");
+  EXPECT_EQ(a.hi, 0x20010DB800010000ULL);
+  EXPECT_EQ(a.lo, 1u);
+  EXPECT_EQ(FormatIpv6(a), "2001:db8:1::1");
+  EXPECT_EQ(FormatIpv6(*ParseIpv6("2001:DB8:0:0:0:0:0:A")), "2001:db8::a");  // RFC 5952
+  EXPECT_EQ(*ParseIpv6("::ffff:10.0.0.1"), Ipv6Addr::MappedIpv4(MakeIpv4Addr(10, 0, 0, 1)));
+  EXPECT_TRUE(Ipv6Addr::MappedIpv4(7).IsMappedIpv4());
+  EXPECT_FALSE(a.IsMappedIpv4());
+  uint8_t bytes[16];
+  a.ToBytes(bytes);
+  EXPECT_EQ(bytes[0], 0x20);
+  EXPECT_EQ(bytes[15], 1);
+  EXPECT_EQ(Ipv6Addr::FromBytes(bytes), a);
+}
+
+TEST(AddressTest, Ipv6RejectsBadText) {
+  for (const char* bad : {"", "1::2::3", "2001:db8::g", "12345::", "10.0.0.1", ":::"}) {
+    EXPECT_FALSE(ParseIpv6(bad).ok()) << bad;
+  }
+}
+
+TEST(AddressTest, Ipv6PrefixParseFormatAndContains) {
+  const Ipv6Prefix p = *ParseIpv6Prefix("2001:db8:1::/64");
+  EXPECT_EQ(p.len, 64);
+  EXPECT_EQ(FormatIpv6Prefix(p), "2001:db8:1::/64");
+  EXPECT_TRUE(p.Contains(*ParseIpv6("2001:db8:1::ffff:1")));
+  EXPECT_FALSE(p.Contains(*ParseIpv6("2001:db8:2::1")));
+  EXPECT_EQ(ParseIpv6Prefix("2001:db8::1")->len, 128);
+  EXPECT_TRUE(
+      ParseIpv6Prefix("2001:db8:0:0:8000::/65")->Contains(*ParseIpv6("2001:db8::8000:0:0:1")));
+  EXPECT_NE(ParseIpv6Prefix("2001:db8::1/64").message().find("host bits"), std::string::npos);
+  for (const char* bad : {"2001:db8::/129", "2001:db8::/", "2001:db8::/064", "2001:db8::/1a"}) {
+    EXPECT_FALSE(ParseIpv6Prefix(bad).ok()) << bad;
+  }
+}
+
+TEST(AddressTest, Ipv6LinkLocalSolicitedNodeAndMulticastMac) {
+  // RFC 4291 appendix A: 00:11:22:33:44:55 -> fe80::211:22ff:fe33:4455.
+  EXPECT_EQ(FormatIpv6(LinkLocalIpv6(0x001122334455ULL)), "fe80::211:22ff:fe33:4455");
+  EXPECT_EQ(FormatIpv6(SolicitedNodeIpv6(*ParseIpv6("2001:db8::12:3456"))), "ff02::1:ff12:3456");
+  EXPECT_EQ(FormatMac(Ipv6MulticastMac(*ParseIpv6("ff02::1:ff12:3456"))), "33:33:ff:12:34:56");
+}
+
 }  // namespace
 }  // namespace swemu
