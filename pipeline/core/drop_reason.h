@@ -20,6 +20,10 @@ namespace swemu {
   X(kIpv4BadIhl, "ipv4_bad_ihl")                     \
   X(kIpv4BadTotalLength, "ipv4_bad_total_length")    \
   X(kIpv4BadChecksum, "ipv4_bad_checksum")           \
+  X(kTruncatedIpv6, "truncated_ipv6")                \
+  X(kIpv6BadVersion, "ipv6_bad_version")             \
+  X(kIpv6BadPayloadLen, "ipv6_bad_payload_len")      \
+  X(kIpv6TooManyExts, "ipv6_too_many_exts")          \
   X(kTruncatedUdp, "truncated_udp")                  \
   X(kUdpBadLength, "udp_bad_length")                 \
   X(kTruncatedTcp, "truncated_tcp")                  \
@@ -28,6 +32,7 @@ namespace swemu {
   X(kParseDepthExceeded, "parse_depth_exceeded")     \
   X(kFrameTooLong, "frame_too_long")                 \
   X(kTtlExpired, "ttl_expired")                      \
+  X(kHopLimitExpired, "hop_limit_expired")           \
   X(kTableMiss, "table_miss")                        \
   X(kNoEgressPort, "no_egress_port")                 \
   X(kCpuQueueFull, "cpu_queue_full")                 \
@@ -61,7 +66,7 @@ enum class DropReason : uint8_t {
 };
 
 // Every id, the switch's and the programs': the size of the arrays that count drops per reason.
-inline constexpr std::size_t kDropReasonCount = 64;
+inline constexpr std::size_t kDropReasonCount = 96;
 
 // A program's own reason: the next free id, or the id `name` already has (one name, one id).
 // Only at static initialisation, before any thread reads the names; aborts when every id is

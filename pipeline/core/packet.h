@@ -28,18 +28,20 @@ struct ParsedHeaders {
   uint16_t eth = kHeaderAbsent;
   uint16_t vlan[kMaxVlanTags] = {kHeaderAbsent, kHeaderAbsent};
   uint16_t ipv4 = kHeaderAbsent;
+  uint16_t ipv6 = kHeaderAbsent;  // the fixed header; extension headers are skipped
   uint16_t udp = kHeaderAbsent;
   uint16_t tcp = kHeaderAbsent;
   uint16_t app = kHeaderAbsent;      // program header after UDP (ATP, GOAT, ...), see Parser
-  uint16_t payload = kHeaderAbsent;  // first byte after the last parsed header
+  uint16_t payload = kHeaderAbsent;  // first byte after the last parsed header (ICMPv6: its own)
   uint16_t app_id = 0;               // which registered app header was found (0 = none)
   uint16_t parsed_bytes = 0;         // bytes the parser extracted (bounded by the parse depth)
   uint8_t vlan_count = 0;
-  uint8_t ip_proto = 0;
-  uint8_t dirty = 0;  // kDirty* bits: checksums the deparser must recompute
+  uint8_t ip_proto = 0;  // IPv4 protocol, or IPv6's upper layer after its extension headers
+  uint8_t dirty = 0;     // kDirty* bits: checksums the deparser must recompute
 
   bool has_eth() const { return eth != kHeaderAbsent; }
   bool has_ipv4() const { return ipv4 != kHeaderAbsent; }
+  bool has_ipv6() const { return ipv6 != kHeaderAbsent; }
   bool has_udp() const { return udp != kHeaderAbsent; }
   bool has_tcp() const { return tcp != kHeaderAbsent; }
   bool has_app() const { return app != kHeaderAbsent; }
@@ -97,10 +99,12 @@ inline uint32_t Metadata::Unusual() const noexcept {
 
 struct Packet {
   uint8_t* data = nullptr;  // first byte of the frame (Ethernet header)
-  uint32_t len = 0;         // frame length in bytes (no FCS)
-  uint32_t headroom = 0;    // bytes available before data
-  uint32_t tailroom = 0;    // bytes available after data + len
   void* handle = nullptr;   // the owning buffer (pool slot or mbuf)
+  // The pointers first and the three lengths after them: hdr then starts on a 4-byte boundary
+  // (no padding before it), the room ParsedHeaders::ipv6 took.
+  uint32_t len = 0;       // frame length in bytes (no FCS)
+  uint32_t headroom = 0;  // bytes available before data
+  uint32_t tailroom = 0;  // bytes available after data + len
   ParsedHeaders hdr;
   Metadata meta;
 

@@ -4,6 +4,7 @@
 
 #include "pipeline/wire/checksum.h"
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 #include "pipeline/wire/tcp.h"
 #include "pipeline/wire/udp.h"
 #include "pipeline/wire/vlan.h"
@@ -35,9 +36,29 @@ void UpdateTcpChecksum(Packet& pkt, const Ipv4Header& iph, uint32_t ip_header_le
       TcpChecksum(reinterpret_cast<const uint8_t*>(&iph), tcp, total_length - ip_header_len));
 }
 
+// IPv6 has no header checksum; a dirty UDP or TCP header gets its checksum over IPv6's
+// pseudo-header (always computed: 0 is no "not computed" under IPv6). A fragment's is left alone.
+void DeparseIpv6L4(Packet& pkt) noexcept {
+  const ParsedHeaders& h = pkt.hdr;
+  if (!h.has_udp() && !h.has_tcp()) return;
+  const uint8_t* ip = pkt.data + h.ipv6;
+  const uint32_t l4 = h.has_udp() ? h.udp : h.tcp;
+  const uint32_t ip_end = h.ipv6 + kIpv6HeaderLen + HeaderAt<Ipv6Header>(ip)->PayloadLength();
+  if (ip_end > pkt.len || l4 >= ip_end || Ipv6ChainHasFragment(ip, l4 - h.ipv6)) return;
+  uint8_t* seg = pkt.data + l4;
+  if (h.has_udp()) {
+    auto* udp = HeaderAt<UdpHeader>(seg);
+    const uint32_t udp_len = udp->Length();
+    if (udp_len < kUdpHeaderLen || l4 + udp_len > ip_end) return;
+    udp->SetChecksum(Udp6Checksum(ip, seg, udp_len));
+  } else {
+    HeaderAt<TcpHeader>(seg)->SetChecksum(Tcp6Checksum(ip, seg, ip_end - l4));
+  }
+}
+
 // Adds delta to every present offset after the Ethernet header.
 void ShiftOffsets(ParsedHeaders& h, int delta) noexcept {
-  for (uint16_t* offset : {&h.ipv4, &h.udp, &h.tcp, &h.app, &h.payload}) {
+  for (uint16_t* offset : {&h.ipv4, &h.ipv6, &h.udp, &h.tcp, &h.app, &h.payload}) {
     if (*offset != kHeaderAbsent) *offset = static_cast<uint16_t>(*offset + delta);
   }
   if (h.parsed_bytes != 0) h.parsed_bytes = static_cast<uint16_t>(h.parsed_bytes + delta);
@@ -49,6 +70,7 @@ void Deparser::DeparseDirty(Packet& pkt) const noexcept {
   ParsedHeaders& h = pkt.hdr;
   const uint8_t dirty = h.dirty;
   h.dirty = 0;
+  if (h.has_ipv6() && (dirty & kDirtyL4) != 0) DeparseIpv6L4(pkt);
   if (!h.has_ipv4()) return;
   uint8_t* ip = pkt.data + h.ipv4;
   auto* iph = HeaderAt<Ipv4Header>(ip);

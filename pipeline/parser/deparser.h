@@ -18,8 +18,9 @@ class Deparser {
   explicit Deparser(DeparserConfig config = {}) : config_(config) {}
 
   // Fast path. kDirtyIpv4: recompute the IPv4 header checksum. kDirtyL4: recompute the UDP or
-  // TCP checksum (a UDP checksum of 0 stays 0; fragments are left alone, their L4 checksum
-  // covers bytes not in this packet). Clears the dirty bits.
+  // TCP checksum over IPv4's or IPv6's pseudo-header (over IPv4 a UDP checksum of 0 stays 0;
+  // fragments are left alone, their L4 checksum covers bytes not in this packet). Clears the
+  // dirty bits.
   void Deparse(Packet& pkt) const noexcept {
     if (!Untouched(pkt)) DeparseDirty(pkt);
   }

@@ -7,6 +7,7 @@
 #include "pipeline/wire/checksum.h"
 #include "pipeline/wire/ethernet.h"
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 #include "pipeline/wire/tcp.h"
 #include "pipeline/wire/udp.h"
 #include "pipeline/wire/vlan.h"
@@ -28,6 +29,22 @@ constexpr uint32_t kBytesBeforeApp = kEthernetHeaderLen + kIpv4MinHeaderLen + kU
   return Drop(pkt, end > available ? truncated : DropReason::kParseDepthExceeded);
 }
 
+// IPv6's flow hash: the addresses, the upper layer and, as for IPv4, the ports only when UDP or
+// TCP was parsed and the packet is no fragment (every piece of a datagram hashes alike).
+uint32_t FlowHash6(const Packet& pkt) noexcept {
+  const ParsedHeaders& h = pkt.hdr;
+  const uint8_t* ip = pkt.data + h.ipv6;
+  const auto* iph = HeaderAt<Ipv6Header>(ip);
+  uint64_t ports = 0;
+  if (h.has_udp() || h.has_tcp()) {
+    const uint32_t l4 = h.has_udp() ? h.udp : h.tcp;
+    if (!Ipv6ChainHasFragment(ip, l4 - h.ipv6)) ports = LoadBe32(pkt.data + l4);
+  }
+  const uint64_t src = HashPair(LoadBe64(iph->src_addr), LoadBe64(iph->src_addr + 8), 6);
+  const uint64_t dst = HashPair(LoadBe64(iph->dst_addr), LoadBe64(iph->dst_addr + 8), src);
+  return static_cast<uint32_t>(HashPair(dst, (uint64_t{h.ip_proto} << 32) | ports, 7));
+}
+
 }  // namespace
 
 uint32_t FlowHash(const Packet& pkt) noexcept {
@@ -46,6 +63,7 @@ uint32_t FlowHash(const Packet& pkt) noexcept {
     const uint64_t key = addrs * 0x9E3779B97F4A7C15ULL + ((uint64_t{h.ip_proto} << 32) | ports);
     return static_cast<uint32_t>(Mix64(key));
   }
+  if (h.has_ipv6()) return FlowHash6(pkt);
   if (!h.has_eth()) return 0;
   // The ethertype after the tags: in the last tag, or in the Ethernet header.
   const uint16_t ether_type = h.vlan_count != 0
@@ -122,7 +140,8 @@ bool Parser::Parse(Packet& pkt) const noexcept {
     off = end;
   }
   if (type == kEtherTypeIpv4) return ParseIpv4(pkt, off);
-  // ARP, IPv6, ...: a valid L2-only packet.
+  if (type == kEtherTypeIpv6) return ParseIpv6(pkt, off);
+  // ARP, ...: a valid L2-only packet.
   h.payload = h.parsed_bytes = static_cast<uint16_t>(off);
   return true;
 }
@@ -166,6 +185,50 @@ bool Parser::Parse(Packet& pkt) const noexcept {
     h.payload = h.parsed_bytes = static_cast<uint16_t>(l4);  // no L4, or a later fragment
   }
   return ok;
+}
+
+// Out of line: IPv4 traffic's parse stays as it was.
+bool Parser::ParseIpv6(Packet& pkt, uint32_t ip) const noexcept {
+  ParsedHeaders& h = pkt.hdr;
+  const uint8_t* d = pkt.data;
+  const uint32_t len = pkt.len;
+  const uint32_t limit = std::min<uint32_t>(len, config_.parse_depth);
+  if (ip + kIpv6HeaderLen > limit) {
+    return DropBeyond(pkt, ip + kIpv6HeaderLen, len, DropReason::kTruncatedIpv6);
+  }
+  const auto* iph = HeaderAt<Ipv6Header>(d + ip);
+  if (iph->Version() != 6) return Drop(pkt, DropReason::kIpv6BadVersion);
+  // Payload length 0 is a jumbogram's (RFC 2675), which no Ethernet frame carries.
+  const uint32_t ip_end = ip + kIpv6HeaderLen + iph->PayloadLength();
+  if (iph->PayloadLength() == 0 || ip_end > len) {
+    return Drop(pkt, DropReason::kIpv6BadPayloadLen);
+  }
+  h.ipv6 = static_cast<uint16_t>(ip);
+  const uint32_t ext_limit = std::min<uint32_t>(ip_end, config_.parse_depth);
+  uint8_t next = iph->next_header;
+  uint32_t off = ip + kIpv6HeaderLen;
+  bool first_piece = true;
+  bool more_fragments = false;
+  for (int count = 0; first_piece && (IsIpv6OptionsHeader(next) || next == kIpProtoFragment);
+       ++count) {
+    if (count == kMaxIpv6ExtHeaders) return Drop(pkt, DropReason::kIpv6TooManyExts);
+    if (off + 2 > ext_limit) return DropBeyond(pkt, off + 2, ip_end, DropReason::kTruncatedIpv6);
+    const uint32_t end =
+        off + (next == kIpProtoFragment ? kIpv6FragmentHeaderLen : (uint32_t{d[off + 1]} + 1) * 8);
+    if (end > ext_limit) return DropBeyond(pkt, end, ip_end, DropReason::kTruncatedIpv6);
+    if (next == kIpProtoFragment) {
+      const auto* frag = HeaderAt<Ipv6FragmentHeader>(d + off);
+      first_piece = frag->FragmentOffset() == 0;  // a later piece's data is no header
+      more_fragments = frag->MoreFragments();
+    }
+    next = d[off];
+    off = end;
+  }
+  h.ip_proto = next;
+  if (first_piece && next == kIpProtoUdp) return ParseUdp(pkt, off, ip_end, more_fragments);
+  if (first_piece && next == kIpProtoTcp) return ParseTcp(pkt, off, ip_end);
+  h.payload = h.parsed_bytes = static_cast<uint16_t>(off);  // ICMPv6, other, or a later piece
+  return true;
 }
 
 [[gnu::always_inline]] inline bool Parser::ParseUdp(Packet& pkt, uint32_t udp, uint32_t ip_end,

@@ -1,10 +1,11 @@
 #pragma once
 // The programmable parser of the emulated ASIC: Ethernet, up to two 802.1Q/802.1ad tags, IPv4
-// (with options), UDP or TCP, and one program header after UDP chosen by the UDP destination
-// port (ATP, GOAT, ...). It fills Packet::hdr with header offsets and drops malformed packets
-// with a named DropReason. docs/wire.md lists every check. FlowHash is the flow hash programs
-// compute from what it parsed, where they need one (ECMP, a shard key), as a P4 program calls a
-// hash extern: packets whose program never asks pay nothing for it.
+// (with options) or IPv6 (skipping up to kMaxIpv6ExtHeaders extension headers), UDP or TCP,
+// and one program header after UDP chosen by the UDP destination port (ATP, GOAT, ...). It fills
+// Packet::hdr with header offsets and drops malformed packets with a named DropReason. docs/wire.md
+// lists every check. FlowHash is the flow hash programs compute from what it parsed, where they
+// need one (ECMP, a shard key), as a P4 program calls a hash extern: packets whose program never
+// asks pay nothing for it.
 #include <array>
 #include <cstdint>
 
@@ -28,6 +29,10 @@ Status ValidateParserConfig(const ParserConfig& config);
 class Parser {
  public:
   static constexpr int kMaxUdpApps = 16;
+  // IPv6 extension headers (hop-by-hop, routing, destination options, fragment) skipped before
+  // the upper layer; one more drops the packet (ipv6_too_many_exts). A real parser
+  // unrolls its loop a fixed number of times; the parse depth bounds the bytes as well.
+  static constexpr int kMaxIpv6ExtHeaders = 4;
 
   explicit Parser(ParserConfig config = {});
 
@@ -54,6 +59,7 @@ class Parser {
   }
   const AppSlot* FindApp(uint16_t port) const noexcept;
   bool ParseIpv4(Packet& pkt, uint32_t ip) const noexcept;
+  bool ParseIpv6(Packet& pkt, uint32_t ip) const noexcept;
   bool ParseUdp(Packet& pkt, uint32_t udp, uint32_t ip_end, bool first_fragment) const noexcept;
   bool ParseTcp(Packet& pkt, uint32_t tcp, uint32_t ip_end) const noexcept;
 
@@ -63,7 +69,9 @@ class Parser {
 };
 
 // The flow hash of a parsed packet: for IPv4, of (src_addr, dst_addr, protocol and, when UDP
-// or TCP was parsed and the packet is no fragment, the ports); for other ethertypes, of the MAC
+// or TCP was parsed and the packet is no fragment, the ports); for IPv6 the same of its
+// addresses, upper-layer next header and ports (no ports with a fragment header); for other
+// ethertypes, of the MAC
 // addresses and the ethertype after the tags; 0 for a packet without a parsed Ethernet header.
 // Deterministic across runs and machines. Reads the headers as they are now: a program that
 // rewrites addresses or ports before asking hashes the new ones.

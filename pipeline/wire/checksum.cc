@@ -1,6 +1,7 @@
 #include "pipeline/wire/checksum.h"
 
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 #include "pipeline/wire/tcp.h"
 #include "pipeline/wire/udp.h"
 
@@ -16,6 +17,13 @@ uint32_t SumSkipping(const uint8_t* data, std::size_t len, std::size_t skip) noe
 constexpr std::size_t kIpv4ChecksumAt = offsetof(Ipv4Header, header_checksum);
 constexpr std::size_t kUdpChecksumAt = offsetof(UdpHeader, checksum);
 constexpr std::size_t kTcpChecksumAt = offsetof(TcpHeader, checksum);
+constexpr std::size_t kIcmpv6ChecksumAt = 2;  // type, code, checksum
+
+uint16_t Upper6Checksum(const uint8_t* ip6, uint8_t next_header, const uint8_t* l4, std::size_t len,
+                        std::size_t checksum_at) noexcept {
+  const uint32_t sum = Ipv6PseudoHeaderSum(ip6, next_header, static_cast<uint32_t>(len));
+  return ChecksumFromSum(sum + SumSkipping(l4, len, checksum_at));
+}
 
 }  // namespace
 
@@ -50,6 +58,26 @@ uint16_t TcpChecksum(const uint8_t* ip, const uint8_t* tcp, std::size_t tcp_len)
 bool TcpChecksumOk(const uint8_t* ip, const uint8_t* tcp, std::size_t tcp_len) noexcept {
   uint32_t sum = Ipv4PseudoHeaderSum(ip, kIpProtoTcp, static_cast<uint16_t>(tcp_len));
   return FoldSum(sum + OnesComplementSum(tcp, tcp_len)) == 0xFFFF;
+}
+
+uint32_t Ipv6PseudoHeaderSum(const uint8_t* ip6, uint8_t next_header, uint32_t l4_len) noexcept {
+  const auto* h = HeaderAt<Ipv6Header>(ip6);
+  // src and dst are 32 contiguous bytes; the length and next header are 32-bit fields.
+  const uint32_t rest = FoldSum(uint64_t{l4_len >> 16} + (l4_len & 0xFFFF) + next_header);
+  return OnesComplementSum(h->src_addr, 32, rest);
+}
+
+uint16_t Udp6Checksum(const uint8_t* ip6, const uint8_t* udp, std::size_t udp_len) noexcept {
+  const uint16_t csum = Upper6Checksum(ip6, kIpProtoUdp, udp, udp_len, kUdpChecksumAt);
+  return csum == 0 ? 0xFFFF : csum;
+}
+
+uint16_t Tcp6Checksum(const uint8_t* ip6, const uint8_t* tcp, std::size_t tcp_len) noexcept {
+  return Upper6Checksum(ip6, kIpProtoTcp, tcp, tcp_len, kTcpChecksumAt);
+}
+
+uint16_t Icmpv6Checksum(const uint8_t* ip6, const uint8_t* icmp, std::size_t len) noexcept {
+  return Upper6Checksum(ip6, kIpProtoIcmpv6, icmp, len, kIcmpv6ChecksumAt);
 }
 
 }  // namespace swemu

@@ -1,5 +1,6 @@
 #pragma once
-// The Internet checksum (RFC 1071), its IPv4/UDP/TCP uses, and incremental update (RFC 1624).
+// The Internet checksum (RFC 1071), its IPv4/IPv6/UDP/TCP/ICMPv6 uses, and incremental update (RFC
+// 1624).
 //
 // A "sum" here is the folded 16-bit one's-complement sum of big-endian 16-bit words, held in a
 // uint32_t so that a few sums can be added before folding again. A checksum is ~sum.
@@ -106,6 +107,17 @@ bool UdpChecksumOk(const uint8_t* ip, const uint8_t* udp, std::size_t udp_len) n
 // The same for a TCP segment (header + options + data) of `tcp_len` bytes.
 uint16_t TcpChecksum(const uint8_t* ip, const uint8_t* tcp, std::size_t tcp_len) noexcept;
 bool TcpChecksumOk(const uint8_t* ip, const uint8_t* tcp, std::size_t tcp_len) noexcept;
+
+// Sum of the IPv6 pseudo-header (src, dst, upper-layer length, next header; RFC 8200 8.1) of
+// the IPv6 header at `ip6`.
+uint32_t Ipv6PseudoHeaderSum(const uint8_t* ip6, uint8_t next_header, uint32_t l4_len) noexcept;
+
+// The same checksums over IPv6's pseudo-header, `ip6` being the IPv6 fixed header. UDP over
+// IPv6 must carry a checksum, so Udp6Checksum never returns 0 (0xFFFF instead, RFC 8200 8.1).
+uint16_t Udp6Checksum(const uint8_t* ip6, const uint8_t* udp, std::size_t udp_len) noexcept;
+uint16_t Tcp6Checksum(const uint8_t* ip6, const uint8_t* tcp, std::size_t tcp_len) noexcept;
+// An ICMPv6 message (RFC 4443 2.3) of `len` bytes at `icmp`; its checksum field is skipped.
+uint16_t Icmpv6Checksum(const uint8_t* ip6, const uint8_t* icmp, std::size_t len) noexcept;
 
 // RFC 1624 eqn. 3: the new checksum after one 16-bit word of the covered data changed from
 // old_word to new_word, HC' = ~(~HC + ~m + m'). Equals a full recompute (see the tests).

@@ -9,6 +9,7 @@
 #include "pipeline/parser/parser.h"
 #include "pipeline/wire/checksum.h"
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 #include "pipeline/wire/udp.h"
 
 namespace swemu {
@@ -39,7 +40,9 @@ void CheckOffsets(const Packet& pkt, const ParserConfig& config) {
   next(h.vlan[1], 4);
   Check(h.vlan_count == (h.vlan[0] != kHeaderAbsent) + (h.vlan[1] != kHeaderAbsent));
   Check(h.vlan_count <= config.max_vlan_tags);
+  Check(!(h.has_ipv4() && h.has_ipv6()));
   next(h.ipv4, h.vlan_count ? 4 : 14);
+  next(h.ipv6, h.vlan_count ? 4 : 14);
   Check(!(h.has_udp() && h.has_tcp()));
   Check(!h.has_app() || h.has_udp());
   Check(h.has_app() == (h.app_id != 0));
@@ -53,6 +56,26 @@ void CheckOffsets(const Packet& pkt, const ParserConfig& config) {
     Check(ip->Version() == 4 && ip->Ihl() >= 5 && h.ipv4 + ip->TotalLength() <= pkt.len);
     Check(h.ip_proto == ip->protocol);
   }
+  if (h.has_ipv6()) {
+    const auto* ip = HeaderAt<Ipv6Header>(pkt.data + h.ipv6);
+    Check(ip->Version() == 6 && h.ipv6 + kIpv6HeaderLen + ip->PayloadLength() <= pkt.len);
+    Check(!h.has_udp() || h.udp >= h.ipv6 + kIpv6HeaderLen);
+    Check(!h.has_tcp() || h.tcp >= h.ipv6 + kIpv6HeaderLen);
+  }
+}
+
+// A dirty L4 header under IPv6 gets its checksum over IPv6's pseudo-header.
+void CheckL4Checksums6(const Packet& pkt) {
+  const ParsedHeaders& h = pkt.hdr;
+  if (!h.has_udp() && !h.has_tcp()) return;
+  const uint8_t* ip = pkt.data + h.ipv6;
+  const uint32_t l4 = h.has_udp() ? h.udp : h.tcp;
+  if (Ipv6ChainHasFragment(ip, l4 - h.ipv6)) return;
+  const uint32_t ip_end = h.ipv6 + kIpv6HeaderLen + HeaderAt<Ipv6Header>(ip)->PayloadLength();
+  const uint32_t len = h.has_udp() ? HeaderAt<UdpHeader>(pkt.data + l4)->Length() : ip_end - l4;
+  const uint32_t sum = Ipv6PseudoHeaderSum(ip, h.has_udp() ? kIpProtoUdp : kIpProtoTcp, len) +
+                       OnesComplementSum(pkt.data + l4, len);
+  Check(FoldSum(sum) == 0xFFFF);
 }
 
 void CheckL4Checksums(const Packet& pkt) {
@@ -108,12 +131,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                  HeaderAt<Ipv4Header>(pkt->data + pkt->hdr.ipv4)->HeaderLen()));
     }
     if (pkt->hdr.has_ipv4() && (dirty & kDirtyL4)) CheckL4Checksums(*pkt);
+    if (pkt->hdr.has_ipv6() && (dirty & kDirtyL4)) CheckL4Checksums6(*pkt);
     if (pushed) Check(PopVlan(*pkt));
     // Header ops never change the structure: a reparse finds the same headers and flow.
     const ParsedHeaders before = pkt->hdr;
     Check(parser.Parse(*pkt));
-    Check(pkt->hdr.ipv4 == before.ipv4 && pkt->hdr.udp == before.udp &&
-          pkt->hdr.tcp == before.tcp && pkt->hdr.app == before.app &&
+    Check(pkt->hdr.ipv4 == before.ipv4 && pkt->hdr.ipv6 == before.ipv6 &&
+          pkt->hdr.udp == before.udp && pkt->hdr.tcp == before.tcp && pkt->hdr.app == before.app &&
           pkt->hdr.payload == parsed.payload && pkt->hdr.vlan_count == parsed.vlan_count);
     Check(FlowHash(*pkt) == flow_hash);
   }

@@ -49,13 +49,6 @@ TEST_F(ParserTest, EthArpIsL2Only) {
   EXPECT_EQ(p->hdr.parsed_bytes, 14);
 }
 
-TEST_F(ParserTest, Ipv6EtherTypeIsL2OnlyEvenWhenShort) {
-  Packet* p =
-      MakeParsed(parser_, FrameBuilder().Eth(kMacB, kMacA).EtherType(kEtherTypeIpv6).Build());
-  EXPECT_FALSE(p->hdr.has_ipv4());
-  EXPECT_EQ(p->hdr.payload, 14);
-}
-
 TEST_F(ParserTest, VlanIpv4Udp) {
   Packet* p = MakeParsed(parser_, UdpFrame().Vlan(MakeVlanTci(0, false, 7)).Build());
   EXPECT_EQ(p->hdr.vlan_count, 1);
@@ -242,7 +235,7 @@ TEST_F(FlowHashTest, NonIpUsesMacsAndEtherType) {
   EXPECT_EQ(l2(kMacB, kMacA, kEtherTypeArp), base);
   EXPECT_NE(l2(kMacA, kMacA, kEtherTypeArp), base);
   EXPECT_NE(l2(kMacB, kMacB, kEtherTypeArp), base);
-  EXPECT_NE(l2(kMacB, kMacA, kEtherTypeIpv6), base);
+  EXPECT_NE(l2(kMacB, kMacA, kEtherTypeIpv4 + 1), base);
 }
 
 }  // namespace

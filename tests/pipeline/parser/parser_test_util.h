@@ -18,6 +18,21 @@ inline const MacAddr kMacB = MacAddr::FromU64(0x020000000002);
 inline const Ipv4Addr kIpA = MakeIpv4Addr(10, 0, 0, 1);
 inline const Ipv4Addr kIpB = MakeIpv4Addr(10, 0, 0, 2);
 
+inline const Ipv6Addr kIp6A = {0x20010DB800010000ULL, 1};  // 2001:db8:1::1
+inline const Ipv6Addr kIp6B = {0x20010DB800020000ULL, 2};  // 2001:db8:2::2
+
+inline FrameBuilder Udp6Frame(uint16_t sport = 1000, uint16_t dport = 2000) {
+  FrameBuilder b;
+  b.Eth(kMacB, kMacA).Ipv6(kIp6A, kIp6B).Udp(sport, dport).Payload(16);
+  return b;
+}
+
+inline FrameBuilder Tcp6Frame(uint16_t sport = 1000, uint16_t dport = 80) {
+  FrameBuilder b;
+  b.Eth(kMacB, kMacA).Ipv6(kIp6A, kIp6B).Tcp(sport, dport).Payload(16);
+  return b;
+}
+
 inline FrameBuilder UdpFrame(uint16_t sport = 1000, uint16_t dport = 2000) {
   FrameBuilder b;
   b.Eth(kMacB, kMacA).Ipv4(kIpA, kIpB).Udp(sport, dport).Payload(16);
