@@ -57,6 +57,7 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
                               U32s({static_cast<uint32_t>(std::lround(loss_bound * 1e6)),
                                     opt_.partition_bytes})};
   s.start_pending = true;
+  live_send_[key] = &s;
   return Status::Ok();
 }
 
@@ -101,12 +102,17 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
 }
 
 void DlcpHost::Pump(TimeNs now) noexcept {
-  for (auto& [key, s] : send_) {
+  for (auto it = live_send_.begin(); it != live_send_.end();) {
+    Sender& s = *it->second;
     if (s.start_pending) {
       control_.Send(now, s.stats->dst, std::move(s.start_signal));
       s.start_pending = false;
     }
-    if (s.stats->done() || s.stopped) continue;
+    if (s.stats->done() || s.stopped) {
+      it = live_send_.erase(it);  // back only through a RETRANSMIT (OnSignal)
+      continue;
+    }
+    ++it;
     if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
     while (s.pacer.Ready(now)) {
       if (!s.resend.empty()) {
@@ -205,6 +211,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
       f.src = from;
       f.start_ns = now;
       f.buffer = std::make_unique<DlcpReceiveBuffer>(std::move(*b));
+      recv_open_.insert(key);
       if (next_report_ns_ == kNever) next_report_ns_ = now + opt_.rate.period_ns;
       return;
     }
@@ -223,6 +230,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         return;
       }
       if (f.retransmit_due == kNever) f.retransmit_due = now + opt_.retransmit_wait_ns;
+      recv_due_.insert(key);
       return;
     }
     case DlcpType::kConfirm: {
@@ -260,6 +268,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         }
         std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
         snd.stopped = false;
+        live_send_[key] = &snd;
         snd.pacer.CatchUp(now);
       } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
         const TimeNs period = s.payload.size() >= 8
@@ -276,8 +285,14 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
 
 void DlcpHost::Report(TimeNs now) {
   bool active = false;
-  for (auto& [key, f] : recv_) {
-    if (f.confirm_ns != kNever || f.bound_met_ns != kNever) continue;
+  for (auto k = recv_open_.begin(); k != recv_open_.end();) {
+    const uint64_t key = *k;
+    DlcpRecvFlow& f = recv_.at(key);
+    if (f.confirm_ns != kNever || f.bound_met_ns != kNever) {
+      k = recv_open_.erase(k);  // settled for good (a new START opens it again)
+      continue;
+    }
+    ++k;
     active = true;
     uint64_t& bytes = recv_period_bytes_[key];
     const TimeNs period = now - std::max(last_report_ns_, f.start_ns);
@@ -293,8 +308,17 @@ void DlcpHost::Report(TimeNs now) {
 
 void DlcpHost::OnTimer(TimeNs now) noexcept {
   control_.OnTimer(now);
-  for (auto& [key, f] : recv_) {
-    if (f.retransmit_due == kNever || now < f.retransmit_due) continue;
+  for (auto k = recv_due_.begin(); k != recv_due_.end();) {
+    DlcpRecvFlow& f = recv_.at(*k);
+    if (f.retransmit_due == kNever) {
+      k = recv_due_.erase(k);
+      continue;
+    }
+    if (now < f.retransmit_due) {
+      ++k;
+      continue;
+    }
+    k = recv_due_.erase(k);
     f.retransmit_due = kNever;
     if (f.buffer->BoundMet() || f.confirm_ns != kNever) continue;  // FINISH already went
     std::vector<uint8_t> ranges;
@@ -309,8 +333,9 @@ void DlcpHost::OnTimer(TimeNs now) noexcept {
 
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
-  for (const auto& [key, f] : recv_) next = std::min(next, f.retransmit_due);
-  for (const auto& [key, s] : send_) {
+  for (uint64_t key : recv_due_) next = std::min(next, recv_.at(key).retransmit_due);
+  for (const auto& [key, sp] : live_send_) {
+    const Sender& s = *sp;
     if (s.start_pending) return 0;  // at once
     if (!s.stats->done() && !s.stopped) next = std::min({next, s.pacer.next_ns(), s.report_due});
   }

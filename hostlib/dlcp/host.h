@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -137,8 +138,15 @@ class DlcpHost final : public Endpoint {
   DlcpHostOptions opt_;
   DlcpControlChannel control_;
   std::map<uint64_t, Sender> send_;  // by (dst ip, tensor)
+  // The senders Pump may still act on (a START to send, or neither done nor stopped), in
+  // send_'s order: Pump and NextTimer visit these, not every flow the host ever sent.
+  std::map<uint64_t, Sender*> live_send_;
   std::vector<std::unique_ptr<DlcpSendFlow>> send_stats_;
   std::map<uint64_t, DlcpRecvFlow> recv_;  // by (src ip, tensor)
+  // Keys of recv_ that may have a retransmit_due, and that may be neither confirmed nor at
+  // their bound (the ones Report reports on); pruned as they settle.
+  std::set<uint64_t> recv_due_;
+  std::set<uint64_t> recv_open_;
   std::map<uint64_t, uint64_t> recv_period_bytes_;
   std::map<uint32_t, double> posted_;
   TimeNs next_report_ns_ = kNever;
