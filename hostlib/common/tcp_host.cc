@@ -13,6 +13,8 @@ EcnTcpSender& TcpHost::AddFlow(const TcpFlowPlan& plan) {
   }
   flow.sender = std::make_unique<EcnTcpSender>(transport_, TcpEnd{mac_, ip_, plan.local_port},
                                                plan.remote, options);
+  live_.push_back(&flow);
+  by_peer_[PeerKey(plan.remote.ip, plan.remote.port, plan.local_port)].push_back(&flow);
   return *flow.sender;
 }
 
@@ -33,10 +35,13 @@ void TcpHost::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
     ++ignored_;
     return;
   }
-  for (Flow& flow : flows_) {
-    if (flow.started && flow.sender->Accepts(seg)) {
-      flow.sender->OnAck(now, seg);
-      return;
+  auto peer = by_peer_.find(PeerKey(seg.src_ip, seg.src_port, seg.dst_port));
+  if (peer != by_peer_.end()) {
+    for (Flow* flow : peer->second) {
+      if (flow->started && flow->sender->Accepts(seg)) {
+        flow->sender->OnAck(now, seg);
+        return;
+      }
     }
   }
   for (EcnTcpSink& sink : sinks_) {
@@ -48,8 +53,14 @@ void TcpHost::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
   ++ignored_;
 }
 
+void TcpHost::PruneLive() {
+  live_.erase(std::remove_if(live_.begin(), live_.end(), [](const Flow* f) { return f->Retired(); }),
+              live_.end());
+}
+
 void TcpHost::OnTimer(TimeNs now) noexcept {
-  for (Flow& flow : flows_) {
+  for (Flow* fp : live_) {
+    Flow& flow = *fp;
     if (!flow.started && now >= flow.plan.start_ns) {
       flow.started = true;
       flow.sender->Start(now, flow.plan.bytes);
@@ -60,11 +71,13 @@ void TcpHost::OnTimer(TimeNs now) noexcept {
     }
     if (flow.started) flow.sender->OnTimer(now);
   }
+  PruneLive();
 }
 
 TimeNs TcpHost::NextTimer() const noexcept {
   TimeNs next = kNever;
-  for (const Flow& flow : flows_) {
+  for (const Flow* fp : live_) {
+    const Flow& flow = *fp;
     if (!flow.started) {
       next = std::min(next, flow.plan.start_ns);
       continue;
@@ -76,13 +89,15 @@ TimeNs TcpHost::NextTimer() const noexcept {
 }
 
 void TcpHost::Pump(TimeNs now) noexcept {
-  for (Flow& flow : flows_) {
+  for (Flow* fp : live_) {
+    Flow& flow = *fp;
     if (!flow.started && now >= flow.plan.start_ns) {
       flow.started = true;
       flow.sender->Start(now, flow.plan.bytes);
     }
     if (flow.started) flow.sender->Pump(now);
   }
+  PruneLive();
 }
 
 }  // namespace swemu

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 #include "hostlib/common/ecn_tcp.h"
 #include "hostlib/common/endpoint.h"
@@ -44,12 +46,26 @@ class TcpHost final : public Endpoint {
     std::unique_ptr<EcnTcpSender> sender;
     bool started = false;
     bool stopped = false;
+    // Nothing left to do: started, and stopped or done with no stop time to wait for.
+    bool Retired() const {
+      return started && (stopped || (sender->done() && plan.stop_ns == kNever));
+    }
   };
+  // Drops retired flows from live_ (Pump and OnTimer call it, after their pass).
+  void PruneLive();
+  static uint64_t PeerKey(Ipv4Addr remote_ip, uint16_t remote_port, uint16_t local_port) {
+    return (uint64_t{remote_ip} << 32) | (uint64_t{remote_port} << 16) | local_port;
+  }
   Transport& transport_;
   MacAddr mac_;
   Ipv4Addr ip_;
   EcnTcpOptions options_;
   std::deque<Flow> flows_;
+  // The flows not yet retired, in flows_'s order: timers and Pump visit only these, so a
+  // host's cost per event follows its open flows, not every flow it ever had.
+  std::vector<Flow*> live_;
+  // Every flow by (remote ip, remote port, local port), in flows_'s order: an ACK's lookup.
+  std::unordered_map<uint64_t, std::vector<Flow*>> by_peer_;
   std::deque<EcnTcpSink> sinks_;
   uint64_t ignored_ = 0;
 };
