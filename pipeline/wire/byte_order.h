@@ -45,6 +45,14 @@ inline void StoreBe64(uint8_t* p, uint64_t v) noexcept {
   v = ByteSwap64(v);
   std::memcpy(p, &v, sizeof(v));
 }
+// A MAC address: 48 bits, the first byte sent in bits 47..40.
+inline uint64_t LoadBe48(const uint8_t* p) noexcept {
+  return (uint64_t{LoadBe16(p)} << 32) | LoadBe32(p + 2);
+}
+inline void StoreBe48(uint8_t* p, uint64_t v) noexcept {
+  StoreBe16(p, static_cast<uint16_t>(v >> 32));
+  StoreBe32(p + 2, static_cast<uint32_t>(v));
+}
 
 // Views a header at a byte address. Every wire header struct is made of uint8_t fields only
 // (alignment 1, character type), so this is safe at any offset in a frame buffer.
