@@ -30,22 +30,25 @@ Status ParseKeyField(const MatchTable& table, std::size_t i, const std::string& 
   std::string_view v = text;
   *mask = LowBitsMask(bits);
   if (table.kind() == MatchKind::kLpm) {
-    std::size_t slash = v.find('/');
-    if (slash == std::string_view::npos) return KeyError(table, i, text, "expected VALUE/LEN");
-    std::string_view len_text = v.substr(slash + 1);
-    if (len_text.empty() || len_text.size() > 3 ||
-        len_text.find_first_not_of("0123456789") != std::string_view::npos) {
-      return KeyError(table, i, text, "bad prefix length");
+    // A bare VALUE is the whole width: /32 for an IPv4 address, /128 for IPv6.
+    const std::size_t slash = v.find('/');
+    *prefix_len = static_cast<uint8_t>(bits);
+    if (slash != std::string_view::npos) {
+      std::string_view len_text = v.substr(slash + 1);
+      if (len_text.empty() || len_text.size() > 3 ||
+          len_text.find_first_not_of("0123456789") != std::string_view::npos) {
+        return KeyError(table, i, text, "bad prefix length");
+      }
+      unsigned len = 0;
+      for (char c : len_text) len = len * 10 + static_cast<unsigned>(c - '0');
+      if (len > bits) {
+        return KeyError(
+            table, i, text,
+            "prefix length " + std::to_string(len) + " exceeds " + std::to_string(bits) + " bits");
+      }
+      *prefix_len = static_cast<uint8_t>(len);
+      v = v.substr(0, slash);
     }
-    unsigned len = 0;
-    for (char c : len_text) len = len * 10 + static_cast<unsigned>(c - '0');
-    if (len > bits) {
-      return KeyError(
-          table, i, text,
-          "prefix length " + std::to_string(len) + " exceeds " + std::to_string(bits) + " bits");
-    }
-    *prefix_len = static_cast<uint8_t>(len);
-    v = v.substr(0, slash);
   } else if (table.kind() == MatchKind::kTernary) {
     std::size_t amp = v.find("&&&");
     if (amp != std::string_view::npos) {

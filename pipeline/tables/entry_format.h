@@ -1,8 +1,9 @@
 #pragma once
 // The control plane's text syntax for entries, as BMv2's simple_switch_CLI writes them:
 //   table_add <table> <action> <key>... => <param>... [<priority>]
-// Keys: exact `VALUE`; LPM `VALUE/LEN`; ternary `VALUE&&&MASK` (a bare VALUE means all mask
-// bits set). Values and parameters: decimal, 0x hex, MAC aa:bb:cc:dd:ee:ff, IPv4 10.0.0.1.
+// Keys: exact `VALUE`; LPM `VALUE/LEN` (a bare VALUE is the whole width: /32, /128); ternary
+// `VALUE&&&MASK` (a bare VALUE means all mask bits set). Values and parameters: decimal, 0x
+// hex, MAC aa:bb:cc:dd:ee:ff, IPv4 10.0.0.1, IPv6 2001:db8::1.
 // Every error is one line starting "table <name>: " and naming the key or parameter at fault.
 #include <optional>
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Longest-prefix match on one key field of at most 32 bits (kMaxLpmKeyBits): the key is
+// Longest-prefix match on one key field of at most 32 bits (kMaxTrieLpmKeyBits): the key is
 // left-aligned to 32 bits and looked up in a DIR-16-8-8 trie (lpm_trie.h), at most three reads,
 // then the entry's action record. The source of truth is one hash map per prefix length, so a
 // delete repaints the removed prefix's range with the next-longest covering prefix.

@@ -5,6 +5,7 @@
 
 #include "pipeline/tables/exact_table.h"
 #include "pipeline/tables/lpm_table.h"
+#include "pipeline/tables/lpm_wide_table.h"
 #include "pipeline/tables/ternary_table.h"
 
 namespace swemu {
@@ -202,7 +203,11 @@ Result<std::unique_ptr<MatchTable>> MakeTable(const TableSpec& spec) {
       table = std::make_unique<ExactTable>(spec);
       break;
     case MatchKind::kLpm:
-      table = std::make_unique<LpmTable>(spec);
+      if (KeyBits(spec) <= kMaxTrieLpmKeyBits) {
+        table = std::make_unique<LpmTable>(spec);
+      } else {
+        table = std::make_unique<WideLpmTable>(spec);
+      }
       break;
     case MatchKind::kTernary:
       table = std::make_unique<TernaryTable>(spec);

@@ -13,7 +13,9 @@ namespace swemu {
 enum class MatchKind : uint8_t { kExact, kLpm, kTernary };
 
 inline constexpr unsigned kMaxKeyBits = 128;
-inline constexpr unsigned kMaxLpmKeyBits = 32;  // LPM tables use a 16-8-8 trie (lpm_table.h)
+inline constexpr unsigned kMaxLpmKeyBits = 128;
+// LPM keys up to this width use the 16-8-8 trie (lpm_table.h), wider ones lpm_wide_table.h.
+inline constexpr unsigned kMaxTrieLpmKeyBits = 32;
 inline constexpr unsigned kMaxActionParams = 4;
 inline constexpr unsigned kMaxParamBits = 64;
 inline constexpr uint32_t kMaxTableSize = 1u << 24;  // keeps handles and slot indices 32-bit
@@ -39,7 +41,7 @@ struct ActionSpec {
 struct TableSpec {
   std::string name;
   MatchKind kind = MatchKind::kExact;
-  std::vector<KeyField> fields;  // 1..128 bits in total; LPM: exactly one field of <= 32 bits
+  std::vector<KeyField> fields;  // 1..128 bits in total; LPM: exactly one field
   std::vector<ActionSpec> actions;
   uint32_t size = 0;           // declared capacity in entries
   std::string default_action;  // must name one of `actions`

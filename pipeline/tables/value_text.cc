@@ -1,5 +1,6 @@
 #include "pipeline/tables/value_text.h"
 
+#include <algorithm>
 #include <cctype>
 #include <vector>
 
@@ -48,6 +49,16 @@ Result<MatchKey> ParseMacText(std::string_view text) {
   return MatchKey{{mac->ToU64(), 0}};
 }
 
+// IPv6 text has seven ':' or a "::" ("2001:db8::1"); other text with a ':' is read as a MAC,
+// so a MAC with a group missing is named a bad MAC.
+Result<MatchKey> ParseColonText(std::string_view text) {
+  const auto colons = std::count(text.begin(), text.end(), ':');
+  if (colons != 7 && text.find("::") == std::string_view::npos) return ParseMacText(text);
+  Result<Ipv6Addr> ip = ParseIpv6(text);
+  if (!ip.ok()) return Status::Error("bad IPv6 address");
+  return MatchKey{{ip->lo, ip->hi}};
+}
+
 Result<MatchKey> ParseIpv4Text(std::string_view text) {
   Result<Ipv4Addr> ip = ParseIpv4(text);
   if (!ip.ok()) return Status::Error("bad IPv4 address");
@@ -68,21 +79,23 @@ Result<MatchKey> ParseValue(std::string_view text) {
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X')) {
     return ParseHex(text.substr(2));
   }
-  if (text.find(':') != std::string_view::npos) return ParseMacText(text);
+  if (text.find(':') != std::string_view::npos) return ParseColonText(text);
   if (text.find('.') != std::string_view::npos) return ParseIpv4Text(text);
   return ParseDecimal(text);
 }
 
 ValueStyle StyleFor(std::string_view name, unsigned bits, bool ip_hint, ValueStyle fallback) {
   if (bits == 48) return ValueStyle::kMac;
-  if (bits != 32) return fallback;
+  if (bits != 32 && bits != 128) return fallback;
   std::string lower;
   for (char c : name) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   bool ip_token = false;  // "ip" at the start of a word: "ip_dst", "hdr.ipv4.dst"
   for (std::size_t i = lower.find("ip"); i != std::string::npos; i = lower.find("ip", i + 1)) {
     if (i == 0 || !std::isalpha(static_cast<unsigned char>(lower[i - 1]))) ip_token = true;
   }
-  if (ip_hint || ip_token || lower.find("addr") != std::string::npos) return ValueStyle::kIpv4;
+  if (ip_hint || ip_token || lower.find("addr") != std::string::npos) {
+    return bits == 32 ? ValueStyle::kIpv4 : ValueStyle::kIpv6;
+  }
   return fallback;
 }
 
@@ -105,6 +118,8 @@ std::string FormatValue(const MatchKey& value, unsigned bits, ValueStyle style) 
       }
       return out;
     }
+    case ValueStyle::kIpv6:
+      return FormatIpv6(Ipv6Addr{value.w[1], value.w[0]});
     case ValueStyle::kDecimal:
       if (value.w[1] == 0) return std::to_string(value.w[0]);
       break;
