@@ -86,8 +86,22 @@ Status ApplyInterfaceKey(const std::string& key, const std::string& value,
     rif.prefix_len = static_cast<uint8_t>(*len);
     return Status::Ok();
   }
+  if (field == "ip6") {
+    const std::size_t slash = value.find('/');
+    Result<Ipv6Addr> ip = ParseIpv6(value.substr(0, slash));
+    Result<uint64_t> len = slash == std::string::npos
+                               ? Result<uint64_t>(Status::Error("no prefix"))
+                               : ParseUint(value.substr(slash + 1), 1, 128);
+    if (!ip.ok() || !len.ok()) {
+      return Status::Error("\"" + value + "\" is not an IPv6 gateway address with its prefix " +
+                           "(such as 2001:db8:1::1/64)");
+    }
+    rif.ipv6 = *ip;
+    rif.prefix6_len = static_cast<uint8_t>(*len);
+    return Status::Ok();
+  }
   if (field == "ports") return ParsePorts(value, &rif.ports);
-  return Status::Error("unknown key (an [interface.N] section has only mac, ip and ports)");
+  return Status::Error("unknown key (an [interface.N] section has only mac, ip, ip6 and ports)");
 }
 
 Status FinishInterfaces(LoadedSwitchConfig& out) {
@@ -110,9 +124,14 @@ Status FinishInterfaces(LoadedSwitchConfig& out) {
 }
 
 std::vector<std::pair<std::string, std::string>> InterfaceLines(const RouterInterface& rif) {
-  return {{"mac", FormatMac(MacAddr::FromU64(rif.mac))},
-          {"ip", FormatIpv4(rif.ipv4) + "/" + std::to_string(rif.prefix_len)},
-          {"ports", FormatPorts(rif.ports)}};
+  std::vector<std::pair<std::string, std::string>> lines = {
+      {"mac", FormatMac(MacAddr::FromU64(rif.mac))},
+      {"ip", FormatIpv4(rif.ipv4) + "/" + std::to_string(rif.prefix_len)}};
+  if (rif.HasIpv6()) {
+    lines.emplace_back("ip6", FormatIpv6(rif.ipv6) + "/" + std::to_string(rif.prefix6_len));
+  }
+  lines.emplace_back("ports", FormatPorts(rif.ports));
+  return lines;
 }
 
 }  // namespace swemu

@@ -46,6 +46,31 @@ TEST(SwitchConfigInterfacesTest, ReadSortedByNumberAndWrittenBackEqual) {
   EXPECT_EQ(FormatSwitchConfig(*again), text);
 }
 
+TEST(SwitchConfigInterfacesTest, Ip6ReadBesideIpAndWrittenBack) {
+  Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(
+      Write("ip6", "[switch]\nports = 8\nprogram = l2l3\n[interface.1]\nmac = 02:00:00:00:fe:01\n"
+                   "ip = 10.1.1.1/24\nip6 = 2001:DB8:1:0::1/64\nports = 0-3\n"
+                   "[interface.2]\nmac = 02:00:00:00:fe:02\nip = 10.2.2.1/24\nports = 4-7\n"));
+  ASSERT_TRUE(loaded.ok()) << loaded.message();
+  const std::vector<RouterInterface>& rifs = loaded->config.interfaces;
+  ASSERT_EQ(rifs.size(), 2u);
+  EXPECT_EQ(rifs[0].ipv6, *ParseIpv6("2001:db8:1::1"));
+  EXPECT_EQ(rifs[0].prefix6_len, 64);
+  EXPECT_TRUE(rifs[0].Contains6(*ParseIpv6("2001:db8:1::abcd")));
+  EXPECT_FALSE(rifs[0].Contains6(*ParseIpv6("2001:db8:2::1")));
+  EXPECT_FALSE(rifs[1].HasIpv6());
+  EXPECT_EQ(FormatIpv6(rifs[0].LinkLocal()), "fe80::ff:fe00:fe01");
+  const std::string text = FormatSwitchConfig(*loaded);
+  EXPECT_NE(text.find("ip = 10.1.1.1/24\nip6 = 2001:db8:1::1/64\nports = 0-3\n"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("ip = 10.2.2.1/24\nports = 4-7\n"), std::string::npos) << text;
+  const std::string path = ::testing::TempDir() + "switch_config_interfaces_ip6_again.ini";
+  ASSERT_TRUE(WriteSwitchConfig(*loaded, path).ok());
+  Result<LoadedSwitchConfig> again = LoadSwitchConfig(path);
+  ASSERT_TRUE(again.ok()) << again.message();
+  EXPECT_EQ(again->config.interfaces, rifs);
+}
+
 struct BadCase {
   const char* name;
   const char* sections;  // after a [switch] of 8 ports
@@ -93,8 +118,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"missing_mac", "[interface.1]\nip = 10.1.1.1/24\nports = 0\n",
                 "interface.1: mac missing"},
         BadCase{"unknown_key", "[interface.1]\nvlan = 10\n",
-                "interface.1.vlan: unknown key (an [interface.N] section has only mac, ip and "
-                "ports)"},
+                "interface.1.vlan: unknown key (an [interface.N] section has only mac, ip, ip6 "
+                "and ports)"},
+        BadCase{"ip6_subnet_address", "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                                      "ip6 = 2001:db8:1::/64\nports = 0\n",
+                "interface.1: ip6 2001:db8:1::/64: the gateway 2001:db8:1:: is the subnet's own "
+                "address (its interface id is all zeros: the subnet-router anycast address)"},
+        BadCase{"ip6_duplicate", "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                                 "ip6 = 2001:db8:1::1/64\nports = 0\n"
+                                 "[interface.2]\nmac = 02:00:00:00:fe:02\nip = 10.2.2.1/24\n"
+                                 "ip6 = 2001:db8:1::1/48\nports = 1\n",
+                "interface.2: ip6: the gateway 2001:db8:1::1 is also interface.1's"},
+        BadCase{"ip6_overlap", "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                               "ip6 = 2001:db8:1::1/64\nports = 0\n"
+                               "[interface.2]\nmac = 02:00:00:00:fe:02\nip = 10.2.2.1/24\n"
+                               "ip6 = 2001:db8::2/32\nports = 1\n",
+                "interface.2: ip6 2001:db8::2/32: its subnet overlaps interface.1's "
+                "(2001:db8:1::1/64)"},
+        BadCase{"ip6_prefix_128", "[interface.1]\nmac = 02:00:00:00:fe:01\nip = 10.1.1.1/24\n"
+                                  "ip6 = 2001:db8:1::1/128\nports = 0\n",
+                "interface.1: ip6 2001:db8:1::1/128: the prefix must be 1..127 (a subnet with "
+                "hosts besides the gateway)"},
+        BadCase{"ip6_prefix_0", "[interface.1]\nip6 = 2001:db8:1::1/0\n",
+                "interface.1.ip6: \"2001:db8:1::1/0\" is not an IPv6 gateway address with its "
+                "prefix (such as 2001:db8:1::1/64)"},
+        BadCase{"ip6_malformed", "[interface.1]\nip6 = 2001:db8::1::1/64\n",
+                "interface.1.ip6: \"2001:db8::1::1/64\" is not an IPv6 gateway address with its "
+                "prefix (such as 2001:db8:1::1/64)"},
+        BadCase{"ip6_twice", "[interface.1]\nip6 = 2001:db8:1::1/64\nip6 = 2001:db8:2::1/64\n",
+                "interface.1.ip6: given twice"},
         BadCase{"workers", "[dpdk]\nworkers = 2\n[interface.1]\nmac = 02:00:00:00:fe:01\n"
                            "ip = 10.1.1.1/24\nports = 0\n",
                 "interface.1: router interfaces need dpdk.workers = 1 (the neighbour table is "
