@@ -115,11 +115,6 @@ Status FinishInterfaces(LoadedSwitchConfig& out) {
     if (rif.ports.empty() && missing == nullptr) missing = "ports";
     if (missing != nullptr) return Status::Error(name + ": " + missing + " missing");
   }
-  if (!rifs.empty() && out.workers > 1) {
-    return Status::Error("interface." + std::to_string(rifs.front().id) +
-                         ": router interfaces need dpdk.workers = 1 (the neighbour table is "
-                         "not shared between replicas)");
-  }
   return Status::Ok();
 }
 

@@ -115,6 +115,7 @@ class Switch {
   TimeNs NextCpuTime() const noexcept { return cpu_->NextTime(); }
   void ServiceCpu() { cpu_->Service(clock_.NowNs()); }
   const CpuPath& cpu() const { return *cpu_; }
+  CpuPath& cpu() { return *cpu_; }  // real time's pump shares it between replicas
 
   const SwitchConfig& config() const { return config_; }
   const std::string& name() const { return config_.name; }

@@ -24,6 +24,7 @@
 #include "swemu/control_mailbox.h"
 #include "swemu/control_server.h"
 #include "swemu/control_socket.h"
+#include "swemu/cpu_pump.h"
 #include "swemu/digest_pump.h"
 #include "swemu/dpdk/datapath.h"
 #include "swemu/dpdk/eal.h"
@@ -92,6 +93,7 @@ struct Realtime {
   std::unique_ptr<PcapRecorder> recorder;
   std::unique_ptr<ControlServer> control;  // destroyed first: no command reaches a dead lcore
   std::unique_ptr<DigestPump> digests;     // a program with digests: its control plane
+  std::unique_ptr<CpuPump> cpu_pump;       // several lcores and a CPU port agent: its rounds
 
   Switch& sw() { return *replicas.front()->sw; }
   Datapath& datapath() { return *replicas.front()->datapath; }
@@ -201,6 +203,25 @@ void StartDigestPump(Realtime& rt) {
   rt.digests->Start();
 }
 
+// Several lcores and a program with a control plane behind the CPU port (router interfaces):
+// the replicas' agents become one, fed by the pump (cpu_pump.h), whose rounds RunLcores runs.
+void ShareCpuPort(Realtime& rt) {
+  if (rt.replicas.size() == 1 || !rt.sw().cpu().attached()) return;
+  std::vector<CpuPath*> paths;
+  for (auto& replica : rt.replicas) paths.push_back(&replica->sw->cpu());
+  CpuPump::Share(paths, rt.clock.NowNs());
+  CpuPumpHooks hooks;
+  hooks.replicas = static_cast<uint32_t>(rt.replicas.size());
+  hooks.on_replica = [&rt](uint32_t i, const std::function<void(CpuPath&)>& task) {
+    Replica& replica = *rt.replicas[i];
+    return replica.mailbox.Call([&replica, &task] { task(replica.sw->cpu()); });
+  };
+  hooks.now = [&rt] { return rt.clock.NowNs(); };
+  hooks.free = [&rt](Packet* pkt) { rt.pool->Free(pkt); };
+  hooks.command_lock = &rt.control_lines;
+  rt.cpu_pump = std::make_unique<CpuPump>(std::move(hooks));
+}
+
 // Loss streams seeded from [switch] seed; delay lines sized for each device port's configured
 // delay at its configured rate (port_effects.h).
 void InitPortEffects(const LoadedSwitchConfig& loaded, Realtime& rt) {
@@ -281,6 +302,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
     rt.replicas.push_back(std::move(replica));
   }
   InitPortEffects(loaded, rt);
+  ShareCpuPort(rt);  // before the startup script: its route_add runs on the shared time
   // The startup script runs before the lcores start, so it needs no mailbox.
   if (!loaded.startup_script.empty()) {
     for (auto& replica : rt.replicas) {
@@ -303,6 +325,7 @@ Status SetUp(const CommandLine& cmd, const LoadedSwitchConfig& loaded, std::ostr
 int ShutDown(Realtime& rt, bool quiet, std::ostream& out, std::ostream& err) {
   for (auto& replica : rt.replicas) replica->mailbox.Close();  // "switch is shutting down"
   if (rt.digests) rt.digests->Stop();  // after Close: a drain it waits on is refused
+  rt.cpu_pump.reset();                 // frees what a round took and no replica took
   if (rt.control) rt.control->Stop();
   uint64_t discarded = rt.datapath().DiscardRx();  // every lcore stopped: one reads all ports
   if (rt.rings) discarded += rt.rings->Discard();
@@ -606,6 +629,8 @@ void RunLcores(Process& process, const std::vector<DatapathOptions>& each, std::
     runs[i].options.stats_interval_ns = 0;  // the StatsPrinter writes the lines
   }
   StatsPrinter stats(rt, options.stats_interval_ns, options.stats_stages, out);
+  PeriodicThread cpu_rounds("swemu-cpu-pump", rt.cpu_pump ? CpuPump::kPeriodNs : 0,
+                            [&rt] { return rt.cpu_pump->RunOnce(); });
   std::size_t next = 1;
   unsigned lcore = 0;
   RTE_LCORE_FOREACH_WORKER(lcore) {

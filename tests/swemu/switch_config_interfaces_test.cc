@@ -146,11 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "interface.1.ip6: \"2001:db8::1::1/64\" is not an IPv6 gateway address with its "
                 "prefix (such as 2001:db8:1::1/64)"},
         BadCase{"ip6_twice", "[interface.1]\nip6 = 2001:db8:1::1/64\nip6 = 2001:db8:2::1/64\n",
-                "interface.1.ip6: given twice"},
-        BadCase{"workers", "[dpdk]\nworkers = 2\n[interface.1]\nmac = 02:00:00:00:fe:01\n"
-                           "ip = 10.1.1.1/24\nports = 0\n",
-                "interface.1: router interfaces need dpdk.workers = 1 (the neighbour table is "
-                "not shared between replicas)"}),
+                "interface.1.ip6: given twice"}),
     [](const ::testing::TestParamInfo<BadCase>& info) { return std::string(info.param.name); });
 
 TEST(SwitchConfigInterfacesTest, TheBinaryRefusesADuplicateGatewayWithOneLineAndStatus2) {
