@@ -26,6 +26,9 @@ po::options_description Options() {
       ("backend", po::value<std::string>()->value_name("NAME"),
        "real time with --topology: netns (a swemu per switch on net_af_packet, each host a "
        "network namespace) or processes (a swemu per switch on vhost-user, hosts on virtio_user)")
+      ("workers", po::value<std::string>()->value_name("N"),
+       "with --backend: each switch on N lcores, its [dpdk] workers = N (default 1: one lcore a "
+       "switch)")
       ("in,i", po::value<std::vector<std::string>>()->value_name("SPEC"),
        "replay a pcap into a port: PORT=FILE (--config) or SW:PORT=FILE (--topology); repeatable")
       ("out-dir,o", po::value<std::string>()->value_name("DIR"),
@@ -173,6 +176,11 @@ Status ReadBackend(const po::variables_map& vm, CommandLine& cmd) {
                          "--offline)");
   }
   if (!vm.count("topology")) return Status::Error("--backend: needs --topology");
+  if (vm.count("workers")) {
+    Result<uint64_t> n = ParseUint(vm["workers"].as<std::string>(), 1, 64);
+    if (!n.ok()) return Status::Error("--workers: " + n.message());
+    cmd.workers = static_cast<uint32_t>(*n);
+  }
   for (const char* option : {"offline", "config", "bench", "show-resources", "pcap-dir",
                              "control-socket", "control-tcp", "stats-interval"}) {
     if (vm.count(option)) {
@@ -396,6 +404,10 @@ Result<CommandLine> ParseCommandLine(int argc, const char* const argv[]) {
   if (vm.count("topology")) cmd.topology = vm["topology"].as<std::string>();
   if (vm.count("out-dir")) cmd.out_dir = vm["out-dir"].as<std::string>();
   if (vm.count("backend")) SWEMU_RETURN_IF_ERROR(ReadBackend(vm, cmd));
+  if (vm.count("workers") && !vm.count("backend")) {
+    return Status::Error("--workers: only with --backend (a --config switch's lcores are its "
+                         "[dpdk] workers)");
+  }
   if (vm.count("run-for") && vm.count("offline")) {
     return Status::Error(
         "--run-for: only in real time (offline, a run ends with its inputs; "

@@ -51,6 +51,7 @@ struct CommandLine {
   uint64_t telemetry_period_ns = 0;  // 0: the mode's default
   // Real time (without --offline).
   std::string backend;  // --topology in real time: "netns" (hostlib/testbed); empty: none
+  uint32_t workers = 1;  // --backend: each switch's [dpdk] workers (lcores)
   bool busy_poll = false;
   uint64_t run_for_ns = 0;            // 0: until SIGINT/SIGTERM
   uint64_t stats_interval_ns = 0;     // 0: no periodic stats line

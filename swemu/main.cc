@@ -19,6 +19,7 @@ swemu::TestbedOptions Options(const swemu::CommandLine& cmd) {
   options.out_dir = cmd.out_dir.empty() ? "out/testbed" : cmd.out_dir;
   options.run_for_ns = cmd.run_for_ns;
   options.busy_poll = cmd.busy_poll;
+  options.workers = cmd.workers;
   options.telemetry = cmd.telemetry;
   options.telemetry_period_ns = cmd.telemetry_period_ns;
   options.tools_dir = swemu::SelfDirectory() + "/../tools";

@@ -123,7 +123,7 @@ Status CheckNamespaces(const TopologyConfig& topology) {
 
 Result<TestbedPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::string& out_dir,
                                      pid_t tag, const std::vector<TestbedReplay>& replays,
-                                     const std::string& replay_binary) {
+                                     const std::string& replay_binary, uint32_t workers) {
   const std::string where = topology.path + ": ";
   Status checked = CheckTopologyPorts(topology);
   if (checked.ok()) checked = CheckNamespaces(topology);
@@ -135,7 +135,8 @@ Result<TestbedPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::
       return "net_af_packet" + std::to_string(port) + ",iface=" + PortIface(port);
     };
     plan.switches.push_back(
-        PlanTestbedSwitch(topology, s, out_dir, tag, devargs, "--no-pci --no-huge -m 512"));
+        PlanTestbedSwitch(topology, s, out_dir, tag, devargs, "--no-pci --no-huge -m 512",
+                          workers));
     plan.switches.back().launch = {"ip", "netns", "exec", SwitchNetns(plan.switches.back().name)};
     plan.file_prefixes.push_back(plan.switches.back().file_prefix);
     AddNamespace(SwitchNetns(plan.switches.back().name), plan.steps);

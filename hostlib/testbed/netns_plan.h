@@ -16,9 +16,10 @@ namespace swemu {
 // Checks the topology for this back end (ports exist and are used once, no namespace of the
 // names it needs exists yet under /run/netns) and plans it. Each replay makes its host run
 // `replay_binary --iface eth0 --in FILE --out DIR/<host>-rx.pcap`. `tag` (the process id) keeps
-// EAL file prefixes apart from other runs.
+// EAL file prefixes apart from other runs. Each switch runs on `workers` lcores.
 Result<TestbedPlan> PlanNetnsTestbed(const TopologyConfig& topology, const std::string& out_dir,
                                      pid_t tag, const std::vector<TestbedReplay>& replays = {},
-                                     const std::string& replay_binary = "swemu-replay");
+                                     const std::string& replay_binary = "swemu-replay",
+                                     uint32_t workers = 1);
 
 }  // namespace swemu

@@ -62,7 +62,7 @@ std::string HostFilePrefix(pid_t tag, const std::string& host) {
 
 Result<TestbedPlan> PlanProcessesTestbed(const TopologyConfig& topology, const std::string& out_dir,
                                          pid_t tag, const std::vector<TestbedReplay>& replays,
-                                         const std::string& replay_binary) {
+                                         const std::string& replay_binary, uint32_t workers) {
   const std::string where = topology.path + ": ";
   Status ports = CheckTopologyPorts(topology);
   if (!ports.ok()) return Status::Error(where + ports.message());
@@ -78,7 +78,8 @@ Result<TestbedPlan> PlanProcessesTestbed(const TopologyConfig& topology, const s
       served.push_back(PortSocket(out_dir, name, port));
       return "net_vhost" + std::to_string(port) + ",iface=" + served.back() + ",queues=1";
     };
-    plan.switches.push_back(PlanTestbedSwitch(topology, s, out_dir, tag, devargs, "--no-pci"));
+    plan.switches.push_back(
+        PlanTestbedSwitch(topology, s, out_dir, tag, devargs, "--no-pci", workers));
     plan.switches.back().served = served;
     for (const std::string& socket : served) {
       if (socket.size() > kMaxSocketPath) {

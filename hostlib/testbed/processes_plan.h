@@ -29,6 +29,7 @@ std::string HostFilePrefix(pid_t tag, const std::string& host);
 
 Result<TestbedPlan> PlanProcessesTestbed(const TopologyConfig& topology, const std::string& out_dir,
                                          pid_t tag, const std::vector<TestbedReplay>& replays = {},
-                                         const std::string& replay_binary = "swemu-replay");
+                                         const std::string& replay_binary = "swemu-replay",
+                                         uint32_t workers = 1);
 
 }  // namespace swemu

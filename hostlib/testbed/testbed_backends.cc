@@ -26,14 +26,15 @@ int RunNetnsTestbed(const TopologyConfig& topology, const TestbedOptions& option
     return 2;
   }
   return Run(
-      PlanNetnsTestbed(topology, options.out_dir, getpid(), options.replays, options.replay_binary),
+      PlanNetnsTestbed(topology, options.out_dir, getpid(), options.replays, options.replay_binary,
+                       options.workers),
       topology, options, out, err);
 }
 
 int RunProcessesTestbed(const TopologyConfig& topology, const TestbedOptions& options,
                         std::ostream& out, std::ostream& err) {
   return Run(PlanProcessesTestbed(topology, options.out_dir, getpid(), options.replays,
-                                  options.replay_binary),
+                                  options.replay_binary, options.workers),
              topology, options, out, err);
 }
 

@@ -79,7 +79,7 @@ void ApplyLinks(const TopologyConfig& topology, LoadedSwitchConfig& config) {
 TestbedSwitch PlanTestbedSwitch(const TopologyConfig& topology, std::size_t index,
                                 const std::string& out_dir, pid_t tag,
                                 const std::function<std::string(PortId)>& devargs,
-                                const std::string& eal_args) {
+                                const std::string& eal_args, uint32_t workers) {
   const LoadedSwitchConfig& loaded = topology.switches[index];
   const std::string& name = loaded.config.name;
   TestbedSwitch sw{name,
@@ -96,9 +96,16 @@ TestbedSwitch PlanTestbedSwitch(const TopologyConfig& topology, std::size_t inde
     config.port_devargs.emplace_back(port, devargs(port));
   ApplyLinks(topology, config);
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  config.eal_args =
-      eal_args + " -l " + std::to_string(index % cpus) + " --file-prefix " + sw.file_prefix;
-  config.workers = 1;
+  std::string lcores = " -l " + std::to_string(index % cpus);
+  if (workers > 1) {  // lcore k on a CPU of its own while there are enough
+    lcores = " --lcores ";
+    for (uint32_t k = 0; k < workers; ++k) {
+      lcores += (k ? "," : "") + std::to_string(k) + "@" +
+                std::to_string((index * workers + k) % cpus);
+    }
+  }
+  config.eal_args = eal_args + lcores + " --file-prefix " + sw.file_prefix;
+  config.workers = workers;
   return sw;
 }
 

@@ -70,11 +70,13 @@ std::set<PortId> UsedPorts(const TopologyConfig& topology, const std::string& sw
 
 // Switch `index` of the topology for a real-time back end: each used port's devargs from
 // `devargs`, each link's rate as its ports' rate, links' and hosts' delay and loss as the
-// sending ports' wire effects, [eal] args `eal_args` plus a file prefix unique to `tag`.
+// sending ports' wire effects, [eal] args `eal_args` plus a file prefix unique to `tag`, and
+// [dpdk] workers `workers`: lcores 0..workers-1 on consecutive CPUs from index * workers (round
+// the machine's CPUs: more lcores than CPUs share them).
 TestbedSwitch PlanTestbedSwitch(const TopologyConfig& topology, std::size_t index,
                                 const std::string& out_dir, pid_t tag,
                                 const std::function<std::string(PortId)>& devargs,
-                                const std::string& eal_args);
+                                const std::string& eal_args, uint32_t workers = 1);
 
 // The host a replay runs on, or an error naming the --in.
 Result<TopologyHost> ReplayHost(const TopologyConfig& topology, const TestbedReplay& replay);

@@ -19,6 +19,7 @@ struct TestbedOptions {
   std::string out_dir;       // switch configs, logs and control sockets; host logs
   uint64_t run_for_ns = 0;   // at most this long (0: no bound); also ends when every run ends
   bool busy_poll = false;    // passed to each swemu
+  uint32_t workers = 1;      // each switch's [dpdk] workers: lcores on consecutive CPUs
   std::vector<TestbedReplay> replays;  // --in SW:PORT=FILE: swemu-replay on that host
   std::string replay_binary;           // swemu-replay
   // Put first on the PATH of the hosts' `run` commands, so that they name swemu's tools

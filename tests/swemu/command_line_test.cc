@@ -122,5 +122,22 @@ TEST(CommandLineTest, BadAlsoSwitchesNameTheOption) {
   }
 }
 
+TEST(CommandLineTest, WorkersOnlyWithABackend) {
+  Result<CommandLine> cmd = Parse({"--topology", "t.topo", "--backend", "netns", "--workers", "2"});
+  ASSERT_TRUE(cmd.ok()) << cmd.message();
+  EXPECT_EQ(cmd->workers, 2u);
+  EXPECT_EQ(Parse({"--topology", "t.topo", "--backend", "netns"})->workers, 1u);
+  const std::pair<std::vector<const char*>, std::string> cases[] = {
+      {{"--config", "a.ini", "--workers", "2"}, "--workers: only with --backend"},
+      {{"--topology", "t.topo", "--backend", "netns", "--workers", "0"}, "--workers: "},
+      {{"--topology", "t.topo", "--backend", "netns", "--workers", "x"}, "--workers: "},
+  };
+  for (const auto& [args, expected] : cases) {
+    Result<CommandLine> bad = Parse(args);
+    ASSERT_FALSE(bad.ok()) << expected;
+    EXPECT_EQ(bad.message().rfind(expected, 0), 0u) << bad.message();
+  }
+}
+
 }  // namespace
 }  // namespace swemu

@@ -132,5 +132,21 @@ TEST(NetnsPlanTest, AnInputPcapIsAReplayOnItsHost) {
   }
 }
 
+TEST(NetnsPlanTest, WorkersGiveEachSwitchThatManyLcores) {
+  Result<TestbedPlan> one = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77);
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_EQ(one->switches[0].config.workers, 1u);
+  EXPECT_NE(one->switches[0].config.eal_args.find(" -l 0 "), std::string::npos);
+  Result<TestbedPlan> two = PlanNetnsTestbed(LeafSpine(), "/tmp/tb", 77, {}, "swemu-replay", 2);
+  ASSERT_TRUE(two.ok()) << two.message();
+  for (const TestbedSwitch& sw : two->switches) {
+    EXPECT_EQ(sw.config.workers, 2u) << sw.name;
+    // Lcores 0 and 1, each on a CPU (round the machine's).
+    EXPECT_NE(sw.config.eal_args.find(" --lcores 0@"), std::string::npos) << sw.config.eal_args;
+    EXPECT_NE(sw.config.eal_args.find(",1@"), std::string::npos) << sw.config.eal_args;
+    EXPECT_EQ(sw.config.eal_args.find(" -l "), std::string::npos) << sw.config.eal_args;
+  }
+}
+
 }  // namespace
 }  // namespace swemu
