@@ -57,8 +57,22 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
                               U32s({static_cast<uint32_t>(std::lround(loss_bound * 1e6)),
                                     opt_.partition_bytes})};
   s.start_pending = true;
-  live_send_[key] = &s;
+  Refresh(key, s);
   return Status::Ok();
+}
+
+TimeNs DlcpHost::Wake(const Sender& s) {
+  if (s.start_pending) return 0;
+  if (s.stats->done() || s.stopped) return kNever;
+  return std::min(s.pacer.next_ns(), s.report_due);
+}
+
+void DlcpHost::Refresh(uint64_t key, Sender& s) {
+  auto it = std::lower_bound(live_send_.begin(), live_send_.end(), key,
+                             [](const LiveSender& l, uint64_t k) { return l.key < k; });
+  if (it == live_send_.end() || it->key != key) it = live_send_.insert(it, {key, 0, &s});
+  it->sender = &s;
+  it->wake = Wake(s);
 }
 
 const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
@@ -101,32 +115,42 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
   s.report_due = now + 2 * opt_.rate.period_ns;
 }
 
+// Visits the senders due now, in key order; one not due would neither report nor send. Those
+// done or stopped leave the array (a RETRANSMIT brings one back, OnSignal).
 void DlcpHost::Pump(TimeNs now) noexcept {
-  for (auto it = live_send_.begin(); it != live_send_.end();) {
-    Sender& s = *it->second;
-    if (s.start_pending) {
-      control_.Send(now, s.stats->dst, std::move(s.start_signal));
-      s.start_pending = false;
-    }
-    if (s.stats->done() || s.stopped) {
-      it = live_send_.erase(it);  // back only through a RETRANSMIT (OnSignal)
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < live_send_.size(); ++i) {
+    LiveSender& live = live_send_[i];
+    if (live.wake > now) {
+      if (live.wake != kNever) live_send_[kept++] = live;
       continue;
     }
-    ++it;
-    if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
-    while (s.pacer.Ready(now)) {
-      if (!s.resend.empty()) {
-        const uint32_t index = s.resend.back();
-        s.resend.pop_back();
-        SendData(now, s, index, true);
-      } else if (s.next < s.segments.size()) {
-        SendData(now, s, static_cast<uint32_t>(s.next++), false);
-      } else {
-        control_.Send(now, s.stats->dst, {DlcpType::kStop, 0, s.stats->tensor, 0, {}});
-        ++s.stats->stops;
-        s.stopped = true;
-        break;
-      }
+    PumpSender(now, *live.sender);
+    live.wake = Wake(*live.sender);
+    if (live.wake != kNever) live_send_[kept++] = live;
+  }
+  live_send_.resize(kept);
+}
+
+void DlcpHost::PumpSender(TimeNs now, Sender& s) {
+  if (s.start_pending) {
+    control_.Send(now, s.stats->dst, std::move(s.start_signal));
+    s.start_pending = false;
+  }
+  if (s.stats->done() || s.stopped) return;
+  if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
+  while (s.pacer.Ready(now)) {
+    if (!s.resend.empty()) {
+      const uint32_t index = s.resend.back();
+      s.resend.pop_back();
+      SendData(now, s, index, true);
+    } else if (s.next < s.segments.size()) {
+      SendData(now, s, static_cast<uint32_t>(s.next++), false);
+    } else {
+      control_.Send(now, s.stats->dst, {DlcpType::kStop, 0, s.stats->tensor, 0, {}});
+      ++s.stats->stops;
+      s.stopped = true;
+      break;
     }
   }
 }
@@ -268,7 +292,6 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         }
         std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
         snd.stopped = false;
-        live_send_[key] = &snd;
         snd.pacer.CatchUp(now);
       } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
         const TimeNs period = s.payload.size() >= 8
@@ -276,6 +299,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
                                   : opt_.rate.period_ns;
         OnReport(snd, now, LoadBe32(s.payload.data()), period);
       }
+      Refresh(key, snd);
       return;
     }
     default:
@@ -334,11 +358,7 @@ void DlcpHost::OnTimer(TimeNs now) noexcept {
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
   for (uint64_t key : recv_due_) next = std::min(next, recv_.at(key).retransmit_due);
-  for (const auto& [key, sp] : live_send_) {
-    const Sender& s = *sp;
-    if (s.start_pending) return 0;  // at once
-    if (!s.stats->done() && !s.stopped) next = std::min({next, s.pacer.next_ns(), s.report_due});
-  }
+  for (const LiveSender& live : live_send_) next = std::min(next, live.wake);
   return next;
 }
 

@@ -139,8 +139,20 @@ class DlcpHost final : public Endpoint {
   DlcpControlChannel control_;
   std::map<uint64_t, Sender> send_;  // by (dst ip, tensor)
   // The senders Pump may still act on (a START to send, or neither done nor stopped), in
-  // send_'s order: Pump and NextTimer visit these, not every flow the host ever sent.
-  std::map<uint64_t, Sender*> live_send_;
+  // send_'s key order, each with the time it next has something to do (Wake): Pump and
+  // NextTimer read this array, not every flow the host ever sent, and Pump visits only the
+  // senders due. Every change to a sender's pacer, report_due or state refreshes its entry.
+  struct LiveSender {
+    uint64_t key;
+    TimeNs wake;
+    Sender* sender;
+  };
+  std::vector<LiveSender> live_send_;
+  // 0 with a START pending, kNever once done or stopped, else its pacer's or report's time.
+  static TimeNs Wake(const Sender& s);
+  // Sets key's entry (adding it in key order if absent) to s and Wake(s).
+  void Refresh(uint64_t key, Sender& s);
+  void PumpSender(TimeNs now, Sender& s);
   std::vector<std::unique_ptr<DlcpSendFlow>> send_stats_;
   std::map<uint64_t, DlcpRecvFlow> recv_;  // by (src ip, tensor)
   // Keys of recv_ that may have a retransmit_due, and that may be neither confirmed nor at
