@@ -34,36 +34,52 @@ struct Flow {
   uint32_t to() const { return pull ? worker : ps; }
 };
 
-// The tensors of one iteration, the same for both runs (seeded by rng): every host is a worker,
-// every 4th host in the topology's order also a PS; each layer's PS is drawn once (every worker
-// pushes that layer to it); a layer over 4 MB (scaled) is split over every PS. Then the pulls.
+// The tensors of one iteration, the same for both runs (seeded by rng). The hosts form
+// DlcpJobCount jobs, host h in job h % jobs (one job of every host by default); in each job
+// every host is a worker, every 4th of its hosts in the topology's order also a PS; each
+// layer's PS in a job is drawn once (every worker of the job pushes that layer to it); a layer
+// over 4 MB (scaled) is split over every PS of the job. Then the pulls.
 struct FlowPlan {
   std::vector<Flow> flows;
   std::size_t pushes = 0;
   uint32_t groups = 0;
 };
 
+// The job's pushes of layer l: to its drawn PS, or pieces to each of its PSs.
+void PlanLayerPushes(const DlcpExperimentOptions& o, const std::vector<uint32_t>& members,
+                     const std::vector<uint32_t>& pss, uint32_t l, uint64_t bytes,
+                     SplitMix64& rng, uint32_t& tensor_id, FlowPlan& plan) {
+  std::vector<uint32_t> targets;
+  if (bytes > kSplitBytes / o.scale) {
+    targets = pss;
+  } else {
+    targets.push_back(pss[rng.Next() % pss.size()]);
+  }
+  const uint64_t piece = std::max<uint64_t>(bytes / targets.size() / 4 * 4, 4);
+  for (uint32_t ps : targets) {
+    for (uint32_t w : members) {
+      if (ps == w) continue;  // the worker's own PS: no network
+      plan.flows.push_back({w, ps, l, tensor_id++, piece, false, plan.groups, 0});
+    }
+    ++plan.groups;
+  }
+}
+
 Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& model, uint32_t hosts,
                            SplitMix64& rng) {
-  std::vector<uint32_t> pss;
-  for (uint32_t h = 0; h < hosts; h += kDlcpWorkersPerPs) pss.push_back(h);
+  const uint32_t jobs = DlcpJobCount(o, hosts);
+  std::vector<std::vector<uint32_t>> members(jobs), pss(jobs);
+  for (uint32_t h = 0; h < hosts; ++h) {
+    std::vector<uint32_t>& job = members[h % jobs];
+    if (job.size() % kDlcpWorkersPerPs == 0) pss[h % jobs].push_back(h);
+    job.push_back(h);
+  }
   FlowPlan plan;
   uint32_t tensor_id = 1;
   for (uint32_t l = 0; l < model.layers.size(); ++l) {
     const uint64_t bytes = std::max<uint64_t>(model.layers[l].params * 4 / o.scale, 4) / 4 * 4;
-    std::vector<uint32_t> targets;
-    if (bytes > kSplitBytes / o.scale) {
-      targets = pss;
-    } else {
-      targets.push_back(pss[rng.Next() % pss.size()]);
-    }
-    const uint64_t piece = std::max<uint64_t>(bytes / targets.size() / 4 * 4, 4);
-    for (uint32_t ps : targets) {
-      for (uint32_t w = 0; w < hosts; ++w) {
-        if (ps == w) continue;  // the worker's own PS: no network
-        plan.flows.push_back({w, ps, l, tensor_id++, piece, false, plan.groups, 0});
-      }
-      ++plan.groups;
+    for (uint32_t j = 0; j < jobs; ++j) {
+      PlanLayerPushes(o, members[j], pss[j], l, bytes, rng, tensor_id, plan);
     }
   }
   plan.pushes = plan.flows.size();
@@ -324,6 +340,9 @@ Result<DlcpRunResult> DlcpRun::Collect() {
     if (o_.pull)
       run.layer_loss_pull.push_back(pull_loss_n[l] ? pull_loss_sum[l] / pull_loss_n[l] : 0);
   }
+  const EngineCounters& counters = engine_.counters();
+  run.engine = {engine_.events_processed(), counters.injected, counters.link_frames,
+                counters.delivered};
   for (std::size_t k = 0; k < engine_.num_switches(); ++k) {
     const TrafficManager& tm = engine_.switch_at(k).tm();
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);
@@ -335,6 +354,10 @@ Result<DlcpRunResult> DlcpRun::Collect() {
 
 }  // namespace
 
+uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts) {
+  return o.job_hosts == 0 ? 1 : std::max<uint32_t>(hosts / o.job_hosts, 1);
+}
+
 Status DlcpExperimentOptions::Validate() const {
   if (tors < 2 || tors > 16 || hosts_per_tor < 1 || hosts_per_tor > 32 || spines < 1 ||
       spines > 8) {
@@ -342,6 +365,10 @@ Status DlcpExperimentOptions::Validate() const {
   }
   if (tors * hosts_per_tor < kDlcpWorkersPerPs) {
     return Status::Error("fewer hosts than one PS's workers");
+  }
+  if (job_hosts != 0 && job_hosts < kDlcpWorkersPerPs) {
+    return Status::Error("a job needs at least one PS's workers (" +
+                         std::to_string(kDlcpWorkersPerPs) + " hosts)");
   }
   if (link_bps == 0 || buffer_pkts == 0 || scale == 0) {
     return Status::Error("link rate, buffer and scale must be positive");
@@ -375,7 +402,11 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const To
   SWEMU_RETURN_IF_ERROR(run.Build(topo));
   SWEMU_RETURN_IF_ERROR(run.Drive());
   Result<DlcpRunResult> result = run.Collect();
-  if (result.ok()) result->fabric = DescribeDlcpTopology(topo);
+  if (result.ok()) {
+    result->fabric = DescribeDlcpTopology(topo);
+    result->hosts = static_cast<uint32_t>(topo.hosts.size());
+    result->jobs = DlcpJobCount(o, result->hosts);
+  }
   return result;
 }
 

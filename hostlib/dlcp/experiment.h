@@ -46,6 +46,10 @@ struct DlcpExperimentOptions {
   double dlcp_load = 0;
   uint64_t seed = 1;
   double alpha = 0;  // [tm] alpha on every queue of every switch, both schemes; 0: static buffer
+  // 0: one job of every host. Else the hosts form hosts / job_hosts jobs (at least one), host h
+  // in job h % jobs, each its own PS iteration (its PSs, its draws): the load per host stays
+  // the same as the fabric grows (DlcpJobCount).
+  uint32_t job_hosts = 0;
 
   Status Validate() const;
 };
@@ -61,8 +65,19 @@ struct DlcpFlowResult {
   double loss = 0;  // share of the tensor not delivered when the flow completed
 };
 
+// What the engine did in one run (--engine-stats): its events, the frames hosts offered, the
+// frames switches sent over switch-to-switch links, the frames delivered to hosts.
+struct DlcpEngineStats {
+  uint64_t events = 0, injected = 0, link_frames = 0, delivered = 0;
+  // Packet-hops: a frame's arrival at a switch, from a host or over a link.
+  uint64_t packet_hops() const { return injected + link_frames; }
+};
+
 struct DlcpRunResult {
   std::string transport;  // "dlcp" or "dctcp"
+  DlcpEngineStats engine;
+  uint32_t hosts = 0;
+  uint32_t jobs = 1;  // DlcpJobCount for the run's hosts
   std::vector<DlcpFlowResult> flows;
   std::vector<double> layer_loss;       // mean loss per layer, push flows
   std::vector<double> layer_loss_pull;  // the same, pull flows (empty without the pull)
@@ -75,6 +90,9 @@ struct DlcpRunResult {
   double MeanFctMs(Stage stage = Stage::kAll) const;
   double P99FctMs(Stage stage = Stage::kAll) const;
 };
+
+// How many jobs `hosts` hosts form under o.job_hosts (1 when it is 0).
+uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts);
 
 // The default network: the leaf-spine of the options' shape (tors, hosts_per_tor, spines,
 // link_bps, link_delay_ns), switches, links and hosts in the order the figures were run with.
@@ -91,6 +109,10 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bo
 std::string DlcpFlowsCsv(const DlcpRunResult& dlcp, const DlcpRunResult& dctcp);
 // The comparison table, the drops and each stage's loss per layer: its mean and worst layer, or
 // with `every_layer` one line per layer.
+// One line per run: its events and packet-hops (the engine's work), with the wall seconds
+// each took (measured by the caller; nothing else in the report depends on the machine).
+std::string FormatDlcpEngineStats(const DlcpRunResult& dlcp, double dlcp_wall_s,
+                                  const DlcpRunResult& dctcp, double dctcp_wall_s);
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
                                  const DlcpRunResult& dctcp, bool every_layer);
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "hostlib/dlcp/experiment.h"
 
@@ -109,16 +110,43 @@ std::string DlcpFlowsCsv(const DlcpRunResult& d, const DlcpRunResult& b) {
   return out;
 }
 
+std::string FormatDlcpEngineStats(const DlcpRunResult& d, double d_wall_s,
+                                  const DlcpRunResult& b, double b_wall_s) {
+  std::string out;
+  char line[256];
+  for (const auto& [run, wall] : {std::pair{&d, d_wall_s}, std::pair{&b, b_wall_s}}) {
+    const DlcpEngineStats& e = run->engine;
+    std::snprintf(line, sizeof(line),
+                  "engine %s: %zu flows, %llu events, %llu packet-hops (%llu from hosts, %llu "
+                  "over links), %llu delivered, %.3f s wall\n",
+                  run->transport.c_str(), run->flows.size(),
+                  static_cast<unsigned long long>(e.events),
+                  static_cast<unsigned long long>(e.packet_hops()),
+                  static_cast<unsigned long long>(e.injected),
+                  static_cast<unsigned long long>(e.link_frames),
+                  static_cast<unsigned long long>(e.delivered), wall);
+    out += line;
+  }
+  return out;
+}
+
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& d,
                                  const DlcpRunResult& b, bool every_layer) {
   using Stage = DlcpRunResult::Stage;
   char line[512];
   std::string out;
+  std::string iteration = "one PS iteration";
+  if (d.jobs > 1) {
+    const uint32_t each = d.hosts / d.jobs;
+    iteration = std::to_string(d.jobs) + " jobs of " + std::to_string(each) +
+                (d.hosts % d.jobs == 0 ? "" : " or " + std::to_string(each + 1)) +
+                " hosts, one PS iteration each";
+  }
   std::snprintf(line, sizeof(line),
-                "DLCP in virtual time: %s; one PS "
-                "iteration of %s / %u (%s, %zu flows); DLCP bound %.0f%% push, %.1f%% pull; "
+                "DLCP in virtual time: %s; %s "
+                "of %s / %u (%s, %zu flows); DLCP bound %.0f%% push, %.1f%% pull; "
                 "DCTCP RTOmin %.0f ms\n",
-                d.fabric.c_str(), o.model.c_str(), o.scale,
+                d.fabric.c_str(), iteration.c_str(), o.model.c_str(), o.scale,
                 o.pull ? "push, then pull" : "push only", d.flows.size(), o.loss_bound * 100,
                 o.pull_bound * 100, o.min_rto_ns / 1e6);
   out += line;

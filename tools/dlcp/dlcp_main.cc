@@ -6,6 +6,7 @@
 // `realtime` an incast through a swemu child process on DPDK vdevs, `send` and `recv` the hosts
 // over kernel UDP (tools/dlcp/dlcp_udp.h).
 #include <boost/program_options.hpp>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -126,12 +127,14 @@ po::options_description SimOptions() {
       ("bound", po::value<std::string>()->default_value("10%"), "DLCP's loss bound for the push")
       ("pull-bound", po::value<std::string>()->default_value("1%"), "DLCP's loss bound for the pull (stricter, 3.2.1)")
       ("push-only", "one iteration's push, without the pull")
+      ("job-hosts", po::value<std::string>()->value_name("N"), "split the hosts into jobs of N (4..4096; host h in job h % jobs), each its own iteration with its own PSs: the load per host stays fixed as the fabric grows (default: one job of every host)")
       ("load", po::value<std::string>(), "DLCP's thresholds from Appendix B at this load (the fit T, d and the "
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
       ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch, both schemes (1/8, 2^-3, 0.125); without: the static shared buffer")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)")
+      ("engine-stats", "also print each run's engine work (events, packet-hops) and wall time")
       ("verbose,v", "print the loss of every layer (default: each stage's mean and worst layer)");
   // clang-format on
   return options;
@@ -174,6 +177,9 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
   SWEMU_RETURN_IF_ERROR(Number(vm, "pull-bound", &o.pull_bound));
   o.pull = vm.count("push-only") == 0;
+  if (vm.count("job-hosts") != 0) {
+    SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "job-hosts", kDlcpWorkersPerPs, 4096, &o.job_hosts));
+  }
   SWEMU_RETURN_IF_ERROR(opt::CheckAlpha(vm, &o.alpha));
   if (vm.count("load") != 0) {
     SWEMU_RETURN_IF_ERROR(Number(vm, "load", &o.dlcp_load));
@@ -191,11 +197,18 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
     csv = vm["csv"].as<std::string>();
     SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point t0 = Clock::now();
   Result<DlcpRunResult> d = RunDlcpExperiment(o, topo, true);
   if (!d.ok()) return Status::Error("DLCP run: " + d.message());
+  const Clock::time_point t1 = Clock::now();
   Result<DlcpRunResult> b = RunDlcpExperiment(o, topo, false);
   if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
+  const std::chrono::duration<double> dlcp_s = t1 - t0, dctcp_s = Clock::now() - t1;
   out << opt::AlphaLine(o.alpha) << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
+  if (vm.count("engine-stats") != 0) {
+    out << FormatDlcpEngineStats(*d, dlcp_s.count(), *b, dctcp_s.count());
+  }
   if (!csv.empty()) {
     SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b), "--csv"));
     out << "wrote " << csv << "\n";

@@ -134,5 +134,47 @@ TEST(DlcpExperimentRuns, OnTheBundledTopologyAsOnTheDefaultShape) {
   EXPECT_FALSE(RunDlcpExperiment(o, few, true).ok());
 }
 
+// Jobs keep the load per host fixed: with --job-hosts 4 on 8 hosts, two jobs (host h in job
+// h % 2), every flow inside one job, each job's PS its first host, each host sending the flows
+// it sends in one job of 4; one job of every host is the default run, flow for flow; the engine's
+// work is counted.
+TEST(DlcpExperimentRuns, JobsKeepEachHostsLoadAndOneJobIsTheDefault) {
+  DlcpExperimentOptions o = Small(10'000'000);
+  o.tors = 2;
+  o.hosts_per_tor = 4;
+  o.scale = 1024;  // no layer is split: each goes to one PS
+  o.job_hosts = 4;
+  Result<DlcpRunResult> jobs = RunDlcpExperiment(o, false);
+  ASSERT_TRUE(jobs.ok()) << jobs.message();
+  EXPECT_EQ(jobs->jobs, 2u);
+  std::map<uint32_t, std::size_t> sent;
+  for (const DlcpFlowResult& f : jobs->flows) {
+    EXPECT_EQ(f.from % 2, f.to % 2) << f.from << " -> " << f.to;
+    EXPECT_LT(f.pull ? f.from : f.to, 2u) << "the PS of job h % 2 is host h";
+    ++sent[f.from];
+  }
+  DlcpExperimentOptions four = Small(10'000'000);
+  four.scale = 1024;
+  Result<DlcpRunResult> one = RunDlcpExperiment(four, false);  // 2 x 2: one job of 4
+  ASSERT_TRUE(one.ok()) << one.message();
+  EXPECT_EQ(jobs->flows.size(), 2 * one->flows.size());
+  std::map<uint32_t, std::size_t> sent_alone;
+  for (const DlcpFlowResult& f : one->flows) ++sent_alone[f.from];
+  for (uint32_t h = 0; h < 8; ++h) EXPECT_EQ(sent[h], sent_alone[h / 2]) << h;  // h/2: its place in its job
+  EXPECT_GT(jobs->engine.events, one->engine.events);
+  EXPECT_EQ(jobs->engine.packet_hops(), jobs->engine.injected + jobs->engine.link_frames);
+  o.job_hosts = 8;
+  Result<DlcpRunResult> all = RunDlcpExperiment(o, true);
+  o.job_hosts = 0;
+  Result<DlcpRunResult> plain = RunDlcpExperiment(o, true);
+  ASSERT_TRUE(all.ok() && plain.ok());
+  ASSERT_EQ(all->flows.size(), plain->flows.size());
+  for (std::size_t f = 0; f < all->flows.size(); ++f) {
+    EXPECT_EQ(all->flows[f].fct_ns, plain->flows[f].fct_ns) << f;
+  }
+  o.job_hosts = 3;
+  EXPECT_FALSE(RunDlcpExperiment(o, true).ok());
+}
+
 }  // namespace
 }  // namespace swemu
