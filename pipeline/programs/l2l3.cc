@@ -6,6 +6,7 @@
 #include "pipeline/wire/byte_order.h"
 #include "pipeline/wire/ethernet.h"
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 
 namespace swemu {
 namespace {
@@ -13,6 +14,18 @@ namespace {
 MatchKey Key(uint64_t value, unsigned bits) { return KeyPacker().Push(value, bits).key(); }
 
 uint64_t LoadMac(const uint8_t* p) { return (uint64_t{LoadBe16(p)} << 32) | LoadBe32(p + 2); }
+
+// The DSCP of an IPv4 or IPv6 packet: the TOS byte's or the traffic class's top six bits.
+uint8_t DscpOf(const Packet& pkt) noexcept {
+  if (pkt.hdr.has_ipv4()) return pkt.data[pkt.hdr.ipv4 + 1] >> 2;
+  return HeaderAt<Ipv6Header>(pkt.data + pkt.hdr.ipv6)->TrafficClass() >> 2;
+}
+
+// An IPv6 destination as ipv6_lpm's 128-bit key.
+MatchKey Ipv6DstKey(const Packet& pkt) noexcept {
+  const uint8_t* dst = HeaderAt<Ipv6Header>(pkt.data + pkt.hdr.ipv6)->dst_addr;
+  return MatchKey{{LoadBe64(dst + 8), LoadBe64(dst)}};
+}
 
 // qos's set_queue action (its only one, also the default).
 uint8_t QueueOf(const ActionCall& set_queue) { return static_cast<uint8_t>(set_queue.params[0]); }
@@ -43,16 +56,21 @@ Status L2l3Program::Load(ProgramContext& ctx) {
   const ProgramOptions& opt = ctx.options;
   Result<uint64_t> mac_size = opt.GetUint("dmac_size", 16384, 1, 1 << 20);
   Result<uint64_t> lpm_size = opt.GetUint("lpm_size", 8192, 1, 1 << 20);
+  Result<uint64_t> lpm6_size = opt.GetUint("lpm6_size", 4096, 1, 1 << 20);
   Result<uint64_t> nhop_size = opt.GetUint("nexthop_size", 4096, 1, 1 << 16);
   Result<uint64_t> ecmp_groups = opt.GetUint("ecmp_groups", 1024, 1, 1 << 16);
   Result<bool> ecn = opt.GetBool("ecn", true);
-  for (const Status& s : {mac_size.status(), lpm_size.status(), nhop_size.status(),
-                          ecmp_groups.status(), ecn.status()}) {
+  for (const Status& s : {mac_size.status(), lpm_size.status(), lpm6_size.status(),
+                          nhop_size.status(), ecmp_groups.status(), ecn.status()}) {
     SWEMU_RETURN_IF_ERROR(s);
   }
   ecn_ = *ecn;
   const ActionSpec drop{"drop", {}};
   const ActionSpec multicast{"multicast", {{"grp", 16}}};
+  // ipv4_lpm's and ipv6_lpm's actions, in LpmAction's order.
+  const std::vector<ActionSpec> lpm_actions = {
+      {"set_nhop", {{"nhop", 16}}}, {"set_ecmp", {{"group", 16}}}, multicast, drop, {"glean", {}},
+      {"to_cpu", {}}};
   auto table = [&](Gress g, int stage, TableSpec spec, MatchTable** out) -> Status {
     Result<MatchTable*> t = ctx.builder.AddTable(g, stage, spec);
     if (!t.ok()) return t.status();
@@ -90,19 +108,14 @@ Status L2l3Program::Load(ProgramContext& ctx) {
                               &qos_));
   SWEMU_RETURN_IF_ERROR(
       table(in, 1,
-            {"ipv4_lpm",
-             MatchKind::kLpm,
-             {{"dst_ip", 32}},
-             {{"set_nhop", {{"nhop", 16}}},
-              {"set_ecmp", {{"group", 16}}},
-              multicast,
-              drop,
-              {"glean", {}},
-              {"to_cpu", {}}},
-             static_cast<uint32_t>(*lpm_size),
-             "drop",
-             {}},
+            {"ipv4_lpm", MatchKind::kLpm, {{"dst_ip", 32}}, lpm_actions,
+             static_cast<uint32_t>(*lpm_size), "drop", {}},
             &ipv4_lpm_));
+  SWEMU_RETURN_IF_ERROR(
+      table(in, 1,
+            {"ipv6_lpm", MatchKind::kLpm, {{"dst_ip6", 128}}, lpm_actions,
+             static_cast<uint32_t>(*lpm6_size), "drop", {}},
+            &ipv6_lpm_));
   SWEMU_RETURN_IF_ERROR(table(in, 2,
                               {"ecmp_group",
                                MatchKind::kExact,
@@ -178,11 +191,11 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
   uint32_t n_ip = 0;
   uint32_t n_bridged = 0;
   if (learning_) learning_->Learn(pkts, n);
-  // Stage 0: DSCP -> queue and router MAC for IPv4; everything else is bridged. A table the
+  // Stage 0: DSCP -> queue and router MAC for IPv4 and IPv6; everything else is bridged. A table the
   // control plane left empty gives the whole burst its default action without keys
   // (MissAllIfEmpty): a pure L2 switch reads no DSCP and no MAC here.
   for (uint32_t i = 0; i < n; ++i) {
-    if (pkts[i]->hdr.has_ipv4()) {
+    if (pkts[i]->hdr.has_ipv4() || pkts[i]->hdr.has_ipv6()) {
       ip[n_ip++] = pkts[i];
     } else {
       bridged[n_bridged++] = pkts[i];
@@ -192,13 +205,13 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
     if (const ActionCall* all = qos_->MissAllIfEmpty(n_ip)) {
       for (uint32_t i = 0; i < n_ip; ++i) ip[i]->meta.queue_id = QueueOf(*all);
     } else {
-      for (uint32_t i = 0; i < n_ip; ++i) keys[i] = Key(ip[i]->data[ip[i]->hdr.ipv4 + 1] >> 2, 6);
+      for (uint32_t i = 0; i < n_ip; ++i) keys[i] = Key(DscpOf(*ip[i]), 6);
       qos_->LookupBatch(keys, res, n_ip);
       for (uint32_t i = 0; i < n_ip; ++i) ip[i]->meta.queue_id = QueueOf(*res[i].action);
     }
     uint32_t n_routed = 0;
     if (router_mac_->MissAllIfEmpty(n_ip) != nullptr) {
-      if (n_bridged == 0) {  // an all-IPv4 burst with no router MAC: bridged as it is
+      if (n_bridged == 0) {  // an all-IP burst with no router MAC: bridged as it is
         Bridge(ip, n_ip);
         return;
       }
@@ -272,23 +285,49 @@ bool L2l3Program::SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) 
   return true;
 }
 
+// Stage 1: TTL (hop limit) expiry, then ipv4_lpm for IPv4 and ipv6_lpm for IPv6. Fills
+// live[i] and res[i] for the packets left, IPv4 first; returns how many.
+uint32_t L2l3Program::LookupRoutes(Packet** pkts, uint32_t n, Packet** live,
+                                   LookupResult* res) noexcept {
+  BurstScratch<MatchKey> keys;
+  Packet* v6[kMaxBurst];
+  uint32_t m = 0;
+  uint32_t n6 = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    Packet& pkt = *pkts[i];
+    if (!pkt.hdr.has_ipv4()) {
+      if (HeaderAt<Ipv6Header>(pkt.data + pkt.hdr.ipv6)->hop_limit <= 1) {
+        pkt.meta.MarkDrop(DropReason::kHopLimitExpired);
+      } else {
+        v6[n6++] = &pkt;
+      }
+      continue;
+    }
+    const uint8_t* ip = pkt.data + pkt.hdr.ipv4;
+    if (ip[8] <= 1) {  // TTL
+      pkt.meta.MarkDrop(DropReason::kTtlExpired);
+      continue;
+    }
+    live[m] = &pkt;
+    keys[m++] = Key(LoadBe32(ip + 16), 32);
+  }
+  ipv4_lpm_->LookupBatch(keys, res, m);
+  if (n6 == 0) return m;
+  for (uint32_t i = 0; i < n6; ++i) {
+    live[m + i] = v6[i];
+    keys[i] = Ipv6DstKey(*v6[i]);
+  }
+  ipv6_lpm_->LookupBatch(keys, res + m, n6);
+  return m + n6;
+}
+
 // Stages 1-5 for routed packets: LPM, ECMP selection, next-hop rewrite and TTL.
 void L2l3Program::Route(Packet** pkts, uint32_t n) noexcept {
   if (n == 0) return;
   BurstScratch<MatchKey> keys;
   BurstScratch<LookupResult> res;
   Packet* live[kMaxBurst];
-  uint32_t m = 0;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint8_t* ip = pkts[i]->data + pkts[i]->hdr.ipv4;
-    if (ip[8] <= 1) {  // TTL
-      pkts[i]->meta.MarkDrop(DropReason::kTtlExpired);
-      continue;
-    }
-    live[m] = pkts[i];
-    keys[m++] = Key(LoadBe32(ip + 16), 32);
-  }
-  ipv4_lpm_->LookupBatch(keys, res, m);
+  const uint32_t m = LookupRoutes(pkts, n, live, res);
   uint32_t n_nhop = 0;
   for (uint32_t i = 0; i < m; ++i) {
     Packet& pkt = *live[i];

@@ -12,6 +12,7 @@ namespace {
 
 using testing::kMacA;
 using testing::kMacB;
+using testing::Udp6Frame;
 using testing::UdpFrame;
 
 class HeaderOpsTest : public testing::PacketTest {
@@ -104,6 +105,24 @@ TEST_F(HeaderOpsTest, NonIpv4PacketsAreLeftAlone) {
   SetIpv4Tos(*p, 0xFF);
   EXPECT_FALSE(MarkEcnCe(*p));
   EXPECT_EQ(Bytes(*p), bytes);
+}
+
+// IPv6: the hop limit and the traffic class's ECN bits, no checksum; the SetIpv4* leave it.
+TEST_F(HeaderOpsTest, Ipv6HopLimitAndEcnChangeOnlyTheirBits) {
+  Packet* p = MakeParsed(parser_, Udp6Frame().Ttl(64).Tos((10 << 2) | kEcnEct0).Build());
+  DecrementTtl(*p);
+  EXPECT_TRUE(MarkEcnCe(*p));
+  EXPECT_TRUE(p->meta.ecn_marked);
+  SetIpv4Dscp(*p, 46);
+  SetIpv4Tos(*p, 0);
+  EXPECT_EQ(Bytes(*p), Udp6Frame().Ttl(63).Tos((10 << 2) | kEcnCe).Build());
+  Packet* zero = MakeParsed(parser_, Udp6Frame().Ttl(0).Build());
+  DecrementTtl(*zero);
+  EXPECT_EQ(Bytes(*zero), Udp6Frame().Ttl(0).Build());
+  Packet* not_ect = MakeParsed(parser_, Udp6Frame().Tos(10 << 2).Build());
+  EXPECT_FALSE(MarkEcnCe(*not_ect));
+  EXPECT_FALSE(not_ect->meta.ecn_marked);
+  EXPECT_EQ(Bytes(*not_ect), Udp6Frame().Tos(10 << 2).Build());
 }
 
 }  // namespace

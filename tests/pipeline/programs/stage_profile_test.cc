@@ -65,7 +65,7 @@ TEST(StageProfileTest, EveryStageIsARowChargedToThePassThatRanIt) {
   EXPECT_EQ(parser->calls, 4u);     // one per burst
   EXPECT_EQ(parser->packets, 32u);  // every gradient
   // Each aggregator array is timed once per burst (TimeBurst) over the gradients that reach it.
-  for (const char* name : {"ingress stage 1: table ipv4_lpm, register atp_id",
+  for (const char* name : {"ingress stage 1: table ipv4_lpm, table ipv6_lpm, register atp_id",
                            "ingress stages 4-5: register atp_value"}) {
     const StageProfile::Row* row = FindRow(rows, name);
     ASSERT_NE(row, nullptr) << name;
