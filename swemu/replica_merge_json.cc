@@ -125,6 +125,8 @@ bool IsCount(const std::string& text) {
 
 void Merge(Json& into, const Json& from, const std::string& key) {
   if (into.kind != from.kind) return;
+  // Every replica's control plane applies the same records: its counters are one replica's.
+  if (key == "control_plane") return;
   if (into.kind == Json::kRaw) {
     if (!IsCount(into.text) || !IsCount(from.text)) return;
     if (key == "port" || key == "queue" || key == "entries") return;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "pipeline/control/command_table.h"
+#include "pipeline/core/json_writer.h"
 #include "pipeline/core/packet.h"
 #include "pipeline/core/status.h"
 #include "pipeline/program/digest.h"
@@ -96,6 +97,10 @@ class Program {
   // Control plane: the time is `now` (aging). Virtual time calls it before each packet, real
   // time every few milliseconds; it must be cheap when nothing is due.
   virtual void OnControlTime(TimeNs /*now*/) {}
+  // counters.json's "control_plane" object (Switch::CountersJson), written for a program with a
+  // digest channel: its control plane's counters as members. Every replica applies the same
+  // records, so they are alike in every replica (`show counters` keeps one replica's).
+  virtual void WriteControlPlaneCounters(JsonWriter& /*json*/) const {}
 };
 
 using ProgramFactory = std::function<std::unique_ptr<Program>()>;

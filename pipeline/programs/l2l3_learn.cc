@@ -295,6 +295,22 @@ void MacLearning::OnControlTime(TimeNs now) {
   }
 }
 
+void MacLearning::WriteCounters(JsonWriter& json) const {
+  json.BeginObject("learning")
+      .Uint("entries", entries_.size())
+      .Uint("mac_limit", config_.limit)
+      .Uint("learned", counters_.learned)
+      .Uint("refreshed", counters_.refreshed)
+      .Uint("moved", counters_.moved)
+      .Uint("aged", counters_.aged)
+      .Uint("refused_full", counters_.refused_full)
+      .EndObject();
+}
+
+void L2l3Program::WriteControlPlaneCounters(JsonWriter& json) const {
+  if (learning_) learning_->WriteCounters(json);
+}
+
 std::string MacLearning::Show(TimeNs now) const {
   char line[128];
   std::string out = "mac                vlan  port  age_s     type\n";

@@ -52,6 +52,8 @@ class MacLearning {
 
   // `show mac`: a row per entry (learned and static), then the counters.
   std::string Show(TimeNs now) const;
+  // counters.json's "learning" object: the entries, mac_limit and the counters.
+  void WriteCounters(JsonWriter& json) const;
   const MacLearningCounters& counters() const { return counters_; }
   std::size_t learned_entries() const { return entries_.size(); }
 

@@ -61,6 +61,18 @@ std::string Switch::CountersJson() const {
         .Uint("held", cc.held())
         .EndObject();
   }
+  if (digests_ != nullptr) {  // only a program whose data plane sends digests has these
+    const DigestCounters& dc = digests_->counters();
+    json.BeginObject("digests")
+        .Uint("emitted", dc.emitted)
+        .Uint("deduplicated", dc.deduplicated)
+        .Uint("dropped_by_limit", dc.dropped_by_limit)
+        .Uint("delivered", dc.delivered)
+        .EndObject();
+    json.BeginObject("control_plane");
+    program_->WriteControlPlaneCounters(json);
+    json.EndObject();
+  }
   json.BeginObject("tables");
   for (const MatchTable* table : resources_.Tables()) {
     json.BeginObject(table->spec().name)

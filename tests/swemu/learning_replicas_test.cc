@@ -6,6 +6,7 @@
 
 #include "pipeline/wire/frame_builder.h"
 #include "swemu/digest_pump.h"
+#include "swemu/replica_merge.h"
 #include "tests/swemu/multicore_replicas.h"
 
 namespace swemu {
@@ -59,6 +60,13 @@ TEST(LearningReplicas, DigestsFromEitherLcoreFillOneTable) {
   const std::vector<std::string> shows = r.Answers("show mac");
   EXPECT_EQ(shows[0], shows[1]);
   EXPECT_NE(shows[0].find("learned 4,"), std::string::npos) << shows[0];
+  // show counters over both: the digests summed, the control plane's counters one replica's.
+  const std::string merged = MergeCountersJson(r.Answers("show counters"));
+  const DigestCounters digests = r.sw(0).digests()->counters() + r.sw(1).digests()->counters();
+  EXPECT_NE(merged.find("\"emitted\": " + std::to_string(digests.emitted) + ","),
+            std::string::npos) << merged;
+  EXPECT_NE(merged.find("\"learning\": {\n      \"entries\": 4,"), std::string::npos) << merged;
+  EXPECT_NE(merged.find("\"learned\": 4,"), std::string::npos) << merged;
   // Now every flow to host 3 leaves by port 2 alone, whichever lcore runs its ingress.
   for (uint16_t flow = 0; flow < 16; ++flow) r.Receive(0, Udp(3, 1, 1000 + flow));
   std::vector<testing::Sent> out = r.Drain();
