@@ -1,8 +1,9 @@
 #pragma once
-// l2l3: the first dataplane program. Exact MAC forwarding; IPv4 LPM routing with next-hop MAC
-// rewrite and TTL decrement for frames addressed to a router MAC; ECMP groups with per-flow
-// hashing or per-packet spraying (round robin kept in a register); multicast groups; DSCP to
-// queue mapping; ECN CE marking of ECT packets whose queue was at or above its threshold.
+// l2l3: the first dataplane program. Exact MAC forwarding; IPv4 and IPv6 LPM routing with
+// next-hop MAC rewrite and TTL (hop limit) decrement for frames addressed to a router MAC; ECMP
+// groups with per-flow hashing or per-packet spraying (round robin kept in a register);
+// multicast groups; DSCP (IPv4's TOS, IPv6's traffic class) to queue mapping; ECN CE marking of
+// ECT packets whose queue was at or above its threshold.
 #include <cstdint>
 #include <memory>
 
@@ -57,12 +58,14 @@ class L2l3Program final : public Program {
   Status LoadNeighbours(ProgramContext& ctx, uint32_t nhop_size);
   void Bridge(Packet** pkts, uint32_t n) noexcept;
   void Route(Packet** pkts, uint32_t n) noexcept;
+  uint32_t LookupRoutes(Packet** pkts, uint32_t n, Packet** live, LookupResult* res) noexcept;
   bool SelectEcmpMember(Packet& pkt, uint64_t group, uint64_t* nhop) noexcept;
 
   MatchTable* dmac_ = nullptr;
   MatchTable* router_mac_ = nullptr;
   MatchTable* qos_ = nullptr;
   MatchTable* ipv4_lpm_ = nullptr;
+  MatchTable* ipv6_lpm_ = nullptr;  // same actions as ipv4_lpm (LpmAction)
   MatchTable* ecmp_group_ = nullptr;
   MatchTable* ecmp_member_ = nullptr;
   MatchTable* nexthop_ = nullptr;
