@@ -167,12 +167,13 @@ Status L2l3Program::LoadNeighbours(ProgramContext& ctx, uint32_t nhop_size) {
   if (ctx.interfaces.empty()) return Status::Ok();
   Result<std::unique_ptr<L2l3Neighbours>> neighbours = L2l3Neighbours::Load(
       ctx,
-      {router_mac_, ipv4_lpm_, nexthop_, nullptr, kSetNhop, kGlean, kLpmToCpu, kRewrite,
-       kNhopToCpu, 0},
+      {router_mac_, ipv4_lpm_, nexthop_, nullptr, ipv6_lpm_, nullptr, kSetNhop, kGlean, kLpmToCpu,
+       kRewrite, kNhopToCpu, 0},
       nhop_size);
   if (!neighbours.ok()) return neighbours.status();
   neighbours_ = std::move(*neighbours);
   arp_trap_ = neighbours_->arp_trap();
+  nd_trap_ = neighbours_->nd_trap();
   return Status::Ok();
 }
 
@@ -230,6 +231,7 @@ void L2l3Program::IngressBurst(Packet** pkts, uint32_t n) noexcept {
     Route(ip, n_routed);
   }
   if (arp_trap_ != nullptr) n_bridged = TrapArp(*arp_trap_, bridged, n_bridged);
+  if (nd_trap_ != nullptr) n_bridged = TrapNd(*nd_trap_, bridged, n_bridged);
   Bridge(bridged, n_bridged);
 }
 

@@ -71,6 +71,7 @@ class L2l3Program final : public Program {
   MatchTable* nexthop_ = nullptr;
   RegisterArray* ecmp_rr_ = nullptr;
   MatchTable* arp_trap_ = nullptr;                // with router interfaces only
+  MatchTable* nd_trap_ = nullptr;                 // with an interface's ip6 only
   std::unique_ptr<L2l3Neighbours> neighbours_;  // their control plane
   bool ecn_ = true;
   std::unique_ptr<MacLearning> learning_;  // learning = on

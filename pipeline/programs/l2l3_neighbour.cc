@@ -1,5 +1,6 @@
 #include "pipeline/programs/l2l3_neighbour.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -9,6 +10,7 @@
 #include "pipeline/wire/checksum.h"
 #include "pipeline/wire/ethernet.h"
 #include "pipeline/wire/ipv4.h"
+#include "pipeline/wire/ipv6.h"
 
 namespace swemu {
 namespace {
@@ -23,10 +25,10 @@ constexpr uint8_t kIcmpEchoReply = 0;
 
 MatchKey Key(uint64_t value, unsigned bits) { return KeyPacker().Push(value, bits).key(); }
 
-void StoreMac(uint8_t* p, uint64_t mac) {
-  StoreBe16(p, static_cast<uint16_t>(mac >> 32));
-  StoreBe32(p + 2, static_cast<uint32_t>(mac));
-}
+// An IPv6 address as ipv6_lpm's and nd_trap's 128-bit key.
+MatchKey Key(const Ipv6Addr& ip) { return KeyPacker().Push(ip.hi, 64).Push(ip.lo, 64).key(); }
+
+void StoreMac(uint8_t* p, uint64_t mac) { StoreBe48(p, mac); }
 
 ActionCall Call(uint16_t action, std::initializer_list<uint64_t> params) {
   ActionCall call;
@@ -52,7 +54,7 @@ L2l3Neighbours::L2l3Neighbours(CpuPort& cpu, std::vector<RouterInterface> rifs,
       rifs_(std::move(rifs)),
       t_(tables),
       table_(timers, capacity),
-      slot_ip_(capacity, 0),
+      slot_ip_(capacity),
       slot_nexthop_(capacity, kNoEntry) {}
 
 Result<std::unique_ptr<L2l3Neighbours>> L2l3Neighbours::Create(ProgramContext& ctx,
@@ -80,8 +82,25 @@ Status L2l3Neighbours::ProgramInterfaces() {
     if (!h.ok()) return h.status();
     h = t_.ipv4_lpm->Add(Entry(Key(rif.ipv4, 32), 32, Call(t_.lpm_to_cpu, {})));
     if (!h.ok()) return h.status();
+    SWEMU_RETURN_IF_ERROR(ProgramIpv6(rif));
   }
   return Status::Ok();
+}
+
+// The IPv6 half of an interface: nd_trap and ipv6_lpm's /128 => to_cpu for the gateway and the
+// link-local address (interfaces sharing a MAC share it), the subnet's glean route.
+Status L2l3Neighbours::ProgramIpv6(const RouterInterface& rif) {
+  if (!rif.HasIpv6()) return Status::Ok();
+  const Ipv6Addr link_local = rif.LinkLocal();
+  for (const Ipv6Addr& ip : {rif.ipv6, link_local}) {
+    if (ip == link_local && t_.nd_trap->Lookup(Key(ip)).hit) continue;
+    Result<EntryHandle> h = t_.nd_trap->Add(Entry(Key(ip), 0, Call(0, {})));
+    if (!h.ok()) return h.status();
+    h = t_.ipv6_lpm->Add(Entry(Key(ip), 128, Call(t_.lpm_to_cpu, {})));
+    if (!h.ok()) return h.status();
+  }
+  const Ipv6Prefix subnet = rif.Subnet6();
+  return t_.ipv6_lpm->Add(Entry(Key(subnet.addr), subnet.len, Call(t_.lpm_glean, {}))).status();
 }
 
 void L2l3Neighbours::OnPacketIn(Packet* pkt, TimeNs now) {
@@ -89,7 +108,10 @@ void L2l3Neighbours::OnPacketIn(Packet* pkt, TimeNs now) {
     case kPuntArp:
       return OnArp(pkt, now);
     case kPuntGlean:
-      return Hold(pkt, LoadBe32(pkt->data + pkt->hdr.ipv4 + 16), now);
+      if (pkt->hdr.has_ipv6()) {
+        return Hold(pkt, HeaderAt<Ipv6Header>(pkt->data + pkt->hdr.ipv6)->DstAddr(), now);
+      }
+      return Hold(pkt, Ipv6Addr::MappedIpv4(LoadBe32(pkt->data + pkt->hdr.ipv4 + 16)), now);
     case kPuntNexthop: {
       const uint32_t slot = pkt->meta.user[1] - t_.nhop_base;
       if (slot < slot_ip_.size() && slot_nexthop_[slot] != kNoEntry) {
@@ -98,15 +120,27 @@ void L2l3Neighbours::OnPacketIn(Packet* pkt, TimeNs now) {
       return cpu_.Drop(pkt, kNotForCpu);
     }
     case kPuntLocal:
-      return OnLocal(pkt);
+      return OnLocal(pkt, now);
+    case kPuntNd:
+      return OnNd(pkt, now);
     default:
       return cpu_.Drop(pkt, kNotForCpu);
   }
 }
 
-int L2l3Neighbours::RifOf(uint32_t ip) const {
+int L2l3Neighbours::RifOf(const Ipv6Addr& ip) const {
   for (std::size_t i = 0; i < rifs_.size(); ++i) {
-    if (rifs_[i].Contains(ip)) return static_cast<int>(i);
+    if (ip.IsMappedIpv4() ? rifs_[i].Contains(ip.Ipv4()) : rifs_[i].Contains6(ip)) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+int L2l3Neighbours::RifOfPort(PortId port) const {
+  for (std::size_t i = 0; i < rifs_.size(); ++i) {
+    const std::vector<PortId>& ports = rifs_[i].ports;
+    if (std::find(ports.begin(), ports.end(), port) != ports.end()) return static_cast<int>(i);
   }
   return -1;
 }
@@ -116,13 +150,13 @@ int L2l3Neighbours::RifOf(uint32_t ip) const {
 void L2l3Neighbours::OnArp(Packet* pkt, TimeNs now) {
   uint8_t* arp = pkt->data + pkt->hdr.payload;
   std::optional<ArpFields> f = ArpFields::Decode(arp, pkt->len - pkt->hdr.payload);
-  const int rif = f ? RifOf(f->sender_ip) : -1;
+  const int rif = f ? RifOf(Ipv6Addr::MappedIpv4(f->sender_ip)) : -1;
   if (rif < 0 || f->target_ip != rifs_[rif].ipv4 || f->sender_ip == f->target_ip) {
     return cpu_.Drop(pkt, kNotForCpu);
   }
   std::vector<NeighbourEvent> events;
-  table_.Confirm(f->sender_ip, static_cast<uint32_t>(rif), f->sender_mac, pkt->meta.ingress_port,
-                 now, true, &events);
+  table_.Confirm(Ipv6Addr::MappedIpv4(f->sender_ip), static_cast<uint32_t>(rif), f->sender_mac,
+                 pkt->meta.ingress_port, now, true, &events);
   Apply(events);
   if (f->oper != kArpRequest) return cpu_.Free(pkt);
   const RouterInterface& r = rifs_[rif];
@@ -136,7 +170,8 @@ void L2l3Neighbours::OnArp(Packet* pkt, TimeNs now) {
 
 // ICMP echo to a gateway address: the reply goes back through the switch's own routing (its
 // destination MAC is the router MAC), so it reaches a host of any subnet.
-void L2l3Neighbours::OnLocal(Packet* pkt) {
+void L2l3Neighbours::OnLocal(Packet* pkt, TimeNs now) {
+  if (pkt->hdr.has_ipv6()) return OnLocal6(pkt, now);
   uint8_t* ip = pkt->data + pkt->hdr.ipv4;
   auto* iph = HeaderAt<Ipv4Header>(ip);
   const uint32_t ihl = iph->HeaderLen();
@@ -146,7 +181,7 @@ void L2l3Neighbours::OnLocal(Packet* pkt) {
       (iph->FlagsFragmentOffset() & 0x3FFF) != 0) {
     return cpu_.Drop(pkt, kNotForCpu);
   }
-  const int rif = RifOf(LoadBe32(ip + 12));
+  const int rif = RifOf(Ipv6Addr::MappedIpv4(LoadBe32(ip + 12)));
   const uint64_t router_mac = rif >= 0 ? rifs_[rif].mac : rifs_.front().mac;
   const uint32_t src = LoadBe32(ip + 12);
   iph->SetSrcAddr(LoadBe32(ip + 16));
@@ -162,10 +197,13 @@ void L2l3Neighbours::OnLocal(Packet* pkt) {
   cpu_.ToIngress(pkt, pkt->meta.ingress_port);
 }
 
-void L2l3Neighbours::Hold(Packet* pkt, uint32_t ip, TimeNs now) {
+void L2l3Neighbours::Hold(Packet* pkt, const Ipv6Addr& ip, TimeNs now) {
   const int rif = RifOf(ip);
-  if (rif < 0 || ip == rifs_[rif].ipv4 || (ip | rifs_[rif].Mask()) == ~uint32_t{0}) {
-    return cpu_.Drop(pkt, kNotForCpu);  // the subnet's broadcast address is not a neighbour
+  // Neither the gateway nor the subnet's broadcast (IPv4) or own (IPv6) address is a neighbour.
+  if (rif < 0 || (ip.IsMappedIpv4() ? ip.Ipv4() == rifs_[rif].ipv4 ||
+                                          (ip.Ipv4() | rifs_[rif].Mask()) == ~uint32_t{0}
+                                    : ip == rifs_[rif].ipv6 || ip == rifs_[rif].Subnet6().addr)) {
+    return cpu_.Drop(pkt, kNotForCpu);
   }
   std::vector<NeighbourEvent> events;
   Neighbour* n = table_.Resolve(ip, static_cast<uint32_t>(rif), now, &events);
@@ -188,7 +226,11 @@ void L2l3Neighbours::ProgramSlot(const Neighbour& n) {
   Result<EntryHandle> h = t_.nexthop->Add(Entry(Key(nhop, 16), 0, Call(t_.nhop_to_cpu, {})));
   if (!h.ok()) return;
   slot_nexthop_[n.slot] = *h;
-  (void)t_.ipv4_lpm->Add(Entry(Key(n.ip, 32), 32, Call(t_.lpm_set_nhop, {nhop})));
+  if (n.ip.IsMappedIpv4()) {
+    (void)t_.ipv4_lpm->Add(Entry(Key(n.ip.Ipv4(), 32), 32, Call(t_.lpm_set_nhop, {nhop})));
+  } else {
+    (void)t_.ipv6_lpm->Add(Entry(Key(n.ip), 128, Call(t_.lpm_set_nhop, {nhop})));
+  }
 }
 
 void L2l3Neighbours::Apply(std::vector<NeighbourEvent>& events) {
@@ -216,12 +258,13 @@ void L2l3Neighbours::Apply(std::vector<NeighbourEvent>& events) {
 }
 
 void L2l3Neighbours::SendRequest(const NeighbourEvent& e) {
+  if (!e.ip.IsMappedIpv4()) return SendSolicitation(e);
   const RouterInterface& rif = rifs_[e.rif];
   uint8_t frame[kEthernetMinFrameLen] = {};
   StoreMac(frame, e.mac != 0 ? e.mac : 0xFFFF'FFFF'FFFFULL);
   StoreMac(frame + 6, rif.mac);
   StoreBe16(frame + 12, kEtherTypeArp);
-  ArpFields{kArpRequest, rif.mac, rif.ipv4, 0, e.ip}.Encode(frame + kEthernetHeaderLen);
+  ArpFields{kArpRequest, rif.mac, rif.ipv4, 0, e.ip.Ipv4()}.Encode(frame + kEthernetHeaderLen);
   // A re-probe goes where the neighbour was; a first request out of every port of the subnet.
   std::vector<PortId> ports = e.mac != 0 ? std::vector<PortId>{e.port} : rif.ports;
   for (PortId port : ports) {

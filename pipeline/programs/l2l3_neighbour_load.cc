@@ -1,5 +1,7 @@
-// l2l3's neighbour resolution at load (its [program] keys and the arp_trap table) and its one
-// fast-path piece, the ARP trap.
+// l2l3's neighbour resolution at load (its [program] keys, the arp_trap and nd_trap tables) and
+// its one fast-path piece for IPv4, the ARP trap (l2l3_neighbour_nd.cc has the ND trap).
+#include <algorithm>
+
 #include "pipeline/control/units.h"
 #include "pipeline/programs/l2l3_neighbour.h"
 #include "pipeline/wire/arp.h"
@@ -18,6 +20,22 @@ Status GetDuration(const ProgramOptions& opt, std::string_view key, TimeNs* out)
     return Status::Error(std::string(key) + ": \"" + *text + "\" is not a positive duration");
   }
   *out = *ns;
+  return Status::Ok();
+}
+
+// nd_trap, only when an interface has ip6: two targets per interface (gateway, link-local).
+Status AddNdTrap(ProgramContext& ctx, MatchTable** nd_trap) {
+  const auto& rifs = ctx.interfaces;
+  *nd_trap = nullptr;
+  if (std::none_of(rifs.begin(), rifs.end(), [](const auto& r) { return r.HasIpv6(); })) {
+    return Status::Ok();
+  }
+  Result<MatchTable*> trap = ctx.builder.AddTable(
+      Gress::kIngress, 0,
+      {"nd_trap", MatchKind::kExact, {{"target_ip6", 128}}, {{"to_cpu", {}}, {"no_trap", {}}},
+       static_cast<uint32_t>(2 * rifs.size()), "no_trap", {}});
+  if (!trap.ok()) return trap.status();
+  *nd_trap = *trap;
   return Status::Ok();
 }
 
@@ -48,6 +66,7 @@ Result<std::unique_ptr<L2l3Neighbours>> L2l3Neighbours::Load(ProgramContext& ctx
        static_cast<uint32_t>(2 * ctx.interfaces.size()), "no_trap", {}});
   if (!trap.ok()) return trap.status();
   tables.arp_trap = *trap;
+  SWEMU_RETURN_IF_ERROR(AddNdTrap(ctx, &tables.nd_trap));
   tables.nhop_base = nexthop_size - static_cast<uint32_t>(*size);
   return Create(ctx, tables, timers, static_cast<uint32_t>(*size));
 }

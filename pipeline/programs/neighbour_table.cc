@@ -24,7 +24,7 @@ NeighbourTable::NeighbourTable(NeighbourTimers timers, uint32_t capacity)
   for (uint32_t s = capacity; s-- > 0;) free_slots_.push_back(s);
 }
 
-Neighbour* NeighbourTable::Resolve(uint32_t ip, uint32_t rif, TimeNs now,
+Neighbour* NeighbourTable::Resolve(const Ipv6Addr& ip, uint32_t rif, TimeNs now,
                                    std::vector<NeighbourEvent>* events) {
   auto it = entries_.find(ip);
   if (it == entries_.end()) {
@@ -55,8 +55,8 @@ bool NeighbourTable::Hold(Neighbour& n, Packet* pkt) {
   return true;
 }
 
-void NeighbourTable::Confirm(uint32_t ip, uint32_t rif, uint64_t mac, PortId port, TimeNs now,
-                             bool create, std::vector<NeighbourEvent>* events) {
+void NeighbourTable::Confirm(const Ipv6Addr& ip, uint32_t rif, uint64_t mac, PortId port,
+                             TimeNs now, bool create, std::vector<NeighbourEvent>* events) {
   auto it = entries_.find(ip);
   if (it == entries_.end()) {
     if (!create || free_slots_.empty()) return;
@@ -119,7 +119,7 @@ std::vector<Packet*> NeighbourTable::TakeAllPending() {
   return all;
 }
 
-const Neighbour* NeighbourTable::Find(uint32_t ip) const {
+const Neighbour* NeighbourTable::Find(const Ipv6Addr& ip) const {
   auto it = entries_.find(ip);
   return it == entries_.end() ? nullptr : &it->second;
 }

@@ -1,6 +1,8 @@
 #pragma once
-// The neighbour table of a router's control plane (the kernel's ARP cache, a ToR's host table):
-// IPv4 address -> MAC and port, with the kernel's states and timers. An entry is created
+// The neighbour table of a router's control plane (the kernel's ARP cache and IPv6 neighbour
+// cache, a ToR's host table): address -> MAC and port, with the kernel's states and timers. One
+// table holds both families, keyed by 128 bits: an IPv4 address as ::ffff:a.b.c.d
+// (Ipv6Addr::MappedIpv4), resolved by ARP; an IPv6 one by neighbour discovery. An entry is created
 // INCOMPLETE when a packet needs it and is resolved by broadcast requests, `retrans_ns` apart,
 // at most `max_probes` of them, then FAILED; a reply makes it REACHABLE for `reachable_ns`,
 // after which it is re-probed with unicast requests while it stays in use (STALE), and FAILED
@@ -14,6 +16,7 @@
 
 #include "pipeline/core/clock.h"
 #include "pipeline/core/packet.h"
+#include "pipeline/wire/address.h"
 
 namespace swemu {
 
@@ -28,7 +31,7 @@ enum class NeighbourState : uint8_t { kIncomplete, kReachable, kStale, kFailed }
 const char* NeighbourStateName(NeighbourState state);  // "INCOMPLETE", ... as `ip neigh`
 
 struct Neighbour {
-  uint32_t ip = 0;
+  Ipv6Addr ip;       // IPv4 as ::ffff:a.b.c.d
   uint32_t rif = 0;  // index of the router interface whose subnet holds it
   uint64_t mac = 0;
   PortId port = kPortUnset;
@@ -48,7 +51,7 @@ struct NeighbourEvent {
     kFailed,    // unresolved: unprogram it; `pending` are dropped
   };
   Kind kind;
-  uint32_t ip;
+  Ipv6Addr ip;
   uint32_t rif;
   uint32_t slot;
   uint64_t mac;
@@ -62,21 +65,22 @@ class NeighbourTable {
 
   // The entry for `ip`, created INCOMPLETE (a broadcast request asked for in *events) when there
   // is none or it FAILED; nullptr when the table is full.
-  Neighbour* Resolve(uint32_t ip, uint32_t rif, TimeNs now, std::vector<NeighbourEvent>* events);
+  Neighbour* Resolve(const Ipv6Addr& ip, uint32_t rif, TimeNs now,
+                     std::vector<NeighbourEvent>* events);
   // Queues a packet on an unresolved entry; false when its queue is full (the caller drops it).
   bool Hold(Neighbour& n, Packet* pkt);
-  // An ARP reply, or a request from `ip` (both tell where it is): REACHABLE now, creating the
-  // entry if `create`; kResolved when it was not reachable at this mac/port before.
-  void Confirm(uint32_t ip, uint32_t rif, uint64_t mac, PortId port, TimeNs now, bool create,
-               std::vector<NeighbourEvent>* events);
+  // An ARP reply or NA, or a request or NS from `ip` (each tells where it is): REACHABLE now,
+  // creating the entry if `create`; kResolved when it was not reachable at this mac/port before.
+  void Confirm(const Ipv6Addr& ip, uint32_t rif, uint64_t mac, PortId port, TimeNs now,
+               bool create, std::vector<NeighbourEvent>* events);
   // Every timer due by `now`.
   void Expire(TimeNs now, std::vector<NeighbourEvent>* events);
   TimeNs NextTimer() const { return next_ns_; }
   // Takes every held packet out (shutdown).
   std::vector<Packet*> TakeAllPending();
 
-  const Neighbour* Find(uint32_t ip) const;
-  const std::map<uint32_t, Neighbour>& entries() const { return entries_; }
+  const Neighbour* Find(const Ipv6Addr& ip) const;
+  const std::map<Ipv6Addr, Neighbour>& entries() const { return entries_; }
   const NeighbourTimers& timers() const { return timers_; }
   uint32_t capacity() const { return capacity_; }
 
@@ -87,7 +91,7 @@ class NeighbourTable {
 
   NeighbourTimers timers_;
   uint32_t capacity_;
-  std::map<uint32_t, Neighbour> entries_;  // by address: `show arp` lists them in order
+  std::map<Ipv6Addr, Neighbour> entries_;  // by address: IPv4 first, as `show arp` lists
   std::vector<uint32_t> free_slots_;       // highest first, so slot 0 goes first
   TimeNs next_ns_ = kNever;
 };

@@ -1,5 +1,6 @@
 // The neighbour table's state machine on a clock the test moves: INCOMPLETE with its retries,
-// REACHABLE, re-probed (STALE) when its time is up, FAILED; the per-entry packet queue.
+// REACHABLE, re-probed (STALE) when its time is up, FAILED; the per-entry packet queue; IPv4
+// and IPv6 neighbours in one table.
 #include "pipeline/programs/neighbour_table.h"
 
 #include <gtest/gtest.h>
@@ -8,7 +9,7 @@ namespace swemu {
 namespace {
 
 constexpr TimeNs kSecond = 1'000'000'000;
-constexpr uint32_t kIp = 0x0A010102;  // 10.1.1.2
+constexpr Ipv6Addr kIp = Ipv6Addr::MappedIpv4(0x0A010102);  // 10.1.1.2
 constexpr uint64_t kMac = 0x020000000002;
 
 std::vector<NeighbourEvent::Kind> Kinds(const std::vector<NeighbourEvent>& events) {
@@ -105,8 +106,29 @@ TEST(NeighbourTableTest, AFullTableRefusesAndUnsolicitedRepliesNeedCreate) {
   table.Confirm(kIp, 0, kMac, 1, 0, false, &events);
   EXPECT_EQ(table.Find(kIp), nullptr);  // a reply nobody asked for is not an entry
   ASSERT_NE(table.Resolve(kIp, 0, 0, &events), nullptr);
-  EXPECT_EQ(table.Resolve(kIp + 1, 0, 0, &events), nullptr);
+  EXPECT_EQ(table.Resolve(Ipv6Addr::MappedIpv4(0x0A010103), 0, 0, &events), nullptr);
   EXPECT_EQ(table.Find(kIp)->slot, 0u);
+}
+
+TEST(NeighbourTableTest, Ipv6NeighboursShareTheSlotsAndFollowIpv4) {
+  NeighbourTable table({}, 2);
+  std::vector<NeighbourEvent> events;
+  const Ipv6Addr v6 = {0x20010DB800010000ULL, 2};  // 2001:db8:1::2
+  Neighbour* n6 = table.Resolve(v6, 0, 0, &events);
+  ASSERT_NE(n6, nullptr);
+  EXPECT_EQ(n6->slot, 0u);
+  ASSERT_EQ(Kinds(events), std::vector{NeighbourEvent::kRequest});
+  EXPECT_EQ(events[0].ip, v6);
+  ASSERT_NE(table.Resolve(kIp, 0, 0, &events), nullptr);
+  EXPECT_EQ(table.Find(kIp)->slot, 1u);
+  EXPECT_EQ(table.Resolve(Ipv6Addr{v6.hi, 3}, 0, 0, &events), nullptr);  // both slots taken
+  events.clear();
+  table.Confirm(v6, 0, kMac, 4, kSecond / 2, false, &events);
+  ASSERT_EQ(Kinds(events), std::vector{NeighbourEvent::kResolved});
+  EXPECT_EQ(events[0].ip, v6);
+  EXPECT_EQ(table.Find(v6)->state, NeighbourState::kReachable);
+  EXPECT_EQ(table.Find(kIp)->state, NeighbourState::kIncomplete);
+  EXPECT_EQ(table.entries().begin()->first, kIp);  // IPv4 (::ffff:0:0/96) lists first
 }
 
 }  // namespace
