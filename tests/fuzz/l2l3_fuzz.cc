@@ -1,5 +1,5 @@
-// libFuzzer over the whole l2l3 pipeline: parser, tables, ECMP, multicast, TM, egress and
-// deparser. The first input byte picks the ingress port, the rest is the frame. After each
+// libFuzzer over the whole l2l3 pipeline: parser, tables (IPv4 and IPv6 routes), ECMP,
+// multicast, TM, egress and deparser. The first input byte picks the ingress port, the rest is the frame. After each
 // input every queue is drained; the fuzzer traps if a buffer leaks, conservation breaks or an
 // output frame's IPv4 checksum is wrong.
 #include <cstddef>
@@ -37,6 +37,9 @@ struct World {
         "table_add ipv4_lpm set_nhop 10.0.2.0/24 => 2",
         "table_add ipv4_lpm set_ecmp 10.1.0.0/16 => 7",
         "table_add ipv4_lpm multicast 224.0.0.0/4 => 1",
+        "table_add ipv6_lpm set_nhop 2001:db8:2::/64 => 2",
+        "table_add ipv6_lpm set_ecmp 2001:db8:7::/48 => 7",
+        "table_add ipv6_lpm multicast ff0e::/16 => 1",
         "table_add ecmp_group ecmp_select 7 => 2 1",
         "table_add ecmp_member set_nhop 7 0 => 2",
         "table_add ecmp_member set_nhop 7 1 => 3",
