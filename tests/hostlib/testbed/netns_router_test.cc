@@ -5,47 +5,18 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
 
+#include "tests/hostlib/testbed/netns_ping.h"
 #include "tests/swemu/swemu_subprocess.h"
 
 namespace swemu {
 namespace {
 
+using swemu::testing::FreshDirWithPing;
 using swemu::testing::kSwemuBinary;
 using swemu::testing::ReadText;
 using swemu::testing::RunCommandIn;
-using swemu::testing::TestDirFor;
-
-// ICMP echo over a raw socket (no ping binary is assumed): exit 0 when every echo is answered.
-constexpr const char* kPing = R"(import socket, struct, sys
-def csum(b):
-    s = sum(struct.unpack('!%dH' % (len(b) // 2), b)); s = (s >> 16) + (s & 0xffff)
-    return ~(s + (s >> 16)) & 0xffff
-addr, count, ok = sys.argv[1], int(sys.argv[2]), 0
-s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP); s.settimeout(3)
-for seq in range(count):
-    body = struct.pack('!HH', 77, seq) + b'swemu-ping'
-    s.sendto(struct.pack('!BBH', 8, 0, csum(b'\x08\0\0\0' + body)) + body, (addr, 0))
-    try:
-        while True:
-            data, src = s.recvfrom(2048); i = (data[0] & 15) * 4
-            if src[0] == addr and data[i] == 0 and data[i + 6:i + 8] == struct.pack('!H', seq):
-                print('reply from', addr, 'seq', seq); ok += 1; break
-    except socket.timeout:
-        print('timeout', addr, 'seq', seq)
-sys.exit(0 if ok == count else 1)
-)";
-
-// A fresh directory for one test, holding the ping script.
-std::string FreshDirWithPing() {
-  const std::string dir = TestDirFor("netns_router_");
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::ofstream(dir + "ping.py") << kPing;
-  return dir;
-}
 
 // The hand-written switches' two routed subnets: 10.1.1.0/24 on ports 0-1, 10.2.2.0/24 on 2-3.
 constexpr const char* kTwoSubnets =
@@ -60,7 +31,7 @@ auto RunNetTopo(const std::string& dir) {
 
 TEST(NetnsRouterTest, HostsWithOnlyAGatewayPingAcrossSubnetsAndRunTcp) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
-  const std::string dir = FreshDirWithPing();
+  const std::string dir = FreshDirWithPing("netns_router_");
   std::ofstream(dir + "tor.ini") << "[switch]\nname = rtor\nports = 4\nprogram = l2l3\n"
                                  << kTwoSubnets;
   const std::string ping = "python3 " + dir + "ping.py ";
@@ -89,7 +60,7 @@ TEST(NetnsRouterTest, HostsWithOnlyAGatewayPingAcrossSubnetsAndRunTcp) {
 // other bridged (their ARP flooded, their MACs learned), and the other subnet routed.
 TEST(NetnsRouterTest, WithLearningASubnetIsBridgedAndTheOtherRoutedWithNoEntry) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
-  const std::string dir = FreshDirWithPing();
+  const std::string dir = FreshDirWithPing("netns_router_");
   std::ofstream(dir + "tor.ini") << "[switch]\nname = ltor\nports = 4\nprogram = l2l3\n"
                                  << "[program]\nlearning = on\n"
                                  << kTwoSubnets;
@@ -115,7 +86,7 @@ TEST(NetnsRouterTest, WithLearningASubnetIsBridgedAndTheOtherRoutedWithNoEntry) 
 // queues run on dynamic thresholds.
 TEST(NetnsRouterTest, TheBundledTorConfigNeedsNoEntryPerHost) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
-  const std::string dir = FreshDirWithPing();
+  const std::string dir = FreshDirWithPing("netns_router_");
   const std::string ping = "python3 " + dir + "ping.py ";
   const std::string cli = "swemu-cli --socket " + dir + "out/tor-control.sock ";
   std::ofstream(dir + "net.topo") << "[topology]\nswitch = tor " SWEMU_SOURCE_DIR
