@@ -64,6 +64,7 @@ EXCLUDED = {
     "build/swemu/swemu --config configs/tor.ini --stats-interval 1 -- -l 0": TOR_RACK,
     "build/tools/swemu-cli show mac": TOR_RACK,
     "build/tools/swemu-cli show arp": TOR_RACK,
+    "build/tools/swemu-cli show ndp": TOR_RACK,
     # One rank per real server (R is each server's rank); the same under torchrun in namespaces
     # is ctest tools_train_ddp_torchrun.
     "SWEMU_JOB=configs/ddp_netns/job GLOO_SOCKET_IFNAME=eth0 torchrun --redirects 1 --tee 1 \\\n"
