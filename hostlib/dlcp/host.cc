@@ -230,6 +230,7 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
       }
       buffered_bytes_ = buffered_bytes_ - replaced + b->size();
       DlcpRecvFlow& f = recv_[key];
+      if (f.retransmit_due != kNever) recv_due_.erase({f.retransmit_due, key});
       f = DlcpRecvFlow{};
       f.tensor = s.tensor;
       f.src = from;
@@ -253,8 +254,10 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         control_.Send(now, from, {DlcpType::kFinish, 0, s.tensor, 0, {}});
         return;
       }
-      if (f.retransmit_due == kNever) f.retransmit_due = now + opt_.retransmit_wait_ns;
-      recv_due_.insert(key);
+      if (f.retransmit_due == kNever) {
+        f.retransmit_due = now + opt_.retransmit_wait_ns;
+        recv_due_.insert({f.retransmit_due, key});
+      }
       return;
     }
     case DlcpType::kConfirm: {
@@ -332,17 +335,15 @@ void DlcpHost::Report(TimeNs now) {
 
 void DlcpHost::OnTimer(TimeNs now) noexcept {
   control_.OnTimer(now);
-  for (auto k = recv_due_.begin(); k != recv_due_.end();) {
-    DlcpRecvFlow& f = recv_.at(*k);
-    if (f.retransmit_due == kNever) {
-      k = recv_due_.erase(k);
-      continue;
-    }
-    if (now < f.retransmit_due) {
-      ++k;
-      continue;
-    }
-    k = recv_due_.erase(k);
+  // The receivers due now, in recv_'s key order (the order their RETRANSMITs go in).
+  std::vector<uint64_t> due;
+  while (!recv_due_.empty() && recv_due_.begin()->first <= now) {
+    due.push_back(recv_due_.begin()->second);
+    recv_due_.erase(recv_due_.begin());
+  }
+  std::sort(due.begin(), due.end());
+  for (uint64_t key : due) {
+    DlcpRecvFlow& f = recv_.at(key);
     f.retransmit_due = kNever;
     if (f.buffer->BoundMet() || f.confirm_ns != kNever) continue;  // FINISH already went
     std::vector<uint8_t> ranges;
@@ -357,7 +358,7 @@ void DlcpHost::OnTimer(TimeNs now) noexcept {
 
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
-  for (uint64_t key : recv_due_) next = std::min(next, recv_.at(key).retransmit_due);
+  if (!recv_due_.empty()) next = std::min(next, recv_due_.begin()->first);
   for (const LiveSender& live : live_send_) next = std::min(next, live.wake);
   return next;
 }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
@@ -155,9 +156,10 @@ class DlcpHost final : public Endpoint {
   void PumpSender(TimeNs now, Sender& s);
   std::vector<std::unique_ptr<DlcpSendFlow>> send_stats_;
   std::map<uint64_t, DlcpRecvFlow> recv_;  // by (src ip, tensor)
-  // Keys of recv_ that may have a retransmit_due, and that may be neither confirmed nor at
-  // their bound (the ones Report reports on); pruned as they settle.
-  std::set<uint64_t> recv_due_;
+  // recv_'s retransmit_dues (due, key), earliest first: NextTimer's is the first, OnTimer
+  // takes those due. And the keys that may be neither confirmed nor at their bound (the ones
+  // Report reports on), pruned as they settle.
+  std::set<std::pair<TimeNs, uint64_t>> recv_due_;
   std::set<uint64_t> recv_open_;
   std::map<uint64_t, uint64_t> recv_period_bytes_;
   std::map<uint32_t, double> posted_;
