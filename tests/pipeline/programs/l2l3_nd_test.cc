@@ -162,6 +162,34 @@ TEST_F(L2l3NdTest, AnswersForItsLinkLocalAddressToo) {
   EXPECT_TRUE(Icmpv6ChecksumOk(out[0]));
 }
 
+TEST_F(L2l3NdTest, AUnicastSolicitationIsAnsweredWithoutTheOptionItHasNoRoomFor) {
+  // A host re-checking its router: to the gateway's address and the router MAC, no option.
+  h_.Send(0, NdFrame(kGw1Mac, kHostA, kIpA, kGw1, {kNdNeighborSolicit, 0, kGw1, 0}));
+  std::vector<SentFrame> out = RunUntil(kSecond / 2);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].port, 0);
+  EXPECT_EQ(LoadBe48(out[0].bytes.data()), kHostA.ToU64());  // the frame's own source
+  EXPECT_EQ(NdOf(out[0]),
+            (NdFields{kNdNeighborAdvert, kNaRouter | kNaSolicited | kNaOverride, kGw1, 0}));
+  EXPECT_TRUE(Icmpv6ChecksumOk(out[0]));
+}
+
+TEST_F(L2l3NdTest, DuplicateAddressDetectionAndBadHopLimitsAreNotAnswered) {
+  const Ipv6Addr group = SolicitedNodeIpv6(kGw1);
+  // A DAD probe for the gateway's address (source ::, no option) is left alone.
+  h_.Send(0, NdFrame(Ipv6MulticastMac(group).ToU64(), kHostA, Ipv6Addr{}, group,
+                     {kNdNeighborSolicit, 0, kGw1, 0}));
+  // A solicitation that crossed a router (hop limit below 255) is not neighbour discovery.
+  std::vector<uint8_t> routed = SolicitFromA(kGw1);
+  routed[kIp6 + 7] = 254;
+  h_.Send(0, routed);
+  EXPECT_TRUE(RunUntil(kSecond / 2).empty());
+  EXPECT_EQ(h_.sw().cpu().counters().packet_in, 2u);
+  EXPECT_EQ(h_.sw().Drops(RegisterDropReason("cpu_not_handled")), 1u);
+  EXPECT_NE(h_.Cmd("show ndp")->find("0 entries"), std::string::npos);
+  ExpectConservation();
+}
+
 TEST_F(L2l3NdTest, ASolicitationForAnotherHostIsBridgedNotTrapped) {
   const Ipv6Addr other = *ParseIpv6("2001:db8:1::3");
   h_.MustCmd("table_add dmac forward " + FormatMac(Ipv6MulticastMac(SolicitedNodeIpv6(other))) +
