@@ -5,7 +5,10 @@
 
 namespace swemu {
 
-WideLpmTable::WideLpmTable(TableSpec spec) : MatchTable(std::move(spec)), index_(size()) {
+WideLpmTable::WideLpmTable(TableSpec spec)
+    : MatchTable(std::move(spec)),
+      index_(size()),
+      prefetch_(index_.bytes() + uint64_t{size()} * sizeof(Record) >= kPrefetchFootprintBytes) {
   const unsigned bits = key_bits();
   for (unsigned len = 0; len <= 128; ++len) {
     masks_[len] = LowBitsMask(bits) & ~LowBitsMask(bits - std::min(len, bits));
@@ -14,17 +17,62 @@ WideLpmTable::WideLpmTable(TableSpec spec) : MatchTable(std::move(spec)), index_
   lengths_.reserve(masks_.size());  // never reallocated under a lookup
 }
 
+LookupResult WideLpmTable::Result(uint32_t handle) noexcept {
+  if (handle == HashIndex::kNone) {
+    ++misses_;
+    return LookupResult{&default_action_, false, kNoEntry};
+  }
+  ++hits_;
+  Record& r = records_[handle];
+  ++r.hits;
+  return LookupResult{&r.action, true, handle};
+}
+
 LookupResult WideLpmTable::DoLookup(const MatchKey& key) noexcept {
   for (const uint8_t len : lengths_) {
     const uint32_t h = Find(key & masks_[len], len);
-    if (h == HashIndex::kNone) continue;
-    ++hits_;
-    Record& r = records_[h];
-    ++r.hits;
-    return LookupResult{&r.action, true, h};
+    if (h != HashIndex::kNone) return Result(h);
   }
-  ++misses_;
-  return LookupResult{&default_action_, false, kNoEntry};
+  return Result(HashIndex::kNone);
+}
+
+void WideLpmTable::DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept {
+  if (!prefetch_) {
+    for (uint32_t i = 0; i < n; ++i) out[i] = DoLookup(keys[i]);
+    return;
+  }
+  constexpr uint32_t kChunk = 32;
+  MatchKey masked[kChunk];
+  uint64_t hash[kChunk];
+  uint32_t found[kChunk];
+  uint32_t pending[kChunk];  // the keys not found yet
+  for (uint32_t base = 0; base < n; base += kChunk) {
+    const uint32_t m = std::min(kChunk, n - base);
+    uint32_t n_pending = m;
+    for (uint32_t i = 0; i < m; ++i) {
+      found[i] = HashIndex::kNone;
+      pending[i] = i;
+    }
+    for (const uint8_t len : lengths_) {
+      if (n_pending == 0) break;
+      for (uint32_t j = 0; j < n_pending; ++j) {
+        const uint32_t i = pending[j];
+        masked[i] = keys[base + i] & masks_[len];
+        hash[i] = HashOf(masked[i], len);
+        __builtin_prefetch(index_.SlotAddress(hash[i]));
+      }
+      uint32_t still = 0;
+      for (uint32_t j = 0; j < n_pending; ++j) {
+        const uint32_t i = pending[j];
+        found[i] = index_.Find(hash[i], [&](uint32_t h) {
+          return records_[h].len == len && records_[h].prefix == masked[i];
+        });
+        if (found[i] == HashIndex::kNone) pending[still++] = i;
+      }
+      n_pending = still;
+    }
+    for (uint32_t i = 0; i < m; ++i) out[base + i] = Result(found[i]);
+  }
 }
 
 uint64_t WideLpmTable::SramBytes() const {

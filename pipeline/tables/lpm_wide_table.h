@@ -45,6 +45,10 @@ class WideLpmTable final : public MatchTable {
     });
   }
   LookupResult DoLookup(const MatchKey& key) noexcept override;
+  // For a large table, probes one prefix length at a time across the burst, prefetching every
+  // key's bucket before reading any, so the burst's cache misses overlap.
+  void DoLookupBatch(const MatchKey* keys, LookupResult* out, uint32_t n) noexcept override;
+  LookupResult Result(uint32_t handle) noexcept;
   bool Contains(const TableEntry& entry) const override;
   void Insert(EntryHandle handle, const TableEntry& entry) override;
   void Erase(EntryHandle handle) override;
@@ -59,6 +63,7 @@ class WideLpmTable final : public MatchTable {
   std::array<uint32_t, 129> per_length_{};
   std::vector<uint8_t> lengths_;  // lengths with entries, longest first
   HashIndex index_;
+  bool prefetch_;                                           // footprint >= kPrefetchFootprintBytes
   std::vector<Record, HugePageAllocator<Record>> records_;  // by handle; reserved, never moves
 };
 

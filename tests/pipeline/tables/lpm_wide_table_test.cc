@@ -104,9 +104,12 @@ EntryHandle BruteForce(const std::vector<std::pair<EntryHandle, TableEntry>>& li
 }
 
 // Prefixes of every length in a few /32s, so they nest across the two 64-bit words; lookups
-// one by one and in bursts against a brute-force search after every add or delete.
-TEST(WideLpmRandomTest, RandomOperationsMatchBruteForce) {
-  auto t = Route6Table(2000);
+// one by one and in bursts against a brute-force search after every add or delete. The large
+// declared size makes LookupBatch take its prefetching path; the small one, plain lookups.
+class WideLpmRandomTest : public ::testing::TestWithParam<uint32_t> {};
+
+TEST_P(WideLpmRandomTest, RandomOperationsMatchBruteForce) {
+  auto t = Route6Table(GetParam());
   std::mt19937_64 rng(13);
   auto random_addr = [&] {
     static constexpr uint64_t kBases[] = {0x20010DB8'00000000, 0x20010DB8'FFFF0000,
@@ -140,6 +143,8 @@ TEST(WideLpmRandomTest, RandomOperationsMatchBruteForce) {
   for (EntryHandle h : handles) ASSERT_TRUE(t->Delete(h).ok());
   EXPECT_TRUE(static_cast<WideLpmTable*>(t.get())->lengths().empty());
 }
+
+INSTANTIATE_TEST_SUITE_P(DeclaredSizes, WideLpmRandomTest, ::testing::Values(2000u, 1u << 16));
 
 }  // namespace
 }  // namespace swemu
