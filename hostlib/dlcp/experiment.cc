@@ -245,31 +245,43 @@ Status DlcpRun::Drive() {
   limits.max_virtual_ns = 120'000'000'000;
   engine_.SetLimits(limits);
   if (!o_.pull) return engine_.Run();
-  // Step in slices: after each, start the pulls of the groups whose pushes have all arrived.
-  std::vector<uint32_t> group_pending(plan_.groups, 0);
-  for (std::size_t f = 0; f < pushes; ++f) ++group_pending[plan_.flows[f].group];
-  std::vector<std::size_t> waiting(pushes);
-  for (std::size_t f = 0; f < pushes; ++f) waiting[f] = f;
+  // A group's pushes are consecutive (PlanFlows); each group keeps the first push not yet seen
+  // to arrive (arrival lasts), so a slice looks at one waiting push per group, not at all.
+  std::vector<std::size_t> next(plan_.groups, pushes), end(plan_.groups, 0);
+  for (std::size_t f = 0; f < pushes; ++f) {
+    const uint32_t g = plan_.flows[f].group;
+    if (next[g] == pushes) next[g] = f;
+    if (end[g] != 0 && end[g] != f) return Status::Error("push groups are not consecutive");
+    end[g] = f + 1;
+  }
   std::vector<std::vector<std::size_t>> group_pulls(plan_.groups);
   for (std::size_t f = pushes; f < plan_.flows.size(); ++f) {
     group_pulls[plan_.flows[f].group].push_back(f);
   }
-  while (!waiting.empty()) {
+  std::vector<uint32_t> open(plan_.groups);
+  for (uint32_t g = 0; g < plan_.groups; ++g) open[g] = g;
+  // Step in slices: after each, start the pulls of the groups whose pushes have all arrived, in
+  // group order (the order the last push of each was found in).
+  while (!open.empty()) {
     SWEMU_RETURN_IF_ERROR(engine_.Run(engine_.Now() + kPullSliceNs));
-    std::vector<std::size_t> still;
-    for (std::size_t f : waiting) {
-      if (!Arrived(f)) {
-        still.push_back(f);
-      } else if (--group_pending[plan_.flows[f].group] == 0) {
-        for (std::size_t p : group_pulls[plan_.flows[f].group]) {
-          SWEMU_RETURN_IF_ERROR(Start(p, engine_.Now()));
-        }
+    bool progress = false;
+    std::vector<uint32_t> still;
+    for (uint32_t g : open) {
+      for (; next[g] < end[g] && Arrived(next[g]); ++next[g]) progress = true;
+      if (next[g] < end[g]) {
+        still.push_back(g);
+        continue;
       }
+      for (std::size_t p : group_pulls[g]) SWEMU_RETURN_IF_ERROR(Start(p, engine_.Now()));
     }
-    if (still.size() == waiting.size() && engine_.idle()) {
-      return Status::Error(std::to_string(still.size()) + " pushes never arrived");
+    if (!progress && engine_.idle()) {
+      std::size_t missing = 0;
+      for (uint32_t g : still) {
+        for (std::size_t f = next[g]; f < end[g]; ++f) missing += Arrived(f) ? 0 : 1;
+      }
+      return Status::Error(std::to_string(missing) + " pushes never arrived");
     }
-    waiting.swap(still);
+    open.swap(still);
   }
   return engine_.Run();
 }
