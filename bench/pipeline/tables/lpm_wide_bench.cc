@@ -42,7 +42,12 @@ void BM_LpmIpv6(benchmark::State& state) {
   RunLookups(state, CachedFixture("lpm6", static_cast<uint32_t>(state.range(0)), Build), true);
 }
 
+void BM_LpmIpv6Unbatched(benchmark::State& state) {
+  RunLookups(state, CachedFixture("lpm6", static_cast<uint32_t>(state.range(0)), Build), false);
+}
+
 BENCHMARK(BM_LpmIpv6)->Apply(TableSizes);
+BENCHMARK(BM_LpmIpv6Unbatched)->Apply(TableSizes);
 
 }  // namespace
 }  // namespace swemu::bench
