@@ -1,0 +1,28 @@
+#!/bin/sh
+# The virtual-time engine at scale (docs/performance.md, "The engine at scale"): swemu-dlcp sim
+# at a fixed load per host (jobs of 12 hosts, --job-hosts 12, each one PS iteration of ResNet-50
+# / 64 with 3 PSs) on leaf-spines of 12 to 192 hosts, two ToR uplinks per four hosts. Prints one
+# row per fabric: hosts, flows and packet-hops and events of both runs (DLCP + DCTCP), wall
+# seconds, ns per packet-hop, max RSS, RSS per host and per flow.
+# usage: tools/engine_scale.sh [BUILD_DIR] [SHAPES]   SHAPES: "TORSxHOSTSxSPINES ..."
+set -eu
+build=${1:-build}
+shapes=${2:-"3x4x2 6x4x2 6x8x4 12x8x4 12x16x8"}
+tool="$build/tools/swemu-dlcp"
+[ -x "$tool" ] || { echo "engine_scale.sh: $tool not built (ninja -C $build swemu-dlcp)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "engine_scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+printf '| hosts | fabric | flows | packet-hops | events | wall s | ns per packet-hop | max RSS MB | KB per host | KB per flow |\n'
+printf '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+for shape in $shapes; do
+  tors=${shape%%x*}; rest=${shape#*x}; per=${rest%%x*}; spines=${rest#*x}
+  /usr/bin/time -f '%M' -o "$tmp/rss" "$tool" sim --tors "$tors" --hosts-per-tor "$per" \
+    --spines "$spines" --job-hosts 12 --engine-stats > "$tmp/out"
+  awk -v hosts=$((tors * per)) -v shape="$tors x $per, $spines spines" -v rss="$(cat "$tmp/rss")" '
+    /^engine / { flows += $3; events += $5; hops += $7; sub(/ s wall/, ""); wall += $NF }
+    END {
+      printf "| %d | %s | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.1f |\n", hosts, shape, flows,
+             hops, events, wall, wall * 1e9 / hops, rss / 1024, rss / hosts, rss / flows
+    }' "$tmp/out"
+done
