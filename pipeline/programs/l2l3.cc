@@ -174,6 +174,10 @@ Status L2l3Program::LoadNeighbours(ProgramContext& ctx, uint32_t nhop_size) {
   neighbours_ = std::move(*neighbours);
   arp_trap_ = neighbours_->arp_trap();
   nd_trap_ = neighbours_->nd_trap();
+  if (learning_) {  // a neighbour's port is where the MAC table has its MAC
+    L2l3Neighbours* agent = neighbours_.get();
+    learning_->OnMacAt([agent](uint64_t mac, PortId port) { agent->OnMacAt(mac, port); });
+  }
   return Status::Ok();
 }
 

@@ -248,6 +248,7 @@ void MacLearning::Apply(const DigestRecord& record) {
     entries_.emplace(mac, entry);
     ++counters_.learned;
     if (config_.age_ns != 0) next_check_ = std::min(next_check_, record.time + config_.age_ns / 2);
+    if (mac_at_) mac_at_(mac, port);
     return;
   }
   Entry& entry = it->second;
@@ -258,6 +259,7 @@ void MacLearning::Apply(const DigestRecord& record) {
     entry.port = port;
     entry.vlan = vlan;
     ++counters_.moved;
+    if (mac_at_) mac_at_(mac, port);
   } else {
     if (entry.stale) (void)smac_->Modify(entry.smac, Call(kLearned, {port}));
     ++counters_.refreshed;

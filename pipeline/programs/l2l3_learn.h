@@ -8,7 +8,9 @@
 // access ports: an untagged frame is in its port's VLAN (`port_vlan`), a tagged one must carry
 // that VLAN's id (else dropped, vlan_filter). Learning is shared across VLANs (IEEE 802.1Q's
 // SVL: one MAC, one port). Hand-written dmac entries are static: never aged nor moved.
+// Whoever routes to a MAC (the neighbour agent) hears where learning puts it (OnMacAt).
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <span>
@@ -47,6 +49,10 @@ class MacLearning {
   void Forward(Packet& pkt, const LookupResult& dmac) noexcept;
 
   DigestChannel* channel() noexcept { return &channel_; }
+  // Told, on the control plane, each time learning places a MAC on a port: learned (new, or
+  // back after aging) or moved; not on a refresh. An aged-out MAC tells nothing.
+  using MacAtHook = std::function<void(uint64_t mac, PortId port)>;
+  void OnMacAt(MacAtHook hook) { mac_at_ = std::move(hook); }
   void OnDigests(std::span<const DigestRecord> records, TimeNs now);
   void OnControlTime(TimeNs now);
 
@@ -88,6 +94,7 @@ class MacLearning {
   TimeNs next_check_ = kNever;
   TimeNs now_ = 0;  // the latest time the control plane was told (show mac's ages)
   MacLearningCounters counters_;
+  MacAtHook mac_at_;  // empty unless the switch routes (router interfaces)
 };
 
 // "0-3:10,4:20" -> per port VLANs (others 1). Error names the bad part.

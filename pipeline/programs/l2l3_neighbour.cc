@@ -281,6 +281,14 @@ void L2l3Neighbours::OnTimer(TimeNs now) {
   Apply(events);
 }
 
+void L2l3Neighbours::OnMacAt(uint64_t mac, PortId port) {
+  const int rif = RifOfPort(port);
+  if (rif < 0) return;
+  std::vector<NeighbourEvent> events;
+  table_.MoveMac(mac, static_cast<uint32_t>(rif), port, &events);
+  Apply(events);
+}
+
 void L2l3Neighbours::FreeHeld() {
   for (Packet* pkt : table_.TakeAllPending()) cpu_.Free(pkt);
 }

@@ -72,6 +72,10 @@ class L2l3Neighbours final : public CpuAgent {
   TimeNs NextTimer() const override { return table_.NextTimer(); }
   void OnTimer(TimeNs now) override;
   void FreeHeld() override;
+  // MAC learning placed `mac` on `port` (MacLearning::OnMacAt): the neighbours with that MAC
+  // in the port's interface take the port, their nexthop entries reprogrammed, so routed
+  // traffic follows a moved host before it ARPs.
+  void OnMacAt(uint64_t mac, PortId port);
 
   const NeighbourTable& table() const { return table_; }
 

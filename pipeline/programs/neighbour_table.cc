@@ -84,6 +84,17 @@ void NeighbourTable::Confirm(const Ipv6Addr& ip, uint32_t rif, uint64_t mac, Por
   UpdateNext();
 }
 
+void NeighbourTable::MoveMac(uint64_t mac, uint32_t rif, PortId port,
+                             std::vector<NeighbourEvent>* events) {
+  for (auto& [ip, n] : entries_) {
+    const bool resolved = n.state == NeighbourState::kReachable ||
+                          n.state == NeighbourState::kStale;
+    if (!resolved || n.mac != mac || n.rif != rif || n.port == port) continue;
+    n.port = port;
+    events->push_back({NeighbourEvent::kResolved, n.ip, n.rif, n.slot, n.mac, n.port, {}});
+  }
+}
+
 void NeighbourTable::Expire(TimeNs now, std::vector<NeighbourEvent>* events) {
   if (now < next_ns_) return;
   for (auto& [ip, n] : entries_) {

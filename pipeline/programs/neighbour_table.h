@@ -73,6 +73,11 @@ class NeighbourTable {
   // creating the entry if `create`; kResolved when it was not reachable at this mac/port before.
   void Confirm(const Ipv6Addr& ip, uint32_t rif, uint64_t mac, PortId port, TimeNs now,
                bool create, std::vector<NeighbourEvent>* events);
+  // The switch's MAC table placed `mac` on `port` (learning saw it there): each resolved entry
+  // of interface `rif` with that MAC on another port takes the port, with a kResolved event (a
+  // ToR takes a neighbour's port from its L2 table). State and timers stay: a frame seen on a
+  // port says where a MAC is, not that its address answers.
+  void MoveMac(uint64_t mac, uint32_t rif, PortId port, std::vector<NeighbourEvent>* events);
   // Every timer due by `now`.
   void Expire(TimeNs now, std::vector<NeighbourEvent>* events);
   TimeNs NextTimer() const { return next_ns_; }

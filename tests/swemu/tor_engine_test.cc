@@ -2,9 +2,10 @@
 // engine with four pcap hosts that speak as the namespace hosts of the real-time tests do (ARP
 // for their gateway, ICMP echo within and across subnets, one host moving to another port, a
 // flood of 10,000 source MACs from the uplink). The same outcomes: bridged and routed echoes
-// reach their hosts, the moved host is reached on its new port, the table fills to mac_limit
-// and the rest is refused and counted (in `show mac` and counters.json); two runs give
-// byte-identical pcaps and counters.
+// reach their hosts, the moved host is reached on its new port (with or without its ARP there:
+// routed traffic follows the MAC table), the table fills to mac_limit and the rest is refused
+// and counted (in `show mac` and counters.json); two runs give byte-identical pcaps and
+// counters.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -81,10 +82,11 @@ Records Flood() {
 }
 
 // What each port's host sends. A talks from port 0 until it moves to port 1 at kMoveAt, where
-// its kernel ARPs for the gateway on the new link and pings C again.
-std::vector<Records> Scripts() {
+// its kernel ARPs for the gateway on the new link (unless `arp_after_move` is false: a host
+// whose gateway entry is still valid sends none) and pings C again.
+std::vector<Records> Scripts(bool arp_after_move = true) {
   const TimeNs later = 3'000 * kMs;  // after the flood
-  return {
+  std::vector<Records> scripts = {
       {{1'000, ArpForGateway(kA, "10.1.1.2", "10.1.1.1")},
        {100'000, Echo(8, kB, kA, "10.1.1.2", "10.1.1.3", 1)},
        {300'000, Echo(8, kGw, kA, "10.1.1.2", "10.1.2.2", 2)},
@@ -101,6 +103,8 @@ std::vector<Records> Scripts() {
        {kMoveAt + 200'000, Echo(0, kGw, kC, "10.1.2.2", "10.1.1.2", 5)}},
       Flood(),
   };
+  if (!arp_after_move) scripts[1].erase(scripts[1].begin() + 3);
+  return scripts;
 }
 
 struct TorRun {
@@ -110,13 +114,13 @@ struct TorRun {
   std::string counters;
 };
 
-TorRun RunTor(const std::string& tag) {
+TorRun RunTor(const std::string& tag, bool arp_after_move = true) {
   Result<LoadedSwitchConfig> tor = LoadSwitchConfig(SWEMU_SOURCE_DIR "/configs/tor.ini");
   EXPECT_TRUE(tor.ok()) << tor.message();
   Engine engine(1);
   Status added = engine.AddSwitch(tor->config, tor->startup_script);
   EXPECT_TRUE(added.ok()) << added.message();
-  const std::vector<Records> scripts = Scripts();
+  const std::vector<Records> scripts = Scripts(arp_after_move);
   for (PortId p = 0; p < 4; ++p) {
     const std::string n = tag + std::to_string(p);
     WritePcap(TempPath("tor_in" + n + ".pcap"), scripts[p]);
@@ -227,6 +231,21 @@ TEST(TorEngine, TheBundledTorBridgesRoutesRelearnsAMovedHostAndBoundsAFlood) {
   for (PortId p = 0; p < 4; ++p) EXPECT_EQ(run.out_bytes[p], again.out_bytes[p]) << "port " << p;
   EXPECT_EQ(run.counters, again.counters);
   EXPECT_EQ(run.show_mac, again.show_mac);
+}
+
+// A ToR takes a neighbour's port from its MAC table: A's first frame on port 1 (its echo 5 to
+// C, routed) moves it there, and C's routed reply follows it, with no ARP from A.
+TEST(TorEngine, AMovedHostsRoutedRepliesFollowItBeforeItArps) {
+  const TorRun run = RunTor("m", false);
+  const TimeNs end = kMoveAt + 10 * kMs;
+  for (const PcapRecord& r : run.out[0]) EXPECT_LT(r.ts_ns, kMoveAt);
+  const std::vector<PcapRecord> moved = To(run.out[1], kA, end);
+  ASSERT_EQ(moved.size(), 1u);
+  EXPECT_EQ(SrcMac(moved[0]), kGw);
+  EXPECT_EQ(EchoSeq(moved[0]), 5);
+  EXPECT_LT(moved[0].ts_ns, kMoveAt + 1 * kMs);
+  EXPECT_EQ(EchoSeq(To(run.out[2], kC, end).back()), 5);  // A's echo reached C
+  EXPECT_NE(run.show_mac.find("02:00:00:00:37:0a  10    1 "), std::string::npos);
 }
 
 }  // namespace

@@ -60,7 +60,7 @@ std::optional<ArpFields> ArpOf(const SentFrame& f) {
 
 class L2l3NeighbourTest : public ::testing::Test {
  protected:
-  L2l3NeighbourTest() : h_(RouterConfig()) {}
+  explicit L2l3NeighbourTest(SwitchConfig config = RouterConfig()) : h_(std::move(config)) {}
   void SetUp() override { ASSERT_TRUE(h_.ok()) << h_.error(); }
 
   // Runs the switch up to `until`: its control plane when due, its ports when they may send.
@@ -204,6 +204,64 @@ TEST_F(L2l3NeighbourTest, RouteAddResolvesItsNextHopByArp) {
   EXPECT_FALSE(h_.Cmd("route_add 10.9.0.0/16 10.3.3.3").ok());  // not a connected neighbour
   h_.MustCmd("route_delete 192.168.0.0/16");
   EXPECT_FALSE(h_.Cmd("route_delete 192.168.0.0/16").ok());
+}
+
+// With MAC learning on (ports 0-1 in VLAN 10, 2-3 in VLAN 20, entries aged after 4 s): the
+// ports of resolved neighbours follow the MAC table.
+class L2l3NeighbourLearningTest : public L2l3NeighbourTest {
+ protected:
+  static SwitchConfig Config() {
+    SwitchConfig config = RouterConfig();
+    config.program_options = ProgramOptions(
+        {{"learning", "on"}, {"port_vlan", "0-1:10,2-3:20"}, {"mac_age", "4"}});
+    return config;
+  }
+  L2l3NeighbourLearningTest() : L2l3NeighbourTest(Config()) {}
+  // Sends a frame at t, after the control plane (digests, aging) and the CPU caught up.
+  std::vector<SentFrame> SendAt(TimeNs t, PortId port, const std::vector<uint8_t>& frame) {
+    RunUntil(t);
+    h_.sw().ServiceControlPlane(t);
+    h_.Send(port, frame);
+    return RunUntil(t + kSecond / 2);
+  }
+  // B (port 2) to A, routed: the port it leaves by, or -1.
+  int RoutedToA(TimeNs t) {
+    std::vector<SentFrame> out = SendAt(t, 2, Udp(kHostB, kIpB, kIpA, kGw2Mac));
+    if (out.size() != 1 || LoadBe16(out[0].bytes.data() + 4) != (kHostA.ToU64() & 0xFFFF)) {
+      return -1;
+    }
+    return out[0].port;
+  }
+  std::string ShowArp() { return *h_.Cmd("show arp"); }
+};
+
+TEST_F(L2l3NeighbourLearningTest, RoutedTrafficFollowsAMoveWithoutArp) {
+  SendAt(0, 0, Arp(kArpRequest, kBroadcastMac, kHostA, kIpA, 0, kGw1));
+  SendAt(kSecond / 2, 2, Arp(kArpRequest, kBroadcastMac, kHostB, kIpB, 0, kGw2));
+  EXPECT_EQ(RoutedToA(kSecond), 0);
+  // A's first frame on port 1 (routed to B) moves it in the MAC table, and its neighbour entry.
+  SendAt(2 * kSecond, 1, Udp(kHostA, kIpA, kIpB, kGw1Mac));
+  EXPECT_EQ(RoutedToA(3 * kSecond), 1) << ShowArp();
+  EXPECT_NE(ShowArp().find("10.1.1.2         02:00:00:00:00:0a  1 "), std::string::npos)
+      << ShowArp();
+  EXPECT_EQ(h_.sw().cpu().counters().packet_in, 2u);  // the two ARP requests alone
+  ExpectConservation();
+}
+
+TEST_F(L2l3NeighbourLearningTest, AnAgedOutMacLeavesTheNeighbourWhereItWas) {
+  SendAt(0, 0, Arp(kArpRequest, kBroadcastMac, kHostA, kIpA, 0, kGw1));
+  SendAt(kSecond / 2, 2, Arp(kArpRequest, kBroadcastMac, kHostB, kIpB, 0, kGw2));
+  SendAt(kSecond, 1, Udp(kHostA, kIpA, kIpB, kGw1Mac));  // moved to port 1
+  // A (and B) say nothing for 8 s: aged out of the MAC table; routed traffic to A still goes
+  // to port 1.
+  RunUntil(9 * kSecond);
+  h_.sw().ServiceControlPlane(9 * kSecond);
+  EXPECT_NE(h_.Cmd("show mac")->find("aged 2,"), std::string::npos) << *h_.Cmd("show mac");
+  EXPECT_EQ(RoutedToA(9 * kSecond), 1);
+  // Back on port 0, A is learned anew there: the neighbour follows.
+  SendAt(10 * kSecond, 0, Udp(kHostA, kIpA, kIpB, kGw1Mac));
+  EXPECT_EQ(RoutedToA(11 * kSecond), 0) << ShowArp();
+  ExpectConservation();
 }
 
 }  // namespace

@@ -131,5 +131,34 @@ TEST(NeighbourTableTest, Ipv6NeighboursShareTheSlotsAndFollowIpv4) {
   EXPECT_EQ(table.entries().begin()->first, kIp);  // IPv4 (::ffff:0:0/96) lists first
 }
 
+TEST(NeighbourTableTest, AMacMovedByLearningMovesItsResolvedEntriesOfThatInterface) {
+  NeighbourTable table({}, 8);
+  std::vector<NeighbourEvent> events;
+  const Ipv6Addr ip6 = *ParseIpv6("2001:db8::2");
+  const Ipv6Addr other = Ipv6Addr::MappedIpv4(0x0A010103);
+  table.Confirm(kIp, 0, kMac, 1, 0, true, &events);
+  table.Confirm(ip6, 0, kMac, 1, 0, true, &events);  // the same host's IPv6 address
+  table.Confirm(other, 0, kMac + 1, 1, 0, true, &events);
+  table.Resolve(Ipv6Addr::MappedIpv4(0x0A010104), 0, 0, &events);  // INCOMPLETE: no MAC yet
+  events.clear();
+  const TimeNs next = table.NextTimer();
+  table.MoveMac(kMac, 0, 1, &events);  // where it already is
+  EXPECT_TRUE(events.empty());
+  table.MoveMac(kMac, 1, 2, &events);  // a port of another interface
+  EXPECT_TRUE(events.empty());
+  table.MoveMac(kMac, 0, 2, &events);
+  ASSERT_EQ(Kinds(events), (std::vector{NeighbourEvent::kResolved, NeighbourEvent::kResolved}));
+  EXPECT_EQ(events[0].ip, kIp);
+  EXPECT_EQ(events[1].ip, ip6);
+  for (const NeighbourEvent& e : events) {
+    EXPECT_EQ(e.port, 2);
+    EXPECT_EQ(e.mac, kMac);
+  }
+  EXPECT_EQ(table.Find(kIp)->port, 2);
+  EXPECT_EQ(table.Find(kIp)->state, NeighbourState::kReachable);  // state and timers stay
+  EXPECT_EQ(table.Find(other)->port, 1);
+  EXPECT_EQ(table.NextTimer(), next);
+}
+
 }  // namespace
 }  // namespace swemu
