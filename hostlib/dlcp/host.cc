@@ -278,6 +278,10 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
         snd.stats->finish_ns = now;
         snd.stats->refused = (s.flags & kDlcpFlagRefused) != 0;
         snd.resend.clear();
+        // Done for good (Pump and signals skip a done sender): its copy of the tensor and its
+        // segments are never read again, and a PS holds many.
+        std::vector<float>().swap(snd.g);
+        std::vector<DlcpSegment>().swap(snd.segments);
         control_.Send(now, from, {DlcpType::kConfirm, 0, s.tensor, 0, {}});
       } else if (s.type == DlcpType::kRetransmit) {
         ++snd.stats->retransmit_requests;
