@@ -65,7 +65,11 @@ void L2l3Neighbours::OnNd(Packet* pkt, TimeNs now) {
   const uint64_t mac = nd->link_mac != 0 ? nd->link_mac : LoadBe48(pkt->data + pkt->hdr.eth + 6);
   std::vector<NeighbourEvent> events;
   if (nd->type == kNdNeighborAdvert) {  // an answer to a solicitation of ours
-    if (r.Contains6(nd->target) && nd->target != r.ipv6) {
+    // RFC 4861 7.2.5: without the override flag it does not replace a resolved entry's MAC.
+    const Neighbour* known = table_.Find(nd->target);
+    const bool keep = known != nullptr && known->mac != 0 && known->mac != mac &&
+                      (nd->flags & kNaOverride) == 0;
+    if (r.Contains6(nd->target) && nd->target != r.ipv6 && !keep) {
       table_.Confirm(nd->target, static_cast<uint32_t>(rif), mac, port, now, false, &events);
       Apply(events);
     }

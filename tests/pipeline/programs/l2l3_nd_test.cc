@@ -236,6 +236,33 @@ TEST_F(L2l3NdTest, RoutesToAnUnresolvedHostOnceItAdvertises) {
   ExpectConservation();
 }
 
+// RFC 4861 7.2.5: an advertisement from another MAC replaces a resolved entry's only with the
+// override flag (a proxy or anycast answer leaves it clear).
+TEST_F(L2l3NdTest, AnAdvertisementWithoutOverrideKeepsAResolvedEntrysMac) {
+  h_.Send(0, Udp6(kHostA, kIpA, kIpB, kGw1Mac));
+  RunUntil(kSecond / 2);
+  AdvertiseB(2, kIpB);
+  RunUntil(kSecond);
+  const MacAddr other = MacAddr::FromU64(0x02000000000C);
+  h_.Send(3, NdFrame(kGw2Mac, other, kIpB, kGw2,
+                     {kNdNeighborAdvert, kNaSolicited, kIpB, other.ToU64()}));
+  RunUntil(2 * kSecond);
+  h_.Send(0, Udp6(kHostA, kIpA, kIpB, kGw1Mac));
+  std::vector<SentFrame> out = RunUntil(2 * kSecond + kSecond / 2);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].port, 2);
+  EXPECT_EQ(LoadBe48(out[0].bytes.data()), kHostB.ToU64());
+  h_.Send(3, NdFrame(kGw2Mac, other, kIpB, kGw2,
+                     {kNdNeighborAdvert, kNaSolicited | kNaOverride, kIpB, other.ToU64()}));
+  RunUntil(3 * kSecond);
+  h_.Send(0, Udp6(kHostA, kIpA, kIpB, kGw1Mac));
+  out = RunUntil(3 * kSecond + kSecond / 2);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].port, 3);
+  EXPECT_EQ(LoadBe48(out[0].bytes.data()), other.ToU64());
+  ExpectConservation();
+}
+
 TEST_F(L2l3NdTest, ThreeUnansweredSolicitationsThenTheHeldPacketsDrop) {
   for (int i = 0; i < 5; ++i) h_.Send(0, Udp6(kHostA, kIpA, kIpB, kGw1Mac));
   std::vector<SentFrame> out = RunUntil(10 * kSecond);
