@@ -3,7 +3,8 @@
 # at a fixed load per host (jobs of 12 hosts, --job-hosts 12, each one PS iteration of ResNet-50
 # / 64 with 3 PSs) on leaf-spines of 12 to 192 hosts, two ToR uplinks per four hosts. Prints one
 # row per fabric: hosts, flows and packet-hops and events of both runs (DLCP + DCTCP), wall
-# seconds, ns per packet-hop, max RSS, RSS per host and per flow.
+# seconds, the process's CPU seconds (user + system: less sensitive to a busy machine), ns of CPU
+# per packet-hop, max RSS, RSS per host and per flow.
 # usage: tools/engine_scale.sh [BUILD_DIR] [SHAPES]   SHAPES: "TORSxHOSTSxSPINES ..."
 set -eu
 build=${1:-build}
@@ -13,16 +14,19 @@ tool="$build/tools/swemu-dlcp"
 [ -x /usr/bin/time ] || { echo "engine_scale.sh: needs /usr/bin/time (apt-get install time)" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-printf '| hosts | fabric | flows | packet-hops | events | wall s | ns per packet-hop | max RSS MB | KB per host | KB per flow |\n'
-printf '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
+printf '| hosts | fabric | flows | packet-hops | events | wall s | CPU s | ns per packet-hop | max RSS MB | KB per host | KB per flow |\n'
+printf '| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n'
 for shape in $shapes; do
   tors=${shape%%x*}; rest=${shape#*x}; per=${rest%%x*}; spines=${rest#*x}
-  /usr/bin/time -f '%M' -o "$tmp/rss" "$tool" sim --tors "$tors" --hosts-per-tor "$per" \
+  /usr/bin/time -f '%M %U %S' -o "$tmp/rss" "$tool" sim --tors "$tors" --hosts-per-tor "$per" \
     --spines "$spines" --job-hosts 12 --engine-stats > "$tmp/out"
-  awk -v hosts=$((tors * per)) -v shape="$tors x $per, $spines spines" -v rss="$(cat "$tmp/rss")" '
+  read -r rss user sys < "$tmp/rss"
+  awk -v hosts=$((tors * per)) -v shape="$tors x $per, $spines spines" -v rss="$rss" \
+    -v user="$user" -v sys="$sys" '
     /^engine / { flows += $3; events += $5; hops += $7; sub(/ s wall/, ""); wall += $NF }
     END {
-      printf "| %d | %s | %d | %d | %d | %.2f | %.0f | %.0f | %.0f | %.1f |\n", hosts, shape, flows,
-             hops, events, wall, wall * 1e9 / hops, rss / 1024, rss / hosts, rss / flows
+      cpu = user + sys
+      printf "| %d | %s | %d | %d | %d | %.2f | %.2f | %.0f | %.0f | %.0f | %.1f |\n", hosts, shape,
+             flows, hops, events, wall, cpu, cpu * 1e9 / hops, rss / 1024, rss / hosts, rss / flows
     }' "$tmp/out"
 done
