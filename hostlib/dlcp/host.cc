@@ -206,40 +206,9 @@ void DlcpHost::OnData(TimeNs now, const DlcpFrameView& v) {
 void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
   const uint64_t key = FlowKey(from.ip, s.tensor);
   switch (s.type) {
-    case DlcpType::kStart: {
-      if (s.payload.size() < 8) {
-        ++stats_.unknown_signals;
-        return;
-      }
-      auto posted = posted_.find(s.tensor);
-      const double bound = posted != posted_.end() ? posted->second
-                                                   : LoadBe32(s.payload.data()) / 1e6;
-      auto held = recv_.find(key);
-      const uint64_t replaced = held != recv_.end() && held->second.buffer ? held->second.buffer->size() : 0;
-      if (s.offset > opt_.max_tensor_bytes ||
-          buffered_bytes_ - replaced + s.offset > opt_.max_buffered_bytes) {
-        ++stats_.starts_refused;
-        control_.Send(now, from, {DlcpType::kFinish, kDlcpFlagRefused, s.tensor, 0, {}});
-        return;
-      }
-      Result<DlcpReceiveBuffer> b =
-          DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999));
-      if (!b.ok()) {
-        ++stats_.unknown_signals;
-        return;
-      }
-      buffered_bytes_ = buffered_bytes_ - replaced + b->size();
-      DlcpRecvFlow& f = recv_[key];
-      if (f.retransmit_due != kNever) recv_due_.erase({f.retransmit_due, key});
-      f = DlcpRecvFlow{};
-      f.tensor = s.tensor;
-      f.src = from;
-      f.start_ns = now;
-      f.buffer = std::make_unique<DlcpReceiveBuffer>(std::move(*b));
-      recv_open_.insert(key);
-      if (next_report_ns_ == kNever) next_report_ns_ = now + opt_.rate.period_ns;
+    case DlcpType::kStart:
+      OnStart(now, from, s, key);
       return;
-    }
     case DlcpType::kStop: {
       auto it = recv_.find(key);
       if (it == recv_.end()) {
@@ -267,51 +236,90 @@ void DlcpHost::OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s) {
     }
     case DlcpType::kFinish:
     case DlcpType::kRetransmit:
-    case DlcpType::kRate: {
-      auto it = send_.find(key);
-      if (it == send_.end() || it->second.stats->done()) {
-        ++stats_.unknown_signals;
-        return;
-      }
-      Sender& snd = it->second;
-      if (s.type == DlcpType::kFinish) {
-        snd.stats->finish_ns = now;
-        snd.stats->refused = (s.flags & kDlcpFlagRefused) != 0;
-        snd.resend.clear();
-        // Done for good (Pump and signals skip a done sender): its copy of the tensor and its
-        // segments are never read again, and a PS holds many.
-        std::vector<float>().swap(snd.g);
-        std::vector<DlcpSegment>().swap(snd.segments);
-        control_.Send(now, from, {DlcpType::kConfirm, 0, s.tensor, 0, {}});
-      } else if (s.type == DlcpType::kRetransmit) {
-        ++snd.stats->retransmit_requests;
-        snd.rate.OnRetransmitRequest();
-        snd.resend.clear();
-        if (s.payload.empty()) {  // everything (the receiver had no START yet)
-          for (uint32_t k = 0; k < snd.segments.size(); ++k) snd.resend.push_back(k);
-        }
-        for (std::size_t i = 0; i + 8 <= s.payload.size(); i += 8) {
-          const uint32_t b = LoadBe32(s.payload.data() + i), e = LoadBe32(s.payload.data() + i + 4);
-          for (uint32_t k = 0; k < snd.segments.size(); ++k) {
-            const DlcpSegment& seg = snd.segments[k];
-            if (seg.offset < e && seg.offset + seg.length > b) snd.resend.push_back(k);
-          }
-        }
-        std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
-        snd.stopped = false;
-        snd.pacer.CatchUp(now);
-      } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
-        const TimeNs period = s.payload.size() >= 8
-                                  ? TimeNs{LoadBe32(s.payload.data() + 4)} * 1'000
-                                  : opt_.rate.period_ns;
-        OnReport(snd, now, LoadBe32(s.payload.data()), period);
-      }
-      Refresh(key, snd);
+    case DlcpType::kRate:
+      OnSenderSignal(now, from, s, key);
       return;
-    }
     default:
       ++stats_.unknown_signals;
   }
+}
+
+// START: a receive buffer for the tensor, unless it would pass the host's limits (refused).
+void DlcpHost::OnStart(TimeNs now, const TcpEnd& from, const DlcpSignal& s, uint64_t key) {
+  if (s.payload.size() < 8) {
+    ++stats_.unknown_signals;
+    return;
+  }
+  auto posted = posted_.find(s.tensor);
+  const double bound = posted != posted_.end() ? posted->second
+                                               : LoadBe32(s.payload.data()) / 1e6;
+  auto held = recv_.find(key);
+  const uint64_t replaced = held != recv_.end() && held->second.buffer ? held->second.buffer->size() : 0;
+  if (s.offset > opt_.max_tensor_bytes ||
+      buffered_bytes_ - replaced + s.offset > opt_.max_buffered_bytes) {
+    ++stats_.starts_refused;
+    control_.Send(now, from, {DlcpType::kFinish, kDlcpFlagRefused, s.tensor, 0, {}});
+    return;
+  }
+  Result<DlcpReceiveBuffer> b =
+      DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999));
+  if (!b.ok()) {
+    ++stats_.unknown_signals;
+    return;
+  }
+  buffered_bytes_ = buffered_bytes_ - replaced + b->size();
+  DlcpRecvFlow& f = recv_[key];
+  if (f.retransmit_due != kNever) recv_due_.erase({f.retransmit_due, key});
+  f = DlcpRecvFlow{};
+  f.tensor = s.tensor;
+  f.src = from;
+  f.start_ns = now;
+  f.buffer = std::make_unique<DlcpReceiveBuffer>(std::move(*b));
+  recv_open_.insert(key);
+  if (next_report_ns_ == kNever) next_report_ns_ = now + opt_.rate.period_ns;
+}
+
+// FINISH, RETRANSMIT or a rate report, for one of this host's senders.
+void DlcpHost::OnSenderSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s, uint64_t key) {
+  auto it = send_.find(key);
+  if (it == send_.end() || it->second.stats->done()) {
+    ++stats_.unknown_signals;
+    return;
+  }
+  Sender& snd = it->second;
+  if (s.type == DlcpType::kFinish) {
+    snd.stats->finish_ns = now;
+    snd.stats->refused = (s.flags & kDlcpFlagRefused) != 0;
+    snd.resend.clear();
+    // Done for good (Pump and signals skip a done sender): its copy of the tensor and its
+    // segments are never read again, and a PS holds many.
+    std::vector<float>().swap(snd.g);
+    std::vector<DlcpSegment>().swap(snd.segments);
+    control_.Send(now, from, {DlcpType::kConfirm, 0, s.tensor, 0, {}});
+  } else if (s.type == DlcpType::kRetransmit) {
+    ++snd.stats->retransmit_requests;
+    snd.rate.OnRetransmitRequest();
+    snd.resend.clear();
+    if (s.payload.empty()) {  // everything (the receiver had no START yet)
+      for (uint32_t k = 0; k < snd.segments.size(); ++k) snd.resend.push_back(k);
+    }
+    for (std::size_t i = 0; i + 8 <= s.payload.size(); i += 8) {
+      const uint32_t b = LoadBe32(s.payload.data() + i), e = LoadBe32(s.payload.data() + i + 4);
+      for (uint32_t k = 0; k < snd.segments.size(); ++k) {
+        const DlcpSegment& seg = snd.segments[k];
+        if (seg.offset < e && seg.offset + seg.length > b) snd.resend.push_back(k);
+      }
+    }
+    std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
+    snd.stopped = false;
+    snd.pacer.CatchUp(now);
+  } else if (s.payload.size() >= 4) {  // a rate report: bytes, then the period in us
+    const TimeNs period = s.payload.size() >= 8
+                              ? TimeNs{LoadBe32(s.payload.data() + 4)} * 1'000
+                              : opt_.rate.period_ns;
+    OnReport(snd, now, LoadBe32(s.payload.data()), period);
+  }
+  Refresh(key, snd);
 }
 
 void DlcpHost::Report(TimeNs now) {

@@ -131,6 +131,8 @@ class DlcpHost final : public Endpoint {
   static uint64_t FlowKey(Ipv4Addr ip, uint32_t tensor) { return (uint64_t{ip} << 32) | tensor; }
   void OnData(TimeNs now, const DlcpFrameView& v);
   void OnSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s);
+  void OnStart(TimeNs now, const TcpEnd& from, const DlcpSignal& s, uint64_t key);
+  void OnSenderSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& s, uint64_t key);
   void SendData(TimeNs now, Sender& s, uint32_t index, bool resend);
   void Report(TimeNs now);
 
