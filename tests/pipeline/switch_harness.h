@@ -85,6 +85,22 @@ class SwitchHarness {
     }
   }
 
+  // Runs the switch up to `until`: its control plane (CPU port) when due, its ports when they
+  // may send; returns every frame sent, in time order.
+  std::vector<SentFrame> RunCpuUntil(TimeNs until) {
+    std::vector<SentFrame> out;
+    for (;;) {
+      std::vector<SentFrame> sent = Drain();
+      out.insert(out.end(), sent.begin(), sent.end());
+      const TimeNs cpu = sw_->NextCpuTime();
+      if (cpu > until) break;
+      if (cpu > clock_.NowNs()) clock_.Set(cpu);
+      sw_->ServiceCpu();
+    }
+    if (until > clock_.NowNs()) clock_.Set(until);
+    return out;
+  }
+
  private:
   VirtualClock clock_;
   HeapPacketPool pool_;
@@ -102,7 +118,8 @@ inline uint64_t Cell(SwitchHarness& h, const std::string& reg, uint32_t index, u
   return v.ok() ? *v : 0;
 }
 
-// Every packet in is accounted for: forwarded, consumed, dropped, or still queued.
+// Every packet in (received, copied by multicast, made by the control plane) is accounted for:
+// forwarded, consumed, dropped, still queued, held by the control plane or freed by it.
 inline void ExpectConservation(SwitchHarness& h) {
   const Switch& sw = h.sw();
   uint64_t rx = 0;
@@ -111,8 +128,10 @@ inline void ExpectConservation(SwitchHarness& h) {
     rx += p.rx_packets;
     tx += p.tx_packets;
   }
-  EXPECT_EQ(rx + sw.tm().multicast_copies(),
-            tx + sw.counters().program.consumed + sw.TotalDrops() + sw.tm().TotalQueued());
+  const CpuCounters& cpu = sw.cpu().counters();
+  EXPECT_EQ(rx + sw.tm().multicast_copies() + cpu.created,
+            tx + sw.counters().program.consumed + sw.TotalDrops() + sw.tm().TotalQueued() +
+                cpu.held() + cpu.freed);
 }
 
 }  // namespace swemu::testing

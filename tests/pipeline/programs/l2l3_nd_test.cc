@@ -89,30 +89,8 @@ class L2l3NdTest : public ::testing::Test {
   L2l3NdTest() : h_(RouterConfig()) {}
   void SetUp() override { ASSERT_TRUE(h_.ok()) << h_.error(); }
 
-  std::vector<SentFrame> RunUntil(TimeNs until) {
-    std::vector<SentFrame> out;
-    for (;;) {
-      std::vector<SentFrame> sent = h_.Drain();
-      out.insert(out.end(), sent.begin(), sent.end());
-      const TimeNs cpu = h_.sw().NextCpuTime();
-      if (cpu > until) break;
-      if (cpu > h_.clock().NowNs()) h_.clock().Set(cpu);
-      h_.sw().ServiceCpu();
-    }
-    if (until > h_.clock().NowNs()) h_.clock().Set(until);
-    return out;
-  }
-  void ExpectConservation() {
-    const Switch& sw = h_.sw();
-    uint64_t rx = 0, tx = 0;
-    for (const PortCounters& p : sw.counters().ports) {
-      rx += p.rx_packets;
-      tx += p.tx_packets;
-    }
-    const CpuCounters& cpu = sw.cpu().counters();
-    EXPECT_EQ(rx + cpu.created,
-              tx + sw.TotalDrops() + sw.tm().TotalQueued() + cpu.held() + cpu.freed);
-  }
+  std::vector<SentFrame> RunUntil(TimeNs until) { return h_.RunCpuUntil(until); }
+  void ExpectConservation() { testing::ExpectConservation(h_); }
   // B answers a solicitation of the switch's: an advertisement to the gateway's address.
   void AdvertiseB(PortId port, const Ipv6Addr& ip) {
     h_.Send(port, NdFrame(kGw2Mac, kHostB, ip, kGw2,

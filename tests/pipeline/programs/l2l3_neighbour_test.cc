@@ -63,32 +63,8 @@ class L2l3NeighbourTest : public ::testing::Test {
   explicit L2l3NeighbourTest(SwitchConfig config = RouterConfig()) : h_(std::move(config)) {}
   void SetUp() override { ASSERT_TRUE(h_.ok()) << h_.error(); }
 
-  // Runs the switch up to `until`: its control plane when due, its ports when they may send.
-  std::vector<SentFrame> RunUntil(TimeNs until) {
-    std::vector<SentFrame> out;
-    for (;;) {
-      std::vector<SentFrame> sent = h_.Drain();
-      out.insert(out.end(), sent.begin(), sent.end());
-      const TimeNs cpu = h_.sw().NextCpuTime();
-      if (cpu > until) break;
-      if (cpu > h_.clock().NowNs()) h_.clock().Set(cpu);
-      h_.sw().ServiceCpu();
-    }
-    if (until > h_.clock().NowNs()) h_.clock().Set(until);
-    return out;
-  }
-  // Every packet: in (rx, the control plane's own) = out (tx, dropped, queued, held, freed).
-  void ExpectConservation() {
-    const Switch& sw = h_.sw();
-    uint64_t rx = 0, tx = 0;
-    for (const PortCounters& p : sw.counters().ports) {
-      rx += p.rx_packets;
-      tx += p.tx_packets;
-    }
-    const CpuCounters& cpu = sw.cpu().counters();
-    EXPECT_EQ(rx + cpu.created, tx + sw.TotalDrops() + sw.tm().TotalQueued() + cpu.held() +
-                                    cpu.freed);
-  }
+  std::vector<SentFrame> RunUntil(TimeNs until) { return h_.RunCpuUntil(until); }
+  void ExpectConservation() { testing::ExpectConservation(h_); }
   SwitchHarness h_;
 };
 
