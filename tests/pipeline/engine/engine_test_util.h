@@ -54,6 +54,19 @@ inline std::vector<PcapRecord> ReadPcap(const std::string& path) {
   return records.ok() ? *records : std::vector<PcapRecord>{};
 }
 
+// Two runs' captures, one per host, are the same frame for frame: time and bytes.
+inline void ExpectSameCaptures(const std::vector<std::vector<PcapRecord>>& a,
+                               const std::vector<std::vector<PcapRecord>>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t h = 0; h < a.size(); ++h) {
+    ASSERT_EQ(a[h].size(), b[h].size()) << "host " << h;
+    for (std::size_t i = 0; i < a[h].size(); ++i) {
+      EXPECT_EQ(a[h][i].ts_ns, b[h][i].ts_ns) << "host " << h << " frame " << i;
+      EXPECT_EQ(a[h][i].bytes, b[h][i].bytes) << "host " << h << " frame " << i;
+    }
+  }
+}
+
 inline std::vector<TimeNs> Timestamps(const std::vector<PcapRecord>& records) {
   std::vector<TimeNs> out;
   for (const PcapRecord& r : records) out.push_back(r.ts_ns);

@@ -64,13 +64,7 @@ TEST(LearningEngine, FloodsTheUnknownThenUnicastsOnceLearned) {
   ASSERT_EQ(out[2].size(), 1u);  // host 3: the flooded first frame only
   EXPECT_LT(out[2][0].ts_ns, 100'000u);
   std::vector<std::vector<PcapRecord>> again = RunOnce("learn_b_");
-  for (int h = 0; h < 3; ++h) {
-    ASSERT_EQ(again[h].size(), out[h].size());
-    for (std::size_t i = 0; i < out[h].size(); ++i) {
-      EXPECT_EQ(again[h][i].ts_ns, out[h][i].ts_ns);
-      EXPECT_EQ(again[h][i].bytes, out[h][i].bytes);
-    }
-  }
+  engine_test::ExpectSameCaptures(out, again);
 }
 
 // 10,000 random source MACs from port 1 toward host 2 while hosts 1 (port 0) and 2 (port 2)

@@ -98,13 +98,7 @@ TEST(NeighbourEngine, HoldsThePacketUntilTheNextHopAnswersThenRoutes) {
       << counters;
   std::string again_counters;
   std::vector<std::vector<PcapRecord>> again = RunOnce("neigh_b_", &again_counters);
-  for (std::size_t h = 0; h < out.size(); ++h) {
-    ASSERT_EQ(out[h].size(), again[h].size());
-    for (std::size_t i = 0; i < out[h].size(); ++i) {
-      EXPECT_EQ(out[h][i].ts_ns, again[h][i].ts_ns);
-      EXPECT_EQ(out[h][i].bytes, again[h][i].bytes);
-    }
-  }
+  engine_test::ExpectSameCaptures(out, again);
   EXPECT_EQ(counters, again_counters);
 }
 
