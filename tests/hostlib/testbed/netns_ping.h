@@ -1,9 +1,12 @@
 #pragma once
 // What the namespace tests run on their hosts: ICMP echo over a raw socket (no ping binary is
-// assumed), and a fresh test directory holding it.
+// assumed), and a fresh test directory holding it; and what they check of configs/tor.ini's
+// tables once its four test hosts have talked.
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "tests/swemu/swemu_subprocess.h"
 
@@ -40,6 +43,24 @@ inline std::string FreshDirWithPing(const std::string& prefix) {
   std::filesystem::create_directories(dir);
   std::ofstream(dir + "ping.py") << kPing;
   return dir;
+}
+
+// A host's log of `show mac` then `show arp` on configs/tor.ini with hosts 10.1.1.2 and
+// 10.1.1.3 on ports 0 and 1, 10.1.2.2 on port 2 and the uplink 10.1.255.2 on port 3: each MAC on
+// its port in its subnet's VLAN (tor.ini's port_vlan), each address resolved (REACHABLE).
+inline void ExpectTorTablesLearned(const std::string& log) {
+  for (const char* vlan_port :
+       {"  10    0     ", "  10    1     ", "  20    2     ", "  30    3     "}) {
+    EXPECT_NE(log.find(vlan_port), std::string::npos) << vlan_port << "\n" << log;
+  }
+  const std::size_t arp = log.find("address ");
+  ASSERT_NE(arp, std::string::npos) << log;
+  for (const char* entry : {"\n10.1.1.2 ", "\n10.1.1.3 ", "\n10.1.2.2 ", "\n10.1.255.2 "}) {
+    const std::size_t at = log.find(entry, arp);
+    ASSERT_NE(at, std::string::npos) << entry << "\n" << log;
+    const std::string line = log.substr(at + 1, log.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find("REACHABLE"), std::string::npos) << line;
+  }
 }
 
 }  // namespace swemu::testing

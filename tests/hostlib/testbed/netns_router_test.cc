@@ -13,6 +13,7 @@
 namespace swemu {
 namespace {
 
+using swemu::testing::ExpectTorTablesLearned;
 using swemu::testing::FreshDirWithPing;
 using swemu::testing::kSwemuBinary;
 using swemu::testing::ReadText;
@@ -108,20 +109,7 @@ TEST(NetnsRouterTest, TheBundledTorConfigNeedsNoEntryPerHost) {
        {"reply from 10.1.1.3 seq 2", "reply from 10.1.2.2 seq 2", "reply from 192.0.2.1 seq 2"}) {
     EXPECT_NE(h1.find(line), std::string::npos) << line << "\n" << h1;
   }
-  // show mac: each host on its port, in its subnet's VLAN (tor.ini's port_vlan).
-  for (const char* vlan_port :
-       {"  10    0     ", "  10    1     ", "  20    2     ", "  30    3     "}) {
-    EXPECT_NE(h1.find(vlan_port), std::string::npos) << vlan_port << "\n" << h1;
-  }
-  // show arp: the hosts that talked to a gateway and the uplink, resolved on their ports.
-  const std::size_t arp = h1.find("address ");
-  ASSERT_NE(arp, std::string::npos) << h1;
-  for (const char* entry : {"\n10.1.1.2 ", "\n10.1.1.3 ", "\n10.1.2.2 ", "\n10.1.255.2 "}) {
-    const std::size_t at = h1.find(entry, arp);
-    ASSERT_NE(at, std::string::npos) << entry << "\n" << h1;
-    const std::string line = h1.substr(at + 1, h1.find('\n', at + 1) - at - 1);
-    EXPECT_NE(line.find("REACHABLE"), std::string::npos) << line;
-  }
+  ExpectTorTablesLearned(h1);  // show mac, then show arp
   // Dynamic thresholds on every queue (tor.ini's [tm] alpha).
   EXPECT_NE(h1.find(", alpha 1/8 "), std::string::npos) << h1;
 }
