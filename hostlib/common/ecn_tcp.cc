@@ -34,7 +34,15 @@ bool ParseCongestionControl(std::string_view text, CongestionControl* out) {
 }
 
 const char* CongestionControlName(CongestionControl cc) {
-  return cc == CongestionControl::kDctcp ? "dctcp" : "reno";
+  switch (cc) {
+    case CongestionControl::kDctcp:
+      return "dctcp";
+    case CongestionControl::kPfabric:
+      return "pfabric";
+    case CongestionControl::kReno:
+      break;
+  }
+  return "reno";
 }
 
 bool ParseTcpSegment(std::span<const uint8_t> frame, TcpSegmentView* view) noexcept {
@@ -118,8 +126,12 @@ void EcnTcpSender::SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retr
     flags |= kTcpCwr;
     send_cwr_ = false;
   }
+  // PIAS counts the new bytes sent before this segment (snd_max_), so a retransmission is not
+  // demoted further; pFabric the bytes not yet acknowledged.
+  const uint8_t dscp = opt_.priority.Dscp(snd_max_, snd_end_ - snd_una_);
+  const uint8_t ecn = opt_.ect ? kEcnEct0 : kEcnNotEct;
   BuildTcpFrame(frame_, local_, remote_, static_cast<uint32_t>(iss_ + seq), kModelIss, flags,
-                opt_.ect ? kEcnEct0 : kEcnNotEct, len, ip_id_++);
+                static_cast<uint8_t>(dscp << 2 | ecn), len, ip_id_++);
   transport_.Send(frame_);
   ++stats_.segments_sent;
   if (stats_.started_ns == kNever) stats_.started_ns = now;
@@ -176,7 +188,7 @@ void EcnTcpSender::OnTimer(TimeNs now) {
   dupacks_ = 0;
   cwr_end_ = snd_max_;
   snd_nxt_ = snd_una_;
-  rtt_.Backoff();
+  if (opt_.cc != CongestionControl::kPfabric) rtt_.Backoff();
   rto_at_ = kNever;
   const auto len = static_cast<uint32_t>(std::min<uint64_t>(opt_.mss, snd_max_ - snd_una_));
   SendSegment(now, snd_una_, len, true);
@@ -192,13 +204,16 @@ void EcnTcpSender::OnAck(TimeNs now, const TcpSegmentView& seg) {
   const uint64_t ack = snd_una_ + static_cast<uint64_t>(diff);
   if (ack == snd_una_) {
     if (seg.payload_len == 0 && snd_max_ > snd_una_ && ++dupacks_ == 3 && !in_recovery_) {
-      // Fast retransmit; the window halves once for this loss (and for any ECN in it).
+      // Fast retransmit; the window halves once for this loss (and for any ECN in it), except
+      // pFabric's, which only a timeout shrinks.
       in_recovery_ = true;
       recover_ = snd_max_;
-      ssthresh_ = std::max(cwnd_ / 2, 2.0);
-      cwnd_ = ssthresh_;
+      if (opt_.cc != CongestionControl::kPfabric) {
+        ssthresh_ = std::max(cwnd_ / 2, 2.0);
+        cwnd_ = ssthresh_;
+        ++stats_.loss_reductions;
+      }
       cwr_end_ = snd_max_;
-      ++stats_.loss_reductions;
       SendSegment(now, snd_una_,
                   static_cast<uint32_t>(std::min<uint64_t>(opt_.mss, snd_max_ - snd_una_)), true);
     }
@@ -216,7 +231,7 @@ void EcnTcpSender::OnAck(TimeNs now, const TcpSegmentView& seg) {
   if (in_recovery_) {
     if (ack >= recover_) {
       in_recovery_ = false;
-      cwnd_ = ssthresh_;
+      if (opt_.cc != CongestionControl::kPfabric) cwnd_ = ssthresh_;
     } else {  // partial ACK: the next hole
       SendSegment(now, snd_una_,
                   static_cast<uint32_t>(std::min<uint64_t>(opt_.mss, snd_max_ - snd_una_)), true);
@@ -236,6 +251,7 @@ void EcnTcpSender::OnAck(TimeNs now, const TcpSegmentView& seg) {
 }
 
 void EcnTcpSender::OnEcn(uint64_t acked, bool ece) {
+  if (opt_.cc == CongestionControl::kPfabric) return;
   if (opt_.cc == CongestionControl::kReno) {
     if (ece && snd_una_ >= cwr_end_ && !in_recovery_) {
       ssthresh_ = std::max(cwnd_ / 2, 2.0);

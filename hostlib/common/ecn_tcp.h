@@ -6,7 +6,11 @@
 //   - congestion control: Reno (RFC 5681 slow start and congestion avoidance, fast retransmit
 //     and NewReno-style recovery of the next hole on a partial ACK, RTO with back-off) reacting
 //     to ECE as to a loss once per window (RFC 3168), or DCTCP (RFC 8257: alpha = (1 - g) *
-//     alpha + g * F per window, cwnd *= 1 - alpha / 2 once per window with marks);
+//     alpha + g * F per window, cwnd *= 1 - alpha / 2 once per window with marks), or pFabric's
+//     minimal rate control (no reaction to ECN or to duplicate ACKs beyond retransmitting; a
+//     timeout sends one segment, then slow start, after a fixed RTO of min_rto_ns);
+//   - a DSCP on every data segment from the flow's progress (PacketPriority, PIAS's and
+//     pFabric's tagging; none by default);
 //   - the receiver ACKs every segment (no delayed ACKs), cumulatively, keeps out-of-order
 //     segments, and echoes each segment's CE in ECE (DCTCP's exact echo; a Reno sender reacts
 //     at most once per window either way, as RFC 3168's latched ECE would make it);
@@ -21,6 +25,7 @@
 #include <vector>
 
 #include "hostlib/common/endpoint.h"
+#include "hostlib/common/packet_priority.h"
 #include "hostlib/common/pacer.h"
 #include "hostlib/common/rtt_estimator.h"
 #include "pipeline/core/clock.h"
@@ -28,8 +33,8 @@
 
 namespace swemu {
 
-enum class CongestionControl : uint8_t { kReno, kDctcp };
-// "reno" or "dctcp"; false for anything else.
+enum class CongestionControl : uint8_t { kReno, kDctcp, kPfabric };
+// "reno" or "dctcp"; false for anything else (pFabric is the DLCP experiment's baseline only).
 bool ParseCongestionControl(std::string_view text, CongestionControl* out);
 const char* CongestionControlName(CongestionControl cc);
 
@@ -42,6 +47,7 @@ struct EcnTcpOptions {
   double dctcp_g = 1.0 / 16;
   uint64_t link_bps = 1'000'000'000;  // the host's NIC; 0 = unpaced
   bool ect = true;                    // data segments ECT(0); false: Not-ECT
+  PacketPriority priority;            // each data segment's DSCP (none: 0)
 };
 
 struct TcpEnd {
@@ -101,7 +107,10 @@ class EcnTcpSender {
   void SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retransmit);
   void OnEcn(uint64_t acked, bool ece);
   uint64_t Flight() const { return snd_nxt_ - snd_una_; }
-  void ArmRto(TimeNs now) { rto_at_ = now + rtt_.rto_ns(); }
+  // pFabric's RTO is fixed: min_rto_ns, without estimate or back-off.
+  void ArmRto(TimeNs now) {
+    rto_at_ = now + (opt_.cc == CongestionControl::kPfabric ? opt_.min_rto_ns : rtt_.rto_ns());
+  }
 
   Transport& transport_;
   TcpEnd local_;
