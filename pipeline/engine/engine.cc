@@ -292,7 +292,12 @@ void Engine::ScheduleService(uint32_t sw, PortId port, TimeNs earliest) {
   SwitchSlot& slot = switches_[sw];
   TimeNs at = slot.sw->NextTransmitTime(port);
   if (at == kNever) return;
-  at = std::max(at, earliest);
+  if (at < earliest) {
+    // A later look at this instant would find the port ready before the service set here: it
+    // looks again (ScheduleAllServices' invariant).
+    slot.sw->tm().MarkPort(port);
+    at = earliest;
+  }
   if (slot.service_at[port] <= at) return;  // an earlier pending service will look again
   slot.service_at[port] = at;
   Event event;
@@ -316,12 +321,43 @@ void Engine::ScheduleControlPlane(uint32_t sw) {
   Push(event);
 }
 
+// Only the ports the TM marked are looked at, in ascending order, so the events pushed (and
+// their sequence numbers) are those a look at every port would push. The invariant: after a
+// look at port p, a service of p is pending at or before NextTransmitTime(p) whenever p holds
+// packets, and it stays so until p is marked. ScheduleService makes it hold for the ports it
+// looks at (or marks the port again where `earliest` put the service later); between looks,
+// NextTransmitTime(p) = max(now, X) with X moving earlier only when packets are queued on p or
+// a rate of p changes, and both mark p (TrafficManager::NextDequeueTime); the pending service
+// itself goes only when it fires, and then p is the port just served, marked here.
 void Engine::ScheduleAllServices(uint32_t sw, PortId just_served) {
   const TimeNs now = clock_.NowNs();
-  for (PortId p = 0; p < switches_[sw].sw->num_ports(); ++p) {
-    ScheduleService(sw, p, p == just_served ? now + 1 : now);
+  TrafficManager& tm = switches_[sw].sw->tm();
+  if (just_served != kPortUnset) tm.MarkPort(just_served);
+  if (check_skipped_services_) [[unlikely]] {
+    CheckSkippedServices(sw);
   }
+  tm.TakeMarkedPorts([&](PortId p) { ScheduleService(sw, p, p == just_served ? now + 1 : now); });
   ScheduleCpu(sw);
+}
+
+void Engine::CheckSkippedServices(uint32_t sw) {
+  SwitchSlot& slot = switches_[sw];
+  std::vector<bool> marked(slot.sw->num_ports(), false);
+  TrafficManager& tm = slot.sw->tm();
+  tm.TakeMarkedPorts([&](PortId p) { marked[p] = true; });
+  const TimeNs now = clock_.NowNs();
+  for (PortId p = 0; p < slot.sw->num_ports(); ++p) {
+    if (marked[p]) {
+      tm.MarkPort(p);
+      continue;
+    }
+    const TimeNs at = slot.sw->NextTransmitTime(p);
+    if (at != kNever && slot.service_at[p] > std::max(at, now) && failure_.ok()) {
+      failure_ = Status::Error("switch " + slot.sw->name() + " port " + std::to_string(p) +
+                               ": ready at " + std::to_string(at) + " ns but not marked, its " +
+                               "service at " + std::to_string(slot.service_at[p]) + " ns");
+    }
+  }
 }
 
 void Engine::ScheduleCpu(uint32_t sw) {

@@ -104,6 +104,10 @@ class Engine {
     sample_period_ns_ = period_ns;
     sampler_ = std::move(sample);
   }
+  // Tests: at every look at a switch's ports, checks that each port the TM did not mark (and
+  // the engine therefore skips) has its service pending in time; the run fails naming the first
+  // port that has not (ScheduleAllServices' invariant).
+  void SetCheckSkippedServices(bool on) { check_skipped_services_ = on; }
   uint64_t events_processed() const { return events_processed_; }
   bool limit_reached() const { return limit_reached_; }
 
@@ -154,8 +158,11 @@ class Engine {
   void Dispatch(const Event& event);
   void Service(uint32_t sw, PortId port);
   void ScheduleService(uint32_t sw, PortId port, TimeNs earliest);
-  // Every port's service, and the CPU port's (ScheduleCpu).
+  // The service of every port that may be ready sooner than its pending one (the ports the TM
+  // marked, and just_served), and the CPU port's (ScheduleCpu).
   void ScheduleAllServices(uint32_t sw, PortId just_served = kPortUnset);
+  // SetCheckSkippedServices: sets failure_ if a port the TM did not mark needs a service.
+  void CheckSkippedServices(uint32_t sw);
   // An event when the switch's CPU port next has work (a program without an agent never has).
   void ScheduleCpu(uint32_t sw);
   // An event when the switch's next digest is due (a program that sends none never has one).
@@ -180,6 +187,7 @@ class Engine {
   TimeNs next_sample_ns_ = kNever;
   std::function<void(TimeNs)> sampler_;
   bool limit_reached_ = false;
+  bool check_skipped_services_ = false;
   TimeNs first_event_ns_ = kNever;
   bool started_ = false;
   bool finished_ = false;

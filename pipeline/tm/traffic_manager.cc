@@ -40,6 +40,7 @@ uint32_t Saturate32(uint64_t value) {
   queue.bytes = bytes;
   port.bytes += run_bytes;
   port.nonempty |= 1u << qid;
+  MarkPort(static_cast<PortId>(&port - ports_.get()));
   shared_used_bytes_ += run_bytes;
   total_queued_ += n;
   QueueCounters& c = queue.counters;

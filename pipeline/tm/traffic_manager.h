@@ -9,6 +9,7 @@
 // calls are made by that thread (or while it is paused). The pool must outlive the TM; the
 // destructor returns every queued packet to it.
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -82,7 +83,29 @@ class TrafficManager {
   // packets at once, with its accounting updated once per run.
   uint32_t DequeueBurst(PortId port, TimeNs now, Packet** out, uint32_t max) noexcept;
   // Earliest time >= now at which Dequeue(port) returns a packet; kNever when the port is empty.
+  // It is max(now, X), X a function of the port's own state, so between two calls X moves
+  // earlier only when packets are queued on the port (Accept: unicast, multicast copies, packets
+  // recirculated or sent by the CPU alike) or a control call changes a rate of the port
+  // (SetPortRate, SetQueueRate); a dequeue or FreeAll moves it later or to kNever. Both mark the
+  // port (TakeMarkedPorts), so a scheduler that keeps a service pending at or before every
+  // port's next time only has to look again at the marked ports.
   TimeNs NextDequeueTime(PortId port, TimeNs now) const noexcept;
+  // Marks `port` as above (the engine re-marks a port it must look at again); ignored out of range.
+  void MarkPort(PortId port) noexcept {
+    if (port < num_ports_) marked_[port >> 6] |= uint64_t{1} << (port & 63);
+  }
+  // Calls fn(port) for every marked port, in ascending order, and unmarks it first (fn may mark
+  // it again for the next call). Every port starts marked.
+  template <typename Fn>
+  void TakeMarkedPorts(Fn&& fn) {
+    for (std::size_t w = 0; w < marked_.size(); ++w) {
+      uint64_t bits = marked_[w];
+      marked_[w] = 0;
+      for (; bits != 0; bits &= bits - 1) {
+        fn(static_cast<PortId>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      }
+    }
+  }
 
   // Dataplane-settable thresholds (PCN moves them per packet); out-of-range port/queue ignored.
   void SetEcnThreshold(PortId port, int queue, uint64_t bytes) noexcept;
@@ -271,6 +294,7 @@ class TrafficManager {
   uint64_t multicast_copies_ = 0;
   uint64_t drops_[kDropReasonCount] = {};
   std::unique_ptr<Port[]> ports_;
+  std::vector<uint64_t> marked_;  // bit p % 64 of word p / 64: port p is marked (MarkPort)
   McTable mc_;
 };
 

@@ -42,6 +42,7 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       reserved_bytes_(config.ReservedBytes()),
       shared_limit_bytes_(pool_bytes_),
       ports_(new Port[config.num_ports]),
+      marked_((config.num_ports + 63) / 64, 0),
       mc_(config.num_ports) {
   for (PortId p = 0; p < num_ports_; ++p) {
     Port& port = ports_[p];
@@ -61,6 +62,7 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       if (settings.rate_pps != 0) port.paced |= 1u << q;
     }
     UpdatePlain(port);
+    MarkPort(p);
   }
 }
 
@@ -162,6 +164,7 @@ Status TrafficManager::SetQueueRate(std::optional<PortId> port, std::optional<in
       p.paced &= ~(1u << q);
     }
     UpdatePlain(p);
+    MarkPort(static_cast<PortId>(&p - ports_.get()));  // the port may be ready sooner
     return Status::Ok();
   });
 }
@@ -171,6 +174,7 @@ Status TrafficManager::SetPortRate(std::optional<PortId> port, uint64_t bps) {
   return ForSelected(port, 0, [&](Port& p, int) {
     p.link.SetRate(bps);
     UpdatePlain(p);
+    MarkPort(static_cast<PortId>(&p - ports_.get()));  // the port may be ready sooner
     return Status::Ok();
   });
 }
