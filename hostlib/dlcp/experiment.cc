@@ -187,6 +187,7 @@ Status DlcpRun::Build(const TopologyConfig& topo) {
     if (dlcp_) {
       DlcpHostOptions dopt;
       dopt.rate.link_bps = addr_[h].link_bps;
+      dopt.hold_tensors = false;  // model hosts: nothing reads the bytes, and 144 would not fit
       dlcp_hosts_.push_back(std::make_unique<DlcpHost>(**tr, addr_[h].mac, addr_[h].ip, dopt));
       (*tr)->SetEndpoint(dlcp_hosts_.back().get());
     } else {

@@ -27,7 +27,9 @@ DlcpHost::DlcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip,
     : transport_(transport),
       local_{mac, ip, options.port},
       opt_(options),
-      control_(transport, local_, options.control_dscp) {}
+      control_(transport, local_, options.control_dscp) {
+  if (!opt_.hold_tensors) zeros_.assign(opt_.partition_bytes, 0);
+}
 
 Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<const float> g,
                       const DlcpPrioFunc& prio, double loss_bound, bool pull) {
@@ -45,7 +47,9 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
   st->dst = dst;
   st->start_ns = now;
   send_.erase(key);
-  Sender& s = send_.emplace(key, Sender{st, std::vector<float>(g.begin(), g.end()), std::move(*segs),
+  std::vector<float> copy;
+  if (opt_.hold_tensors) copy.assign(g.begin(), g.end());
+  Sender& s = send_.emplace(key, Sender{st, std::move(copy), std::move(*segs),
                                         {}, 0, false, DlcpRateControl(opt_.rate), HostPacer{},
                                         0, 0, now + 2 * opt_.rate.period_ns, {}, false})
                   .first->second;
@@ -82,7 +86,9 @@ const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
 
 void DlcpHost::SendData(TimeNs now, Sender& s, uint32_t index, bool resend) {
   const DlcpSegment& seg = s.segments[index];
-  const auto* bytes = reinterpret_cast<const uint8_t*>(s.g.data()) + seg.offset;
+  const uint8_t* bytes = opt_.hold_tensors
+                             ? reinterpret_cast<const uint8_t*>(s.g.data()) + seg.offset
+                             : zeros_.data();
   const uint8_t tos =
       MakeTos(static_cast<uint8_t>(opt_.dscp_base + seg.tag), seg.important ? kEcnEct0 : kEcnNotEct);
   BuildDlcpFrame(frame_, local_, s.stats->dst, tos, DlcpType::kData, 0, s.stats->tensor, s.seq++,
@@ -262,7 +268,8 @@ void DlcpHost::OnStart(TimeNs now, const TcpEnd& from, const DlcpSignal& s, uint
     return;
   }
   Result<DlcpReceiveBuffer> b =
-      DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999));
+      DlcpReceiveBuffer::Make(s.offset, LoadBe32(s.payload.data() + 4), std::min(bound, 0.999),
+                              4, opt_.hold_tensors);
   if (!b.ok()) {
     ++stats_.unknown_signals;
     return;

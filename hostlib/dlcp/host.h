@@ -47,6 +47,11 @@ struct DlcpHostOptions {
   // datagram must not make a host allocate gigabytes.
   uint64_t max_tensor_bytes = uint64_t{1} << 30;
   uint64_t max_buffered_bytes = uint64_t{4} << 30;
+  // false: a model host, for simulations of many hosts: a sender keeps its segments but not its
+  // copy of the tensor and sends zeros of the same length, a receiver keeps only which
+  // partitions arrived (DlcpReceiveBuffer's bitmap). The packets, their timing and every count
+  // are the same; 144 hosts of ResNet-50 would otherwise hold tens of GB.
+  bool hold_tensors = true;
 };
 
 struct DlcpSendFlow {
@@ -111,7 +116,7 @@ class DlcpHost final : public Endpoint {
  private:
   struct Sender {
     DlcpSendFlow* stats;
-    std::vector<float> g;
+    std::vector<float> g;  // empty without hold_tensors
     std::vector<DlcpSegment> segments;
     std::vector<uint32_t> resend;  // segment indexes still to resend
     std::size_t next = 0;          // next segment of the first pass
@@ -169,6 +174,7 @@ class DlcpHost final : public Endpoint {
   TimeNs last_report_ns_ = 0;  // the last rate reports went then
   uint64_t buffered_bytes_ = 0;  // held by recv_'s buffers
   std::vector<uint8_t> frame_;
+  std::vector<uint8_t> zeros_;  // a partition's payload without hold_tensors
   uint16_t ip_id_ = 0;
   DlcpHostStats stats_;
 };

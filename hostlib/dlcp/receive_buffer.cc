@@ -21,7 +21,8 @@ const char* DlcpPlaceName(DlcpPlace p) {
 }
 
 Result<DlcpReceiveBuffer> DlcpReceiveBuffer::Make(uint64_t size_bytes, uint32_t partition_bytes,
-                                                  double loss_bound, uint32_t element_bytes) {
+                                                  double loss_bound, uint32_t element_bytes,
+                                                  bool keep_data) {
   if (element_bytes == 0 || partition_bytes == 0 || partition_bytes % element_bytes != 0) {
     return Status::Error("DLCP partition of " + std::to_string(partition_bytes) +
                          " bytes: a positive multiple of the " + std::to_string(element_bytes) +
@@ -35,7 +36,8 @@ Result<DlcpReceiveBuffer> DlcpReceiveBuffer::Make(uint64_t size_bytes, uint32_t 
     return Status::Error("DLCP loss bound " + std::to_string(loss_bound) + ": in [0, 1)");
   }
   DlcpReceiveBuffer b;
-  b.data_.assign(size_bytes, 0);
+  if (keep_data) b.data_.assign(size_bytes, 0);
+  b.size_ = size_bytes;
   b.partition_ = partition_bytes;
   b.partitions_ = (size_bytes + partition_bytes - 1) / partition_bytes;
   b.bitmap_.assign((b.partitions_ + 63) / 64, 0);
@@ -45,11 +47,11 @@ Result<DlcpReceiveBuffer> DlcpReceiveBuffer::Make(uint64_t size_bytes, uint32_t 
 }
 
 uint64_t DlcpReceiveBuffer::PartitionLen(uint64_t k) const noexcept {
-  return std::min<uint64_t>(partition_, data_.size() - k * partition_);
+  return std::min<uint64_t>(partition_, size_ - k * partition_);
 }
 
 DlcpPlace DlcpReceiveBuffer::Place(uint64_t offset, std::span<const uint8_t> payload) noexcept {
-  if (offset >= data_.size() || payload.size() > data_.size() - offset) {
+  if (offset >= size_ || payload.size() > size_ - offset) {
     return DlcpPlace::kOutOfBounds;
   }
   if (offset % partition_ != 0) return DlcpPlace::kMisaligned;
@@ -59,7 +61,7 @@ DlcpPlace DlcpReceiveBuffer::Place(uint64_t offset, std::span<const uint8_t> pay
   const uint64_t bit = uint64_t{1} << (k % 64);
   if (word & bit) return DlcpPlace::kDuplicate;
   word |= bit;
-  std::memcpy(data_.data() + offset, payload.data(), payload.size());
+  if (!data_.empty()) std::memcpy(data_.data() + offset, payload.data(), payload.size());
   received_bytes_ += payload.size();
   return DlcpPlace::kPlaced;
 }

@@ -4,6 +4,8 @@
 // met when the distinct bytes received reach (1 - p) of the tensor. Partition k covers bytes
 // [k * partition, min((k + 1) * partition, size)): the sender cuts tensors the same way, so a
 // packet that is not exactly one partition is refused with a named reason and nothing written.
+// A model receiver (the simulation's hosts) keeps only the bitmap, not the bytes: 144 hosts
+// holding every tensor they receive would not fit in memory.
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -24,15 +26,17 @@ const char* DlcpPlaceName(DlcpPlace p);
 class DlcpReceiveBuffer {
  public:
   // size_bytes: the tensor; partition_bytes: a packet's payload (a multiple of element_bytes);
-  // loss_bound in [0, 1). Errors name the bad argument.
+  // loss_bound in [0, 1); keep_data false: the bitmap alone (data() stays empty). Errors name
+  // the bad argument.
   static Result<DlcpReceiveBuffer> Make(uint64_t size_bytes, uint32_t partition_bytes,
-                                        double loss_bound, uint32_t element_bytes = 4);
+                                        double loss_bound, uint32_t element_bytes = 4,
+                                        bool keep_data = true);
 
   DlcpPlace Place(uint64_t offset, std::span<const uint8_t> payload) noexcept;
   bool BoundMet() const noexcept { return received_bytes_ >= required_bytes_; }
   uint64_t received_bytes() const noexcept { return received_bytes_; }
   uint64_t required_bytes() const noexcept { return required_bytes_; }
-  uint64_t size() const noexcept { return data_.size(); }
+  uint64_t size() const noexcept { return size_; }
   // The missing partitions as byte ranges [begin, end), merged, in order (at most max_ranges).
   std::vector<std::pair<uint64_t, uint64_t>> Missing(std::size_t max_ranges = SIZE_MAX) const;
   std::span<const uint8_t> data() const noexcept { return data_; }
@@ -45,7 +49,8 @@ class DlcpReceiveBuffer {
   DlcpReceiveBuffer() = default;
   uint64_t PartitionLen(uint64_t k) const noexcept;
 
-  std::vector<uint8_t> data_;
+  std::vector<uint8_t> data_;  // empty without keep_data
+  uint64_t size_ = 0;
   std::vector<uint64_t> bitmap_;
   uint64_t partitions_ = 0;
   uint32_t partition_ = 0;

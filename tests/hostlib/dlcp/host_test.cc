@@ -24,7 +24,7 @@ constexpr PortId kReceiverPort = kSenders;
 
 struct Incast {
   explicit Incast(double host_loss = 0, uint64_t max_tensor = uint64_t{1} << 30,
-                  uint64_t max_buffered = uint64_t{4} << 30)
+                  uint64_t max_buffered = uint64_t{4} << 30, bool hold_tensors = true)
       : engine(5, 1 << 16) {
     SwitchConfig config;
     config.num_ports = kSenders + 1;
@@ -41,6 +41,7 @@ struct Incast {
     EXPECT_TRUE(sw.commands().Execute("dlcp_thresholds 8 0.5").ok());
     DlcpHostOptions options;
     options.rate.link_bps = 10'000'000'000;  // senders start at 10G into a 1G port
+    options.hold_tensors = hold_tensors;
     for (uint32_t p = 0; p <= kSenders; ++p) {
       EngineTransport* t =
           *EngineTransport::Attach(engine, "sw0", static_cast<PortId>(p), 2'000, p == 0 ? host_loss : 0);
@@ -99,6 +100,56 @@ TEST(DlcpHosts, IncastMeetsEveryBoundFrontLayersFirstUnimportantDroppedFirst) {
   // Selective dropping: unimportant packets (Not-ECT) were dropped above S_i.
   EXPECT_GT(net.sw_->tm().drops(DropReason::kTmRedNotEct), 0u);
   EXPECT_EQ(net.receiver().stats().discarded_early, 0u);
+}
+
+// The front/back incast above, on hosts that hold the tensors and on model hosts that do not.
+struct IncastOutcome {
+  std::vector<TimeNs> bound_met, finished;
+  std::vector<uint64_t> packets, resent, held;
+  uint64_t red_drops = 0, queue_drops = 0;
+};
+
+IncastOutcome RunIncast(bool hold_tensors) {
+  Incast net(0, uint64_t{1} << 30, uint64_t{4} << 30, hold_tensors);
+  const TcpEnd dst{Mac(kReceiverPort), Ip(kReceiverPort), kDlcpDefaultUdpPort};
+  for (uint32_t s = 0; s < kSenders; ++s) {
+    EXPECT_TRUE(net.hosts[s]
+                    ->Send(0, dst, 100 + s, Gradients(65536, 1.0f + s),
+                           LayerPriority(s < 2 ? 0 : 53, 54), 0.1)
+                    .ok());
+  }
+  EngineLimits limits;
+  limits.max_virtual_ns = 10'000'000'000;
+  net.engine.SetLimits(limits);
+  EXPECT_TRUE(net.engine.Run().ok());
+  IncastOutcome out;
+  for (uint32_t s = 0; s < kSenders; ++s) {
+    const DlcpSendFlow& f = *net.hosts[s]->send_flows().at(0);
+    const DlcpRecvFlow* r = net.receiver().Received(Ip(s), 100 + s);
+    if (r == nullptr) return out;
+    out.bound_met.push_back(r->bound_met_ns);
+    out.finished.push_back(f.finish_ns);
+    out.packets.push_back(f.packets);
+    out.resent.push_back(f.resent_packets);
+    out.held.push_back(r->buffer->data().size());
+  }
+  out.red_drops = net.sw_->tm().drops(DropReason::kTmRedNotEct);
+  out.queue_drops = net.sw_->tm().drops(DropReason::kTmQueueFull);
+  return out;
+}
+
+TEST(DlcpHosts, ModelHostsHoldNoTensorAndBehaveTheSame) {
+  const IncastOutcome real = RunIncast(true), model = RunIncast(false);
+  ASSERT_EQ(real.bound_met.size(), kSenders);
+  EXPECT_EQ(model.bound_met, real.bound_met);
+  EXPECT_EQ(model.finished, real.finished);
+  EXPECT_EQ(model.packets, real.packets);
+  EXPECT_EQ(model.resent, real.resent);
+  EXPECT_EQ(model.red_drops, real.red_drops);
+  EXPECT_EQ(model.queue_drops, real.queue_drops);
+  EXPECT_GT(real.red_drops, 0u);  // a congested run, not an idle one
+  EXPECT_EQ(real.held, std::vector<uint64_t>(kSenders, 65536 * 4));
+  EXPECT_EQ(model.held, std::vector<uint64_t>(kSenders, 0));
 }
 
 TEST(DlcpHosts, ATensorIsRebuiltExactlyWithoutLossAndTheControlChannelSurvivesLoss) {

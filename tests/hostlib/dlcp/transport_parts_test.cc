@@ -42,6 +42,25 @@ TEST(DlcpReceiveBuffer, PlacesByOffsetInAnyOrderAndMeetsTheBound) {
   EXPECT_EQ(b->data()[939], 10);
 }
 
+TEST(DlcpReceiveBuffer, WithoutDataKeepsTheBitmapAndCountsTheSame) {
+  Result<DlcpReceiveBuffer> b = DlcpReceiveBuffer::Make(940, 100, 0.1, 4, /*keep_data=*/false);
+  ASSERT_TRUE(b.ok()) << b.message();
+  EXPECT_EQ(b->size(), 940u);
+  EXPECT_TRUE(b->data().empty());
+  for (uint64_t k : {9, 3, 0, 7, 1, 5, 8, 2}) {
+    EXPECT_EQ(b->Place(k * 100, Bytes(k == 9 ? 40 : 100, 1)), DlcpPlace::kPlaced);
+  }
+  EXPECT_EQ(b->Place(300, Bytes(100, 9)), DlcpPlace::kDuplicate);
+  EXPECT_EQ(b->Place(900, Bytes(100, 1)), DlcpPlace::kOutOfBounds);
+  EXPECT_EQ(b->Place(104, Bytes(100, 1)), DlcpPlace::kMisaligned);
+  EXPECT_EQ(b->received_bytes(), 740u);
+  EXPECT_EQ(b->Missing(), (std::vector<std::pair<uint64_t, uint64_t>>{{400, 500}, {600, 700}}));
+  EXPECT_EQ(b->Place(400, Bytes(100, 5)), DlcpPlace::kPlaced);
+  EXPECT_EQ(b->Place(600, Bytes(100, 7)), DlcpPlace::kPlaced);
+  EXPECT_TRUE(b->BoundMet());
+  EXPECT_TRUE(b->data().empty());
+}
+
 TEST(DlcpReceiveBuffer, RefusesWhatIsNotExactlyAPartitionAndWritesNothing) {
   Result<DlcpReceiveBuffer> b = DlcpReceiveBuffer::Make(940, 100, 0.0);
   ASSERT_TRUE(b.ok());
