@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "hostlib/common/engine_transport.h"
+#include "hostlib/common/packet_priority.h"
 #include "hostlib/common/tcp_host.h"
 #include "hostlib/dlcp/fabric.h"
 #include "hostlib/dlcp/host.h"
@@ -99,16 +100,56 @@ Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& mo
   return plan;
 }
 
-// The scheme's queues, on every switch from its creation: the baseline's hold buffer_pkts and
-// mark ECN at 65 packets; DLCP's are the TM's defaults (its program sets its data queues').
-QueueConfig SchemeQueues(const DlcpExperimentOptions& o, bool dlcp) {
-  QueueConfig queues;
-  queues.alpha = o.alpha;
-  if (!dlcp) {
-    queues.depth_pkts = o.buffer_pkts;
-    queues.ecn_threshold_bytes = 65 * 1514;
+constexpr uint32_t kFullFrameBytes = 1514;  // a full segment's frame (the model TCP's mss)
+constexpr uint32_t kEcnThresholdPkts = 65;  // DCTCP's and PIAS's, per queue (5.2.1)
+// pFabric's own settings, relative to the fabric's base RTT (its paper: a BDP of initial window,
+// about two BDPs of buffer per port, an RTO of about three RTTs).
+constexpr uint32_t kPfabricBufferBdps = 2;
+constexpr uint32_t kPfabricRtoRtts = 3;
+
+// pFabric's base RTT and what follows from it at the slowest host port.
+struct PfabricSizing {
+  TimeNs rtt_ns = 0;
+  uint64_t bdp_bytes = 0;
+  uint32_t window_segments = 0;
+};
+
+PfabricSizing SizePfabric(const TopologyConfig& topo) {
+  const DlcpBaseRtt rtt = DlcpLongestBaseRtt(topo);
+  PfabricSizing z;
+  z.rtt_ns = rtt.ns;
+  z.bdp_bytes = static_cast<uint64_t>(static_cast<double>(rtt.host_bps) * rtt.ns / 8e9);
+  z.window_segments = static_cast<uint32_t>(
+      std::max<uint64_t>(1, (z.bdp_bytes + kFullFrameBytes - 1) / kFullFrameBytes));
+  return z;
+}
+
+// The scheme's switches: DLCP's program sprays and sets its data queues' own thresholds (the
+// TM's defaults elsewhere); the baselines run l2l3 with queues of buffer_pkts, DCTCP and PIAS
+// mark ECN at 65 packets per queue and hash per flow (PIAS's port buffer is what one DCTCP queue
+// holds, shared by its eight); pFabric sprays, marks nothing, and keeps kPfabricBufferBdps BDPs
+// per port.
+DlcpFabricScheme SchemeFabric(const DlcpExperimentOptions& o, DlcpScheme scheme,
+                              const PfabricSizing& pfabric) {
+  DlcpFabricScheme f;
+  f.queues.alpha = o.alpha;
+  f.program = scheme == DlcpScheme::kDlcp ? "dlcp" : "l2l3";
+  f.spray = scheme == DlcpScheme::kDlcp || scheme == DlcpScheme::kPfabric;
+  if (scheme == DlcpScheme::kDlcp) return f;
+  f.queues.depth_pkts = o.buffer_pkts;
+  if (scheme == DlcpScheme::kPfabric) {
+    f.port_buffer_bytes = kPfabricBufferBdps * pfabric.bdp_bytes;
+    return f;
   }
-  return queues;
+  f.queues.ecn_threshold_bytes = kEcnThresholdPkts * kFullFrameBytes;
+  if (scheme == DlcpScheme::kPias) f.port_buffer_bytes = uint64_t{o.buffer_pkts} * kFullFrameBytes;
+  return f;
+}
+
+std::string JoinBytes(const PacketPriority& p) {
+  std::string out;
+  for (uint64_t t : p.thresholds) out += (out.empty() ? "" : ", ") + std::to_string(t);
+  return out;
 }
 
 // The dlcp_thresholds command that gives DLCP's data queues S_i and L_i from T and d when given,
@@ -131,11 +172,12 @@ Result<std::string> DlcpThresholds(const DlcpExperimentOptions& o, const ModelLa
 // pushes arrive, and the results read back.
 class DlcpRun {
  public:
-  DlcpRun(const DlcpExperimentOptions& o, const ModelLayers& model, bool dlcp, FlowPlan plan,
-          SplitMix64& rng)
+  DlcpRun(const DlcpExperimentOptions& o, const ModelLayers& model, DlcpScheme scheme,
+          FlowPlan plan, SplitMix64& rng)
       : o_(o),
         model_(model),
-        dlcp_(dlcp),
+        scheme_(scheme),
+        dlcp_(scheme == DlcpScheme::kDlcp),
         plan_(std::move(plan)),
         rng_(rng),
         engine_(o.seed, 1 << 18),
@@ -148,6 +190,8 @@ class DlcpRun {
   Result<DlcpRunResult> Collect();
 
  private:
+  // The baselines' model TCP on a host of link_bps (and the settings' words for the report).
+  EcnTcpOptions BaselineTcp(uint64_t link_bps, const PfabricSizing& pfabric);
   Status Start(std::size_t f, TimeNs now);
   bool Arrived(std::size_t f);
   // f's completion and the share of its tensor the receiver lacked then.
@@ -155,6 +199,7 @@ class DlcpRun {
 
   const DlcpExperimentOptions& o_;
   const ModelLayers& model_;
+  const DlcpScheme scheme_;
   const bool dlcp_;
   FlowPlan plan_;
   SplitMix64& rng_;
@@ -165,13 +210,56 @@ class DlcpRun {
   std::vector<EngineTransport*> transports_;
   std::vector<EcnTcpSender*> senders_;
   std::string thresholds_;
+  std::string settings_;
 };
 
+EcnTcpOptions DlcpRun::BaselineTcp(uint64_t link_bps, const PfabricSizing& pfabric) {
+  EcnTcpOptions topt;
+  topt.cc = CongestionControl::kDctcp;
+  topt.min_rto_ns = o_.min_rto_ns;
+  // Model flows have no handshake to take a first RTT sample from: start the RTO where a
+  // connection's handshake would have left it in a datacenter, at the minimum, not at 1 s.
+  topt.initial_rto_ns = o_.min_rto_ns;
+  topt.link_bps = link_bps;
+  std::vector<uint64_t> sizes;
+  for (const Flow& fl : plan_.flows) sizes.push_back(fl.bytes);
+  char text[256];
+  if (scheme_ == DlcpScheme::kPias) {
+    topt.priority = PiasPriority(sizes);
+    settings_ = "PIAS: 8 levels, a flow demoted as its bytes sent reach " +
+                JoinBytes(topt.priority) +
+                " (the k/8 quantiles of the flows' sizes); ECN at 65 packets per queue; " +
+                std::to_string(uint64_t{o_.buffer_pkts} * kFullFrameBytes) + " bytes per port";
+  } else if (scheme_ == DlcpScheme::kPfabric) {
+    topt.cc = CongestionControl::kPfabric;
+    topt.ect = false;
+    topt.initial_cwnd = pfabric.window_segments;
+    topt.min_rto_ns = topt.initial_rto_ns = kPfabricRtoRtts * pfabric.rtt_ns;
+    topt.priority = PfabricPriority(*std::max_element(sizes.begin(), sizes.end()), topt.mss);
+    std::snprintf(text, sizeof(text),
+                  "pFabric: 8 levels by remaining bytes at %s; window %u segments (base RTT "
+                  "%.1f us), fixed RTO %.1f us, %llu bytes per port",
+                  JoinBytes(topt.priority).c_str(), pfabric.window_segments, pfabric.rtt_ns / 1e3,
+                  topt.min_rto_ns / 1e3,
+                  static_cast<unsigned long long>(kPfabricBufferBdps * pfabric.bdp_bytes));
+    settings_ = text;
+  }
+  return topt;
+}
+
 Status DlcpRun::Build(const TopologyConfig& topo) {
+  const PfabricSizing pfabric =
+      scheme_ == DlcpScheme::kPfabric ? SizePfabric(topo) : PfabricSizing{};
   Result<std::vector<DlcpHostAddress>> addr =
-      AddDlcpFabric(engine_, topo, dlcp_, o_.seed, SchemeQueues(o_, dlcp_));
+      AddDlcpFabric(engine_, topo, SchemeFabric(o_, scheme_, pfabric), o_.seed);
   if (!addr.ok()) return addr.status();
   addr_ = std::move(*addr);
+  const bool priorities = scheme_ == DlcpScheme::kPias || scheme_ == DlcpScheme::kPfabric;
+  for (std::size_t k = 0; priorities && k < engine_.num_switches(); ++k) {
+    for (const std::string& command : PriorityQueueCommands()) {
+      SWEMU_RETURN_IF_ERROR(engine_.switch_at(k).Command(command));
+    }
+  }
   Result<std::string> thresholds = DlcpThresholds(o_, model_);
   if (!thresholds.ok()) return thresholds.status();
   thresholds_ = *thresholds;
@@ -191,13 +279,7 @@ Status DlcpRun::Build(const TopologyConfig& topo) {
       dlcp_hosts_.push_back(std::make_unique<DlcpHost>(**tr, addr_[h].mac, addr_[h].ip, dopt));
       (*tr)->SetEndpoint(dlcp_hosts_.back().get());
     } else {
-      EcnTcpOptions topt;
-      topt.cc = CongestionControl::kDctcp;
-      topt.min_rto_ns = o_.min_rto_ns;
-      // Model flows have no handshake to take a first RTT sample from: start the RTO where a
-      // connection's handshake would have left it in a datacenter, at the minimum, not at 1 s.
-      topt.initial_rto_ns = o_.min_rto_ns;
-      topt.link_bps = addr_[h].link_bps;
+      const EcnTcpOptions topt = BaselineTcp(addr_[h].link_bps, pfabric);
       tcp_hosts_.push_back(std::make_unique<TcpHost>(**tr, addr_[h].mac, addr_[h].ip, topt));
       tcp_hosts_.back()->Listen(kPsTcpPort);
       (*tr)->SetEndpoint(tcp_hosts_.back().get());
@@ -308,7 +390,9 @@ Status DlcpRun::Outcome(std::size_t f, DlcpFlowResult& r) {
                  : 1.0 - static_cast<double>(rf->bytes_at_bound) / static_cast<double>(fl.bytes);
   } else {
     const EcnTcpSenderStats& st = senders_[f]->stats();
-    if (st.done_ns == kNever) return Status::Error("DCTCP " + unfinished);
+    if (st.done_ns == kNever) {
+      return Status::Error(std::string(DlcpSchemeLabel(scheme_)) + " " + unfinished);
+    }
     done = st.done_ns;
     const EcnTcpSink* sink = tcp_hosts_[fl.to()]->sink(kPsTcpPort);
     const EcnTcpFlowStats* in =
@@ -324,8 +408,10 @@ Status DlcpRun::Outcome(std::size_t f, DlcpFlowResult& r) {
 
 Result<DlcpRunResult> DlcpRun::Collect() {
   DlcpRunResult run;
-  run.transport = dlcp_ ? "dlcp" : "dctcp";
+  run.scheme = scheme_;
+  run.transport = DlcpSchemeName(scheme_);
   run.thresholds = thresholds_;
+  run.settings = settings_;
   const std::size_t layers = model_.layers.size();
   std::vector<double> loss_sum(layers, 0), pull_loss_sum(layers, 0);
   std::vector<uint32_t> loss_n(layers, 0), pull_loss_n(layers, 0);
@@ -361,11 +447,71 @@ Result<DlcpRunResult> DlcpRun::Collect() {
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);
     run.queue_drops += tm.drops(DropReason::kTmQueueFull);
     run.dt_drops += tm.drops(DropReason::kTmDynamicThreshold);
+    run.port_drops += tm.drops(DropReason::kTmPortBufferFull);
   }
   return run;
 }
 
 }  // namespace
+
+const char* DlcpSchemeName(DlcpScheme scheme) {
+  switch (scheme) {
+    case DlcpScheme::kDctcp:
+      return "dctcp";
+    case DlcpScheme::kPias:
+      return "pias";
+    case DlcpScheme::kPfabric:
+      return "pfabric";
+    case DlcpScheme::kDlcp:
+      break;
+  }
+  return "dlcp";
+}
+
+const char* DlcpSchemeLabel(DlcpScheme scheme) {
+  switch (scheme) {
+    case DlcpScheme::kDctcp:
+      return "DCTCP";
+    case DlcpScheme::kPias:
+      return "PIAS";
+    case DlcpScheme::kPfabric:
+      return "pFabric";
+    case DlcpScheme::kDlcp:
+      break;
+  }
+  return "DLCP";
+}
+
+Result<std::vector<DlcpScheme>> ParseDlcpSchemes(std::string_view text) {
+  std::vector<DlcpScheme> out;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t comma = text.find(',', start);
+    const std::string_view word = text.substr(start, comma == std::string_view::npos
+                                                         ? std::string_view::npos
+                                                         : comma - start);
+    bool known = false;
+    for (DlcpScheme s : {DlcpScheme::kDlcp, DlcpScheme::kDctcp, DlcpScheme::kPias,
+                         DlcpScheme::kPfabric}) {
+      if (word != DlcpSchemeName(s)) continue;
+      if (std::find(out.begin(), out.end(), s) != out.end()) {
+        return Status::Error(std::string(word) + " named twice");
+      }
+      out.push_back(s);
+      known = true;
+    }
+    if (!known) {
+      return Status::Error("\"" + std::string(word) +
+                           "\": not a scheme (dlcp, dctcp, pias, pfabric)");
+    }
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (std::find(out.begin(), out.end(), DlcpScheme::kDlcp) == out.end() || out.size() < 2) {
+    return Status::Error("dlcp and at least one baseline (dctcp, pias, pfabric)");
+  }
+  return out;
+}
 
 uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts) {
   return o.job_hosts == 0 ? 1 : std::max<uint32_t>(hosts / o.job_hosts, 1);
@@ -397,12 +543,21 @@ TopologyConfig DlcpExperimentTopology(const DlcpExperimentOptions& o) {
 }
 
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, bool dlcp) {
+  return RunDlcpExperiment(o, dlcp ? DlcpScheme::kDlcp : DlcpScheme::kDctcp);
+}
+
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, DlcpScheme scheme) {
   SWEMU_RETURN_IF_ERROR(o.Validate());
-  return RunDlcpExperiment(o, DlcpExperimentTopology(o), dlcp);
+  return RunDlcpExperiment(o, DlcpExperimentTopology(o), scheme);
 }
 
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const TopologyConfig& topo,
                                         bool dlcp) {
+  return RunDlcpExperiment(o, topo, dlcp ? DlcpScheme::kDlcp : DlcpScheme::kDctcp);
+}
+
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const TopologyConfig& topo,
+                                        DlcpScheme scheme) {
   SWEMU_RETURN_IF_ERROR(o.Validate());
   SWEMU_RETURN_IF_ERROR(CheckDlcpTopology(topo));
   Result<ModelLayers> model = BundledModel(o.model);
@@ -411,7 +566,7 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const To
   SplitMix64 rng(o.seed);
   Result<FlowPlan> plan = PlanFlows(o, *model, static_cast<uint32_t>(topo.hosts.size()), rng);
   if (!plan.ok()) return plan.status();
-  DlcpRun run(o, *model, dlcp, std::move(*plan), rng);
+  DlcpRun run(o, *model, scheme, std::move(*plan), rng);
   SWEMU_RETURN_IF_ERROR(run.Build(topo));
   SWEMU_RETURN_IF_ERROR(run.Drive());
   Result<DlcpRunResult> result = run.Collect();

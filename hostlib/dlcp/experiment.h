@@ -6,14 +6,19 @@
 // layer's gradients to that layer's PS, chosen at random per layer; tensors over 4 MB (scaled)
 // split evenly over all PSs; 4 workers per PS, PSs colocated with workers), then the pull (a
 // PS sends a layer's aggregate back to every worker once all workers' pushes of it have
-// arrived: for DLCP, once each met its bound). Run once with DLCP (the dlcp program, per-packet
-// spraying, DLCP hosts with the push bound and the stricter pull bound) and once with a DCTCP
-// baseline (l2l3, per-flow ECMP, ECN at 65 packets, model DCTCP with initial window 10 and a
-// minimum RTO), on the same topology and the same tensors. Reported: the flows' mean and p99
-// completion times (all, push, pull), the iteration's communication time, and the loss each
-// layer saw.
+// arrived: for DLCP, once each met its bound). Run once per scheme on the same topology and the
+// same tensors: DLCP (the dlcp program, per-packet spraying, DLCP hosts with the push bound and
+// the stricter pull bound) and the paper's baselines (5.2.1): DCTCP (l2l3, per-flow ECMP, ECN at
+// 65 packets, model DCTCP with initial window 10 and a minimum RTO), PIAS (the same, with each
+// segment's priority from the bytes its flow sent and the switches' eight strict-priority
+// queues by it) and pFabric (l2l3 spraying per packet, priority by remaining size, small
+// buffers, the minimal transport; hostlib/common/packet_priority.h). Reported: the flows' mean
+// and p99 completion times (all, push, pull), the iteration's communication time, and the loss
+// each layer saw.
 #include <cstdint>
+#include <utility>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pipeline/core/clock.h"
@@ -22,6 +27,15 @@
 #include "swemu/topology_config.h"
 
 namespace swemu {
+
+// The schemes a run compares: DLCP and the paper's baselines (5.2.1).
+enum class DlcpScheme : uint8_t { kDlcp, kDctcp, kPias, kPfabric };
+// "dlcp", "dctcp", "pias", "pfabric": --schemes' words and the CSV's transport column.
+const char* DlcpSchemeName(DlcpScheme scheme);
+// The report's: "DLCP", "DCTCP", "PIAS", "pFabric".
+const char* DlcpSchemeLabel(DlcpScheme scheme);
+// A comma-separated list of names: dlcp and at least one baseline, each once, in any order.
+Result<std::vector<DlcpScheme>> ParseDlcpSchemes(std::string_view text);
 
 // The network is a description (hostlib/dlcp/fabric.h): the leaf-spine below by default, or a
 // --topology file; buffer_pkts and the thresholds are the scheme's and apply to either.
@@ -38,7 +52,7 @@ struct DlcpExperimentOptions {
   double loss_bound = 0.1;             // DLCP's push bound, for every tensor
   double pull_bound = 0.01;            // DLCP's pull bound (stricter, 3.2.1)
   bool pull = true;                    // the pull stage after the push
-  TimeNs min_rto_ns = 10'000'000;      // the baseline's (10 ms headline; 5 and 1 ms in 5.3)
+  TimeNs min_rto_ns = 10'000'000;      // DCTCP's and PIAS's (10 ms headline; 5 and 1 ms in 5.3)
   uint32_t dlcp_t = 0;                 // 0: the dlcp program's defaults (or dlcp_load's)
   double dlcp_d = 0;
   // > 0: DLCP's thresholds from Appendix B (the fit T, d and the optimum's L_i) for this load,
@@ -74,7 +88,8 @@ struct DlcpEngineStats {
 };
 
 struct DlcpRunResult {
-  std::string transport;  // "dlcp" or "dctcp"
+  DlcpScheme scheme = DlcpScheme::kDlcp;
+  std::string transport;  // DlcpSchemeName(scheme)
   DlcpEngineStats engine;
   uint32_t hosts = 0;
   uint32_t jobs = 1;  // DlcpJobCount for the run's hosts
@@ -83,8 +98,10 @@ struct DlcpRunResult {
   std::vector<double> layer_loss_pull;  // the same, pull flows (empty without the pull)
   uint64_t red_drops = 0, queue_drops = 0, marks = 0;
   uint64_t dt_drops = 0;  // tm_dynamic_threshold (with alpha)
+  uint64_t port_drops = 0;  // tm_port_buffer_full (pFabric's port buffer)
   TimeNs iteration_ns = 0;  // the last flow's completion: the iteration's communication time
   std::string thresholds;   // the dlcp_thresholds command installed, if any
+  std::string settings;     // PIAS's and pFabric's own, in words (their report line)
   std::string fabric;       // the network, in words (DescribeDlcpTopology)
   enum class Stage { kAll, kPush, kPull };
   double MeanFctMs(Stage stage = Stage::kAll) const;
@@ -97,22 +114,31 @@ uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts);
 // The default network: the leaf-spine of the options' shape (tors, hosts_per_tor, spines,
 // link_bps, link_delay_ns), switches, links and hosts in the order the figures were run with.
 TopologyConfig DlcpExperimentTopology(const DlcpExperimentOptions& options);
-// One scheme's run (dlcp: DLCP, else the DCTCP baseline) on `topo`, which must pass
-// CheckDlcpTopology (refused otherwise); every host is a worker, every 4th in `topo`'s order
-// also a PS.
+// One scheme's run on `topo`, which must pass CheckDlcpTopology (refused otherwise); every host
+// is a worker, every 4th in `topo`'s order also a PS.
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options,
+                                        const TopologyConfig& topo, DlcpScheme scheme);
+// The same with dlcp: DLCP, else the DCTCP baseline.
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options,
                                         const TopologyConfig& topo, bool dlcp);
 // The same on DlcpExperimentTopology(options).
 Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, bool dlcp);
-// Every flow of both runs as CSV (a header line, then transport, stage, layer, from, to, bytes,
-// start_ns, fct_ns, arrived_ns, loss), for tools/dlcp/dlcp_plot.py.
+Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& options, DlcpScheme scheme);
+// Every flow of the runs, in order, as CSV (a header line, then transport, stage, layer, from,
+// to, bytes, start_ns, fct_ns, arrived_ns, loss), for tools/dlcp/dlcp_plot.py.
+std::string DlcpFlowsCsv(const std::vector<const DlcpRunResult*>& runs);
 std::string DlcpFlowsCsv(const DlcpRunResult& dlcp, const DlcpRunResult& dctcp);
-// The comparison table, the drops and each stage's loss per layer: its mean and worst layer, or
-// with `every_layer` one line per layer.
 // One line per run: its events and packet-hops (the engine's work), with the wall seconds
 // each took (measured by the caller; nothing else in the report depends on the machine).
+std::string FormatDlcpEngineStats(const std::vector<std::pair<const DlcpRunResult*, double>>& runs);
 std::string FormatDlcpEngineStats(const DlcpRunResult& dlcp, double dlcp_wall_s,
                                   const DlcpRunResult& dctcp, double dctcp_wall_s);
+// DLCP against each baseline: a comparison table per baseline (in the order given), the drops
+// and each stage's loss per layer: its mean and worst layer, or with `every_layer` one line per
+// layer.
+std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
+                                 const std::vector<const DlcpRunResult*>& baselines,
+                                 bool every_layer);
 std::string FormatDlcpComparison(const DlcpExperimentOptions& o, const DlcpRunResult& dlcp,
                                  const DlcpRunResult& dctcp, bool every_layer);
 

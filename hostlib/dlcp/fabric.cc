@@ -1,5 +1,6 @@
 #include "hostlib/dlcp/fabric.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -28,7 +29,7 @@ uint64_t HostPortRate(const TopologyConfig& topo, const TopologyRoutes& routes, 
 // over the ports starting a shortest path (one port: a next hop; more: an ECMP group, one per
 // distinct set of ports, so spraying's round robin runs per set as on a real switch).
 Status AddRoutes(Switch& sw, uint32_t s, const TopologyConfig& topo, const TopologyRoutes& routes,
-                 const std::vector<DlcpHostAddress>& hosts, bool dlcp) {
+                 const std::vector<DlcpHostAddress>& hosts, bool spray) {
   const std::string self = FormatMac(RouterMac(s));
   SWEMU_RETURN_IF_ERROR(sw.Command("table_add router_mac route " + self + " =>"));
   // Next hop port + 1 leaves on `port`, to a host or to the neighbouring switch's router.
@@ -63,9 +64,9 @@ Status AddRoutes(Switch& sw, uint32_t s, const TopologyConfig& topo, const Topol
     auto [group, added] = groups.emplace(ports, static_cast<uint32_t>(groups.size() + 1));
     const std::string id = std::to_string(group->second);
     if (added) {
-      // Per-packet spraying for DLCP (l2l3's ECMP mode 1), per-flow for DCTCP.
+      // Per-packet spraying (l2l3's ECMP mode 1: DLCP, pFabric), else per flow.
       SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_group ecmp_select " + id + " => " +
-                                       std::to_string(ports.size()) + (dlcp ? " 1" : " 0")));
+                                       std::to_string(ports.size()) + (spray ? " 1" : " 0")));
       for (std::size_t m = 0; m < ports.size(); ++m) {
         SWEMU_RETURN_IF_ERROR(sw.Command("table_add ecmp_member set_nhop " + id + " " +
                                          std::to_string(m) + " => " +
@@ -199,6 +200,15 @@ std::string DescribeDlcpTopology(const TopologyConfig& topo) {
 Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
                                                    bool dlcp, uint64_t seed,
                                                    const QueueConfig& queues) {
+  DlcpFabricScheme scheme;
+  scheme.program = dlcp ? "dlcp" : "l2l3";
+  scheme.spray = dlcp;
+  scheme.queues = queues;
+  return AddDlcpFabric(engine, topo, scheme, seed);
+}
+
+Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
+                                                   const DlcpFabricScheme& scheme, uint64_t seed) {
   Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
   if (!routes.ok()) return routes.status();
   std::vector<LoadedSwitchConfig> switches;
@@ -206,9 +216,10 @@ Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const Topolog
     LoadedSwitchConfig sw;
     sw.config.name = given.config.name;
     sw.config.num_ports = given.config.num_ports;
-    sw.config.program = dlcp ? "dlcp" : "l2l3";
+    sw.config.program = scheme.program;
     sw.config.seed = seed;
-    sw.config.tm.queue = queues;
+    sw.config.tm.queue = scheme.queues;
+    sw.config.tm.port_buffer_bytes = scheme.port_buffer_bytes;
     switches.push_back(sw);
   }
   for (uint32_t h = 0; h < topo.hosts.size(); ++h) {  // a host's port keeps the file's rate
@@ -224,9 +235,30 @@ Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const Topolog
   }
   for (uint32_t s = 0; s < routes->num_switches(); ++s) {
     SWEMU_RETURN_IF_ERROR(
-        AddRoutes(*engine.FindSwitch(routes->name(s)), s, topo, *routes, hosts, dlcp));
+        AddRoutes(*engine.FindSwitch(routes->name(s)), s, topo, *routes, hosts, scheme.spray));
   }
   return hosts;
+}
+
+DlcpBaseRtt DlcpLongestBaseRtt(const TopologyConfig& topo) {
+  Result<TopologyRoutes> routes = TopologyRoutes::Compute(topo);
+  if (!routes.ok() || topo.hosts.empty()) return {};
+  uint32_t hops = 0;  // inter-switch links on the longest shortest path between host switches
+  TimeNs host_delay = 0, link_delay = 0;
+  uint64_t slowest = UINT64_MAX;
+  std::set<uint32_t> host_switches;
+  for (uint32_t h = 0; h < topo.hosts.size(); ++h) {
+    host_switches.insert(routes->HostSwitch(h));
+    host_delay = std::max(host_delay, topo.hosts[h].delay_ns);
+    slowest = std::min(slowest, HostPortRate(topo, *routes, h));
+  }
+  for (uint32_t a : host_switches) {
+    for (uint32_t b : host_switches) hops = std::max(hops, routes->Hops(a, b));
+  }
+  for (const LinkSpec& l : topo.links) link_delay = std::max(link_delay, l.delay_ns);
+  const TimeNs frame_ns = static_cast<TimeNs>((1514 + kEthernetWireOverheadBytes) * 8 * 1e9 /
+                                              static_cast<double>(slowest));
+  return {2 * (2 * host_delay + hops * link_delay + (hops + 2) * frame_ns), slowest};
 }
 
 }  // namespace swemu

@@ -55,12 +55,34 @@ struct DlcpHostAddress {
   uint64_t link_bps = 0;
 };
 
-// Adds topo's switches (program `dlcp` or `l2l3`, seeded, every queue created as `queues`
-// says), links and forwarding entries to an empty engine, in the description's order; the hosts'
-// ports are the caller's to attach. Returns every host's addresses, in host order. topo must have
-// passed CheckDlcpTopology.
+// How a scheme's switches treat traffic: their program, ECMP per packet (spraying) or per flow,
+// every queue's settings when created, and each egress port's buffer (0: none beyond the
+// queues').
+struct DlcpFabricScheme {
+  std::string program = "l2l3";
+  bool spray = false;
+  QueueConfig queues;
+  uint64_t port_buffer_bytes = 0;
+};
+
+// Adds topo's switches (the scheme's program and queues, seeded), links and forwarding entries
+// to an empty engine, in the description's order; the hosts' ports are the caller's to attach.
+// Returns every host's addresses, in host order. topo must have passed CheckDlcpTopology.
+Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
+                                                   const DlcpFabricScheme& scheme, uint64_t seed);
+// The same for DLCP (`dlcp`, spraying) or the DCTCP baseline (`l2l3`, per flow).
 Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const TopologyConfig& topo,
                                                    bool dlcp, uint64_t seed,
                                                    const QueueConfig& queues);
+
+// The longest base round trip between two hosts of topo (topo passed CheckDlcpTopology): out
+// and back over the most switch hops between host switches, each way both host links and that
+// many of the slowest inter-switch links, plus one full frame's serialisation per link at the
+// slowest host port, whose rate comes with it. pFabric sizes its window, buffer and RTO by it.
+struct DlcpBaseRtt {
+  TimeNs ns = 0;
+  uint64_t host_bps = 0;  // the slowest host port's rate
+};
+DlcpBaseRtt DlcpLongestBaseRtt(const TopologyConfig& topo);
 
 }  // namespace swemu

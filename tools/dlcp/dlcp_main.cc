@@ -130,10 +130,11 @@ po::options_description SimOptions() {
       ("job-hosts", po::value<std::string>()->value_name("N"), "split the hosts into jobs of N (4..4096; host h in job h % jobs), each its own iteration with its own PSs: the load per host stays fixed as the fabric grows (default: one job of every host)")
       ("load", po::value<std::string>(), "DLCP's thresholds from Appendix B at this load (the fit T, d and the "
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
-      ("rto-min", po::value<std::string>()->default_value("10ms"), "the DCTCP baseline's minimum RTO")
+      ("schemes", po::value<std::string>()->default_value("dlcp,dctcp"), "the schemes run, comma-separated: dlcp and one or more of the baselines dctcp, pias, pfabric (5.2.1); DLCP is compared against each")
+      ("rto-min", po::value<std::string>()->default_value("10ms"), "DCTCP's and PIAS's minimum RTO")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
       ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch, both schemes (1/8, 2^-3, 0.125); without: the static shared buffer")
-      ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of both runs here (tools/dlcp/dlcp_plot.py draws it)")
+      ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of every run here (tools/dlcp/dlcp_plot.py draws it)")
       ("engine-stats", "also print each run's engine work (events, packet-hops) and wall time")
       ("verbose,v", "print the loss of every layer (default: each stage's mean and worst layer)");
   // clang-format on
@@ -185,6 +186,8 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
     SWEMU_RETURN_IF_ERROR(Number(vm, "load", &o.dlcp_load));
     if (!(o.dlcp_load > 0 && o.dlcp_load <= 100)) return Status::Error("--load: must be in (0, 100]");
   }
+  Result<std::vector<DlcpScheme>> schemes = ParseDlcpSchemes(vm["schemes"].as<std::string>());
+  if (!schemes.ok()) return Status::Error("--schemes: " + schemes.message());
   o.model = vm["model"].as<std::string>();
   if (Result<ModelLayers> m = BundledModel(o.model); !m.ok()) {
     return Status::Error("--model: " + m.message());
@@ -197,20 +200,33 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
     csv = vm["csv"].as<std::string>();
     SWEMU_RETURN_IF_ERROR(CheckOutputPath(csv, "--csv"));
   }
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point t0 = Clock::now();
-  Result<DlcpRunResult> d = RunDlcpExperiment(o, topo, true);
-  if (!d.ok()) return Status::Error("DLCP run: " + d.message());
-  const Clock::time_point t1 = Clock::now();
-  Result<DlcpRunResult> b = RunDlcpExperiment(o, topo, false);
-  if (!b.ok()) return Status::Error("DCTCP run: " + b.message());
-  const std::chrono::duration<double> dlcp_s = t1 - t0, dctcp_s = Clock::now() - t1;
-  out << opt::AlphaLine(o.alpha) << FormatDlcpComparison(o, *d, *b, vm.count("verbose") != 0);
-  if (vm.count("engine-stats") != 0) {
-    out << FormatDlcpEngineStats(*d, dlcp_s.count(), *b, dctcp_s.count());
+  // DLCP first, then the baselines in the order named.
+  std::vector<DlcpScheme> order = {DlcpScheme::kDlcp};
+  for (DlcpScheme s : *schemes) {
+    if (s != DlcpScheme::kDlcp) order.push_back(s);
   }
+  using Clock = std::chrono::steady_clock;
+  std::vector<DlcpRunResult> runs;
+  std::vector<std::pair<const DlcpRunResult*, double>> walls;
+  std::vector<double> wall_s;
+  for (DlcpScheme s : order) {
+    const Clock::time_point t0 = Clock::now();
+    Result<DlcpRunResult> r = RunDlcpExperiment(o, topo, s);
+    if (!r.ok()) return Status::Error(std::string(DlcpSchemeLabel(s)) + " run: " + r.message());
+    runs.push_back(std::move(*r));
+    wall_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  std::vector<const DlcpRunResult*> all, baselines;
+  for (std::size_t k = 0; k < runs.size(); ++k) {
+    all.push_back(&runs[k]);
+    if (k != 0) baselines.push_back(&runs[k]);
+    walls.push_back({&runs[k], wall_s[k]});
+  }
+  out << opt::AlphaLine(o.alpha)
+      << FormatDlcpComparison(o, runs[0], baselines, vm.count("verbose") != 0);
+  if (vm.count("engine-stats") != 0) out << FormatDlcpEngineStats(walls);
   if (!csv.empty()) {
-    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(*d, *b), "--csv"));
+    SWEMU_RETURN_IF_ERROR(WriteTextFile(csv, DlcpFlowsCsv(all), "--csv"));
     out << "wrote " << csv << "\n";
   }
   return Status::Ok();
@@ -273,7 +289,7 @@ int Main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h") {
     std::cout << "usage: swemu-dlcp COMMAND [options]   (COMMAND --help for its options)\n"
                  "  thresholds  Appendix B: per-queue S_i and L_i, and the commands installing them\n"
-                 "  sim         the experiment in virtual time: DLCP against DCTCP\n"
+                 "  sim         the experiment in virtual time: DLCP against DCTCP, PIAS, pFabric\n"
                  "  realtime    an incast through a swemu child process on DPDK vdevs\n"
                  "  send        DLCP tensors to a receiver over kernel UDP\n"
                  "  recv        receive DLCP tensors over kernel UDP\n"
