@@ -1,6 +1,6 @@
 #pragma once
-// Per-layer parameter counts of real models (VGG16, AlexNet, ResNet-50), for workloads that
-// all-reduce a model's gradients layer by layer. The counts are bundled into the library from
+// Per-layer parameter counts of real models (VGG16, AlexNet, ResNet-50, Inception-v3), for
+// workloads that all-reduce a model's gradients layer by layer. The counts are bundled into the library from
 // configs/models/model_layers.txt, so tools run on an embedded default with no file at hand.
 #include <cstddef>
 #include <cstdint>
@@ -42,8 +42,8 @@ std::vector<LayerPartition> PartitionLayers(const ModelLayers& model);
 // "  <layer> params= 1,234 ..." line per layer. Errors name the line.
 Result<std::vector<ModelLayers>> ParseModelLayers(std::string_view text);
 
-// The bundled models: names as in the file ("VGG16", "AlexNet", "ResNet50"), matched without
-// regard to case or '-' ("resnet-50" works).
+// The bundled models: names as in the file ("VGG16", "AlexNet", "ResNet50", "InceptionV3"),
+// matched without regard to case or '-' ("resnet-50" works).
 std::vector<std::string> BundledModelNames();
 Result<ModelLayers> BundledModel(std::string_view name);
 

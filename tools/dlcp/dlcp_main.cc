@@ -38,7 +38,7 @@ po::options_description ThresholdOptions() {
   // clang-format off
   options.add_options()
       ("help,h", "print this help and exit")
-      ("model", po::value<std::string>()->default_value("ResNet50"), "a bundled model (VGG16, AlexNet, ResNet50)")
+      ("model", po::value<std::string>()->default_value("ResNet50"), "a bundled model (VGG16, AlexNet, ResNet50, InceptionV3)")
       ("layers", po::value<std::string>()->value_name("FILE"), "layer sizes in configs/models/model_layers.txt's format (its first model) instead")
       ("theta", po::value<std::string>()->default_value("0.5"), "share of small (unimportant) gradients, 0 < theta < 1")
       ("load", po::value<std::string>()->default_value("1.2"), "arrival over service rate at the port (above 1: an incast)")

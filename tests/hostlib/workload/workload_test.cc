@@ -19,6 +19,13 @@ TEST(ModelLayersTest, BundledModelsMatchTheirStatedTotals) {
   EXPECT_EQ(resnet->layers.size(), 54u);
   EXPECT_EQ(resnet->layers.front().name, "conv1");
   EXPECT_EQ(resnet->layers.front().params, 9536u);
+  // torchvision's inception_v3 without the aux classifier: 23,834,568 parameters.
+  auto inception = BundledModel("inception-v3");
+  ASSERT_TRUE(inception.ok()) << inception.status().message();
+  EXPECT_EQ(inception->TotalParams(), 23834568u);
+  EXPECT_EQ(inception->layers.size(), 95u);
+  EXPECT_EQ(inception->layers.front().params, 928u);      // 3x3x3x32 + BN's 64
+  EXPECT_EQ(inception->layers.back().params, 2049000u);   // fc 2048 -> 1000
 }
 
 TEST(ModelLayersTest, UnknownModelNamesTheBundledOnes) {
