@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "hostlib/common/engine_transport.h"
@@ -66,14 +67,15 @@ void PlanLayerPushes(const DlcpExperimentOptions& o, const std::vector<uint32_t>
   }
 }
 
+// workers: DlcpWorkerHosts's, of `hosts` in all; the i-th worker is in job i % jobs.
 Result<FlowPlan> PlanFlows(const DlcpExperimentOptions& o, const ModelLayers& model, uint32_t hosts,
-                           SplitMix64& rng) {
-  const uint32_t jobs = DlcpJobCount(o, hosts);
+                           const std::vector<uint32_t>& workers, SplitMix64& rng) {
+  const uint32_t jobs = DlcpJobCount(o, static_cast<uint32_t>(workers.size()));
   std::vector<std::vector<uint32_t>> members(jobs), pss(jobs);
-  for (uint32_t h = 0; h < hosts; ++h) {
-    std::vector<uint32_t>& job = members[h % jobs];
-    if (job.size() % kDlcpWorkersPerPs == 0) pss[h % jobs].push_back(h);
-    job.push_back(h);
+  for (uint32_t i = 0; i < workers.size(); ++i) {
+    std::vector<uint32_t>& job = members[i % jobs];
+    if (job.size() % kDlcpWorkersPerPs == 0) pss[i % jobs].push_back(workers[i]);
+    job.push_back(workers[i]);
   }
   FlowPlan plan;
   uint32_t tensor_id = 1;
@@ -517,6 +519,34 @@ uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts) {
   return o.job_hosts == 0 ? 1 : std::max<uint32_t>(hosts / o.job_hosts, 1);
 }
 
+Result<std::vector<uint32_t>> DlcpWorkerHosts(const TopologyConfig& topo, uint32_t workers) {
+  const auto hosts = static_cast<uint32_t>(topo.hosts.size());
+  std::vector<uint32_t> out;
+  if (workers == 0) {
+    for (uint32_t h = 0; h < hosts; ++h) out.push_back(h);
+    return out;
+  }
+  if (workers > hosts || workers < kDlcpWorkersPerPs) {
+    return Status::Error("--workers " + std::to_string(workers) + ": " +
+                         std::to_string(kDlcpWorkersPerPs) + " to the network's " +
+                         std::to_string(hosts) + " hosts");
+  }
+  std::vector<std::string> order;  // switches with hosts, in the order they first appear
+  std::map<std::string, std::vector<uint32_t>> racks;
+  for (uint32_t h = 0; h < hosts; ++h) {
+    std::vector<uint32_t>& rack = racks[topo.hosts[h].sw];
+    if (rack.empty()) order.push_back(topo.hosts[h].sw);
+    rack.push_back(h);
+  }
+  for (std::size_t round = 0; out.size() < workers; ++round) {
+    for (const std::string& sw : order) {
+      if (round < racks[sw].size() && out.size() < workers) out.push_back(racks[sw][round]);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 Status DlcpExperimentOptions::Validate() const {
   if (tors < 2 || tors > 16 || hosts_per_tor < 1 || hosts_per_tor > 32 || spines < 1 ||
       spines > 8) {
@@ -564,7 +594,10 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const To
   if (!model.ok()) return model.status();
   // One generator for the PS draws, then the gradients' values: the same tensors for both runs.
   SplitMix64 rng(o.seed);
-  Result<FlowPlan> plan = PlanFlows(o, *model, static_cast<uint32_t>(topo.hosts.size()), rng);
+  Result<std::vector<uint32_t>> workers = DlcpWorkerHosts(topo, o.workers);
+  if (!workers.ok()) return workers.status();
+  Result<FlowPlan> plan =
+      PlanFlows(o, *model, static_cast<uint32_t>(topo.hosts.size()), *workers, rng);
   if (!plan.ok()) return plan.status();
   DlcpRun run(o, *model, scheme, std::move(*plan), rng);
   SWEMU_RETURN_IF_ERROR(run.Build(topo));
@@ -572,7 +605,10 @@ Result<DlcpRunResult> RunDlcpExperiment(const DlcpExperimentOptions& o, const To
   Result<DlcpRunResult> result = run.Collect();
   if (result.ok()) {
     result->fabric = DescribeDlcpTopology(topo);
-    result->hosts = static_cast<uint32_t>(topo.hosts.size());
+    if (workers->size() != topo.hosts.size()) {
+      result->fabric += ", " + std::to_string(workers->size()) + " of them workers";
+    }
+    result->hosts = static_cast<uint32_t>(workers->size());
     result->jobs = DlcpJobCount(o, result->hosts);
   }
   return result;

@@ -64,6 +64,9 @@ struct DlcpExperimentOptions {
   // in job h % jobs, each its own PS iteration (its PSs, its draws): the load per host stays
   // the same as the fabric grows (DlcpJobCount).
   uint32_t job_hosts = 0;
+  // 0: every host is a worker. Else this many (the paper's Fig. 14 x axis), spread evenly over
+  // the switches with hosts (DlcpWorkerHosts); the other hosts stay idle.
+  uint32_t workers = 0;
 
   Status Validate() const;
 };
@@ -91,7 +94,7 @@ struct DlcpRunResult {
   DlcpScheme scheme = DlcpScheme::kDlcp;
   std::string transport;  // DlcpSchemeName(scheme)
   DlcpEngineStats engine;
-  uint32_t hosts = 0;
+  uint32_t hosts = 0;  // the hosts that take part: the workers (PSs among them)
   uint32_t jobs = 1;  // DlcpJobCount for the run's hosts
   std::vector<DlcpFlowResult> flows;
   std::vector<double> layer_loss;       // mean loss per layer, push flows
@@ -110,6 +113,11 @@ struct DlcpRunResult {
 
 // How many jobs `hosts` hosts form under o.job_hosts (1 when it is 0).
 uint32_t DlcpJobCount(const DlcpExperimentOptions& o, uint32_t hosts);
+// The hosts (indexes in topo's order, ascending) that are workers: all of them when workers is
+// 0, else `workers` of them taken round robin over the switches with hosts (each switch's in
+// its order), so every rack gets workers / racks or one more. Errors for more workers than
+// hosts or fewer than one PS's.
+Result<std::vector<uint32_t>> DlcpWorkerHosts(const TopologyConfig& topo, uint32_t workers);
 
 // The default network: the leaf-spine of the options' shape (tors, hosts_per_tor, spines,
 // link_bps, link_delay_ns), switches, links and hosts in the order the figures were run with.

@@ -128,6 +128,7 @@ po::options_description SimOptions() {
       ("pull-bound", po::value<std::string>()->default_value("1%"), "DLCP's loss bound for the pull (stricter, 3.2.1)")
       ("push-only", "one iteration's push, without the pull")
       ("job-hosts", po::value<std::string>()->value_name("N"), "split the hosts into jobs of N (4..4096; host h in job h % jobs), each its own iteration with its own PSs: the load per host stays fixed as the fabric grows (default: one job of every host)")
+      ("workers", po::value<std::string>()->value_name("N"), "N of the hosts are workers (the paper's Fig. 14 x axis), spread evenly over the racks, one PS per 4 of them; the rest stay idle (default: every host)")
       ("load", po::value<std::string>(), "DLCP's thresholds from Appendix B at this load (the fit T, d and the "
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("schemes", po::value<std::string>()->default_value("dlcp,dctcp"), "the schemes run, comma-separated: dlcp and one or more of the baselines dctcp, pias, pfabric (5.2.1); DLCP is compared against each")
@@ -181,6 +182,9 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   if (vm.count("job-hosts") != 0) {
     SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "job-hosts", kDlcpWorkersPerPs, 4096, &o.job_hosts));
   }
+  if (vm.count("workers") != 0) {
+    SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "workers", kDlcpWorkersPerPs, 4096, &o.workers));
+  }
   SWEMU_RETURN_IF_ERROR(opt::CheckAlpha(vm, &o.alpha));
   if (vm.count("load") != 0) {
     SWEMU_RETURN_IF_ERROR(Number(vm, "load", &o.dlcp_load));
@@ -194,6 +198,9 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   }
   TopologyConfig topo;
   SWEMU_RETURN_IF_ERROR(ReadSimNetwork(vm, o, &topo));
+  if (Result<std::vector<uint32_t>> w = DlcpWorkerHosts(topo, o.workers); !w.ok()) {
+    return w.status();
+  }
   if (Status s = o.Validate(); !s.ok()) return Status::Error("options: " + s.message());
   std::string csv;
   if (vm.count("csv")) {

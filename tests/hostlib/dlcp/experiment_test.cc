@@ -176,5 +176,43 @@ TEST(DlcpExperimentRuns, JobsKeepEachHostsLoadAndOneJobIsTheDefault) {
   EXPECT_FALSE(RunDlcpExperiment(o, true).ok());
 }
 
+TEST(DlcpExperimentRuns, WorkersSpreadEvenlyOverTheRacksAndTheRestIdle) {
+  DlcpExperimentOptions o = Small(10'000'000);
+  o.tors = 3;
+  o.hosts_per_tor = 4;  // hosts 0-3 on tor0, 4-7 on tor1, 8-11 on tor2
+  const TopologyConfig topo = DlcpExperimentTopology(o);
+  EXPECT_EQ(*DlcpWorkerHosts(topo, 6), (std::vector<uint32_t>{0, 1, 4, 5, 8, 9}));
+  EXPECT_EQ(*DlcpWorkerHosts(topo, 4), (std::vector<uint32_t>{0, 1, 4, 8}));
+  EXPECT_EQ(DlcpWorkerHosts(topo, 0)->size(), 12u);  // every host
+  EXPECT_EQ(DlcpWorkerHosts(topo, 12)->size(), 12u);
+  EXPECT_FALSE(DlcpWorkerHosts(topo, 13).ok());
+  EXPECT_FALSE(DlcpWorkerHosts(topo, 3).ok());
+  o.scale = 1024;  // no layer is split: each goes to one PS
+  o.workers = 8;   // hosts 0, 1, 2, 4, 5, 6, 8, 9; PSs 0 and 5 (every 4th worker)
+  Result<DlcpRunResult> some = RunDlcpExperiment(o, true);
+  ASSERT_TRUE(some.ok()) << some.message();
+  EXPECT_EQ(some->hosts, 8u);
+  EXPECT_NE(some->fabric.find("8 of them workers"), std::string::npos) << some->fabric;
+  const std::set<uint32_t> workers = {0, 1, 2, 4, 5, 6, 8, 9};
+  std::set<uint32_t> seen, pss;
+  for (const DlcpFlowResult& f : some->flows) {
+    seen.insert(f.from);
+    seen.insert(f.to);
+    pss.insert(f.pull ? f.from : f.to);
+  }
+  EXPECT_EQ(seen, workers);
+  EXPECT_EQ(pss, (std::set<uint32_t>{0, 5}));
+  o.workers = 12;  // all of them: the default run
+  Result<DlcpRunResult> all = RunDlcpExperiment(o, false);
+  o.workers = 0;
+  Result<DlcpRunResult> plain = RunDlcpExperiment(o, false);
+  ASSERT_TRUE(all.ok() && plain.ok());
+  ASSERT_EQ(all->flows.size(), plain->flows.size());
+  for (std::size_t f = 0; f < all->flows.size(); ++f) {
+    EXPECT_EQ(all->flows[f].fct_ns, plain->flows[f].fct_ns) << f;
+  }
+  EXPECT_EQ(all->fabric, plain->fabric);
+}
+
 }  // namespace
 }  // namespace swemu
