@@ -248,6 +248,35 @@ TEST(DlcpTool, TheSimulationsFlowsAreWrittenAndDrawn) {
   }
 }
 
+// --schemes: DLCP against the baselines named, a table each, every run's flows in the CSV and
+// the plot; a list without dlcp or with an unknown name is refused with one line before any
+// output.
+TEST(DlcpTool, TheSchemesNamedAreRunReportedWrittenAndDrawn) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024 "
+                                            "--schemes pfabric,dlcp,pias --csv " + dir + "s.csv");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(CountOf(run.out, "FCT (ms) "), 2) << run.out;
+  EXPECT_LT(run.out.find("  pFabric       DLCP"), run.out.find("     PIAS       DLCP")) << run.out;
+  EXPECT_EQ(CountOf(run.out, "DCTCP"), 0) << run.out;
+  EXPECT_NE(run.out.find("; PIAS RTOmin 10 ms\n"), std::string::npos) << run.out;
+  const std::string csv = ReadText(dir + "s.csv");
+  EXPECT_EQ(CountOf(csv, "\npias,pull,"), 3 * 54);
+  EXPECT_EQ(CountOf(csv, "\npfabric,push,"), 3 * 54);
+  EXPECT_EQ(CountOf(csv, "\ndctcp,"), 0);
+  const std::string plot = "/usr/bin/python3 " SWEMU_SOURCE_DIR "/tools/dlcp/dlcp_plot.py ";
+  run = RunCommandIn(dir, plot + dir + "s.csv --out " + dir + "s.png");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_GT(std::filesystem::file_size(dir + "s.png"), 10'000u);
+  for (const char* schemes : {"dctcp,pias", "dlcp", "dlcp,reno", "dlcp,pias,pias"}) {
+    run = RunCommandIn(dir, kDlcp + " sim --schemes " + std::string(schemes));
+    EXPECT_EQ(run.status, 2) << schemes;
+    EXPECT_TRUE(run.out.empty()) << schemes;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << schemes << ": " << run.err;
+    EXPECT_TRUE(run.err.starts_with("swemu-dlcp sim: --schemes: ")) << run.err;
+  }
+}
+
 // The loss of each of ResNet-50's 54 layers only under --verbose; by default each stage's mean
 // and worst layer.
 TEST(DlcpTool, TheSimulationPrintsEveryLayersLossOnlyWhenVerbose) {
