@@ -8,8 +8,8 @@ namespace swemu {
 uint32_t PacketPriority::Level(uint64_t sent, uint64_t remaining) const noexcept {
   switch (tagging) {
     case PriorityTagging::kPias:
-      return static_cast<uint32_t>(
-          std::upper_bound(thresholds.begin(), thresholds.end(), sent) - thresholds.begin());
+      return static_cast<uint32_t>(std::upper_bound(thresholds.begin(), thresholds.end(), sent) -
+                                   thresholds.begin());
     case PriorityTagging::kPfabric:
       return static_cast<uint32_t>(
           std::lower_bound(thresholds.begin(), thresholds.end(), remaining) - thresholds.begin());

@@ -88,7 +88,9 @@ std::string LayerLossSummary(const DlcpExperimentOptions& o, const DlcpRunResult
   std::string out = "loss per layer " + LossMeaning(bs) +
                     ", each stage's mean and worst layer (--verbose: every layer):\n";
   out += "  push: DLCP " + MeanAndWorst(d.layer_loss);
-  for (const DlcpRunResult* b : bs) out += "; " + std::string(Label(*b)) + " " + MeanAndWorst(b->layer_loss);
+  for (const DlcpRunResult* b : bs) {
+    out += "; " + std::string(Label(*b)) + " " + MeanAndWorst(b->layer_loss);
+  }
   out += "\n";
   if (o.pull) {
     out += "  pull: DLCP " + MeanAndWorst(d.layer_loss_pull);
@@ -240,6 +242,13 @@ std::string FormatDlcpEngineStats(
                   static_cast<unsigned long long>(e.injected),
                   static_cast<unsigned long long>(e.link_frames),
                   static_cast<unsigned long long>(e.delivered), wall);
+    out += line;
+    const bool dlcp = run->scheme == DlcpScheme::kDlcp;
+    std::snprintf(line, sizeof(line), "hosts %s: %llu %s (%llu resent), %llu %s\n",
+                  run->transport.c_str(), static_cast<unsigned long long>(e.data_packets),
+                  dlcp ? "data packets" : "segments", static_cast<unsigned long long>(e.resent),
+                  static_cast<unsigned long long>(dlcp ? e.retransmit_requests : e.timeouts),
+                  dlcp ? "retransmission requests" : "timeouts");
     out += line;
   }
   return out;
