@@ -243,13 +243,6 @@ std::string FormatDlcpEngineStats(
                   static_cast<unsigned long long>(e.link_frames),
                   static_cast<unsigned long long>(e.delivered), wall);
     out += line;
-    const bool dlcp = run->scheme == DlcpScheme::kDlcp;
-    std::snprintf(line, sizeof(line), "hosts %s: %llu %s (%llu resent), %llu %s\n",
-                  run->transport.c_str(), static_cast<unsigned long long>(e.data_packets),
-                  dlcp ? "data packets" : "segments", static_cast<unsigned long long>(e.resent),
-                  static_cast<unsigned long long>(dlcp ? e.retransmit_requests : e.timeouts),
-                  dlcp ? "retransmission requests" : "timeouts");
-    out += line;
   }
   return out;
 }
