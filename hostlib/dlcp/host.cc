@@ -312,9 +312,13 @@ void DlcpHost::OnSenderSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& 
     }
     for (std::size_t i = 0; i + 8 <= s.payload.size(); i += 8) {
       const uint32_t b = LoadBe32(s.payload.data() + i), e = LoadBe32(s.payload.data() + i + 4);
-      for (uint32_t k = 0; k < snd.segments.size(); ++k) {
-        const DlcpSegment& seg = snd.segments[k];
-        if (seg.offset < e && seg.offset + seg.length > b) snd.resend.push_back(k);
+      // Segments tile the tensor in offset order: the first ending past b, then on while they
+      // start before e (not a walk over every segment per range: 128 ranges x 7,000 segments).
+      auto k = std::partition_point(
+          snd.segments.begin(), snd.segments.end(),
+          [b](const DlcpSegment& seg) { return uint64_t{seg.offset} + seg.length <= b; });
+      for (; k != snd.segments.end() && k->offset < e; ++k) {
+        snd.resend.push_back(static_cast<uint32_t>(k - snd.segments.begin()));
       }
     }
     std::reverse(snd.resend.begin(), snd.resend.end());  // popped from the back: in order
