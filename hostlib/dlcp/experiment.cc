@@ -444,6 +444,19 @@ Result<DlcpRunResult> DlcpRun::Collect() {
   const EngineCounters& counters = engine_.counters();
   run.engine = {engine_.events_processed(), counters.injected, counters.link_frames,
                 counters.delivered};
+  for (const std::unique_ptr<DlcpHost>& host : dlcp_hosts_) {
+    for (const std::unique_ptr<DlcpSendFlow>& f : host->send_flows()) {
+      run.engine.data_packets += f->packets;
+      run.engine.resent += f->resent_packets;
+      run.engine.retransmit_requests += f->retransmit_requests;
+    }
+  }
+  for (const EcnTcpSender* f : senders_) {
+    if (f == nullptr) continue;
+    run.engine.data_packets += f->stats().segments_sent;
+    run.engine.resent += f->stats().retransmits;
+    run.engine.timeouts += f->stats().timeouts;
+  }
   for (std::size_t k = 0; k < engine_.num_switches(); ++k) {
     const TrafficManager& tm = engine_.switch_at(k).tm();
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);

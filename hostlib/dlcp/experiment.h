@@ -86,6 +86,9 @@ struct DlcpFlowResult {
 // frames switches sent over switch-to-switch links, the frames delivered to hosts.
 struct DlcpEngineStats {
   uint64_t events = 0, injected = 0, link_frames = 0, delivered = 0;
+  // What the hosts sent: data packets (DLCP) or segments (the baselines), of which resent;
+  // DLCP's retransmission requests, the baselines' timeouts.
+  uint64_t data_packets = 0, resent = 0, retransmit_requests = 0, timeouts = 0;
   // Packet-hops: a frame's arrival at a switch, from a host or over a link.
   uint64_t packet_hops() const { return injected + link_frames; }
 };

@@ -176,6 +176,45 @@ TEST(DlcpExperimentRuns, JobsKeepEachHostsLoadAndOneJobIsTheDefault) {
   EXPECT_FALSE(RunDlcpExperiment(o, true).ok());
 }
 
+TEST(DlcpExperimentRuns, CountWhatTheHostsSentAndResent) {
+  const DlcpExperimentOptions o = Small(1'000'000);
+  Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
+  Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
+  ASSERT_TRUE(d.ok() && b.ok());
+  for (const DlcpRunResult* r : {&*d, &*b}) {
+    EXPECT_GT(r->engine.data_packets, 0u) << r->transport;
+    EXPECT_LT(r->engine.data_packets, r->engine.injected) << "control packets or ACKs too";
+    EXPECT_LE(r->engine.resent, r->engine.data_packets);
+  }
+  EXPECT_EQ(d->engine.timeouts, 0u);
+  EXPECT_EQ(b->engine.retransmit_requests, 0u);
+  const std::string text = FormatDlcpEngineStats(*d, 1.0, *b, 1.0);
+  EXPECT_NE(text.find("hosts dlcp: " + std::to_string(d->engine.data_packets) + " data packets ("),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("hosts dctcp: " + std::to_string(b->engine.data_packets) + " segments ("),
+            std::string::npos) << text;
+}
+
+TEST(DlcpExperimentRuns, TheReportQuotesThePapersFiguresForItsModel) {
+  DlcpExperimentOptions o = Small(10'000'000);
+  o.scale = 1024;
+  Result<DlcpRunResult> d = RunDlcpExperiment(o, true);
+  Result<DlcpRunResult> b = RunDlcpExperiment(o, false);
+  ASSERT_TRUE(d.ok() && b.ok());
+  const std::string resnet = FormatDlcpComparison(o, *d, *b, false);
+  EXPECT_NE(resnet.find("paper (ResNet50, RTOmin 10 ms)"), std::string::npos) << resnet;
+  EXPECT_NE(resnet.find("up to -43.1%"), std::string::npos);
+  o.model = "inception-v3";
+  Result<DlcpRunResult> di = RunDlcpExperiment(o, true);
+  Result<DlcpRunResult> bi = RunDlcpExperiment(o, false);
+  ASSERT_TRUE(di.ok() && bi.ok());
+  const std::string inception = FormatDlcpComparison(o, *di, *bi, false);
+  EXPECT_NE(inception.find("paper (InceptionV3, RTOmin 10 ms)"), std::string::npos) << inception;
+  EXPECT_NE(inception.find("up to -30.3%"), std::string::npos);
+  EXPECT_NE(inception.find("up to -89.7% (5 ms: -72.7%, 1 ms: -71.8%)"), std::string::npos);
+  EXPECT_EQ(inception.find("-43.1%"), std::string::npos);
+}
+
 TEST(DlcpExperimentRuns, WorkersSpreadEvenlyOverTheRacksAndTheRestIdle) {
   DlcpExperimentOptions o = Small(10'000'000);
   o.tors = 3;
