@@ -30,6 +30,36 @@ GoatFabricSpec GoatFabricSpec::ThreeSwitch(uint32_t per_switch, uint32_t slots) 
   return spec;
 }
 
+namespace {
+
+// Servers spread over `edges` switches named PREFIX0, PREFIX1, ...: server h on edge h % edges,
+// the next free port there; the PS is the first server of the last edge. Hosts in worker-id
+// order, the PS last; *on_edge gets each edge's server count.
+std::vector<GoatFabricSpec::Host> SpreadServers(uint32_t servers, uint32_t edges,
+                                                const std::string& prefix,
+                                                std::vector<uint16_t>* on_edge) {
+  on_edge->assign(edges, 0);
+  std::vector<GoatFabricSpec::Host> hosts;
+  GoatFabricSpec::Host ps;
+  bool ps_placed = false;
+  for (uint32_t h = 0; h < servers; ++h) {
+    const uint32_t edge = h % edges;
+    const bool is_ps = !ps_placed && edge == edges - 1;
+    ps_placed |= is_ps;
+    GoatFabricSpec::Host host{is_ps ? "ps" : "w" + std::to_string(h), prefix + std::to_string(edge),
+                              (*on_edge)[edge]++, is_ps, -1};
+    if (is_ps) {
+      ps = host;
+    } else {
+      hosts.push_back(host);
+    }
+  }
+  if (ps_placed) hosts.push_back(ps);
+  return hosts;
+}
+
+}  // namespace
+
 GoatFabricSpec GoatFabricSpec::LeafSpine(uint32_t spines, uint32_t leaves, uint32_t servers,
                                          const std::vector<std::string>& programmable,
                                          uint32_t slots) {
@@ -38,22 +68,8 @@ GoatFabricSpec GoatFabricSpec::LeafSpine(uint32_t spines, uint32_t leaves, uint3
     return std::find(programmable.begin(), programmable.end(), name) != programmable.end() ? slots
                                                                                            : 0u;
   };
-  std::vector<uint16_t> on_leaf(leaves, 0);
-  std::vector<GoatFabricSpec::Host> workers;
-  GoatFabricSpec::Host ps;
-  bool ps_placed = false;
-  for (uint32_t h = 0; h < servers; ++h) {
-    const uint32_t leaf = h % leaves;
-    const bool is_ps = !ps_placed && leaf == leaves - 1;
-    ps_placed |= is_ps;
-    GoatFabricSpec::Host host{is_ps ? "ps" : "w" + std::to_string(h), "leaf" + std::to_string(leaf),
-                              on_leaf[leaf]++, is_ps, -1};
-    if (is_ps) {
-      ps = host;
-    } else {
-      workers.push_back(host);
-    }
-  }
+  std::vector<uint16_t> on_leaf;
+  spec.hosts = SpreadServers(servers, leaves, "leaf", &on_leaf);
   for (uint32_t s = 0; s < spines; ++s) {
     const std::string name = "spine" + std::to_string(s);
     spec.switches.push_back(
@@ -68,8 +84,43 @@ GoatFabricSpec GoatFabricSpec::LeafSpine(uint32_t spines, uint32_t leaves, uint3
                             "spine" + std::to_string(s), static_cast<uint16_t>(l)});
     }
   }
-  spec.hosts = workers;
-  if (ps_placed) spec.hosts.push_back(ps);
+  return spec;
+}
+
+GoatFabricSpec GoatFabricSpec::FatTree(uint32_t k, uint32_t servers,
+                                       const std::vector<std::string>& programmable,
+                                       uint32_t slots) {
+  GoatFabricSpec spec;
+  auto add = [&](const std::string& name, uint32_t ports) {
+    const bool on = std::find(programmable.begin(), programmable.end(), name) != programmable.end();
+    spec.switches.push_back({name, static_cast<uint16_t>(spec.switches.size() + 1),
+                             static_cast<uint16_t>(ports), on ? slots : 0u});
+  };
+  const uint32_t half = k / 2;
+  std::vector<uint16_t> on_edge;
+  spec.hosts = SpreadServers(servers, k * half, "edge", &on_edge);
+  for (uint32_t c = 0; c < half * half; ++c) add("core" + std::to_string(c), k);
+  for (uint32_t a = 0; a < k * half; ++a) add("agg" + std::to_string(a), k);
+  for (uint32_t e = 0; e < k * half; ++e) add("edge" + std::to_string(e), on_edge[e] + half);
+  // Pod p: its edges and aggregation switches p * half .. p * half + half - 1. Edge i of a pod
+  // reaches aggregation switch j by its port servers + j (the aggregation switch's port i);
+  // aggregation switch j reaches cores j * half .. j * half + half - 1 by its ports half + u
+  // (core port p).
+  for (uint32_t p = 0; p < k; ++p) {
+    for (uint32_t i = 0; i < half; ++i) {
+      const uint32_t e = p * half + i;
+      for (uint32_t j = 0; j < half; ++j) {
+        spec.links.push_back({"edge" + std::to_string(e), static_cast<uint16_t>(on_edge[e] + j),
+                              "agg" + std::to_string(p * half + j), static_cast<uint16_t>(i)});
+      }
+    }
+    for (uint32_t j = 0; j < half; ++j) {
+      for (uint32_t u = 0; u < half; ++u) {
+        spec.links.push_back({"agg" + std::to_string(p * half + j), static_cast<uint16_t>(half + u),
+                              "core" + std::to_string(j * half + u), static_cast<uint16_t>(p)});
+      }
+    }
+  }
   return spec;
 }
 
@@ -370,6 +421,7 @@ Result<std::vector<EngineTransport*>> GoatFabric::Build(
     config.tm.port_rate_bps = sw.port_rate_bps != 0 ? sw.port_rate_bps : net.link_rate_bps;
     if (net.queue_depth_pkts != 0) config.tm.queue.depth_pkts = net.queue_depth_pkts;
     if (net.buffer_bytes != 0) config.tm.shared_buffer_bytes = net.buffer_bytes;
+    if (net.stage_sram_bytes != 0) config.pipeline.budget.sram_bytes = net.stage_sram_bytes;
     ApplyLinkRates(links, config);
     SWEMU_RETURN_IF_ERROR(engine.AddSwitch(config, ""));
     const CommandTable& commands = engine.FindSwitch(sw.name)->commands();

@@ -66,6 +66,13 @@ struct GoatFabricSpec {
   // `slots`, the others none.
   static GoatFabricSpec LeafSpine(uint32_t spines, uint32_t leaves, uint32_t servers,
                                   const std::vector<std::string>& programmable, uint32_t slots);
+  // A k-ary fat-tree (k even): (k/2)^2 cores, k pods of k/2 aggregation and k/2 edge switches
+  // (named core0.., agg0.., edge0.., node ids in that order from 1), every edge linked to every
+  // aggregation switch of its pod, aggregation switch j of a pod to cores j*k/2 .. j*k/2+k/2-1;
+  // servers spread evenly over the edges, the PS the first server of the last edge (as
+  // LeafSpine). The paper's (VII-D): k = 8 (16 + 32 + 32 = 80 switches), 192 servers.
+  static GoatFabricSpec FatTree(uint32_t k, uint32_t servers,
+                                const std::vector<std::string>& programmable, uint32_t slots);
   // A topology file's network (fabric_topology.cc): its switches in file order, node ids 1, 2,
   // ... in that order, each with its ports and its port shaping rate ([tm] port_rate), and
   // `slots` from its config's [program] when the program is goat (else, or without slots, not
@@ -83,6 +90,9 @@ struct GoatNetOptions {
   double loss = 0;                // every link and host link, each direction
   uint32_t queue_depth_pkts = 0;  // every switch queue; 0: the TM's default
   uint64_t buffer_bytes = 0;      // each switch's shared buffer; 0: the TM's default
+  // Each switch's SRAM per MAU stage; 0: the emulated ASIC's (Tofino-1's 80 x 128 Kb), whose
+  // 16 value stages hold 81,920 slots of 64 elements, 20 MB: the paper's 64 MB needs 4 MiB.
+  uint64_t stage_sram_bytes = 0;
 };
 
 // One goat_node entry of a switch.

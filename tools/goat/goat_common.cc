@@ -28,6 +28,17 @@ Result<LeafSpineShape> ParseLeafSpine(const std::string& text) {
                         static_cast<uint32_t>(*servers)};
 }
 
+Result<FatTreeShape> ParseFatTree(const std::string& text) {
+  const std::size_t comma = text.find(',');
+  Result<uint64_t> k = ParseUint(text.substr(0, comma), 2, 32);
+  Result<uint64_t> per_edge = comma == std::string::npos ? Result<uint64_t>(Status::Error("no ','"))
+                                                         : ParseUint(text.substr(comma + 1), 1, 64);
+  if (!k.ok() || !per_edge.ok() || *k % 2 != 0) {
+    return Status::Error("--fat-tree " + text + ": K,SERVERS_PER_EDGE with K even in 2..32");
+  }
+  return FatTreeShape{static_cast<uint32_t>(*k), static_cast<uint32_t>(*per_edge)};
+}
+
 Result<std::vector<std::string>> ProgrammableSwitches(const std::string& text,
                                                       std::vector<std::string> switches,
                                                       uint64_t seed) {
@@ -60,8 +71,9 @@ Result<std::vector<std::string>> ProgrammableSwitches(const std::string& text,
 }
 
 Result<ModelSlots> SizeModel(const std::string& model, uint64_t submodels, double scale,
-                             uint64_t max_slots) {
+                             uint64_t max_slots, uint64_t slot_bytes) {
   if (!(scale >= 1)) return Status::Error("--scale must be at least 1");
+  auto slots_of = [slot_bytes](uint64_t bytes) { return (bytes + slot_bytes - 1) / slot_bytes; };
   ModelSlots out;
   std::vector<uint64_t> sizes;
   Result<ModelLayers> bundled = BundledModel(model);
@@ -69,7 +81,7 @@ Result<ModelSlots> SizeModel(const std::string& model, uint64_t submodels, doubl
     out.name = bundled->model;
     for (const LayerSize& l : bundled->layers) {
       sizes.push_back(std::max<uint64_t>(
-          1, GinaSlotsOfBytes(static_cast<uint64_t>(static_cast<double>(l.params) * 4 / scale))));
+          1, slots_of(static_cast<uint64_t>(static_cast<double>(l.params) * 4 / scale))));
     }
   } else {
     Result<uint64_t> bytes = ParseBytes(model);
@@ -83,7 +95,7 @@ Result<ModelSlots> SizeModel(const std::string& model, uint64_t submodels, doubl
       }() + ") nor a size such as 44MB");
     }
     out.name = model;
-    sizes.push_back(std::max<uint64_t>(1, GinaSlotsOfBytes(static_cast<uint64_t>(*bytes / scale))));
+    sizes.push_back(std::max<uint64_t>(1, slots_of(static_cast<uint64_t>(*bytes / scale))));
     if (submodels == 0) submodels = 1;
   }
   for (uint64_t s : sizes) out.total_slots += s;

@@ -37,6 +37,7 @@ po::options_description GoatSimOptions() {
       ("rto", po::value<std::string>()->default_value("1s"), "workers' first retransmission timeout (doubles per try)")
       ("window", po::value<std::string>()->default_value("0"), "fragments a worker keeps in flight (0: all of them: workers push at their own rates, as the paper's do)")
       ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every link's rate")
+      ("stage-sram", po::value<std::string>(), "each switch's SRAM per pipeline stage (default the emulated Tofino-1's 1.25 MiB, 80 x 128 Kb; the paper's 64MB at --scale 1 needs 4MiB)")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
   AddGoatSetupOptions(options);
@@ -104,6 +105,11 @@ Result<GoatRunOptions> SimRunOptions(const po::variables_map& vm, const GoatSetu
   o.worker.max_rto_ns = std::max(rto, o.worker.max_rto_ns);
   o.net.queue_depth_pkts = static_cast<uint32_t>(depth);
   o.net.buffer_bytes = uint64_t{1} << 31;
+  if (vm.count("stage-sram")) {
+    SWEMU_RETURN_IF_ERROR(
+        Check("stage-sram", ParseBytes(Text(vm, "stage-sram")), &o.net.stage_sram_bytes));
+    if (o.net.stage_sram_bytes == 0) return Status::Error("--stage-sram must be above 0");
+  }
   o.round_timeout_ns = std::max<TimeNs>(o.round_timeout_ns, 100 * rto);
   if (k != 0 && !o.async) return Status::Error("--k needs --async");
   if (vm.count("delay")) {

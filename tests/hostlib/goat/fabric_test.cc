@@ -6,6 +6,8 @@
 
 #include <functional>
 
+#include "hostlib/goat/gina_lp.h"
+
 namespace swemu {
 namespace {
 
@@ -77,6 +79,51 @@ TEST(GoatFabric, PlansTheNetworkCannotRunAreRefusedWithOneLine) {
     EXPECT_NE(st.message().find(c.expect), std::string::npos) << c.what << ": " << st.message();
     EXPECT_EQ(st.message().find('\n'), std::string::npos) << c.what;
   }
+}
+
+// The paper's fat-tree (VII-D): k = 8, 80 switches, 192 servers, 6 on each edge switch, the PS
+// on the last edge; paths up to the core and down; KRGS plans it.
+TEST(GoatFabric, TheFatTreeHasThePapersShapeRoutesAndPlans) {
+  GoatFabricSpec all = GoatFabricSpec::FatTree(8, 192, {"edge0", "agg1", "core5", "edge31"}, 100);
+  ASSERT_EQ(all.switches.size(), 80u);
+  EXPECT_EQ(all.switches[0].name, "core0");
+  EXPECT_EQ(all.switches[16].name, "agg0");
+  EXPECT_EQ(all.switches[48].name, "edge0");
+  EXPECT_EQ(all.switches[79].node_id, 80);
+  EXPECT_EQ(all.links.size(), 8u * (16 + 16));
+  ASSERT_EQ(all.hosts.size(), 192u);
+  EXPECT_TRUE(all.hosts.back().ps);
+  EXPECT_EQ(all.hosts.back().sw, "edge31");
+  uint32_t on_edge0 = 0, slots = 0;
+  for (const auto& h : all.hosts) on_edge0 += h.sw == "edge0" ? 1 : 0;
+  for (const auto& sw : all.switches) slots += sw.slots;
+  EXPECT_EQ(on_edge0, 6u);
+  EXPECT_EQ(slots, 400u);
+  // 191 workers are more than the header's bitmap holds: the first 40 run.
+  EXPECT_FALSE(GoatFabric::Create(all).ok());
+  all.hosts.erase(all.hosts.begin() + 40, all.hosts.end() - 1);
+  Result<GoatFabric> fabric = GoatFabric::Create(all);
+  ASSERT_TRUE(fabric.ok()) << fabric.message();
+  // w0 on edge0 (pod 0): edge0, agg0, core0 (the first links listed), agg28, edge31. w28 on
+  // edge28, in the PS's pod 7: up to an aggregation switch and down. Server 31 is the PS, so
+  // worker 31 is server 32, on edge0 again.
+  EXPECT_EQ(fabric->PathToPs(0), (std::vector<uint32_t>{48, 16, 0, 44, 79}));
+  EXPECT_EQ(fabric->PathToPs(28), (std::vector<uint32_t>{76, 44, 79}));
+  EXPECT_EQ(fabric->PathToPs(31), fabric->PathToPs(0));
+  Result<GinaProblem> problem = fabric->Problem(std::vector<uint64_t>(8, 40));
+  ASSERT_TRUE(problem.ok()) << problem.message();
+  EXPECT_EQ(problem->num_switches(), 4u);
+  Result<GinaLpSolution> lp = SolveGinaLp(*problem);
+  ASSERT_TRUE(lp.ok()) << lp.message();
+  Result<GinaPlan> plan = RoundKrgs(*problem, *lp, 1, nullptr);
+  ASSERT_TRUE(plan.ok()) << plan.message();
+  const GoatPublished published = fabric->PublishPlan(*problem, *plan);
+  EXPECT_TRUE(fabric->CheckPublished(published, std::vector<uint32_t>(8, 40)).ok());
+  uint32_t on_switches = 0;
+  for (const auto& row : published.node) {
+    for (uint16_t node : row) on_switches += node != kGoatNodePs ? 1 : 0;
+  }
+  EXPECT_GT(on_switches, 0u);
 }
 
 // The bundled testbed file (configs/goat_testbed/goat.topo, what swemu-goat publish writes) is the

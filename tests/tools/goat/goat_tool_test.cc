@@ -125,6 +125,11 @@ TEST(GoatTool, BadOptionsEndWithOneLine) {
         std::string("sim --csv " + dir),
         std::string("sim --per-switch 40"),
         std::string("sim --fabric leaf-spine --workers 65"),
+        std::string("sim --fabric fat-tree --workers 65"),
+        std::string("sim --fabric fat-tree --fat-tree 7,6"),
+        std::string("sim --fabric fat-tree --fat-tree 8"),
+        std::string("sim --elements 77"),
+        std::string("sim --stage-sram 0"),
         std::string("sim --rto 0"),
         std::string("sim --model 0MB"),
         std::string("demo --k 3"),
@@ -287,6 +292,27 @@ TEST(GoatTool, SimPutsLessOnThePsThanAtpStyleSharingAndGivesExactSums) {
   EXPECT_LT(atp, ps + 1) << run.out;
   EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
   EXPECT_EQ(ReadText(dir + "sim.csv").substr(0, 7), "scheme,");
+}
+
+// --fabric fat-tree is the paper's k = 8 with 6 servers per edge switch (80 switches, 192
+// servers); the first N workers run; --elements up to the program's 76 value lanes.
+TEST(GoatTool, SimRunsTheFatTreeAndLargerFragments) {
+  const std::string dir = Dir();
+  RunResult run = RunCommandIn(dir, kGoat + " sim --fabric fat-tree --workers 12 --elements 76");
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("fat-tree k=8: 16 core, 32 aggregation, 32 edge switches, 192 servers; "
+                         "programmable: "),
+            std::string::npos)
+      << run.out;
+  // 20% of 80; 64 MB / 1000 in slots of 76 x 4 B.
+  EXPECT_NE(run.out.find("12 workers;"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("210 slots (64MB / 1000)"), std::string::npos) << run.out;
+  const std::size_t list = run.out.find("programmable: ");
+  ASSERT_NE(list, std::string::npos) << run.out;
+  const std::string names = run.out.substr(list, run.out.find('\n', list) - list);
+  EXPECT_EQ(std::count(names.begin(), names.end(), ','), 15) << names;  // 16 of 80
+  EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
+  EXPECT_GT(Field(run.out, "ps-only", 1), Field(run.out, "goat", 1)) << run.out;
 }
 
 // Everything after the first two lines, which name where the network and its memory came from.
