@@ -74,6 +74,22 @@ Result<Published> Publish(const GoatFabric& fabric, const GoatRunOptions& o, Krg
   return p;
 }
 
+// Worker w's view of the round's values.
+class WorkerValues final : public GoatRoundValues {
+ public:
+  WorkerValues(GoatRoundTruth& truth, uint32_t w) : truth_(truth), w_(w) {}
+  void Gradient(uint64_t fragment, int32_t* values) override {
+    truth_.Gradient(w_, fragment, values);
+  }
+  void Result(uint64_t fragment, const int32_t* values, uint64_t contributors) override {
+    truth_.Check(fragment, values, contributors);
+  }
+
+ private:
+  GoatRoundTruth& truth_;
+  const uint32_t w_;
+};
+
 // One job in the engine: the fabric's switches, the workers and the PS, round by round.
 class GoatJobRun {
  public:
@@ -85,8 +101,7 @@ class GoatJobRun {
         workers_(job_.num_workers()),
         n_(job_.total_elements()),
         engine_(o.seed, 1 << 18),
-        in_(workers_, std::vector<int32_t>(n_)),
-        out_(workers_, std::vector<int32_t>(n_)),
+        truth_(o.seed, workers_, job_.elements, n_),
         rates_(HashPair(o.seed, 0x52415445)) {}  // "RATE"
 
   // Builds the fabric in the engine and attaches the workers and the PS to their hosts.
@@ -98,6 +113,7 @@ class GoatJobRun {
     hosts_ = fabric_.worker_hosts();
     for (uint32_t i = 0; i < workers_; ++i) {
       w_.push_back(std::make_unique<GoatWorker>(job_, i, transports_[hosts_[i]], o_.worker));
+      values_.push_back(std::make_unique<WorkerValues>(truth_, i));
       transports_[hosts_[i]]->SetEndpoint(w_.back().get());
     }
     ps_ = std::make_unique<GoatPs>(job_, transports_[fabric_.ps_host()]);
@@ -116,6 +132,7 @@ class GoatJobRun {
       if (o_.scheme == GoatScheme::kGoat) SWEMU_RETURN_IF_ERROR(SetFanIn(k));
     }
     const TimeNs start = engine_.Now();
+    const uint64_t checked_before = truth_.checked(), mismatches_before = truth_.mismatches();
     const uint64_t ps_before = ps_->stats().gradients;
     std::vector<uint64_t> excluded_before(workers_);
     for (uint32_t i = 0; i < workers_; ++i) excluded_before[i] = w_[i]->stats().excluded;
@@ -141,8 +158,9 @@ class GoatJobRun {
         stats.duration_ns = std::max(stats.duration_ns, w_[i]->finish_ns() - start);
       }
       history_[i] = static_cast<double>(w_[i]->sent_all_ns() - start);
-      CheckResults(i, result);
     }
+    result.checked += truth_.checked() - checked_before;
+    result.mismatches += truth_.mismatches() - mismatches_before;
     result.rounds.push_back(stats);
     return Status::Ok();
   }
@@ -202,31 +220,17 @@ class GoatJobRun {
 
   // Each worker's gradient and rate for round r, and its start.
   Status StartWorkers(uint32_t r, TimeNs start) {
+    truth_.Start(r);
     for (uint32_t i = 0; i < workers_; ++i) {
-      for (uint64_t e = 0; e < n_; ++e) in_[i][e] = GradientValue(o_.seed, r, i, e);
       if (o_.rate_mean > 0) {
         const double ratio = std::clamp(o_.rate_mean + o_.rate_std * Normal(rates_), 0.05, 1.0);
         w_[i]->SetRate(static_cast<uint64_t>(ratio * static_cast<double>(o_.net.link_rate_bps)));
       }
       const TimeNs delay = i < o_.start_delay.size() ? o_.start_delay[i] : 0;
-      SWEMU_RETURN_IF_ERROR(w_[i]->StartRound(r, in_[i], out_[i], start + delay));
+      SWEMU_RETURN_IF_ERROR(w_[i]->StartRound(r, values_[i].get(), start + delay));
       transports_[hosts_[i]]->Wake();
     }
     return Status::Ok();
-  }
-
-  // Every result of worker i is the exact sum of the workers it counted.
-  void CheckResults(uint32_t i, GoatRunResult& result) const {
-    for (uint64_t f = 0; f < job_.total_fragments(); ++f) {
-      const uint64_t bits = w_[i]->contributors(f);
-      for (uint16_t e = 0; e < job_.elements; ++e) {
-        const uint64_t at = f * job_.elements + e;
-        int64_t exact = 0;
-        for (uint64_t b = bits; b != 0; b &= b - 1) exact += in_[std::countr_zero(b)][at];
-        ++result.checked;
-        result.mismatches += out_[i][at] != exact ? 1 : 0;
-      }
-    }
   }
 
   const GoatFabric& fabric_;
@@ -239,8 +243,8 @@ class GoatJobRun {
   std::map<std::pair<std::string, uint16_t>, uint64_t> handles_;
   std::vector<EngineTransport*> transports_;
   std::vector<uint32_t> hosts_;
-  std::vector<std::vector<int32_t>> in_;
-  std::vector<std::vector<int32_t>> out_;
+  GoatRoundTruth truth_;
+  std::vector<std::unique_ptr<WorkerValues>> values_;
   std::vector<std::unique_ptr<GoatWorker>> w_;
   std::unique_ptr<GoatPs> ps_;
   SplitMix64 rates_;
@@ -248,6 +252,36 @@ class GoatJobRun {
 };
 
 }  // namespace
+
+void GoatRoundTruth::Start(uint32_t round) {
+  round_ = round;
+  std::fill(all_.begin(), all_.end(), 0);
+  for (uint32_t w = 0; w < workers_; ++w) {
+    for (uint64_t i = 0; i < all_.size(); ++i) all_[i] += GradientValue(seed_, round, w, i);
+  }
+}
+
+void GoatRoundTruth::Gradient(uint32_t w, uint64_t fragment, int32_t* values) const {
+  const uint64_t at = fragment * elements_;
+  for (uint16_t e = 0; e < elements_; ++e) values[e] = GradientValue(seed_, round_, w, at + e);
+}
+
+void GoatRoundTruth::Check(uint64_t fragment, const int32_t* values, uint64_t contributors) {
+  const uint64_t full = workers_ >= 64 ? ~uint64_t{0} : (uint64_t{1} << workers_) - 1;
+  const uint64_t at = fragment * elements_;
+  checked_ += elements_;
+  if ((contributors & ~full) != 0) {  // a worker that does not exist: no sum is right
+    mismatches_ += elements_;
+    return;
+  }
+  for (uint16_t e = 0; e < elements_; ++e) {
+    int64_t exact = all_[at + e];
+    for (uint64_t b = full & ~contributors; b != 0; b &= b - 1) {
+      exact -= GradientValue(seed_, round_, static_cast<uint32_t>(std::countr_zero(b)), at + e);
+    }
+    mismatches_ += values[e] != exact ? 1 : 0;
+  }
+}
 
 std::string_view GoatSchemeName(GoatScheme scheme) {
   switch (scheme) {

@@ -16,7 +16,8 @@ GoatWorker::GoatWorker(const GoatJob& job, uint32_t worker, Transport* transport
             GoatPayloadLen(job.elements), 0),
       refs_(GoatFragmentTable(job)),
       frags_(refs_.size()),
-      frame_(tmpl_.frame_len()) {
+      frame_(tmpl_.frame_len()),
+      buffer_(job.elements) {
   for (uint32_t g = 0; g < job.num_submodels(); ++g) first_.push_back(job.first_fragment(g));
   options_.window = std::max<uint32_t>(options_.window, 1);
 }
@@ -33,9 +34,17 @@ Status GoatWorker::StartRound(uint32_t round, std::span<const int32_t> gradient,
                          " values, got " + std::to_string(gradient.size()) + " and " +
                          std::to_string(out.size()));
   }
+  spans_ = SpanValues(job_.elements, gradient, out);
+  return StartRound(round, &spans_, start_ns);
+}
+
+Status GoatWorker::StartRound(uint32_t round, GoatRoundValues* values, TimeNs start_ns) {
+  if (started_ && !done()) {
+    return Status::Error("goat worker " + std::to_string(worker_) + ": round " +
+                         std::to_string(round_) + " is still running");
+  }
   round_ = round;
-  gradient_ = gradient;
-  out_ = out;
+  values_ = values;
   std::fill(frags_.begin(), frags_.end(), Fragment());
   deadlines_ = {};
   next_unsent_ = in_flight_ = done_count_ = 0;
@@ -61,9 +70,9 @@ void GoatWorker::Send(uint64_t index, bool resend, TimeNs now) noexcept {
   f.count = 1;
   f.bitmap = uint64_t{1} << worker_;
   f.Encode(p);
-  const int32_t* values = gradient_.data() + index * job_.elements;
+  values_->Gradient(index, buffer_.data());
   for (uint16_t e = 0; e < job_.elements; ++e) {
-    StoreBe32(p + kGoatHeaderLen + 4 * e, static_cast<uint32_t>(values[e]));
+    StoreBe32(p + kGoatHeaderLen + 4 * e, static_cast<uint32_t>(buffer_[e]));
   }
   ++stats_.fragments_sent;
   if (resend) ++stats_.retransmissions;
@@ -121,12 +130,12 @@ void GoatWorker::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
     ++stats_.duplicate_results;
     return;
   }
-  int32_t* out = out_.data() + index * job_.elements;
   for (uint16_t e = 0; e < job_.elements; ++e) {
-    out[e] = static_cast<int32_t>(LoadBe32(h->Elements() + 4 * e));
+    buffer_[e] = static_cast<int32_t>(LoadBe32(h->Elements() + 4 * e));
   }
   frag.state = kDone;
   frag.contributors = h->Bitmap();
+  values_->Result(index, buffer_.data(), frag.contributors);
   --in_flight_;
   ++done_count_;
   ++stats_.results;
@@ -136,6 +145,14 @@ void GoatWorker::OnFrame(TimeNs now, std::span<const uint8_t> frame) noexcept {
     finish_ns_ = now;
     ++stats_.rounds_completed;
   }
+}
+
+void GoatWorker::SpanValues::Gradient(uint64_t fragment, int32_t* values) {
+  std::copy_n(gradient_.data() + fragment * elements_, elements_, values);
+}
+
+void GoatWorker::SpanValues::Result(uint64_t fragment, const int32_t* values, uint64_t) {
+  std::copy_n(values, elements_, out_.data() + fragment * elements_);
 }
 
 }  // namespace swemu

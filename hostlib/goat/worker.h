@@ -39,6 +39,18 @@ struct GoatWorkerStats {
   uint64_t rounds_completed = 0;
 };
 
+// Where a worker's round reads its gradient and writes its results, one fragment at a time
+// (`fragment` is the job's global fragment index, job.elements values each). The span form of
+// StartRound keeps both in memory; a generator (hostlib/goat/experiment.cc at full model
+// sizes) computes the gradient on demand and checks each result as it comes.
+class GoatRoundValues {
+ public:
+  virtual ~GoatRoundValues() = default;
+  virtual void Gradient(uint64_t fragment, int32_t* values) = 0;
+  // Once per fragment and round: the first result (duplicates are dropped before).
+  virtual void Result(uint64_t fragment, const int32_t* values, uint64_t contributors) = 0;
+};
+
 class GoatWorker final : public Endpoint {
  public:
   // `job` must be valid (GoatJob::Validate) and outlive the worker.
@@ -50,6 +62,8 @@ class GoatWorker final : public Endpoint {
   // a round still running, spans of the wrong size.
   Status StartRound(uint32_t round, std::span<const int32_t> gradient, std::span<int32_t> out,
                     TimeNs start_ns);
+  // The same with `values` (outliving the round) giving the gradient and taking the results.
+  Status StartRound(uint32_t round, GoatRoundValues* values, TimeNs start_ns);
   bool done() const { return done_count_ == frags_.size() && started_; }
   TimeNs finish_ns() const { return finish_ns_; }
   // When the round's last fragment was first sent (0: not yet): the worker's arrival, as the
@@ -89,8 +103,22 @@ class GoatWorker final : public Endpoint {
   std::priority_queue<std::pair<TimeNs, uint64_t>, std::vector<std::pair<TimeNs, uint64_t>>,
                       std::greater<>>
       deadlines_;
-  std::span<const int32_t> gradient_;
-  std::span<int32_t> out_;
+  // The span form's values: the gradient read, each fragment's result written.
+  class SpanValues final : public GoatRoundValues {
+   public:
+    SpanValues(uint16_t elements, std::span<const int32_t> gradient, std::span<int32_t> out)
+        : elements_(elements), gradient_(gradient), out_(out) {}
+    void Gradient(uint64_t fragment, int32_t* values) override;
+    void Result(uint64_t fragment, const int32_t* values, uint64_t contributors) override;
+
+   private:
+    uint16_t elements_;
+    std::span<const int32_t> gradient_;
+    std::span<int32_t> out_;
+  };
+  SpanValues spans_{0, {}, {}};
+  GoatRoundValues* values_ = nullptr;
+  std::vector<int32_t> buffer_;  // one fragment's values
   uint32_t round_ = 0;
   bool started_ = false;
   TimeNs start_ns_ = 0;

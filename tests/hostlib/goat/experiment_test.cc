@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace swemu {
 namespace {
 
@@ -120,6 +122,57 @@ TEST(GoatExperiment, VaryingRatesHurtAtpStyleSharingMoreThanGoat) {
   EXPECT_EQ(goat->mismatches + atp->mismatches, 0u);
   EXPECT_GT(atp->switches.collisions, 0u);
   EXPECT_LT(goat->ps_gradients, atp->ps_gradients);
+}
+
+// The check behind every run's "exact": a result equal to the sum of the workers it counted
+// passes, a wrong value, a missing worker's share or a worker that does not exist does not.
+TEST(GoatRoundTruth, ChecksEachResultAgainstTheSumOfItsContributors) {
+  GoatRoundTruth truth(7, 3, 4, 8);  // 3 workers, 2 fragments of 4 elements
+  truth.Start(1);
+  int32_t v[3][4];
+  for (uint32_t w = 0; w < 3; ++w) truth.Gradient(w, 1, v[w]);
+  EXPECT_NE(v[0][0], v[1][0]);  // the workers' values differ
+  int32_t all[4], two[4];
+  for (int e = 0; e < 4; ++e) {
+    all[e] = v[0][e] + v[1][e] + v[2][e];
+    two[e] = v[0][e] + v[2][e];
+  }
+  truth.Check(1, all, 0b111);
+  truth.Check(1, two, 0b101);
+  EXPECT_EQ(truth.checked(), 8u);
+  EXPECT_EQ(truth.mismatches(), 0u);
+  truth.Check(1, two, 0b111);  // worker 1's share is missing in every element
+  EXPECT_EQ(truth.mismatches(), 4u);
+  all[2] += 1;
+  truth.Check(1, all, 0b111);
+  EXPECT_EQ(truth.mismatches(), 5u);
+  truth.Check(1, v[0], 0b1001);  // worker 3 does not exist
+  EXPECT_EQ(truth.mismatches(), 9u);
+  truth.Start(2);  // another round, other values
+  int32_t next[4];
+  truth.Gradient(0, 1, next);
+  EXPECT_NE(std::vector<int32_t>(next, next + 4), std::vector<int32_t>(v[0], v[0] + 4));
+}
+
+// A small fat-tree (k = 4, 2 servers per edge: 20 switches, 15 workers) runs every scheme with
+// exact sums, GOAT's PS traffic below PS-only's.
+TEST(GoatExperiment, TheFatTreeRunsEverySchemeExactly) {
+  Result<GoatFabric> fabric =
+      GoatFabric::Create(GoatFabricSpec::FatTree(4, 16, {"edge0", "edge5", "agg2", "core1"}, 64));
+  ASSERT_TRUE(fabric.ok()) << fabric.message();
+  uint64_t ps_gradients[3] = {};
+  for (GoatScheme scheme : {GoatScheme::kGoat, GoatScheme::kAtpStyle, GoatScheme::kPsOnly}) {
+    GoatRunOptions o = Options(scheme);
+    o.rate_mean = 0.5;
+    o.rate_std = 0.2;
+    Result<GoatRunResult> r = RunGoatJob(*fabric, o);
+    ASSERT_TRUE(r.ok()) << GoatSchemeName(scheme) << ": " << r.message();
+    EXPECT_EQ(r->checked, 15u * 160 * 16) << GoatSchemeName(scheme);
+    EXPECT_EQ(r->mismatches, 0u) << GoatSchemeName(scheme);
+    ps_gradients[static_cast<int>(scheme)] = r->ps_gradients;
+  }
+  EXPECT_EQ(ps_gradients[2], 15u * 160);
+  EXPECT_LT(ps_gradients[0], ps_gradients[2]);
 }
 
 }  // namespace
