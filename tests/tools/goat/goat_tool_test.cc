@@ -322,8 +322,8 @@ std::string AfterTwoLines(const std::string& out) {
 }
 
 // The bundled files are today's shapes: the testbed (configs/goat_testbed/goat.topo, the default)
-// and the paper's leaf-spine for --seed 1 (configs/goat_leaf_spine.topo) give the built-in shapes'
-// tables and CSV rows byte for byte.
+// and the paper's leaf-spine and fat-tree for --seed 1 (configs/goat_leaf_spine.topo,
+// configs/goat_fat_tree.topo) give the built-in shapes' tables and CSV rows byte for byte.
 TEST(GoatTool, TheBundledTopologiesRunAsTheBuiltInShapes) {
   const std::string dir = Dir();
   const std::string cfg = SWEMU_SOURCE_DIR "/configs/";
@@ -333,6 +333,8 @@ TEST(GoatTool, TheBundledTopologiesRunAsTheBuiltInShapes) {
       {" sim --rate-std 0.2", " sim --rate-std 0.2 --topology " + cfg + "goat_testbed/goat.topo"},
       {" sim --fabric leaf-spine --workers 35 --scheme goat,atp-style",
        " sim --scheme goat,atp-style --model AlexNet --topology " + cfg + "goat_leaf_spine.topo"},
+      {" sim --fabric fat-tree --workers 40 --scheme goat,ps-only",
+       " sim --scheme goat,ps-only --model AlexNet --topology " + cfg + "goat_fat_tree.topo"},
   };
   for (const auto& p : pairs) {
     RunResult a = RunCommandIn(dir, kGoat + p.built_in + " --csv " + dir + "a.csv");
