@@ -186,6 +186,7 @@ class GoatJobRun {
       AddCounters(result.switches, static_cast<GoatProgram&>(sw.program()).counters());
     }
     result.gradient_frames = frames - std::min(frames, result.result_frames);
+    result.events = engine_.events_processed();
     return Status::Ok();
   }
 

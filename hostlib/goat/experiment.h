@@ -72,6 +72,7 @@ struct GoatRunResult {
   uint64_t mismatches = 0;
   uint64_t excluded = 0;  // results a worker got without being counted
   uint64_t retransmissions = 0;
+  uint64_t events = 0;  // the engine's, the whole run
   GoatPsStats ps;
   GoatCounters switches;                    // summed over the switches
   KrgsStats krgs;                           // GOAT only

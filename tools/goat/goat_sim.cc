@@ -1,6 +1,7 @@
 #include "tools/goat/goat_sim.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <sstream>
 
@@ -38,6 +39,7 @@ po::options_description GoatSimOptions() {
       ("window", po::value<std::string>()->default_value("0"), "fragments a worker keeps in flight (0: all of them: workers push at their own rates, as the paper's do)")
       ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every link's rate")
       ("stage-sram", po::value<std::string>(), "each switch's SRAM per pipeline stage (default the emulated Tofino-1's 1.25 MiB, 80 x 128 Kb; the paper's 64MB at --scale 1 needs 4MiB)")
+      ("engine-stats", "also print each scheme's engine events, frame hops (gradients and results, host links included) and wall time")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
   AddGoatSetupOptions(options);
@@ -121,10 +123,12 @@ Result<GoatRunOptions> SimRunOptions(const po::variables_map& vm, const GoatSetu
 }
 
 // One scheme's run as a table line and a CSV row.
-Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, std::ostream& out,
-                 std::string& rows) {
+Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, bool engine_stats,
+                 std::ostream& out, std::string& rows) {
   o.scheme = scheme;
+  const auto wall_start = std::chrono::steady_clock::now();
   Result<GoatRunResult> r = RunGoatJob(setup.fabric, o);
+  const std::chrono::duration<double> wall = std::chrono::steady_clock::now() - wall_start;
   const std::string name(GoatSchemeName(scheme));
   if (!r.ok()) return Status::Error(name + ": " + r.message());
   double mean_ms = 0;
@@ -142,6 +146,13 @@ Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, s
       total / 1e6, mean_ms, static_cast<unsigned long long>(r->switches.collisions),
       static_cast<unsigned long long>(r->retransmissions), r->mismatches == 0 ? "yes" : "NO");
   out << line;
+  if (engine_stats) {
+    std::snprintf(line, sizeof(line), "%-10s engine: %llu events, %llu frame hops, %.1f s wall\n",
+                  "", static_cast<unsigned long long>(r->events),
+                  static_cast<unsigned long long>(r->gradient_frames + r->result_frames),
+                  wall.count());
+    out << line;
+  }
   std::snprintf(
       line, sizeof(line), "%s,%u,%.0f,%llu,%.0f,%.4f,%.0f,%.0f,%.4f,%llu,%llu,%llu,%llu,%llu\n",
       name.c_str(), setup.fabric.num_workers(), model_bytes,
@@ -199,7 +210,7 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
       "gradient_bytes,result_bytes,mean_round_ms,collisions,late,retransmissions,"
       "excluded,mismatches\n";
   for (GoatScheme scheme : *schemes) {
-    SWEMU_RETURN_IF_ERROR(RunScheme(*setup, *o, scheme, out, rows));
+    SWEMU_RETURN_IF_ERROR(RunScheme(*setup, *o, scheme, vm.count("engine-stats") != 0, out, rows));
   }
   out << "PS MB and total MB: gradient payload (" << o->elements * 4
       << " B per fragment) at the scaled size; PS/model: the PS's traffic in model sizes per "

@@ -295,10 +295,12 @@ TEST(GoatTool, SimPutsLessOnThePsThanAtpStyleSharingAndGivesExactSums) {
 }
 
 // --fabric fat-tree is the paper's k = 8 with 6 servers per edge switch (80 switches, 192
-// servers); the first N workers run; --elements up to the program's 76 value lanes.
+// servers); the first N workers run; --elements up to the program's 76 value lanes;
+// --engine-stats.
 TEST(GoatTool, SimRunsTheFatTreeAndLargerFragments) {
   const std::string dir = Dir();
-  RunResult run = RunCommandIn(dir, kGoat + " sim --fabric fat-tree --workers 12 --elements 76");
+  RunResult run =
+      RunCommandIn(dir, kGoat + " sim --fabric fat-tree --workers 12 --elements 76 --engine-stats");
   ASSERT_EQ(run.status, 0) << run.err;
   EXPECT_NE(run.out.find("fat-tree k=8: 16 core, 32 aggregation, 32 edge switches, 192 servers; "
                          "programmable: "),
@@ -313,6 +315,12 @@ TEST(GoatTool, SimRunsTheFatTreeAndLargerFragments) {
   EXPECT_EQ(std::count(names.begin(), names.end(), ','), 15) << names;  // 16 of 80
   EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
   EXPECT_GT(Field(run.out, "ps-only", 1), Field(run.out, "goat", 1)) << run.out;
+  // --engine-stats: one line after each scheme's.
+  const std::regex engine(" engine: [1-9][0-9]* events, [1-9][0-9]* frame hops, [0-9.]+ s wall\n");
+  EXPECT_EQ(std::distance(std::sregex_iterator(run.out.begin(), run.out.end(), engine),
+                          std::sregex_iterator()),
+            3)
+      << run.out;
 }
 
 // Everything after the first two lines, which name where the network and its memory came from.
