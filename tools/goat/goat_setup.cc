@@ -25,7 +25,7 @@ void AddGoatSetupOptions(po::options_description& options) {
       ("memory", po::value<std::string>(), "each programmable switch's aggregator memory before --scale (default 20MB testbed, 64MB leaf-spine and fat-tree)")
       ("model", po::value<std::string>(), "a bundled model (VGG16, AlexNet, ResNet50) or a size (default 44MB, ResNet-18, testbed; AlexNet leaf-spine and fat-tree)")
       ("submodels", po::value<std::string>()->default_value("16"), "equal sub-models (0: one per layer of a bundled model); larger than a switch's memory: split")
-      ("scale", po::value<std::string>()->default_value("1000"), "divide the model and the memory by this (a packet-level run of the full sizes takes hours)")
+      ("scale", po::value<std::string>()->default_value("1000"), "divide the model and the memory by this (1: the full sizes; sim then needs --stage-sram 4MiB and a --window, docs/papers.md, GOAT)")
       ("elements", po::value<std::string>()->default_value(std::to_string(kGoatDefaultElements)), "int32 values per fragment")
       ("seed", po::value<std::string>()->default_value("1"), "seed (switches drawn, KRGS, gradients, rates)");
   // clang-format on
