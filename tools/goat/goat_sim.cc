@@ -39,7 +39,7 @@ po::options_description GoatSimOptions() {
       ("window", po::value<std::string>()->default_value("0"), "fragments a worker keeps in flight (0: all of them: workers push at their own rates, as the paper's do)")
       ("link-rate", po::value<std::string>()->default_value(FormatRate(kDefaultPortRateBps)), "every link's rate")
       ("stage-sram", po::value<std::string>(), "each switch's SRAM per pipeline stage (default the emulated Tofino-1's 1.25 MiB, 80 x 128 Kb; the paper's 64MB at --scale 1 needs 4MiB)")
-      ("engine-stats", "also print each scheme's engine events, frame hops (gradients and results, host links included) and wall time")
+      ("engine-stats", "also print each scheme's engine events, frame hops (gradients and results, host links included) and wall time, and what reached the PS: workers' own fragments and switch aggregates")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
   AddGoatSetupOptions(options);
@@ -151,6 +151,12 @@ Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, b
                   "", static_cast<unsigned long long>(r->events),
                   static_cast<unsigned long long>(r->gradient_frames + r->result_frames),
                   wall.count());
+    out << line;
+    // What reached the PS: workers' own fragments and switch aggregates (complete or flushed).
+    std::snprintf(line, sizeof(line),
+                  "%-10s PS got: %llu workers' fragments, %llu switch aggregates\n", "",
+                  static_cast<unsigned long long>(r->ps.originals),
+                  static_cast<unsigned long long>(r->ps.aggregates));
     out << line;
   }
   std::snprintf(

@@ -321,6 +321,14 @@ TEST(GoatTool, SimRunsTheFatTreeAndLargerFragments) {
                           std::sregex_iterator()),
             3)
       << run.out;
+  // PS-only: every worker's every fragment reached the PS on its own.
+  const std::size_t ps_only = run.out.find("\nps-only ");
+  ASSERT_NE(ps_only, std::string::npos) << run.out;
+  std::smatch got;
+  const std::string after = run.out.substr(ps_only);
+  ASSERT_TRUE(std::regex_search(after, got, std::regex("PS got: ([0-9]+) workers' fragments, 0 ")))
+      << after;
+  EXPECT_EQ(std::stod(got[1].str()), Field(run.out, "ps-only", 1)) << run.out;
 }
 
 // Everything after the first two lines, which name where the network and its memory came from.
