@@ -104,6 +104,7 @@ std::map<std::string, Setter> TmSetters() {
          }
          return Status::Ok();
        }},
+      {"tm.pushout", BoolKey([](bool v, SwitchConfig& c) { c.tm.pushout = v; })},
       {"tm.queue_depth",
        UintKey(1, kTmMaxQueueDepthPkts,
                [](uint64_t v, SwitchConfig& c) { c.tm.queue.depth_pkts = uint32_t(v); })},

@@ -112,6 +112,7 @@ Lines TmLines(const TmConfig& c, const TmConfig& d) {
         std::to_string(c.wire_overhead_bytes));
   AddIf(lines, c.scheduler, d.scheduler, "scheduler",
         std::string(c.scheduler == SchedulerKind::kWeighted ? "weighted" : "strict"));
+  AddIf(lines, c.pushout, d.pushout, "pushout", Bool(c.pushout));
   AddIf(lines, c.queue.depth_pkts, d.queue.depth_pkts, "queue_depth",
         std::to_string(c.queue.depth_pkts));
   AddIf(lines, c.queue.ecn_threshold_bytes, d.queue.ecn_threshold_bytes, "ecn_threshold",

@@ -49,6 +49,7 @@ namespace swemu {
   X(kTmSharedBufferFull, "tm_shared_buffer_full")    \
   X(kTmRedNotEct, "tm_red_not_ect")                  \
   X(kTmDynamicThreshold, "tm_dynamic_threshold")     \
+  X(kTmPushout, "tm_pushout")                        \
   X(kLossInjected, "loss_injected")                  \
   X(kLinkDown, "link_down")                          \
   X(kPoolExhausted, "pool_exhausted")                \

@@ -29,6 +29,12 @@ class PacketRing {
     return pkt;
   }
 
+  // The newest packet, removed (push-out drops a queue's tail). Precondition: !empty().
+  Packet* PopBack() noexcept {
+    --count_;
+    return slots_[(head_ + count_) & mask_];
+  }
+
   // Precondition: size() + n <= capacity() (the TM checks the queue limit, which never exceeds
   // it).
   void PushBurst(Packet* const* pkts, uint32_t n) noexcept {

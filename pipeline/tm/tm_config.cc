@@ -134,6 +134,11 @@ Status TmConfig::Validate() const {
     return Status::Error("tm scheduler " + std::to_string(static_cast<int>(scheduler)) +
                          " is not strict or weighted");
   }
+  if (pushout && scheduler != SchedulerKind::kStrict) {
+    return Status::Error(
+        "tm pushout needs the strict scheduler: weighted queues have no lowest priority to drop "
+        "from");
+  }
   SWEMU_RETURN_IF_ERROR(ValidatePortRate(port_rate_bps));
   for (const PortRate& rate : port_rates) {
     if (rate.port >= num_ports) {

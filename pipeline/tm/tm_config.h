@@ -75,6 +75,12 @@ struct TmConfig {
   uint32_t wire_overhead_bytes = kEthernetWireOverheadBytes;  // per frame
   uint32_t quantum_bytes = 1536;
   SchedulerKind scheduler = SchedulerKind::kStrict;
+  // pFabric's priority drop: a unicast packet refused for the port buffer or the static shared
+  // buffer is admitted when dropping the tails of its port's lower-priority queues (queue 0's
+  // first) makes room; they count as tm_pushout. Only with the strict scheduler (Validate); a
+  // port set to weighted later, a queue with alpha or a minimum refused for the shared buffer,
+  // and multicast copies drop the arrival as without it.
+  bool pushout = false;
   QueueConfig queue;  // default for every queue
   // Per-port rates over port_rate_bps, applied when the TM is created (a later entry for the
   // same port wins). The one way a switch file's or a caller's per-port rate reaches the TM

@@ -195,12 +195,64 @@ inline bool TrafficManager::Admit(Packet* pkt, TimeNs now) noexcept {
   const bool red = queue.red_pkts != 0 && queue.ring.size() >= queue.red_pkts;
   if (red && reason == DropReason::kNone && !IsEct(*pkt)) reason = DropReason::kTmRedNotEct;
   if (reason != DropReason::kNone) [[unlikely]] {
-    Drop(pkt, reason, &queue);
-    return false;
+    // Push-out makes room in the buffers, not in the queue, and not for a packet RED would drop.
+    const bool buffer =
+        reason == DropReason::kTmPortBufferFull || reason == DropReason::kTmSharedBufferFull;
+    if (!pushout_ || !buffer || (red && !IsEct(*pkt)) || !PushOut(port, qid, *pkt)) {
+      Drop(pkt, reason, &queue);
+      return false;
+    }
   }
   Accept(port, qid, &pkt, 1, len, now);
   if (red) pkt->meta.congested = true;  // egress marks it CE (l2l3's ECN rewrite)
   return true;
+}
+
+// Out of line: only a refused arrival with push-out on calls it.
+[[gnu::noinline]] bool TrafficManager::PushOut(Port& port, int qid, const Packet& pkt) noexcept {
+  const uint32_t lower = port.nonempty & ((1u << qid) - 1);
+  if (lower == 0 || pkt.meta.mcast_grp != 0 || port.scheduler != SchedulerKind::kStrict) {
+    return false;
+  }
+  const Queue& queue = port.queues[qid];
+  const uint64_t len = pkt.len;
+  // What dropping every lower queue would free: port bytes, and shared-pool bytes (each queue's
+  // bytes beyond its minimum; the shared limit falls with the reserved bytes released).
+  uint64_t port_free = 0;
+  uint64_t pool_free = 0;
+  for (uint32_t bits = lower; bits != 0; bits &= bits - 1) {
+    const int q = std::countr_zero(bits);
+    port_free += port.queues[q].bytes;
+    pool_free += PoolPart(port.buffers[q].min_bytes, port.queues[q].bytes);
+  }
+  // A managed queue's own share only grows as others' pool bytes go: it must hold already.
+  const bool shared_ok =
+      queue.managed ? BufferCheck(queue, port.buffers[qid], len, false) == DropReason::kNone
+                    : shared_used_bytes_ - pool_free + len <= shared_limit_bytes_;
+  const bool port_ok =
+      port_buffer_bytes_ == 0 || port.bytes - port_free + len <= port_buffer_bytes_;
+  if (!shared_ok || !port_ok) return false;
+  while ((port_buffer_bytes_ != 0 && port.bytes + len > port_buffer_bytes_) ||
+         (!queue.managed && shared_used_bytes_ + len > shared_limit_bytes_)) {
+    DropTail(port, std::countr_zero(port.nonempty));  // queue 0 is served last
+  }
+  return true;
+}
+
+void TrafficManager::DropTail(Port& port, int qid) noexcept {
+  Queue& queue = port.queues[qid];
+  Packet* pkt = queue.ring.PopBack();
+  const uint64_t bytes = queue.bytes - pkt->len;
+  if (queue.managed) TrackReserved(port.buffers[qid].min_bytes, queue.bytes, bytes);
+  queue.bytes = bytes;
+  port.bytes -= pkt->len;
+  shared_used_bytes_ -= pkt->len;
+  --total_queued_;
+  if (queue.ring.empty()) {
+    port.nonempty &= ~(1u << qid);
+    queue.deficit = 0;
+  }
+  Drop(pkt, DropReason::kTmPushout, &queue);
 }
 
 uint32_t TrafficManager::EnqueueMulticast(Packet* pkt, TimeNs now) noexcept {

@@ -51,7 +51,8 @@ class TrafficManager {
   // Queues `pkt` on (meta.egress_spec, meta.queue_id & 7), or replicates it to every copy of
   // group meta.mcast_grp when that is non-zero (copies get egress_spec and egress_rid; the last
   // copy is the original). Takes ownership of `pkt`: dropped packets are counted under their
-  // reason and freed. Returns the number of copies admitted (0 when dropped).
+  // reason and freed. Returns the number of copies admitted (0 when dropped). With push-out
+  // (TmConfig::pushout) an admission may drop queued packets of lower priority (tm_pushout).
   uint32_t Enqueue(Packet* pkt, TimeNs now) noexcept;
   // Enqueue of each packet in order, all at `now`; returns the copies admitted.
   uint32_t EnqueueBurst(Packet* const* pkts, uint32_t n, TimeNs now) noexcept;
@@ -165,6 +166,7 @@ class TrafficManager {
   SchedulerKind Scheduler(PortId port) const;
   uint64_t port_buffer_bytes() const { return port_buffer_bytes_; }
   uint64_t shared_buffer_bytes() const { return shared_buffer_bytes_; }
+  bool pushout() const { return pushout_; }
   double QueueAlpha(PortId port, int queue) const;
   uint64_t GuaranteedMin(PortId port, int queue) const;
   // The shared pool: the shared buffer less every queue's guaranteed minimum, and the bytes of it
@@ -191,7 +193,8 @@ class TrafficManager {
   uint64_t drops(DropReason reason) const;
   // Extra copies replication asked for (n - 1 per packet to an n-copy group), whether or not the
   // clone succeeded; a failed clone is a kMulticastCloneFailed drop. So, over the TM's life:
-  // packets in + multicast_copies() == admitted + sum of drops(reason).
+  // packets in + multicast_copies() == admitted + sum of drops(reason) - drops(kTmPushout)
+  // (a packet pushed out was admitted first).
   uint64_t multicast_copies() const { return multicast_copies_; }
   // Zeroes every counter; max depths restart from the current depths.
   void ResetCounters();
@@ -262,6 +265,14 @@ class TrafficManager {
               TimeNs now) noexcept;
   uint32_t EnqueueMulticast(Packet* pkt, TimeNs now) noexcept;
   void Drop(Packet* pkt, DropReason reason, Queue* queue) noexcept;
+  // Push-out for a unicast arrival `pkt` to queue qid of the port, refused for the port buffer
+  // or (qid unmanaged) the shared buffer while its own queue's limits hold: when dropping every
+  // lower queue of the port would make room, drops their tail packets, the lowest queue's first,
+  // until it fits, and returns true; else changes nothing and returns false.
+  bool PushOut(Port& port, int qid, const Packet& pkt) noexcept;
+  // Drops the newest packet of queue qid (non-empty) of the port as tm_pushout, with its
+  // accounting.
+  void DropTail(Port& port, int qid) noexcept;
   int ScheduleShaped(Port& port, TimeNs now) noexcept;
   uint32_t EligibleQueues(const Port& port, TimeNs now) const noexcept;
   int PickWeighted(Port& port, uint32_t eligible) noexcept;
@@ -281,6 +292,7 @@ class TrafficManager {
   uint16_t num_ports_;
   uint32_t wire_overhead_bytes_;
   uint32_t quantum_bytes_;
+  bool pushout_;
   uint64_t port_buffer_bytes_;
   uint64_t shared_buffer_bytes_;
   uint64_t shared_used_bytes_ = 0;

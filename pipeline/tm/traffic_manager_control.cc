@@ -36,6 +36,7 @@ TrafficManager::TrafficManager(const TmConfig& config, PacketPool& pool)
       num_ports_(config.num_ports),
       wire_overhead_bytes_(config.wire_overhead_bytes),
       quantum_bytes_(config.quantum_bytes),
+      pushout_(config.pushout),
       port_buffer_bytes_(config.port_buffer_bytes),
       shared_buffer_bytes_(config.shared_buffer_bytes),
       pool_bytes_(config.shared_buffer_bytes - config.ReservedBytes()),

@@ -262,6 +262,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[tm]\nport_rate = 100T\n", "tm.port_rate: "},
         BadCase{"[tm]\nwire_overhead = 5000\n", "tm.wire_overhead: "},
         BadCase{"[tm]\nscheduler = fifo\n", "tm.scheduler: \"fifo\" is not strict or weighted"},
+        BadCase{"[tm]\npushout = maybe\n", "tm.pushout: "},
+        BadCase{"[tm]\nscheduler = weighted\npushout = on\n",
+                "tm pushout needs the strict scheduler: weighted queues have no lowest priority "
+                "to drop from"},
         BadCase{"[tm]\nqueue_depth = 0\n", "tm.queue_depth: "},
         BadCase{"[tm]\necn_threshold = 1.5.5K\n", "tm.ecn_threshold: "},
         BadCase{"[tm]\ndrop_threshold = x\n", "tm.drop_threshold: "},

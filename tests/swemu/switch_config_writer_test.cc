@@ -98,6 +98,7 @@ void TmFields(FieldDiff& d, const TmConfig& a, const TmConfig& b) {
   d.Field("tm.wire_overhead", a.wire_overhead_bytes, b.wire_overhead_bytes);
   d.Field("tm.quantum", a.quantum_bytes, b.quantum_bytes);
   d.Field("tm.scheduler", a.scheduler, b.scheduler);
+  d.Field("tm.pushout", a.pushout, b.pushout);
   d.Field("tm.queue_depth", a.queue.depth_pkts, b.queue.depth_pkts);
   d.Field("tm.ecn_threshold", a.queue.ecn_threshold_bytes, b.queue.ecn_threshold_bytes);
   d.Field("tm.drop_threshold", a.queue.drop_threshold_bytes, b.queue.drop_threshold_bytes);
@@ -250,6 +251,16 @@ TEST(SwitchConfigWriterTest, NonDefaultValuesEverywhereRoundTrip) {
       << text;
 }
 
+TEST(SwitchConfigWriterTest, PushoutRoundTrips) {
+  LoadedSwitchConfig config;
+  config.config.tm.port_rate_bps = kDefaultPortRateBps;
+  config.config.tm.port_buffer_bytes = 124600;
+  config.config.tm.pushout = true;
+  const std::string text = FormatSwitchConfig(config);
+  EXPECT_NE(text.find("port_buffer = 124600B\npushout = true\n"), std::string::npos) << text;
+  ExpectRoundTrip(config, TestDir() + "pushout.ini");
+}
+
 TEST(SwitchConfigWriterTest, DefaultsWriteOnlyTheSwitchAndItsPortRate) {
   LoadedSwitchConfig config;
   config.config.tm.port_rate_bps = kDefaultPortRateBps;
@@ -374,6 +385,7 @@ TEST(SwitchConfigWriterTest, DifferencesSeesEveryField) {
       {"tm.quantum", [](LoadedSwitchConfig& c) { ++c.config.tm.quantum_bytes; }},
       {"tm.scheduler",
        [](LoadedSwitchConfig& c) { c.config.tm.scheduler = SchedulerKind::kStrict; }},
+      {"tm.pushout", [](LoadedSwitchConfig& c) { c.config.tm.pushout = true; }},
       {"tm.queue_depth", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.depth_pkts; }},
       {"tm.ecn_threshold", [](LoadedSwitchConfig& c) { ++c.config.tm.queue.ecn_threshold_bytes; }},
       {"tm.drop_threshold",
