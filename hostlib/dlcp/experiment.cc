@@ -129,8 +129,8 @@ PfabricSizing SizePfabric(const TopologyConfig& topo) {
 // The scheme's switches: DLCP's program sprays and sets its data queues' own thresholds (the
 // TM's defaults elsewhere); the baselines run l2l3 with queues of buffer_pkts, DCTCP and PIAS
 // mark ECN at 65 packets per queue and hash per flow (PIAS's port buffer is what one DCTCP queue
-// holds, shared by its eight); pFabric sprays, marks nothing, and keeps kPfabricBufferBdps BDPs
-// per port.
+// holds, shared by its eight); pFabric sprays, marks nothing, keeps kPfabricBufferBdps BDPs per
+// port and, when one is full, pushes out the lowest-priority packets for a higher arrival.
 DlcpFabricScheme SchemeFabric(const DlcpExperimentOptions& o, DlcpScheme scheme,
                               const PfabricSizing& pfabric) {
   DlcpFabricScheme f;
@@ -141,6 +141,7 @@ DlcpFabricScheme SchemeFabric(const DlcpExperimentOptions& o, DlcpScheme scheme,
   f.queues.depth_pkts = o.buffer_pkts;
   if (scheme == DlcpScheme::kPfabric) {
     f.port_buffer_bytes = kPfabricBufferBdps * pfabric.bdp_bytes;
+    f.pushout = true;
     return f;
   }
   f.queues.ecn_threshold_bytes = kEcnThresholdPkts * kFullFrameBytes;
@@ -240,7 +241,7 @@ EcnTcpOptions DlcpRun::BaselineTcp(uint64_t link_bps, const PfabricSizing& pfabr
     topt.priority = PfabricPriority(*std::max_element(sizes.begin(), sizes.end()), topt.mss);
     std::snprintf(text, sizeof(text),
                   "pFabric: 8 levels by remaining bytes at %s; window %u segments (base RTT "
-                  "%.1f us), fixed RTO %.1f us, %llu bytes per port",
+                  "%.1f us), fixed RTO %.1f us, %llu bytes per port, lowest level pushed out",
                   JoinBytes(topt.priority).c_str(), pfabric.window_segments, pfabric.rtt_ns / 1e3,
                   topt.min_rto_ns / 1e3,
                   static_cast<unsigned long long>(kPfabricBufferBdps * pfabric.bdp_bytes));
@@ -462,7 +463,7 @@ Result<DlcpRunResult> DlcpRun::Collect() {
     run.red_drops += tm.drops(DropReason::kTmRedNotEct);
     run.queue_drops += tm.drops(DropReason::kTmQueueFull);
     run.dt_drops += tm.drops(DropReason::kTmDynamicThreshold);
-    run.port_drops += tm.drops(DropReason::kTmPortBufferFull);
+    run.port_drops += tm.drops(DropReason::kTmPortBufferFull) + tm.drops(DropReason::kTmPushout);
   }
   return run;
 }

@@ -104,7 +104,7 @@ struct DlcpRunResult {
   std::vector<double> layer_loss_pull;  // the same, pull flows (empty without the pull)
   uint64_t red_drops = 0, queue_drops = 0, marks = 0;
   uint64_t dt_drops = 0;  // tm_dynamic_threshold (with alpha)
-  uint64_t port_drops = 0;  // tm_port_buffer_full (pFabric's port buffer)
+  uint64_t port_drops = 0;  // tm_port_buffer_full and tm_pushout (pFabric's port buffer)
   TimeNs iteration_ns = 0;  // the last flow's completion: the iteration's communication time
   std::string thresholds;   // the dlcp_thresholds command installed, if any
   std::string settings;     // PIAS's and pFabric's own, in words (their report line)

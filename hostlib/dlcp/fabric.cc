@@ -220,6 +220,7 @@ Result<std::vector<DlcpHostAddress>> AddDlcpFabric(Engine& engine, const Topolog
     sw.config.seed = seed;
     sw.config.tm.queue = scheme.queues;
     sw.config.tm.port_buffer_bytes = scheme.port_buffer_bytes;
+    sw.config.tm.pushout = scheme.pushout;
     switches.push_back(sw);
   }
   for (uint32_t h = 0; h < topo.hosts.size(); ++h) {  // a host's port keeps the file's rate

@@ -56,13 +56,14 @@ struct DlcpHostAddress {
 };
 
 // How a scheme's switches treat traffic: their program, ECMP per packet (spraying) or per flow,
-// every queue's settings when created, and each egress port's buffer (0: none beyond the
-// queues').
+// every queue's settings when created, each egress port's buffer (0: none beyond the queues')
+// and whether a full port pushes out lower-priority packets (pFabric; TmConfig::pushout).
 struct DlcpFabricScheme {
   std::string program = "l2l3";
   bool spray = false;
   QueueConfig queues;
   uint64_t port_buffer_bytes = 0;
+  bool pushout = false;
 };
 
 // Adds topo's switches (the scheme's program and queues, seeded), links and forwarding entries

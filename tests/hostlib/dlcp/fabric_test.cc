@@ -124,5 +124,22 @@ TEST(DlcpFabric, EachSetOfEqualCostPortsIsOneEcmpGroup) {
   EXPECT_EQ(count(dump("spine1", "ipv4_lpm"), "set_nhop"), 3);
 }
 
+// pFabric's scheme pushes out on every switch, with its port buffer; the others do not.
+TEST(DlcpFabric, TheSchemesPortBufferAndPushOutReachEverySwitch) {
+  const TopologyConfig topo = DlcpLeafSpine(Shape());
+  for (bool pushout : {false, true}) {
+    Engine engine(1, 1 << 12);
+    DlcpFabricScheme scheme;
+    scheme.port_buffer_bytes = 124600;
+    scheme.pushout = pushout;
+    ASSERT_TRUE(AddDlcpFabric(engine, topo, scheme, 1).ok());
+    ASSERT_EQ(engine.num_switches(), 5u);
+    for (std::size_t k = 0; k < engine.num_switches(); ++k) {
+      EXPECT_EQ(engine.switch_at(k).tm().pushout(), pushout) << k;
+      EXPECT_EQ(engine.switch_at(k).tm().port_buffer_bytes(), 124600u) << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace swemu
