@@ -252,7 +252,10 @@ void Engine::Dispatch(const Event& event) {
     }
     case EventKind::kPortService: {
       SwitchSlot& slot = switches_[event.node];
-      if (event.cookie != slot.service_gen[event.port]) break;  // superseded by an earlier one
+      if (event.cookie != slot.service_gen[event.port]) {  // superseded by an earlier one
+        ++stale_services_;
+        break;
+      }
       slot.service_at[event.port] = kNever;
       Service(event.node, event.port);
       break;
@@ -270,7 +273,10 @@ void Engine::Dispatch(const Event& event) {
       break;
     case EventKind::kCpuService: {
       SwitchSlot& slot = switches_[event.node];
-      if (event.cookie != slot.cpu_gen) break;  // superseded by an earlier one
+      if (event.cookie != slot.cpu_gen) {  // superseded by an earlier one
+        ++stale_services_;
+        break;
+      }
       slot.cpu_at = kNever;
       slot.sw->ServiceCpu();
       ScheduleAllServices(event.node);  // what it sent out, and its next packet-in or timer

@@ -109,6 +109,8 @@ class Engine {
   // port that has not (ScheduleAllServices' invariant).
   void SetCheckSkippedServices(bool on) { check_skipped_services_ = on; }
   uint64_t events_processed() const { return events_processed_; }
+  // Of those, port and CPU services an earlier one superseded (popped and skipped).
+  uint64_t stale_services() const { return stale_services_; }
   bool limit_reached() const { return limit_reached_; }
 
   Switch* FindSwitch(std::string_view name);
@@ -183,6 +185,7 @@ class Engine {
   Status failure_;
   EngineLimits limits_;
   uint64_t events_processed_ = 0;
+  uint64_t stale_services_ = 0;
   TimeNs sample_period_ns_ = 0;
   TimeNs next_sample_ns_ = kNever;
   std::function<void(TimeNs)> sampler_;

@@ -59,6 +59,8 @@ TEST(EngineTest, AnEarlierTransmitTimeReplacesAPendingLaterService) {
   EXPECT_EQ(Timestamps(records), (std::vector<TimeNs>{1000, 11000, 1'001'000}));
   ASSERT_EQ(records.size(), 3u);
   EXPECT_EQ(records[1].bytes, Frame(0, 7, 100, 3));
+  // The service first set for 1 ms was superseded; it was popped and skipped.
+  EXPECT_EQ(engine.stale_services(), 1u);
 }
 
 // Multicast (one copy to a host, one to an unattached port), a consumed frame, a frame to an

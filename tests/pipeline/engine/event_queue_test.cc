@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <utility>
+
 #include "pipeline/engine/rng.h"
 
 namespace swemu {
@@ -43,6 +46,31 @@ TEST(EventQueueTest, SameTimeEventsKeepOrderAcrossManyPushes) {
     last_cookie = event.cookie;
     first = false;
   }
+}
+
+// Pushes and pops interleaved as a run does them, times drawn from a small range so that many
+// tie: every pop is the earliest (time, push order) of what is queued, as an ordered set says.
+TEST(EventQueueTest, InterleavedPushesAndPopsComeOutInTimeThenPushOrder) {
+  EventQueue queue;
+  std::set<std::pair<TimeNs, uint64_t>> expected;  // (time, push number)
+  SplitMix64 rng(5);
+  uint64_t pushed = 0;
+  TimeNs now = 0;
+  for (int step = 0; step < 200'000; ++step) {
+    if (expected.empty() || rng.Next() % 8 < 5) {
+      const TimeNs at = now + static_cast<TimeNs>(rng.Next() % 64);
+      queue.Push(At(at, pushed));
+      expected.insert({at, pushed++});
+    } else {
+      ASSERT_EQ(queue.size(), expected.size());
+      Event event = queue.Pop();
+      ASSERT_EQ(std::make_pair(event.time, event.cookie), *expected.begin()) << "step " << step;
+      expected.erase(expected.begin());
+      now = event.time;
+    }
+  }
+  EXPECT_GT(expected.size(), 1000u);  // the heap grew deep, not just a few levels
+  EXPECT_EQ(sizeof(Event), 32u);
 }
 
 TEST(SplitMix64Test, SameSeedSameStreamDifferentSeedDifferentStream) {
