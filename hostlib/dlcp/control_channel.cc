@@ -57,6 +57,24 @@ bool ParseDlcpFrame(std::span<const uint8_t> frame, uint16_t port, DlcpFrameView
   return true;
 }
 
+bool DlcpReceivedSignals::Insert(uint32_t seq) {
+  if (seq < floor_) return false;
+  if (seq > floor_) {
+    auto at = std::lower_bound(above_.begin(), above_.end(), seq);
+    if (at != above_.end() && *at == seq) return false;
+    above_.insert(at, seq);
+    return true;
+  }
+  ++floor_;  // the next in order: it and the run of later ones already here go below the floor
+  std::size_t run = 0;
+  while (run < above_.size() && above_[run] == floor_) {
+    ++floor_;
+    ++run;
+  }
+  above_.erase(above_.begin(), above_.begin() + static_cast<std::ptrdiff_t>(run));
+  return true;
+}
+
 DlcpControlChannel::DlcpControlChannel(Transport& transport, const TcpEnd& local, uint8_t dscp)
     : transport_(transport), local_(local), dscp_(dscp) {}
 
@@ -71,6 +89,7 @@ void DlcpControlChannel::Send(TimeNs now, const TcpEnd& peer, DlcpSignal signal)
   Transmit(peer, seq, signal);
   ++stats_.sent;
   pending_.push_back({peer, seq, std::move(signal), now + kFirstTimeoutNs, kFirstTimeoutNs, 1});
+  next_due_ = std::min(next_due_, pending_.back().due);
 }
 
 void DlcpControlChannel::SendUnreliable(const TcpEnd& peer, const DlcpSignal& signal) {
@@ -85,8 +104,10 @@ bool DlcpControlChannel::OnControl(const TcpEnd& peer, const DlcpHeader& h,
       return PeerKey(p.peer) == key && p.seq == h.Seq();
     });
     if (it != pending_.end()) {
+      const bool was_next = it->due == next_due_;
       pending_.erase(it);
       ++stats_.acked;
+      if (was_next) next_due_ = EarliestDue();
     }
     return false;
   }
@@ -94,7 +115,7 @@ bool DlcpControlChannel::OnControl(const TcpEnd& peer, const DlcpHeader& h,
     BuildDlcpFrame(frame_, local_, peer, MakeTos(dscp_, kEcnNotEct), DlcpType::kAck, 0,
                    h.Tensor(), h.Seq(), 0, {}, ip_id_++);
     transport_.Send(frame_);
-    if (!seen_[PeerKey(peer)].insert(h.Seq()).second) {
+    if (!seen_[PeerKey(peer)].Insert(h.Seq())) {
       ++stats_.duplicates;
       return false;
     }
@@ -125,9 +146,12 @@ void DlcpControlChannel::OnTimer(TimeNs now) {
     it->due = now + it->timeout;
     ++it;
   }
+  next_due_ = EarliestDue();
 }
 
-TimeNs DlcpControlChannel::NextTimer() const {
+TimeNs DlcpControlChannel::NextTimer() const { return next_due_; }
+
+TimeNs DlcpControlChannel::EarliestDue() const {
   TimeNs next = kNever;
   for (const Pending& p : pending_) next = std::min(next, p.due);
   return next;

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <deque>
 #include <map>
-#include <set>
 #include <span>
 #include <vector>
 
@@ -32,6 +31,23 @@ struct DlcpControlStats {
   uint64_t acked = 0;
   uint64_t duplicates = 0;  // signals received again (their ACK was lost): answered, not redone
   uint64_t given_up = 0;    // no ACK after max_tries
+};
+
+// The signal numbers received from one peer: every number below a floor, and those above it
+// (ascending; only signals that overtook a lost one), so the record stays as small as the
+// peer's signals out of order, not as long as the run.
+class DlcpReceivedSignals {
+ public:
+  // Records seq; false when it was received before.
+  bool Insert(uint32_t seq);
+  // Every number below it was received.
+  uint32_t floor() const { return floor_; }
+  // Numbers above the floor received.
+  std::size_t out_of_order() const { return above_.size(); }
+
+ private:
+  uint32_t floor_ = 0;
+  std::vector<uint32_t> above_;
 };
 
 class DlcpControlChannel {
@@ -67,13 +83,17 @@ class DlcpControlChannel {
   };
   static uint64_t PeerKey(const TcpEnd& p) { return (uint64_t{p.ip} << 16) | p.port; }
   void Transmit(const TcpEnd& peer, uint32_t seq, const DlcpSignal& s);
+  TimeNs EarliestDue() const;
 
   Transport& transport_;
   TcpEnd local_;
   uint8_t dscp_;
   std::map<uint64_t, uint32_t> next_seq_;               // per peer
-  std::map<uint64_t, std::set<uint32_t>> seen_;         // per peer: signal numbers received
+  std::map<uint64_t, DlcpReceivedSignals> seen_;        // per peer
   std::deque<Pending> pending_;
+  // The earliest due of pending_, kept so that NextTimer (read after every event of the host)
+  // does not walk every signal; kNever with none. Recomputed only when that signal goes.
+  TimeNs next_due_ = kNever;
   std::vector<uint8_t> frame_;
   uint16_t ip_id_ = 0;
   DlcpControlStats stats_;
