@@ -88,4 +88,28 @@ inline SwitchConfig PatchSwitch(const std::string& name, uint64_t rate_bps, uint
   return config;
 }
 
+// Sends a `frame_bytes` frame to port 2 in `queue` every `gap_ns` from time 0 until `until_ns`:
+// line rate when the gap is the frame's serialization time (the incast and push-out tests).
+class LineRateSender final : public EngineHost {
+ public:
+  LineRateSender(uint8_t queue, uint32_t frame_bytes, TimeNs gap_ns, TimeNs until_ns)
+      : frame_(Frame(kToPort2, queue, frame_bytes)), gap_ns_(gap_ns), until_ns_(until_ns) {}
+  Status Start(HostContext& ctx) override {
+    ctx_ = &ctx;
+    ctx.ScheduleTimer(0, 0);
+    return Status::Ok();
+  }
+  void OnFrame(TimeNs, Packet* pkt) override { ctx_->pool().Free(pkt); }
+  void OnTimer(TimeNs now, uint64_t) override {
+    ctx_->SendFrame(frame_.data(), static_cast<uint32_t>(frame_.size()));
+    if (now + gap_ns_ < until_ns_) ctx_->ScheduleTimer(now + gap_ns_, 0);
+  }
+
+ private:
+  std::vector<uint8_t> frame_;
+  TimeNs gap_ns_;
+  TimeNs until_ns_;
+  HostContext* ctx_ = nullptr;
+};
+
 }  // namespace swemu::engine_test

@@ -21,26 +21,6 @@ constexpr TimeNs kFrameGapNs = 1220;  // (1500 + 24) x 8 bits at 10 Gbit/s: 1219
 constexpr PortId kReceiverPort = 2;
 constexpr TimeNs kRunNs = 3'000'000;
 
-// Sends a frame to port 2, queue `queue`, every kFrameGapNs: line rate.
-class LineRateSender final : public EngineHost {
- public:
-  explicit LineRateSender(uint8_t queue) : frame_(Frame(kToPort2, queue, kFrameBytes)) {}
-  Status Start(HostContext& ctx) override {
-    ctx_ = &ctx;
-    ctx.ScheduleTimer(0, 0);
-    return Status::Ok();
-  }
-  void OnFrame(TimeNs, Packet* pkt) override { ctx_->pool().Free(pkt); }
-  void OnTimer(TimeNs now, uint64_t) override {
-    ctx_->SendFrame(frame_.data(), static_cast<uint32_t>(frame_.size()));
-    if (now + kFrameGapNs < kRunNs) ctx_->ScheduleTimer(now + kFrameGapNs, 0);
-  }
-
- private:
-  std::vector<uint8_t> frame_;
-  HostContext* ctx_ = nullptr;
-};
-
 struct Settled {
   std::vector<uint64_t> queue_bytes;  // each sender's queue at the end
   uint64_t dt_drops = 0;
@@ -59,7 +39,8 @@ Settled RunIncast(int n, double alpha) {
   PortId port = 0;
   for (int i = 0; i < n; ++i, ++port) {
     if (port == kReceiverPort) ++port;
-    auto sender = std::make_unique<LineRateSender>(static_cast<uint8_t>(i));
+    auto sender =
+        std::make_unique<LineRateSender>(static_cast<uint8_t>(i), kFrameBytes, kFrameGapNs, kRunNs);
     EXPECT_TRUE(engine.AttachHost("sw", port, 0, 0, std::move(sender)).ok());
   }
   EXPECT_TRUE(engine.Run(kRunNs - 1).ok());
@@ -85,11 +66,11 @@ TEST_P(IncastTest, EveryCongestedQueueSettlesAtTheFormula) {
   const Settled fixed = RunIncast(n, 0);
   uint64_t fixed_total = 0;
   for (int q = 0; q < n; ++q) {
-    std::printf("N %d alpha %s queue %d: %llu B (alpha B / (1 + N alpha) = %.0f B); static "
-                "buffer: %llu B\n",
-                n, FormatAlpha(alpha).c_str(), q,
-                static_cast<unsigned long long>(dt.queue_bytes[q]), predicted,
-                static_cast<unsigned long long>(fixed.queue_bytes[q]));
+    std::printf(
+        "N %d alpha %s queue %d: %llu B (alpha B / (1 + N alpha) = %.0f B); static "
+        "buffer: %llu B\n",
+        n, FormatAlpha(alpha).c_str(), q, static_cast<unsigned long long>(dt.queue_bytes[q]),
+        predicted, static_cast<unsigned long long>(fixed.queue_bytes[q]));
     // Each queue stops one packet short of its threshold and drains by one packet between
     // arrivals: within two frames of the fixed point.
     EXPECT_NEAR(static_cast<double>(dt.queue_bytes[q]), predicted, 2.0 * kFrameBytes) << q;
@@ -106,8 +87,8 @@ TEST_P(IncastTest, EveryCongestedQueueSettlesAtTheFormula) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Thresholds, IncastTest,
-                         testing::Values(Case{2, 1.0}, Case{3, 1.0}, Case{4, 0.5},
-                                         Case{4, 0.125}, Case{7, 1.0 / 16}));
+                         testing::Values(Case{2, 1.0}, Case{3, 1.0}, Case{4, 0.5}, Case{4, 0.125},
+                                         Case{7, 1.0 / 16}));
 
 }  // namespace
 }  // namespace swemu::engine_test

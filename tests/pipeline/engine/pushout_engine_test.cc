@@ -18,26 +18,6 @@ constexpr TimeNs kFrameGapNs = 1220;  // (1500 + 24) x 8 bits at 10 Gbit/s: 1219
 constexpr PortId kReceiverPort = 2;
 constexpr TimeNs kRunNs = 1'000'000;
 
-// Sends a frame to port 2, queue `queue`, every kFrameGapNs: line rate.
-class LineRateSender final : public EngineHost {
- public:
-  explicit LineRateSender(uint8_t queue) : frame_(Frame(kToPort2, queue, kFrameBytes)) {}
-  Status Start(HostContext& ctx) override {
-    ctx_ = &ctx;
-    ctx.ScheduleTimer(0, 0);
-    return Status::Ok();
-  }
-  void OnFrame(TimeNs, Packet* pkt) override { ctx_->pool().Free(pkt); }
-  void OnTimer(TimeNs now, uint64_t) override {
-    ctx_->SendFrame(frame_.data(), static_cast<uint32_t>(frame_.size()));
-    if (now + kFrameGapNs < kRunNs) ctx_->ScheduleTimer(now + kFrameGapNs, 0);
-  }
-
- private:
-  std::vector<uint8_t> frame_;
-  HostContext* ctx_ = nullptr;
-};
-
 struct Outcome {
   uint64_t high_dropped = 0;  // queue 7's drops
   uint64_t low_dropped = 0;   // queue 0's: refused arrivals and pushed-out tails
@@ -52,8 +32,14 @@ Outcome RunTwoSenders(bool pushout) {
   Engine engine(1);
   EXPECT_TRUE(engine.AddSwitch(config, "").ok());
   EXPECT_TRUE(engine.AddHostPort({"sw", kReceiverPort, "", "", 0, 0}).ok());
-  EXPECT_TRUE(engine.AttachHost("sw", 0, 0, 0, std::make_unique<LineRateSender>(0)).ok());
-  EXPECT_TRUE(engine.AttachHost("sw", 1, 0, 0, std::make_unique<LineRateSender>(7)).ok());
+  EXPECT_TRUE(engine
+                  .AttachHost("sw", 0, 0, 0,
+                              std::make_unique<LineRateSender>(0, kFrameBytes, kFrameGapNs, kRunNs))
+                  .ok());
+  EXPECT_TRUE(engine
+                  .AttachHost("sw", 1, 0, 0,
+                              std::make_unique<LineRateSender>(7, kFrameBytes, kFrameGapNs, kRunNs))
+                  .ok());
   EXPECT_TRUE(engine.Run(kRunNs / 2).ok());  // mid-run: packets queued and in flight
   EXPECT_TRUE(engine.CheckConservation().ok()) << engine.CheckConservation().message();
   EXPECT_TRUE(engine.Run().ok());
