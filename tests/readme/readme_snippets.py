@@ -19,7 +19,8 @@ bash, in README order, with the block's state (variables, background jobs) kept.
 command it prints `README.md:LINE: $ COMMAND`; a command that fails ends its block with
 `README.md:LINE: FAILED, exit status S: COMMAND`, and the next block runs. A background job
 still running when its block ends gets SIGINT (as the README says swemu takes) and must then
-exit 0. A process the block leaves behind, or a run past --timeout, fails too.
+exit 0. A process the block leaves behind (still running 2 s after its bash ended), or a run past
+--timeout, fails too.
 Exit status: 0 every command succeeded, 1 some failed, 2 bad options.
 """
 import argparse
@@ -309,6 +310,19 @@ def session_processes(sid):
     return found
 
 
+def still_running(sid, grace=2.0):
+    """Processes of session sid left once the block's bash has exited, after `grace` seconds for
+    those on their way out: a helper its program started that exits when it sees its parent
+    gone (Python's multiprocessing resource tracker after torch.multiprocessing) is not one
+    the block left behind."""
+    deadline = time.monotonic() + grace
+    left = session_processes(sid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = session_processes(sid)
+    return left
+
+
 def end_session(sid):
     for sig, wait in ((signal.SIGINT, 10), (signal.SIGKILL, 5)):
         for pid, _ in session_processes(sid):
@@ -341,7 +355,7 @@ def run_block(block, commands, tree, deadline):
                             start_new_session=True)
     try:
         ok = proc.wait(timeout=max(1, deadline - time.monotonic())) == 0
-        left = session_processes(proc.pid)
+        left = still_running(proc.pid)
     except subprocess.TimeoutExpired:
         line = last_line(status_file)
         print(f"{README}:{line}: FAILED, still running at the test's --timeout: "
