@@ -1,6 +1,7 @@
 #include "hostlib/dlcp/experiment.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -470,32 +471,18 @@ Result<DlcpRunResult> DlcpRun::Collect() {
 
 }  // namespace
 
+namespace {
+// By DlcpScheme's value: --schemes' word, then the report's name.
+constexpr std::array<std::array<const char*, 2>, 4> kSchemeNames = {{
+    {"dlcp", "DLCP"}, {"dctcp", "DCTCP"}, {"pias", "PIAS"}, {"pfabric", "pFabric"}}};
+}  // namespace
+
 const char* DlcpSchemeName(DlcpScheme scheme) {
-  switch (scheme) {
-    case DlcpScheme::kDctcp:
-      return "dctcp";
-    case DlcpScheme::kPias:
-      return "pias";
-    case DlcpScheme::kPfabric:
-      return "pfabric";
-    case DlcpScheme::kDlcp:
-      break;
-  }
-  return "dlcp";
+  return kSchemeNames[static_cast<std::size_t>(scheme)][0];
 }
 
 const char* DlcpSchemeLabel(DlcpScheme scheme) {
-  switch (scheme) {
-    case DlcpScheme::kDctcp:
-      return "DCTCP";
-    case DlcpScheme::kPias:
-      return "PIAS";
-    case DlcpScheme::kPfabric:
-      return "pFabric";
-    case DlcpScheme::kDlcp:
-      break;
-  }
-  return "DLCP";
+  return kSchemeNames[static_cast<std::size_t>(scheme)][1];
 }
 
 Result<std::vector<DlcpScheme>> ParseDlcpSchemes(std::string_view text) {
