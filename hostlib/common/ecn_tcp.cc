@@ -147,13 +147,14 @@ void EcnTcpSender::SendSegment(TimeNs now, uint64_t seq, uint32_t len, bool retr
     pacer_.OnSend(now, frame_.size() + kEthernetWireOverheadBytes,
                   static_cast<double>(opt_.link_bps));
   }
+  if (nic_ != nullptr) nic_->OnSend(now, frame_.size() + kEthernetWireOverheadBytes);
   if (rto_at_ == kNever) ArmRto(now);
 }
 
 void EcnTcpSender::Pump(TimeNs now) {
   if (stopped_ || done()) return;
   const uint32_t mss = opt_.mss;
-  while (snd_nxt_ < snd_end_ && pacer_.Ready(now)) {
+  while (snd_nxt_ < snd_end_ && pacer_.Ready(now) && (nic_ == nullptr || nic_->Ready(now))) {
     const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * mss;
     const auto len = static_cast<uint32_t>(std::min<uint64_t>(mss, snd_end_ - snd_nxt_));
     if (Flight() + len > std::max<uint64_t>(window, mss)) break;
@@ -169,7 +170,9 @@ TimeNs EcnTcpSender::NextTimer() const {
   TimeNs next = rto_at_;
   const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * opt_.mss;
   if (snd_nxt_ < snd_end_ && Flight() < std::max<uint64_t>(window, opt_.mss)) {
-    next = std::min(next, pacer_.next_ns());
+    const TimeNs slot = nic_ == nullptr ? pacer_.next_ns()
+                                        : std::max(pacer_.next_ns(), nic_->next_ns());
+    next = std::min(next, slot);
   }
   return next;
 }

@@ -48,6 +48,9 @@ struct EcnTcpOptions {
   uint64_t link_bps = 1'000'000'000;  // the host's NIC; 0 = unpaced
   bool ect = true;                    // data segments ECT(0); false: Not-ECT
   PacketPriority priority;            // each data segment's DSCP (none: 0)
+  // A TcpHost's flows share one NIC of link_bps (SharedNic, offered round robin); false: each
+  // flow is paced alone at link_bps, as if it had the host's link to itself.
+  bool shared_nic = false;
 };
 
 struct TcpEnd {
@@ -92,6 +95,10 @@ class EcnTcpSender {
   void Start(TimeNs now, uint64_t bytes);
   // Sends nothing new from now on (a long-lived flow's end); what is in flight is abandoned.
   void Stop() { stopped_ = true; }
+  // Sends its segments through `nic` too (not owned; the host's, shared by its flows): a
+  // segment goes when both this flow's pacer and the NIC are ready. Retransmissions that go at
+  // once (a timeout, fast retransmit) still take the NIC's time.
+  void ShareNic(SharedNic* nic) { nic_ = nic; }
   bool done() const { return stats_.done_ns != kNever; }
   bool Accepts(const TcpSegmentView& seg) const;  // an ACK of this flow
   void OnAck(TimeNs now, const TcpSegmentView& seg);
@@ -141,7 +148,8 @@ class EcnTcpSender {
   TimeNs rtt_sent_ns_ = 0;
   RttEstimator rtt_;
   TimeNs rto_at_ = kNever;
-  HostPacer pacer_;  // the NIC
+  HostPacer pacer_;  // the NIC (this flow's own, at link_bps)
+  SharedNic* nic_ = nullptr;  // the host's NIC, when its flows share one
   bool stopped_ = false;
   uint16_t ip_id_ = 0;
   std::vector<uint8_t> frame_;

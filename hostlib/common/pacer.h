@@ -37,4 +37,22 @@ class HostPacer {
   TimeNs next_ns_ = 0;
 };
 
+// A host's NIC that all its flows share, as a real host has one: one frame at a time at the
+// link's rate, whichever flow it comes from. Each flow keeps its own pacer (its own rate) and
+// sends when both are ready; the host offers a free NIC to its flows round robin (the flow
+// after the one that sent last), so n busy flows get 1/n of the link each. Without it, every
+// flow is paced alone at the link's rate and a host of n flows offers n times its link.
+class SharedNic {
+ public:
+  explicit SharedNic(double rate_bps) : rate_bps_(rate_bps) {}
+  bool Ready(TimeNs now) const { return pacer_.Ready(now); }
+  TimeNs next_ns() const { return pacer_.next_ns(); }
+  // A frame of `wire_bytes` (preamble and gap included) went out now.
+  void OnSend(TimeNs now, uint64_t wire_bytes) { pacer_.OnSend(now, wire_bytes, rate_bps_); }
+
+ private:
+  double rate_bps_;
+  HostPacer pacer_;
+};
+
 }  // namespace swemu

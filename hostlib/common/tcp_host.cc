@@ -4,6 +4,14 @@
 
 namespace swemu {
 
+TcpHost::TcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip,
+                 const EcnTcpOptions& options)
+    : transport_(transport), mac_(mac), ip_(ip), options_(options) {
+  if (options.shared_nic && options.link_bps != 0) {
+    nic_ = std::make_unique<SharedNic>(static_cast<double>(options.link_bps));
+  }
+}
+
 EcnTcpSender& TcpHost::AddFlow(const TcpFlowPlan& plan) {
   Flow& flow = flows_.emplace_back();
   flow.plan = plan;
@@ -13,6 +21,7 @@ EcnTcpSender& TcpHost::AddFlow(const TcpFlowPlan& plan) {
   }
   flow.sender = std::make_unique<EcnTcpSender>(transport_, TcpEnd{mac_, ip_, plan.local_port},
                                                plan.remote, options);
+  if (nic_ != nullptr) flow.sender->ShareNic(nic_.get());
   live_.push_back(&flow);
   by_peer_[PeerKey(plan.remote.ip, plan.remote.port, plan.local_port)].push_back(&flow);
   return *flow.sender;
@@ -88,14 +97,21 @@ TimeNs TcpHost::NextTimer() const noexcept {
   return next;
 }
 
+// Without a shared NIC every flow is visited in order from the first; with one, from the flow
+// after the one that sent last, so the NIC goes round the flows that have something to send.
 void TcpHost::Pump(TimeNs now) noexcept {
-  for (Flow* fp : live_) {
-    Flow& flow = *fp;
+  const std::size_t n = live_.size();
+  const std::size_t first = nic_ != nullptr && n != 0 ? nic_next_ % n : 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (first + k) % n;
+    Flow& flow = *live_[i];
+    const uint64_t sent = flow.sender->stats().segments_sent;
     if (!flow.started && now >= flow.plan.start_ns) {
       flow.started = true;
       flow.sender->Start(now, flow.plan.bytes);
     }
     if (flow.started) flow.sender->Pump(now);
+    if (flow.sender->stats().segments_sent != sent) nic_next_ = i + 1;
   }
   PruneLive();
 }

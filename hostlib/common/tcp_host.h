@@ -25,8 +25,7 @@ struct TcpFlowPlan {
 
 class TcpHost final : public Endpoint {
  public:
-  TcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip, const EcnTcpOptions& options)
-      : transport_(transport), mac_(mac), ip_(ip), options_(options) {}
+  TcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip, const EcnTcpOptions& options);
 
   // A flow; it starts at plan.start_ns (at once if that is past). The reference stays valid.
   EcnTcpSender& AddFlow(const TcpFlowPlan& plan);
@@ -64,6 +63,10 @@ class TcpHost final : public Endpoint {
   // The flows not yet retired, in flows_'s order: timers and Pump visit only these, so a
   // host's cost per event follows its open flows, not every flow it ever had.
   std::vector<Flow*> live_;
+  // With options.shared_nic: the NIC its flows share, and where Pump offers it first (the
+  // live_ index after the flow that sent last).
+  std::unique_ptr<SharedNic> nic_;
+  std::size_t nic_next_ = 0;
   // Every flow by (remote ip, remote port, local port), in flows_'s order: an ACK's lookup.
   std::unordered_map<uint64_t, std::vector<Flow*>> by_peer_;
   std::deque<EcnTcpSink> sinks_;

@@ -225,6 +225,7 @@ EcnTcpOptions DlcpRun::BaselineTcp(uint64_t link_bps, const PfabricSizing& pfabr
   // connection's handshake would have left it in a datacenter, at the minimum, not at 1 s.
   topt.initial_rto_ns = o_.min_rto_ns;
   topt.link_bps = link_bps;
+  topt.shared_nic = o_.shared_nic;
   std::vector<uint64_t> sizes;
   for (const Flow& fl : plan_.flows) sizes.push_back(fl.bytes);
   char text[256];
@@ -280,6 +281,7 @@ Status DlcpRun::Build(const TopologyConfig& topo) {
       DlcpHostOptions dopt;
       dopt.rate.link_bps = addr_[h].link_bps;
       dopt.hold_tensors = false;  // model hosts: nothing reads the bytes, and 144 would not fit
+      dopt.shared_nic = o_.shared_nic;
       dlcp_hosts_.push_back(std::make_unique<DlcpHost>(**tr, addr_[h].mac, addr_[h].ip, dopt));
       (*tr)->SetEndpoint(dlcp_hosts_.back().get());
     } else {

@@ -67,6 +67,10 @@ struct DlcpExperimentOptions {
   // 0: every host is a worker. Else this many (the paper's Fig. 14 x axis), spread evenly over
   // the switches with hosts (DlcpWorkerHosts); the other hosts stay idle.
   uint32_t workers = 0;
+  // Every host's flows share one NIC at its link's rate (SharedNic), DLCP's and the baselines'
+  // alike; false: each flow is paced alone at the link's rate (a host of n flows offers n
+  // links' worth), as every run did before 2026-12-07.
+  bool shared_nic = true;
 
   Status Validate() const;
 };

@@ -119,9 +119,12 @@ std::string HeadLine(const DlcpExperimentOptions& o, const DlcpRunResult& d, con
   }
   char line[512];
   std::snprintf(line, sizeof(line),
-                "DLCP in virtual time: %s; %s "
+                "DLCP in virtual time: %s, %s; %s "
                 "of %s / %u (%s, %zu flows); DLCP bound %.0f%% push, %.1f%% pull",
-                d.fabric.c_str(), iteration.c_str(), o.model.c_str(), o.scale,
+                d.fabric.c_str(),
+                o.shared_nic ? "one NIC per host shared by its flows"
+                             : "every flow paced alone at its link's rate (no shared NIC)",
+                iteration.c_str(), o.model.c_str(), o.scale,
                 o.pull ? "push, then pull" : "push only", d.flows.size(), o.loss_bound * 100,
                 o.pull_bound * 100);
   std::string out = line;

@@ -29,6 +29,7 @@ DlcpHost::DlcpHost(Transport& transport, const MacAddr& mac, Ipv4Addr ip,
       opt_(options),
       control_(transport, local_, options.control_dscp) {
   if (!opt_.hold_tensors) zeros_.assign(opt_.partition_bytes, 0);
+  if (opt_.shared_nic) nic_ = std::make_unique<SharedNic>(static_cast<double>(opt_.rate.link_bps));
 }
 
 Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<const float> g,
@@ -65,10 +66,12 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
   return Status::Ok();
 }
 
-TimeNs DlcpHost::Wake(const Sender& s) {
+TimeNs DlcpHost::Wake(const Sender& s) const {
   if (s.start_pending) return 0;
   if (s.stats->done() || s.stopped) return kNever;
-  return std::min(s.pacer.next_ns(), s.report_due);
+  const TimeNs send =
+      nic_ == nullptr ? s.pacer.next_ns() : std::max(s.pacer.next_ns(), nic_->next_ns());
+  return std::min(send, s.report_due);
 }
 
 void DlcpHost::Refresh(uint64_t key, Sender& s) {
@@ -98,6 +101,7 @@ void DlcpHost::SendData(TimeNs now, Sender& s, uint32_t index, bool resend) {
   if (resend) ++s.stats->resent_packets;
   s.period_bytes += seg.length;  // payload, as the receiver counts it
   s.pacer.OnSend(now, frame_.size() + kEthernetWireOverheadBytes, std::max(s.rate.rate_bps(), 1.0));
+  if (nic_ != nullptr) nic_->OnSend(now, frame_.size() + kEthernetWireOverheadBytes);
 }
 
 void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs recv_period_ns) {
@@ -121,21 +125,27 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
   s.report_due = now + 2 * opt_.rate.period_ns;
 }
 
-// Visits the senders due now, in key order; one not due would neither report nor send. Those
-// done or stopped leave the array (a RETRANSMIT brings one back, OnSignal).
+// Visits the senders due now, in key order (with a shared NIC, from the key after the sender
+// that sent last, round the array); one not due would neither report nor send. Those done or
+// stopped leave the array (a RETRANSMIT brings one back, OnSignal).
 void DlcpHost::Pump(TimeNs now) noexcept {
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < live_send_.size(); ++i) {
-    LiveSender& live = live_send_[i];
-    if (live.wake > now) {
-      if (live.wake != kNever) live_send_[kept++] = live;
-      continue;
-    }
-    PumpSender(now, *live.sender);
-    live.wake = Wake(*live.sender);
-    if (live.wake != kNever) live_send_[kept++] = live;
+  const std::size_t n = live_send_.size();
+  std::size_t first = 0;
+  if (nic_ != nullptr) {
+    first = static_cast<std::size_t>(
+        std::upper_bound(live_send_.begin(), live_send_.end(), nic_last_key_,
+                         [](uint64_t k, const LiveSender& l) { return k < l.key; }) -
+        live_send_.begin());
   }
-  live_send_.resize(kept);
+  for (std::size_t k = 0; k < n; ++k) {
+    LiveSender& live = live_send_[(first + k) % n];
+    if (live.wake > now) continue;
+    const uint64_t sent = live.sender->stats->packets;
+    PumpSender(now, *live.sender);
+    if (live.sender->stats->packets != sent) nic_last_key_ = live.key;
+    live.wake = Wake(*live.sender);
+  }
+  std::erase_if(live_send_, [](const LiveSender& l) { return l.wake == kNever; });
 }
 
 void DlcpHost::PumpSender(TimeNs now, Sender& s) {
@@ -145,7 +155,7 @@ void DlcpHost::PumpSender(TimeNs now, Sender& s) {
   }
   if (s.stats->done() || s.stopped) return;
   if (now >= s.report_due) OnReport(s, now, 0, opt_.rate.period_ns);  // no report came
-  while (s.pacer.Ready(now)) {
+  while (s.pacer.Ready(now) && NicReady(now)) {
     if (!s.resend.empty()) {
       const uint32_t index = s.resend.back();
       s.resend.pop_back();

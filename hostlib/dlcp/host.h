@@ -52,6 +52,10 @@ struct DlcpHostOptions {
   // partitions arrived (DlcpReceiveBuffer's bitmap). The packets, their timing and every count
   // are the same; 144 hosts of ResNet-50 would otherwise hold tens of GB.
   bool hold_tensors = true;
+  // The host's flows share one NIC of rate.link_bps (SharedNic, offered round robin): a
+  // worker's 54 layers offer the link's rate between them, not 54 times it. false: each flow
+  // is paced by its rate control alone.
+  bool shared_nic = false;
 };
 
 struct DlcpSendFlow {
@@ -156,8 +160,14 @@ class DlcpHost final : public Endpoint {
     Sender* sender;
   };
   std::vector<LiveSender> live_send_;
-  // 0 with a START pending, kNever once done or stopped, else its pacer's or report's time.
-  static TimeNs Wake(const Sender& s);
+  // With opt_.shared_nic: the NIC, and the key of the sender that sent on it last (Pump offers
+  // it first to the next key).
+  std::unique_ptr<SharedNic> nic_;
+  uint64_t nic_last_key_ = 0;
+  bool NicReady(TimeNs now) const { return nic_ == nullptr || nic_->Ready(now); }
+  // 0 with a START pending, kNever once done or stopped, else its report's time or when its
+  // pacer (and the shared NIC) let it send, whichever is first.
+  TimeNs Wake(const Sender& s) const;
   // Sets key's entry (adding it in key order if absent) to s and Wake(s).
   void Refresh(uint64_t key, Sender& s);
   void PumpSender(TimeNs now, Sender& s);

@@ -133,6 +133,7 @@ po::options_description SimOptions() {
                                          "optimum's L_i for the model and a 512 KB port), not the dlcp program's defaults")
       ("schemes", po::value<std::string>()->default_value("dlcp,dctcp"), "the schemes run, comma-separated: dlcp and one or more of the baselines dctcp, pias, pfabric (5.2.1); DLCP is compared against each")
       ("rto-min", po::value<std::string>()->default_value("10ms"), "DCTCP's and PIAS's minimum RTO")
+      ("host-nic", po::value<std::string>()->default_value("shared"), "shared: a host's flows share one NIC at its link's rate, offered round robin (every scheme); per-flow: each flow is paced alone at the link's rate, so a host of n flows offers n times its link")
       ("seed", po::value<std::string>()->default_value("1"), "seed (PS choice, gradients)")
       ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch, both schemes (1/8, 2^-3, 0.125); without: the static shared buffer")
       ("csv", po::value<std::string>()->value_name("FILE"), "also write every flow of every run here (tools/dlcp/dlcp_plot.py draws it)")
@@ -179,6 +180,11 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   SWEMU_RETURN_IF_ERROR(Number(vm, "bound", &o.loss_bound));
   SWEMU_RETURN_IF_ERROR(Number(vm, "pull-bound", &o.pull_bound));
   o.pull = vm.count("push-only") == 0;
+  const std::string nic = vm["host-nic"].as<std::string>();
+  if (nic != "shared" && nic != "per-flow") {
+    return Status::Error("--host-nic: '" + nic + "' is neither shared nor per-flow");
+  }
+  o.shared_nic = nic == "shared";
   if (vm.count("job-hosts") != 0) {
     SWEMU_RETURN_IF_ERROR(ReadUintOption(vm, "job-hosts", kDlcpWorkersPerPs, 4096, &o.job_hosts));
   }

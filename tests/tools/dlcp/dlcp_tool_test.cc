@@ -75,6 +75,7 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("sim --alpha 2^11"), std::string("sim --csv " + dir),
         std::string("sim --job-hosts 3"), std::string("sim --job-hosts x"),
         std::string("sim --workers 3"), std::string("sim --workers 13"),
+        std::string("sim --host-nic both"), std::string("sim --host-nic"),
         std::string("sim --topology " + dir), std::string("sim --topology " + dir + "empty.txt"),
         std::string("sim --topology " + kConfigs + "dlcp_leaf_spine.topo --spines 3"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
