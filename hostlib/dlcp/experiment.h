@@ -93,6 +93,9 @@ struct DlcpEngineStats {
   // What the hosts sent: data packets (DLCP) or segments (the baselines), of which resent;
   // DLCP's retransmission requests, the baselines' timeouts.
   uint64_t data_packets = 0, resent = 0, retransmit_requests = 0, timeouts = 0;
+  // The process's CPU seconds for the run, where the caller measured them (0: not measured):
+  // on a busy machine the wall time says little, the CPU time what the run costs.
+  double cpu_s = 0;
   // Packet-hops: a frame's arrival at a switch, from a host or over a link.
   uint64_t packet_hops() const { return injected + link_frames; }
 };

@@ -250,15 +250,17 @@ std::string FormatDlcpEngineStats(
   char line[256];
   for (const auto& [run, wall] : runs) {
     const DlcpEngineStats& e = run->engine;
+    char cpu[48] = "";
+    if (e.cpu_s > 0) std::snprintf(cpu, sizeof(cpu), " (%.1f s CPU)", e.cpu_s);
     std::snprintf(line, sizeof(line),
                   "engine %s: %zu flows, %llu events, %llu packet-hops (%llu from hosts, %llu "
-                  "over links), %llu delivered, %.3f s wall\n",
+                  "over links), %llu delivered, %.3f s wall%s\n",
                   run->transport.c_str(), run->flows.size(),
                   static_cast<unsigned long long>(e.events),
                   static_cast<unsigned long long>(e.packet_hops()),
                   static_cast<unsigned long long>(e.injected),
                   static_cast<unsigned long long>(e.link_frames),
-                  static_cast<unsigned long long>(e.delivered), wall);
+                  static_cast<unsigned long long>(e.delivered), wall, cpu);
     out += line;
     const bool dlcp = run->scheme == DlcpScheme::kDlcp;
     std::snprintf(line, sizeof(line), "hosts %s: %llu %s (%llu resent), %llu %s\n",
