@@ -40,9 +40,17 @@ class HeapPacketPool final : public PacketPool {
   // Allocates a packet holding a copy of frame; nullptr when exhausted or frame too long.
   Packet* FromBytes(const uint8_t* frame, uint32_t len) noexcept;
 
+  // Where the frame of `packet` (one of this pool's) starts unless something was prepended or
+  // trimmed at its front, found from the Packet's address without reading the Packet: a caller
+  // prefetching both needs not wait for the one to learn the other.
+  const uint8_t* FrameHint(const Packet* packet) const noexcept {
+    const std::size_t index = reinterpret_cast<const Slot*>(packet) - slots_.data();
+    return memory_.get() + index * buffer_size_ + headroom_;
+  }
+
  private:
   struct Slot {
-    Packet packet;
+    Packet packet;  // first: a Packet's address is its Slot's (FrameHint)
     std::size_t index;
   };
   uint32_t buffer_size_;

@@ -17,6 +17,34 @@ std::string FormatSeconds(TimeNs ns) {
   return text;
 }
 
+[[gnu::always_inline]] inline bool CarriesPacket(EventKind kind) {
+  return kind == EventKind::kSwitchArrival || kind == EventKind::kHostArrival;
+}
+
+// With thousands of frames queued across a fabric, a frame's Packet and bytes have left the
+// caches by the time its arrival comes up: the switch's parser (or the host) waited on them,
+// a fifth of the cycles at 192 hosts. So, DPDK-style, while one event runs, the frames of the
+// events due next come in: the top's and those of the root's children (one of which comes out
+// after the top). The frame's address is the pool's hint, not the Packet's field, so that the
+// two come in at once rather than one after the other.
+[[gnu::always_inline]] inline void PrefetchFrame(const HeapPacketPool& pool, const Packet* pkt) {
+  const auto* packet = reinterpret_cast<const char*>(pkt);
+  for (std::size_t at = 0; at < sizeof(Packet) + 63; at += 64) __builtin_prefetch(packet + at);
+  const uint8_t* frame = pool.FrameHint(pkt);
+  __builtin_prefetch(frame);
+  __builtin_prefetch(frame + 64);
+}
+
+// Inlined: GCC takes a function of loads and prefetches for pure and drops its calls.
+[[gnu::always_inline]] inline void PrefetchNextFrames(const EventQueue& events,
+                                                      const HeapPacketPool& pool) {
+  if (events.empty()) return;
+  if (CarriesPacket(events.top().kind)) PrefetchFrame(pool, events.top().pkt);
+  for (const Event& later : events.after_top()) {
+    if (CarriesPacket(later.kind)) PrefetchFrame(pool, later.pkt);
+  }
+}
+
 }  // namespace
 
 uint64_t EngineCounters::TotalDrops() const {
@@ -187,6 +215,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   }
   while (failure_.ok() && !events_.empty() && events_.top().time <= until) {
     Event event = events_.Pop();
+    PrefetchNextFrames(events_, pool_);
     if (first_event_ns_ == kNever) first_event_ns_ = event.time;
     if (event.time - first_event_ns_ > limits_.max_virtual_ns) {
       failure_ = Status::Error("stopped at " + FormatSeconds(event.time - first_event_ns_) +

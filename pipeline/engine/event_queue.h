@@ -2,6 +2,7 @@
 // The engine's agenda: events ordered by (time, insertion sequence), so events at the same
 // virtual time run in the order they were scheduled and every run replays identically.
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "pipeline/core/clock.h"
@@ -52,6 +53,13 @@ class EventQueue {
   bool empty() const { return heap_.empty(); }
   std::size_t size() const { return heap_.size(); }
   const Event& top() const { return heap_.front(); }
+  // The root's children: the one due first comes out after top(), unless an event pushed
+  // meanwhile comes before it (what the engine prefetches for).
+  std::span<const Event> after_top() const {
+    const std::size_t n = heap_.size();
+    if (n < 2) return {};
+    return {heap_.data() + 1, n < 1 + kArity ? n - 1 : kArity};
+  }
   Event Pop() {
     const Event first = heap_.front();
     const Event last = heap_.back();

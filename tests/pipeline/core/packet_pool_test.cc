@@ -41,6 +41,18 @@ TEST(HeapPacketPoolTest, CloneCopiesFrameAndMetadata) {
   EXPECT_EQ(q->tailroom, p->tailroom);
 }
 
+TEST(HeapPacketPoolTest, FrameHintIsWhereTheFrameStarts) {
+  HeapPacketPool pool(3, 256, 64);
+  Packet* a = pool.Alloc();
+  Packet* b = pool.Alloc();
+  ASSERT_NE(a, nullptr);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(pool.FrameHint(a), a->data);
+  EXPECT_EQ(pool.FrameHint(b), b->data);
+  ASSERT_TRUE(b->Prepend(8));  // moved: the hint stays the buffer's usual start
+  EXPECT_EQ(pool.FrameHint(b), b->data + 8);
+}
+
 TEST(HeapPacketPoolTest, RejectsOversizedFrame) {
   HeapPacketPool pool(1, 256, 64);
   uint8_t frame[300] = {};

@@ -30,6 +30,23 @@ TEST(EventQueueTest, PopsByTimeThenInsertionOrder) {
   EXPECT_EQ(order, (std::vector<uint64_t>{2, 4, 6, 3, 1, 5}));
 }
 
+// The engine prefetches for after_top(): when no event is pushed between two pops, the second
+// one popped is among them.
+TEST(EventQueueTest, AfterTopHoldsTheEventDueAfterTheTop) {
+  EventQueue queue;
+  EXPECT_TRUE(queue.after_top().empty());
+  SplitMix64 rng(7);
+  for (uint64_t i = 0; i < 500; ++i) queue.Push(At(rng.Next() % 100, i));
+  while (queue.size() > 1) {
+    std::set<uint64_t> candidates;
+    for (const Event& event : queue.after_top()) candidates.insert(event.cookie);
+    EXPECT_LE(candidates.size(), 4u);
+    queue.Pop();
+    EXPECT_EQ(candidates.count(queue.top().cookie), 1u) << "at size " << queue.size();
+  }
+  EXPECT_TRUE(queue.after_top().empty());
+}
+
 TEST(EventQueueTest, SameTimeEventsKeepOrderAcrossManyPushes) {
   EventQueue queue;
   for (uint64_t i = 0; i < 1000; ++i) queue.Push(At(i % 3 == 0 ? 5 : 7, i));
