@@ -77,9 +77,16 @@ TimeNs DlcpHost::Wake(const Sender& s) const {
 void DlcpHost::Refresh(uint64_t key, Sender& s) {
   auto it = std::lower_bound(live_send_.begin(), live_send_.end(), key,
                              [](const LiveSender& l, uint64_t k) { return l.key < k; });
-  if (it == live_send_.end() || it->key != key) it = live_send_.insert(it, {key, 0, &s});
+  if (it == live_send_.end() || it->key != key) it = live_send_.insert(it, {key, kNever, &s});
   it->sender = &s;
+  const TimeNs was = it->wake;
   it->wake = Wake(s);
+  if (it->wake <= live_wake_) {
+    live_wake_ = it->wake;
+  } else if (was == live_wake_) {  // the earliest moved later: find the new earliest
+    live_wake_ = kNever;
+    for (const LiveSender& l : live_send_) live_wake_ = std::min(live_wake_, l.wake);
+  }
 }
 
 const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
@@ -129,6 +136,7 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
 // that sent last, round the array); one not due would neither report nor send. Those done or
 // stopped leave the array (a RETRANSMIT brings one back, OnSignal).
 void DlcpHost::Pump(TimeNs now) noexcept {
+  if (now < live_wake_) return;  // none due: a PS's many data arrivals cost nothing here
   const std::size_t n = live_send_.size();
   std::size_t first = 0;
   if (nic_ != nullptr) {
@@ -146,6 +154,8 @@ void DlcpHost::Pump(TimeNs now) noexcept {
     live.wake = Wake(*live.sender);
   }
   std::erase_if(live_send_, [](const LiveSender& l) { return l.wake == kNever; });
+  live_wake_ = kNever;
+  for (const LiveSender& l : live_send_) live_wake_ = std::min(live_wake_, l.wake);
 }
 
 void DlcpHost::PumpSender(TimeNs now, Sender& s) {
@@ -392,8 +402,7 @@ void DlcpHost::OnTimer(TimeNs now) noexcept {
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
   if (!recv_due_.empty()) next = std::min(next, recv_due_.begin()->first);
-  for (const LiveSender& live : live_send_) next = std::min(next, live.wake);
-  return next;
+  return std::min(next, live_wake_);
 }
 
 }  // namespace swemu

@@ -160,6 +160,9 @@ class DlcpHost final : public Endpoint {
     Sender* sender;
   };
   std::vector<LiveSender> live_send_;
+  // The earliest wake in live_send_ (kNever: none), kept exact by Refresh and Pump: NextTimer
+  // reads it, and Pump returns at once before it.
+  TimeNs live_wake_ = kNever;
   // With opt_.shared_nic: the NIC, and the key of the sender that sent on it last (Pump offers
   // it first to the next key).
   std::unique_ptr<SharedNic> nic_;
