@@ -23,7 +23,8 @@ for shape in $shapes; do
   read -r rss user sys < "$tmp/rss"
   awk -v hosts=$((tors * per)) -v shape="$tors x $per, $spines spines" -v rss="$rss" \
     -v user="$user" -v sys="$sys" '
-    /^engine / { flows += $3; events += $5; hops += $7; sub(/ s wall/, ""); wall += $NF }
+    /^engine / { flows += $3; events += $5; hops += $7; match($0, /[0-9.]+ s wall/);
+                 wall += substr($0, RSTART, RLENGTH - 7) }
     END {
       cpu = user + sys
       printf "| %d | %s | %d | %d | %d | %.2f | %.2f | %.0f | %.0f | %.0f | %.1f |\n", hosts, shape,
