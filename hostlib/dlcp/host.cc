@@ -62,31 +62,22 @@ Status DlcpHost::Send(TimeNs now, const TcpEnd& dst, uint32_t tensor, std::span<
                               U32s({static_cast<uint32_t>(std::lround(loss_bound * 1e6)),
                                     opt_.partition_bytes})};
   s.start_pending = true;
-  Refresh(key, s);
+  Place(key, s);
   return Status::Ok();
 }
 
-TimeNs DlcpHost::Wake(const Sender& s) const {
-  if (s.start_pending) return 0;
-  if (s.stats->done() || s.stopped) return kNever;
-  const TimeNs send =
-      nic_ == nullptr ? s.pacer.next_ns() : std::max(s.pacer.next_ns(), nic_->next_ns());
-  return std::min(send, s.report_due);
-}
-
-void DlcpHost::Refresh(uint64_t key, Sender& s) {
-  auto it = std::lower_bound(live_send_.begin(), live_send_.end(), key,
-                             [](const LiveSender& l, uint64_t k) { return l.key < k; });
-  if (it == live_send_.end() || it->key != key) it = live_send_.insert(it, {key, kNever, &s});
-  it->sender = &s;
-  const TimeNs was = it->wake;
-  it->wake = Wake(s);
-  if (it->wake <= live_wake_) {
-    live_wake_ = it->wake;
-  } else if (was == live_wake_) {  // the earliest moved later: find the new earliest
-    live_wake_ = kNever;
-    for (const LiveSender& l : live_send_) live_wake_ = std::min(live_wake_, l.wake);
+void DlcpHost::Place(uint64_t key, const Sender& s) {
+  const TimeNs pacer = s.pacer.next_ns(), nic = NicNext();
+  if (s.start_pending) {
+    agenda_.SetOwn(key, 0);
+  } else if (s.stats->done() || s.stopped) {
+    agenda_.Erase(key);
+  } else if (nic_ != nullptr && pacer <= nic && s.report_due >= nic) {
+    agenda_.SetNicBound(key, s.report_due);
+  } else {
+    agenda_.SetOwn(key, std::min(nic_ == nullptr ? pacer : std::max(pacer, nic), s.report_due));
   }
+  live_wake_ = agenda_.Earliest(nic);
 }
 
 const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
@@ -133,29 +124,47 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
 }
 
 // Visits the senders due now, in key order (with a shared NIC, from the key after the sender
-// that sent last, round the array); one not due would neither report nor send. Those done or
-// stopped leave the array (a RETRANSMIT brings one back, OnSignal).
+// that sent last, round the keys): those due on their own (a START, a report, their pacer),
+// and, while the NIC is free, the next of those waiting for the NIC alone. A visit to any
+// other sender would neither report nor send. Those done or stopped leave the agenda (a
+// RETRANSMIT brings one back, OnSignal).
 void DlcpHost::Pump(TimeNs now) noexcept {
   if (now < live_wake_) return;  // none due: a PS's many data arrivals cost nothing here
-  const std::size_t n = live_send_.size();
-  std::size_t first = 0;
-  if (nic_ != nullptr) {
-    first = static_cast<std::size_t>(
-        std::upper_bound(live_send_.begin(), live_send_.end(), nic_last_key_,
-                         [](uint64_t k, const LiveSender& l) { return k < l.key; }) -
-        live_send_.begin());
+  const uint64_t last = nic_ != nullptr ? nic_last_key_ : ~uint64_t{0};
+  const std::vector<uint64_t> due = agenda_.TakeDue(now, last);
+  uint64_t from = 0;  // the next position of the cycle not yet passed
+  bool passed_all = false;
+  auto visit = [&](uint64_t key) {
+    Visit(now, key);
+    from = DlcpSenderAgenda::Position(key, last) + 1;
+    passed_all = from == 0;  // the last position of the cycle
+  };
+  for (std::size_t i = 0; i <= due.size() && !passed_all; ++i) {
+    std::optional<uint64_t> to;  // the end of the cycle, after the last sender due
+    if (i < due.size()) to = DlcpSenderAgenda::Position(due[i], last);
+    // Before the next sender due on its own, a free NIC goes to the first of those waiting
+    // for it alone.
+    while (nic_ != nullptr && nic_->Ready(now) && !passed_all) {
+      const std::optional<uint64_t> key = agenda_.TakeNicBound(last, from, to);
+      if (!key) break;
+      visit(*key);
+    }
+    if (i < due.size()) visit(due[i]);
   }
-  for (std::size_t k = 0; k < n; ++k) {
-    LiveSender& live = live_send_[(first + k) % n];
-    if (live.wake > now) continue;
-    const uint64_t sent = live.sender->stats->packets;
-    PumpSender(now, *live.sender);
-    if (live.sender->stats->packets != sent) nic_last_key_ = live.key;
-    live.wake = Wake(*live.sender);
-  }
-  std::erase_if(live_send_, [](const LiveSender& l) { return l.wake == kNever; });
-  live_wake_ = kNever;
-  for (const LiveSender& l : live_send_) live_wake_ = std::min(live_wake_, l.wake);
+  live_wake_ = agenda_.Earliest(NicNext());
+}
+
+// One sender's due work; a sender that sent moves the NIC's group, and is placed again.
+void DlcpHost::Visit(TimeNs now, uint64_t key) {
+  auto it = send_.find(key);
+  if (it == send_.end()) return;
+  Sender& s = it->second;
+  const uint64_t sent = s.stats->packets;
+  const TimeNs nic_was = NicNext();
+  PumpSender(now, s);
+  if (s.stats->packets != sent) nic_last_key_ = key;
+  if (NicNext() != nic_was) agenda_.OnNicMoved(NicNext());
+  Place(key, s);
 }
 
 void DlcpHost::PumpSender(TimeNs now, Sender& s) {
@@ -350,7 +359,7 @@ void DlcpHost::OnSenderSignal(TimeNs now, const TcpEnd& from, const DlcpSignal& 
                               : opt_.rate.period_ns;
     OnReport(snd, now, LoadBe32(s.payload.data()), period);
   }
-  Refresh(key, snd);
+  Place(key, snd);
 }
 
 void DlcpHost::Report(TimeNs now) {

@@ -30,6 +30,7 @@
 #include "hostlib/dlcp/rate_control.h"
 #include "hostlib/dlcp/receive_buffer.h"
 #include "hostlib/dlcp/segments.h"
+#include "hostlib/dlcp/sender_agenda.h"
 
 namespace swemu {
 
@@ -150,29 +151,24 @@ class DlcpHost final : public Endpoint {
   DlcpHostOptions opt_;
   DlcpControlChannel control_;
   std::map<uint64_t, Sender> send_;  // by (dst ip, tensor)
-  // The senders Pump may still act on (a START to send, or neither done nor stopped), in
-  // send_'s key order, each with the time it next has something to do (Wake): Pump and
-  // NextTimer read this array, not every flow the host ever sent, and Pump visits only the
-  // senders due. Every change to a sender's pacer, report_due or state refreshes its entry.
-  struct LiveSender {
-    uint64_t key;
-    TimeNs wake;
-    Sender* sender;
-  };
-  std::vector<LiveSender> live_send_;
-  // The earliest wake in live_send_ (kNever: none), kept exact by Refresh and Pump: NextTimer
-  // reads it, and Pump returns at once before it.
+  // The senders Pump may still act on (a START to send, or neither done nor stopped), by when
+  // each next has something to do. Every change to a sender's pacer, report_due or state
+  // places it again (Place).
+  DlcpSenderAgenda agenda_;
+  // agenda_'s earliest wake (kNever: none): NextTimer reads it, and Pump returns at once before.
   TimeNs live_wake_ = kNever;
   // With opt_.shared_nic: the NIC, and the key of the sender that sent on it last (Pump offers
   // it first to the next key).
   std::unique_ptr<SharedNic> nic_;
   uint64_t nic_last_key_ = 0;
   bool NicReady(TimeNs now) const { return nic_ == nullptr || nic_->Ready(now); }
-  // 0 with a START pending, kNever once done or stopped, else its report's time or when its
-  // pacer (and the shared NIC) let it send, whichever is first.
-  TimeNs Wake(const Sender& s) const;
-  // Sets key's entry (adding it in key order if absent) to s and Wake(s).
-  void Refresh(uint64_t key, Sender& s);
+  TimeNs NicNext() const { return nic_ == nullptr ? kNever : nic_->next_ns(); }
+  // Puts key's sender in the agenda: at 0 with a START pending, out once done or stopped, with
+  // the NIC's group when its pacer is ready before the NIC and its report is not, else at the
+  // earlier of its report's time and when its pacer and the NIC let it send. Then refreshes
+  // live_wake_.
+  void Place(uint64_t key, const Sender& s);
+  void Visit(TimeNs now, uint64_t key);
   void PumpSender(TimeNs now, Sender& s);
   std::vector<std::unique_ptr<DlcpSendFlow>> send_stats_;
   std::map<uint64_t, DlcpRecvFlow> recv_;  // by (src ip, tensor)
