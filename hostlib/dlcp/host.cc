@@ -131,7 +131,7 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
 void DlcpHost::Pump(TimeNs now) noexcept {
   if (now < live_wake_) return;  // none due: a PS's many data arrivals cost nothing here
   const uint64_t last = nic_ != nullptr ? nic_last_key_ : ~uint64_t{0};
-  const std::vector<uint64_t> due = agenda_.TakeDue(now, last);
+  const std::vector<uint64_t> due = agenda_.Due(now, last);
   uint64_t from = 0;  // the next position of the cycle not yet passed
   bool passed_all = false;
   auto visit = [&](uint64_t key) {
@@ -145,7 +145,7 @@ void DlcpHost::Pump(TimeNs now) noexcept {
     // Before the next sender due on its own, a free NIC goes to the first of those waiting
     // for it alone.
     while (nic_ != nullptr && nic_->Ready(now) && !passed_all) {
-      const std::optional<uint64_t> key = agenda_.TakeNicBound(last, from, to);
+      const std::optional<uint64_t> key = agenda_.FirstNicBound(last, from, to);
       if (!key) break;
       visit(*key);
     }

@@ -21,6 +21,7 @@
 #include <memory>
 #include <set>
 #include <span>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -150,7 +151,7 @@ class DlcpHost final : public Endpoint {
   TcpEnd local_;
   DlcpHostOptions opt_;
   DlcpControlChannel control_;
-  std::map<uint64_t, Sender> send_;  // by (dst ip, tensor)
+  std::unordered_map<uint64_t, Sender> send_;  // by (dst ip, tensor)
   // The senders Pump may still act on (a START to send, or neither done nor stopped), by when
   // each next has something to do. Every change to a sender's pacer, report_due or state
   // places it again (Place).

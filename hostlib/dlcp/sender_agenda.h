@@ -27,7 +27,7 @@ class DlcpSenderAgenda {
  public:
   static uint64_t Position(uint64_t key, uint64_t last) { return key - last - 1; }
 
-  // key wakes at `wake`, on its own (replacing its entry, if any).
+  // key wakes at `wake`, on its own (replacing its entry, if any; the same entry stays).
   void SetOwn(uint64_t key, TimeNs wake);
   // key waits for the NIC only; its report is due at `report` (not before the NIC's next).
   void SetNicBound(uint64_t key, TimeNs report);
@@ -38,17 +38,19 @@ class DlcpSenderAgenda {
   // The NIC's next free time moved to `nic_next`: members of the group whose report comes
   // earlier leave it, with the report's time as their own wake.
   void OnNicMoved(TimeNs nic_next);
-  // Takes out every sender with something to do at `now` on its own (its wake passed, or, in
-  // the group, its report is due), in visiting order from the key after `last`.
-  std::vector<uint64_t> TakeDue(TimeNs now, uint64_t last);
-  // Takes out the group's first member at a position in [from, to) (no `to`: to the end of the
-  // cycle), or nothing.
-  std::optional<uint64_t> TakeNicBound(uint64_t last, uint64_t from,
-                                       std::optional<uint64_t> to = std::nullopt);
+  // Every sender with something to do at `now` on its own (its wake passed, or, in the group,
+  // its report is due), in visiting order from the key after `last`. They stay in the agenda
+  // until placed again.
+  std::vector<uint64_t> Due(TimeNs now, uint64_t last) const;
+  // The group's first member at a position in [from, to) (no `to`: to the end of the cycle),
+  // or nothing. It stays in the group until placed again.
+  std::optional<uint64_t> FirstNicBound(uint64_t last, uint64_t from,
+                                        std::optional<uint64_t> to = std::nullopt) const;
 
   std::size_t size() const { return where_.size(); }
 
  private:
+  bool Is(uint64_t key, bool nic_bound, TimeNs time) const;
   struct Where {
     bool nic_bound;
     TimeNs time;  // own: the wake; group: the report's time

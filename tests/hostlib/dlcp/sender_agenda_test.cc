@@ -18,17 +18,18 @@ TEST(DlcpSenderAgendaTest, PositionsGoRoundFromTheKeyAfterTheLast) {
   EXPECT_EQ(DlcpSenderAgenda::Position(0, ~uint64_t{0}), 0u);  // no last sender: key order
 }
 
-TEST(DlcpSenderAgendaTest, TakeDueGivesThoseDueInCyclicOrderAndLeavesTheRest) {
+TEST(DlcpSenderAgendaTest, DueGivesThoseDueInCyclicOrder) {
   DlcpSenderAgenda agenda;
   agenda.SetOwn(3, 100);
   agenda.SetOwn(7, 50);
   agenda.SetOwn(10, 200);
   agenda.SetOwn(12, 90);
   EXPECT_EQ(agenda.Earliest(kNever), 50);
-  EXPECT_EQ(agenda.TakeDue(100, 7), (std::vector<uint64_t>{12, 3, 7}));
-  EXPECT_EQ(agenda.size(), 1u);
+  EXPECT_EQ(agenda.Due(100, 7), (std::vector<uint64_t>{12, 3, 7}));
+  EXPECT_EQ(agenda.size(), 4u);  // until placed again
+  for (uint64_t key : {3u, 7u, 12u}) agenda.Erase(key);
   EXPECT_EQ(agenda.Earliest(kNever), 200);
-  EXPECT_TRUE(agenda.TakeDue(199, 7).empty());
+  EXPECT_TRUE(agenda.Due(199, 7).empty());
 }
 
 TEST(DlcpSenderAgendaTest, PlacingAgainReplacesTheEntry) {
@@ -37,9 +38,10 @@ TEST(DlcpSenderAgendaTest, PlacingAgainReplacesTheEntry) {
   agenda.SetNicBound(4, 500);
   EXPECT_EQ(agenda.size(), 1u);
   EXPECT_EQ(agenda.Earliest(80), 80);  // the group wakes with the NIC
-  EXPECT_TRUE(agenda.TakeDue(100, 0).empty());  // its report is not due
+  EXPECT_TRUE(agenda.Due(100, 0).empty());  // its report is not due
   agenda.SetOwn(4, 300);
   EXPECT_EQ(agenda.Earliest(80), 300);
+  EXPECT_FALSE(agenda.FirstNicBound(0, 0).has_value());
   agenda.Erase(4);
   EXPECT_EQ(agenda.Earliest(80), kNever);
 }
@@ -48,12 +50,14 @@ TEST(DlcpSenderAgendaTest, TheNicGoesToTheFirstWaitingMemberInTheRangeRoundTheKe
   DlcpSenderAgenda agenda;
   for (uint64_t key : {2u, 5u, 9u}) agenda.SetNicBound(key, 1'000);
   // After key 5: 9 first, then round to 2, and 5 itself last.
-  EXPECT_EQ(agenda.TakeNicBound(5, 0), 9u);
-  EXPECT_EQ(agenda.TakeNicBound(5, 0), 2u);
+  EXPECT_EQ(agenda.FirstNicBound(5, 0), 9u);
+  EXPECT_EQ(agenda.FirstNicBound(5, DlcpSenderAgenda::Position(9, 5) + 1), 2u);
+  const uint64_t after2 = DlcpSenderAgenda::Position(2, 5) + 1;
   // A range that ends before 5's position (the last) finds nothing.
-  EXPECT_FALSE(agenda.TakeNicBound(5, 0, DlcpSenderAgenda::Position(5, 5)).has_value());
-  EXPECT_EQ(agenda.TakeNicBound(5, 0), 5u);
-  EXPECT_FALSE(agenda.TakeNicBound(5, 0).has_value());
+  EXPECT_FALSE(agenda.FirstNicBound(5, after2, DlcpSenderAgenda::Position(5, 5)).has_value());
+  EXPECT_EQ(agenda.FirstNicBound(5, after2), 5u);
+  agenda.Erase(9);
+  EXPECT_EQ(agenda.FirstNicBound(5, 0), 2u);
 }
 
 TEST(DlcpSenderAgendaTest, ARangeStartingPastAMemberDoesNotGoRoundToIt) {
@@ -61,9 +65,10 @@ TEST(DlcpSenderAgendaTest, ARangeStartingPastAMemberDoesNotGoRoundToIt) {
   agenda.SetNicBound(3, 1'000);
   agenda.SetNicBound(8, 1'000);
   // last = 4: positions 8 -> 3, 3 -> 2^64 - 2. From position 4 on, only 3 is left.
-  EXPECT_EQ(agenda.TakeNicBound(4, 4), 3u);
-  EXPECT_FALSE(agenda.TakeNicBound(4, 4).has_value());
-  EXPECT_EQ(agenda.TakeNicBound(4, 0, 4), 8u);
+  EXPECT_EQ(agenda.FirstNicBound(4, 4), 3u);
+  EXPECT_FALSE(agenda.FirstNicBound(4, DlcpSenderAgenda::Position(3, 4) + 1).has_value());
+  EXPECT_EQ(agenda.FirstNicBound(4, 0, 4), 8u);
+  EXPECT_FALSE(agenda.FirstNicBound(4, 0, 3).has_value());
 }
 
 TEST(DlcpSenderAgendaTest, MembersWhoseReportComesBeforeTheNicLeaveTheGroup) {
@@ -72,17 +77,17 @@ TEST(DlcpSenderAgendaTest, MembersWhoseReportComesBeforeTheNicLeaveTheGroup) {
   agenda.SetNicBound(2, 400);
   agenda.OnNicMoved(200);  // the NIC is busy until 200: 1's report at 150 comes first
   EXPECT_EQ(agenda.Earliest(200), 150);
-  EXPECT_EQ(agenda.TakeDue(150, 0), (std::vector<uint64_t>{1}));
-  EXPECT_EQ(agenda.Earliest(200), 200);  // 2 still waits for the NIC
-  EXPECT_EQ(agenda.TakeNicBound(0, 0), 2u);
+  EXPECT_EQ(agenda.Due(150, 0), (std::vector<uint64_t>{1}));
+  EXPECT_EQ(agenda.FirstNicBound(0, 0), 2u);  // 2 still waits for the NIC
+  agenda.Erase(1);
+  EXPECT_EQ(agenda.Earliest(200), 200);
 }
 
 TEST(DlcpSenderAgendaTest, AReportDueWhileWaitingForTheNicIsDueOnItsOwn) {
   DlcpSenderAgenda agenda;
   agenda.SetNicBound(6, 300);
   agenda.SetNicBound(7, 900);
-  EXPECT_EQ(agenda.TakeDue(300, 0), (std::vector<uint64_t>{6}));
-  EXPECT_EQ(agenda.size(), 1u);
+  EXPECT_EQ(agenda.Due(300, 0), (std::vector<uint64_t>{6}));
 }
 
 }  // namespace
