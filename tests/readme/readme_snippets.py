@@ -10,8 +10,10 @@ is a path (has a '/'), a variable assignment or a program on PATH, or when the l
 ended with a backslash; a line that is not a command and not a comment is output the README
 shows (the block of `swemu --bench`'s table), and is not run. Each command belongs to one group:
 EXCLUDED names the commands no test runs and why, LONG the commands of more than 30 s and the
-test that runs them; every other command is in the group `fast`. Both tables must name
-commands the README has, so that they stay exact.
+test that runs them, VIRTUAL_TIME the others that run in virtual time or offline only (group
+`fast_virtual`, no real-time lock); every other command is in the group `fast`. The tables must
+name commands the README has, so that they stay exact. --list prints each group, its timeout,
+short or long (ctest label readme_long) and realtime or virtual (whether it takes the lock).
 
 --run GROUP copies the source tree (without .git, out/ and build*/) into a new WORK/tree-*, links
 its build to BUILD, and there runs the group's commands block by block, each block in one
@@ -107,7 +109,51 @@ LONG = {
     "bench/realtime/scaling.sh": MICROBENCHMARKS,
 }
 
+# Commands of 30 s or less that run in virtual time or offline only (simulations, offline
+# replays, plans, analyses, --show-resources, help), by their text in the README: no DPDK port,
+# namespace, /run/swemu.sock or real-time swemu, so their group, fast_virtual, runs without the
+# real-time lock, beside the tests that hold it. Every other such command is in the group fast,
+# under the lock.
+VIRTUAL_TIME = {
+    "build/swemu/swemu --config configs/leaf.ini --offline \\\n"
+    "  --in 0=configs/pcap/h0_to_all.pcap --out-dir out/leaf",
+    "build/swemu/swemu --topology configs/leaf_spine.topo --offline --out-dir out/leaf_spine \\\n"
+    "  --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf2:0=configs/pcap/h2_to_all.pcap",
+    "build/tools/swemu-dlcp sim --topology configs/leaf_spine.topo",
+    "build/tools/swemu-atp sim --topology configs/atp_two_rack.topo --job configs/atp_two_rack.job",
+    "build/tools/swemu-atp sim --topology configs/atp_two_rack_plain.topo "
+    "--job configs/atp_two_rack.job",
+    "build/swemu/swemu --config configs/atp_rack.ini --show-resources",
+    'PYTHONPATH=build/hostlib/python /usr/bin/python3 -c "import swemu; help(swemu.Worker)"',
+    "build/tools/swemu-pcn sim --out out/pcn-sim",
+    "build/tools/swemu-dlcp sim",
+    "build/tools/swemu-dlcp thresholds --model ResNet50 --buffer 512KB --load 1.2",
+    "build/swemu/swemu --config configs/dlcp.ini --show-resources",
+    "build/tools/swemu-goat plan",
+    "build/tools/swemu-goat publish --out-dir out/goat --pcap",
+    "build/tools/swemu-goat sim",
+    "build/tools/swemu-goat sim --fabric leaf-spine --workers 35",
+    "C=configs/goat_testbed",
+    "build/swemu/swemu --topology $C/goat.topo --offline --out-dir out/goat_offline \\\n"
+    "  --in s1:0=$C/w1.pcap --in s1:1=$C/w2.pcap --in s1:2=$C/w3.pcap "
+    "--in s1:3=$C/w4.pcap \\\n"
+    "  --in s2:0=$C/w5.pcap --in s2:1=$C/w6.pcap --in s2:2=$C/w7.pcap "
+    "--in s2:3=$C/w8.pcap",
+    "build/tools/swemu-analyze out/goat_offline/s3-port0.pcap",
+    "build/tools/swemu-plink probe",
+    "build/tools/swemu-plink probe --fanout 2,2,2 --per-rack 8 --tier-delays 32us,16us,4us,1us",
+    "build/tools/swemu-plink experiment --assignments 5",
+    "build/tools/swemu-gen --workload atp --layers 10 --rate 10G --background-flows 1 "
+    "--background-rate 4G --background-bytes 2M --background-ecn --out out/look/w{w}.pcap",
+    "build/swemu/swemu --offline --config configs/atp_rack.ini --in 0=out/look/w0.pcap "
+    "--in 1=out/look/w1.pcap --in 2=out/look/w2.pcap --in 3=out/look/w3.pcap "
+    "--out-dir out/look/run --telemetry out/look/run/telemetry.csv",
+    "build/tools/swemu-analyze out/look/run --plot out/look/run.png --csv out/look/csv",
+    "build/swemu/swemu --config configs/leaf.ini --show-resources",
+}
+
 FAST = "fast"
+FAST_VIRTUAL = "fast_virtual"
 FAST_TIMEOUT = 300
 
 
@@ -184,14 +230,17 @@ def read_readme(source):
 def group_of(command):
     if command.key() in EXCLUDED:
         return None
-    return LONG[command.key()][0] if command.key() in LONG else FAST
+    if command.key() in LONG:
+        return LONG[command.key()][0]
+    return FAST_VIRTUAL if command.key() in VIRTUAL_TIME else FAST
 
 
 def stale_entries(blocks):
-    """Lines naming EXCLUDED and LONG entries that no README command matches exactly once."""
+    """Lines naming table entries that no README command matches exactly once."""
     keys = [c.key() for b in blocks for c in b.commands]
     problems = []
-    for table, entries in (("EXCLUDED", EXCLUDED), ("LONG", LONG)):
+    tables = (("EXCLUDED", EXCLUDED), ("LONG", LONG), ("VIRTUAL_TIME", VIRTUAL_TIME))
+    for table, entries in tables:
         for key in entries:
             if keys.count(key) != 1:
                 problems.append(f"{table} names `{key}`, which {README} has {keys.count(key)} "
@@ -200,11 +249,19 @@ def stale_entries(blocks):
 
 
 def groups():
-    """(name, timeout) of every group: fast first, then LONG's in their order."""
-    seen = {FAST: FAST_TIMEOUT}
+    """(name, timeout) of every group: fast and fast_virtual first, then LONG's in their order."""
+    seen = {FAST: FAST_TIMEOUT, FAST_VIRTUAL: FAST_TIMEOUT}
     for name, timeout, _ in LONG.values():
         seen[name] = max(seen.get(name, 0), timeout)
     return list(seen.items())
+
+
+def list_line(name, timeout):
+    """A group as --list prints it: name, timeout, short or long, realtime or virtual (the
+    lock it needs)."""
+    length = "short" if name in (FAST, FAST_VIRTUAL) else "long"
+    clock = "virtual" if name == FAST_VIRTUAL else "realtime"
+    return f"{name} {timeout} {length} {clock}"
 
 
 def show(blocks):
@@ -450,7 +507,7 @@ def main(argv):
     args = parse_args(argv)
     if args.list:
         for name, timeout in groups():
-            print(name, timeout)
+            print(list_line(name, timeout))
         return 0
     blocks = read_readme(args.source)
     if args.show:
