@@ -77,7 +77,6 @@ void DlcpHost::Place(uint64_t key, const Sender& s) {
   } else {
     agenda_.SetOwn(key, std::min(nic_ == nullptr ? pacer : std::max(pacer, nic), s.report_due));
   }
-  live_wake_ = agenda_.Earliest(nic);
 }
 
 const DlcpRecvFlow* DlcpHost::Received(Ipv4Addr src, uint32_t tensor) const {
@@ -129,7 +128,7 @@ void DlcpHost::OnReport(Sender& s, TimeNs now, uint64_t received_bytes, TimeNs r
 // other sender would neither report nor send. Those done or stopped leave the agenda (a
 // RETRANSMIT brings one back, OnSignal).
 void DlcpHost::Pump(TimeNs now) noexcept {
-  if (now < live_wake_) return;  // none due: a PS's many data arrivals cost nothing here
+  if (now < SendersWake()) return;  // none due: a PS's many data arrivals cost nothing here
   const uint64_t last = nic_ != nullptr ? nic_last_key_ : ~uint64_t{0};
   const std::vector<uint64_t> due = agenda_.Due(now, last);
   uint64_t from = 0;  // the next position of the cycle not yet passed
@@ -151,7 +150,6 @@ void DlcpHost::Pump(TimeNs now) noexcept {
     }
     if (i < due.size()) visit(due[i]);
   }
-  live_wake_ = agenda_.Earliest(NicNext());
 }
 
 // One sender's due work; a sender that sent moves the NIC's group, and is placed again.
@@ -411,7 +409,7 @@ void DlcpHost::OnTimer(TimeNs now) noexcept {
 TimeNs DlcpHost::NextTimer() const noexcept {
   TimeNs next = std::min(control_.NextTimer(), next_report_ns_);
   if (!recv_due_.empty()) next = std::min(next, recv_due_.begin()->first);
-  return std::min(next, live_wake_);
+  return std::min(next, SendersWake());
 }
 
 }  // namespace swemu

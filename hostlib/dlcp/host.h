@@ -156,18 +156,17 @@ class DlcpHost final : public Endpoint {
   // each next has something to do. Every change to a sender's pacer, report_due or state
   // places it again (Place).
   DlcpSenderAgenda agenda_;
-  // agenda_'s earliest wake (kNever: none): NextTimer reads it, and Pump returns at once before.
-  TimeNs live_wake_ = kNever;
   // With opt_.shared_nic: the NIC, and the key of the sender that sent on it last (Pump offers
   // it first to the next key).
   std::unique_ptr<SharedNic> nic_;
   uint64_t nic_last_key_ = 0;
   bool NicReady(TimeNs now) const { return nic_ == nullptr || nic_->Ready(now); }
   TimeNs NicNext() const { return nic_ == nullptr ? kNever : nic_->next_ns(); }
+  // The earliest wake of any sender (kNever: none): NextTimer's, and Pump returns at once before.
+  TimeNs SendersWake() const { return agenda_.Earliest(NicNext()); }
   // Puts key's sender in the agenda: at 0 with a START pending, out once done or stopped, with
   // the NIC's group when its pacer is ready before the NIC and its report is not, else at the
-  // earlier of its report's time and when its pacer and the NIC let it send. Then refreshes
-  // live_wake_.
+  // earlier of its report's time and when its pacer and the NIC let it send.
   void Place(uint64_t key, const Sender& s);
   void Visit(TimeNs now, uint64_t key);
   void PumpSender(TimeNs now, Sender& s);
