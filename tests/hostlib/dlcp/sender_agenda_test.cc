@@ -3,6 +3,9 @@
 // members whose report falls due before the NIC is free again.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <random>
 #include <vector>
 
 #include "hostlib/dlcp/sender_agenda.h"
@@ -88,6 +91,65 @@ TEST(DlcpSenderAgendaTest, AReportDueWhileWaitingForTheNicIsDueOnItsOwn) {
   agenda.SetNicBound(6, 300);
   agenda.SetNicBound(7, 900);
   EXPECT_EQ(agenda.Due(300, 0), (std::vector<uint64_t>{6}));
+}
+
+// Thousands of senders placed, moved between the groups and erased at random, as at a PS: after
+// every step the agenda answers as a plain list of (key, group, time) does.
+TEST(DlcpSenderAgendaTest, ManySendersMovedAtRandomAnswerAsAPlainList) {
+  struct Entry {
+    bool nic_bound;
+    TimeNs time;
+  };
+  DlcpSenderAgenda agenda;
+  std::map<uint64_t, Entry> model;
+  std::mt19937_64 rng(7);
+  TimeNs nic_next = 0;
+  for (int step = 0; step < 40'000; ++step) {
+    const uint64_t key = rng() % 3'000 * 0x9e3779b97f4a7c15ULL;  // spread over 64 bits
+    const TimeNs time = nic_next + static_cast<TimeNs>(rng() % 5'000);
+    switch (rng() % 5) {
+      case 0:
+        agenda.Erase(key);
+        model.erase(key);
+        break;
+      case 1:
+      case 2:
+        agenda.SetOwn(key, time);
+        model[key] = Entry{false, time};
+        break;
+      default:
+        agenda.SetNicBound(key, time);
+        model[key] = Entry{true, time};
+    }
+    if (step % 7 == 0) {
+      nic_next += static_cast<TimeNs>(rng() % 300);
+      agenda.OnNicMoved(nic_next);
+      for (auto& [k, e] : model) {
+        if (e.nic_bound && e.time < nic_next) e.nic_bound = false;
+      }
+    }
+    ASSERT_EQ(agenda.size(), model.size());
+    TimeNs earliest = kNever;
+    for (const auto& [k, e] : model) earliest = std::min(earliest, e.nic_bound ? nic_next : e.time);
+    ASSERT_EQ(agenda.Earliest(nic_next), earliest) << "step " << step;
+    if (step % 97 != 0) continue;
+    const TimeNs now = nic_next + static_cast<TimeNs>(rng() % 2'000);
+    const uint64_t last = rng();
+    std::vector<uint64_t> due;
+    std::optional<uint64_t> first_waiting;
+    for (const auto& [k, e] : model) {
+      if (e.time <= now) due.push_back(k);
+      if (e.nic_bound && (!first_waiting || DlcpSenderAgenda::Position(k, last) <
+                                                DlcpSenderAgenda::Position(*first_waiting, last))) {
+        first_waiting = k;
+      }
+    }
+    std::sort(due.begin(), due.end(), [last](uint64_t a, uint64_t b) {
+      return DlcpSenderAgenda::Position(a, last) < DlcpSenderAgenda::Position(b, last);
+    });
+    ASSERT_EQ(agenda.Due(now, last), due) << "step " << step;
+    ASSERT_EQ(agenda.FirstNicBound(last, 0), first_waiting) << "step " << step;
+  }
 }
 
 }  // namespace
