@@ -166,10 +166,9 @@ void EcnTcpSender::Pump(TimeNs now) {
 }
 
 TimeNs EcnTcpSender::NextTimer() const {
-  if (stopped_ || done()) return kNever;
+  if (!live()) return kNever;
   TimeNs next = rto_at_;
-  const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * opt_.mss;
-  if (snd_nxt_ < snd_end_ && Flight() < std::max<uint64_t>(window, opt_.mss)) {
+  if (WantsSlot()) {
     const TimeNs slot = nic_ == nullptr ? pacer_.next_ns()
                                         : std::max(pacer_.next_ns(), nic_->next_ns());
     next = std::min(next, slot);

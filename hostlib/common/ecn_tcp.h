@@ -18,6 +18,8 @@
 //     and ends when every byte is acknowledged;
 //   - segments leave no faster than the host's link rate (the NIC), which the engine's host
 //     links do not model.
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <span>
@@ -105,6 +107,16 @@ class EcnTcpSender {
   void OnTimer(TimeNs now);
   TimeNs NextTimer() const;
   void Pump(TimeNs now);
+  // NextTimer's parts, for a host that keeps its flows' wakes (TcpHost). Live: neither stopped
+  // nor done. The RTO's deadline (kNever: none armed). Whether it waits for a slot to send
+  // (data left, the window not full), and when its own pacer gives one.
+  bool live() const { return !stopped_ && !done(); }
+  TimeNs rto_deadline() const { return rto_at_; }
+  bool WantsSlot() const {
+    const auto window = static_cast<uint64_t>(std::floor(cwnd_)) * opt_.mss;
+    return snd_nxt_ < snd_end_ && Flight() < std::max<uint64_t>(window, opt_.mss);
+  }
+  TimeNs pacer_next() const { return pacer_.next_ns(); }
 
   const EcnTcpSenderStats& stats() const { return stats_; }
   double cwnd() const { return cwnd_; }

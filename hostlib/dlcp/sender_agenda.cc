@@ -4,56 +4,6 @@
 
 namespace swemu {
 
-void DlcpSenderAgenda::Heap::Push(uint64_t key, Where* where) {
-  heap_.emplace_back();
-  SiftUp(heap_.size() - 1, Entry{where->time, key, where});
-}
-
-void DlcpSenderAgenda::Heap::Remove(std::size_t at) {
-  const Entry last = heap_.back();
-  heap_.pop_back();
-  if (at == heap_.size()) return;
-  if (at > 0 && Less(last, heap_[(at - 1) / 2])) {
-    SiftUp(at, last);
-  } else {
-    SiftDown(at, last);
-  }
-}
-
-void DlcpSenderAgenda::Heap::SiftUp(std::size_t at, Entry entry) {
-  while (at > 0) {
-    const std::size_t parent = (at - 1) / 2;
-    if (!Less(entry, heap_[parent])) break;
-    Put(at, heap_[parent]);
-    at = parent;
-  }
-  Put(at, entry);
-}
-
-void DlcpSenderAgenda::Heap::SiftDown(std::size_t at, Entry entry) {
-  const std::size_t n = heap_.size();
-  for (std::size_t child = 2 * at + 1; child < n; child = 2 * at + 1) {
-    if (child + 1 < n && Less(heap_[child + 1], heap_[child])) ++child;
-    if (!Less(heap_[child], entry)) break;
-    Put(at, heap_[child]);
-    at = child;
-  }
-  Put(at, entry);
-}
-
-void DlcpSenderAgenda::Heap::CollectUpTo(TimeNs time, std::vector<uint64_t>* keys) const {
-  if (heap_.empty() || heap_[0].time > time) return;
-  std::vector<std::size_t> open{0};  // entries due whose children are not yet looked at
-  while (!open.empty()) {
-    const std::size_t at = open.back();
-    open.pop_back();
-    keys->push_back(heap_[at].key);
-    for (std::size_t child = 2 * at + 1; child <= 2 * at + 2 && child < heap_.size(); ++child) {
-      if (heap_[child].time <= time) open.push_back(child);
-    }
-  }
-}
-
 void DlcpSenderAgenda::Set(uint64_t key, bool nic_bound, TimeNs time) {
   auto [it, added] = where_.try_emplace(key, Where{nic_bound, time});
   Where& where = it->second;
@@ -65,7 +15,7 @@ void DlcpSenderAgenda::Set(uint64_t key, bool nic_bound, TimeNs time) {
   }
   if (nic_bound && (added || !where.nic_bound)) nic_keys_.insert(key);
   where.nic_bound = nic_bound;
-  HeapOf(nic_bound).Push(key, &where);
+  HeapOf(nic_bound).Push(time, key, &where.at);
 }
 
 void DlcpSenderAgenda::SetOwn(uint64_t key, TimeNs wake) { Set(key, false, wake); }
@@ -88,7 +38,7 @@ TimeNs DlcpSenderAgenda::Earliest(TimeNs nic_next) const {
 
 void DlcpSenderAgenda::OnNicMoved(TimeNs nic_next) {
   while (!nic_by_report_.empty() && nic_by_report_.top().time < nic_next) {
-    const Heap::Entry top = nic_by_report_.top();
+    const TimedKeyHeap::Entry top = nic_by_report_.top();
     SetOwn(top.key, top.time);
   }
 }

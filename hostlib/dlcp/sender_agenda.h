@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "hostlib/common/timed_key_heap.h"
 #include "pipeline/core/clock.h"
 
 namespace swemu {
@@ -55,41 +56,12 @@ class DlcpSenderAgenda {
     TimeNs time;  // own: the wake; group: the report's time
     std::size_t at = 0;  // its index in own_ or nic_by_report_
   };
-  // Keys by (time, key), least first, as a binary heap in one array whose entries point at
-  // their key's Where and keep its index there: a key is moved or removed in O(log n) without a
-  // search, and a PS's thousands of senders sit in a few cache lines a level, not a tree's nodes.
-  class Heap {
-   public:
-    struct Entry {
-      TimeNs time;
-      uint64_t key;
-      Where* where;
-    };
-    bool empty() const { return heap_.empty(); }
-    const Entry& top() const { return heap_.front(); }
-    void Push(uint64_t key, Where* where);
-    void Remove(std::size_t at);
-    // Every key whose time is at or before `time`, in no particular order.
-    void CollectUpTo(TimeNs time, std::vector<uint64_t>* keys) const;
-
-   private:
-    static bool Less(const Entry& a, const Entry& b) {
-      return a.time != b.time ? a.time < b.time : a.key < b.key;
-    }
-    void Put(std::size_t at, const Entry& entry) {
-      heap_[at] = entry;
-      entry.where->at = at;
-    }
-    void SiftUp(std::size_t at, Entry entry);
-    void SiftDown(std::size_t at, Entry entry);
-    std::vector<Entry> heap_;
-  };
   void Set(uint64_t key, bool nic_bound, TimeNs time);
-  Heap& HeapOf(bool nic_bound) { return nic_bound ? nic_by_report_ : own_; }
-  Heap own_;
+  TimedKeyHeap& HeapOf(bool nic_bound) { return nic_bound ? nic_by_report_ : own_; }
+  TimedKeyHeap own_;
   std::set<uint64_t> nic_keys_;
-  Heap nic_by_report_;
-  // Node-based: a Where keeps its address while others come and go (Heap::Entry points at it).
+  TimedKeyHeap nic_by_report_;
+  // Node-based: a Where keeps its address while others come and go (the heaps point at its at).
   std::unordered_map<uint64_t, Where> where_;
 };
 
