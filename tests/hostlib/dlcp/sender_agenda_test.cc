@@ -129,10 +129,11 @@ TEST(DlcpSenderAgendaTest, ManySendersMovedAtRandomAnswerAsAPlainList) {
       }
     }
     ASSERT_EQ(agenda.size(), model.size());
+    if (step % 5 != 0) continue;
     TimeNs earliest = kNever;
     for (const auto& [k, e] : model) earliest = std::min(earliest, e.nic_bound ? nic_next : e.time);
     ASSERT_EQ(agenda.Earliest(nic_next), earliest) << "step " << step;
-    if (step % 97 != 0) continue;
+    if (step % 95 != 0) continue;
     const TimeNs now = nic_next + static_cast<TimeNs>(rng() % 2'000);
     const uint64_t last = rng();
     std::vector<uint64_t> due;
