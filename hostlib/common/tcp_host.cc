@@ -112,14 +112,14 @@ void TcpHost::OnNicMoved() {
 
 std::vector<TcpHost::Flow*> TcpHost::Due(TimeNs now,
                                          std::initializer_list<const TimedKeyHeap*> heaps,
-                                         uint64_t first) const {
+                                         uint64_t first) {
   std::vector<uint64_t> keys;
   for (const TimedKeyHeap* heap : heaps) heap->CollectUpTo(now, &keys);
   std::sort(keys.begin(), keys.end(), [first](uint64_t a, uint64_t b) { return a - first < b - first; });
   keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
   std::vector<Flow*> due;
   due.reserve(keys.size());
-  for (uint64_t key : keys) due.push_back(const_cast<Flow*>(&flows_[key]));
+  for (uint64_t key : keys) due.push_back(&flows_[key]);
   return due;
 }
 

@@ -71,7 +71,7 @@ class TcpHost final : public Endpoint {
   TimeNs NicNext() const { return nic_ == nullptr ? kNever : nic_->next_ns(); }
   // The flows due at `now` in the heaps given, in live_ order from ordinal `first`.
   std::vector<Flow*> Due(TimeNs now, std::initializer_list<const TimedKeyHeap*> heaps,
-                         uint64_t first) const;
+                         uint64_t first);
   std::size_t LiveIndex(const Flow& flow) const;
   void VisitForPump(TimeNs now, Flow& flow);
   // Drops retired flows from live_ (Pump and OnTimer call it, after their pass).

@@ -7,16 +7,14 @@
 
 #include "hostlib/common/engine_transport.h"
 #include "hostlib/common/tcp_host.h"
+#include "tests/hostlib/common/tcp_bottleneck.h"
 #include "pipeline/wire/ipv4.h"
 #include "pipeline/wire/tcp.h"
 
 namespace swemu {
 namespace {
 
-const MacAddr kMacA = MacAddr::FromU64(0x020000000001ull);
-const MacAddr kMacB = MacAddr::FromU64(0x020000000002ull);
-constexpr Ipv4Addr kIpA = 0x0A000001, kIpB = 0x0A000002;
-constexpr uint16_t kSinkPort = 5001;
+using namespace swemu::testing;  // NOLINT: the shared hosts' addresses
 
 struct FlowRun {
   uint64_t bytes_received = 0;
@@ -35,19 +33,7 @@ struct FlowRun {
 FlowRun RunFlow(EcnTcpOptions options, uint64_t bytes, TimeNs stop_ns, double loss = 0,
             uint32_t ecn_pkts = 0, uint32_t depth = 1000) {
   Engine engine(7, 16384);
-  SwitchConfig config;
-  config.num_ports = 2;
-  config.program = "l2l3";
-  EXPECT_TRUE(engine.AddSwitch(config, "").ok());
-  Switch& sw = *engine.FindSwitch("sw0");
-  for (const std::string& cmd :
-       {"table_add dmac forward " + FormatMac(kMacB) + " => 1",
-        "table_add dmac forward " + FormatMac(kMacA) + " => 0", std::string("set_port_rate 1 100M"),
-        "set_queue_depth " + std::to_string(depth) + " 1",
-        "set_ecn_threshold 1 all " + std::to_string(ecn_pkts * 1514)}) {
-    Result<std::string> r = sw.commands().Execute(cmd);
-    EXPECT_TRUE(r.ok()) << cmd << ": " << r.message();
-  }
+  Switch& sw = AddBottleneckSwitch(engine, "100M", depth, ecn_pkts);
   EngineTransport* ta = *EngineTransport::Attach(engine, "sw0", 0, 1'000'000, loss);
   EngineTransport* tb = *EngineTransport::Attach(engine, "sw0", 1, 1'000'000);
   TcpHost a(*ta, kMacA, kIpA, options);

@@ -13,14 +13,12 @@
 #include <vector>
 
 #include "hostlib/common/engine_transport.h"
+#include "tests/hostlib/common/tcp_bottleneck.h"
 
 namespace swemu {
 namespace {
 
-const MacAddr kMacA = MacAddr::FromU64(0x020000000001ull);
-const MacAddr kMacB = MacAddr::FromU64(0x020000000002ull);
-constexpr Ipv4Addr kIpA = 0x0A000001, kIpB = 0x0A000002;
-constexpr uint16_t kSinkPort = 5001;
+using namespace swemu::testing;  // NOLINT: the shared hosts' addresses
 
 // Every pass over every live flow, in order; the NIC offered round from the flow after the one
 // that sent last (an index into the live flows).
@@ -123,16 +121,7 @@ struct Outcome {
 template <typename Host>
 Outcome RunFlows() {
   Engine engine(7, 16384);
-  SwitchConfig config;
-  config.num_ports = 2;
-  config.program = "l2l3";
-  EXPECT_TRUE(engine.AddSwitch(config, "").ok());
-  Switch& sw = *engine.FindSwitch("sw0");
-  for (const std::string& cmd : {"table_add dmac forward " + FormatMac(kMacB) + " => 1",
-                                 "table_add dmac forward " + FormatMac(kMacA) + " => 0",
-                                 std::string("set_port_rate 1 100M"), std::string("set_queue_depth 30 1")}) {
-    EXPECT_TRUE(sw.commands().Execute(cmd).ok()) << cmd;
-  }
+  AddBottleneckSwitch(engine, "100M", 30);
   EngineTransport* ta = *EngineTransport::Attach(engine, "sw0", 0, 50'000, 0.02);
   EngineTransport* tb = *EngineTransport::Attach(engine, "sw0", 1, 50'000);
   EcnTcpOptions options;
