@@ -95,6 +95,20 @@ inline std::string AlphaLine(double alpha) {
          " on every queue of every switch ([tm] alpha)\n";
 }
 
+// --threads N, the experiments' flag for running their independent runs (schemes, settings) at
+// once (pipeline/core/independent_runs.h): the output is the same for every N.
+inline constexpr unsigned kMaxThreads = 256;
+inline void AddThreadsOption(po::options_description& options, const char* runs) {
+  options.add_options()(
+      "threads", po::value<std::string>()->default_value("1"),
+      (std::string("run ") + runs + " at once on up to N threads (1.." +
+       std::to_string(kMaxThreads) + "); the output is the same for every N, only faster")
+          .c_str());
+}
+inline Status CheckThreads(const po::variables_map& vm, unsigned* threads) {
+  return ReadUintOption(vm, "threads", 1, kMaxThreads, threads);
+}
+
 }  // namespace opt
 
 }  // namespace swemu

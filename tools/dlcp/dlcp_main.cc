@@ -8,7 +8,6 @@
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdlib>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -17,6 +16,7 @@
 
 #include "hostlib/dlcp/experiment.h"
 #include "hostlib/dlcp/fabric.h"
+#include "pipeline/core/independent_runs.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/dlcp/dlcp_realtime.h"
@@ -141,6 +141,7 @@ po::options_description SimOptions() {
       ("engine-stats", "also print each run's engine work (events, packet-hops) and wall and CPU time")
       ("verbose,v", "print the loss of every layer (default: each stage's mean and worst layer)");
   // clang-format on
+  opt::AddThreadsOption(options, "the schemes");
   return options;
 }
 
@@ -219,18 +220,27 @@ Status RunSim(const po::variables_map& vm, std::ostream& out) {
   for (DlcpScheme s : *schemes) {
     if (s != DlcpScheme::kDlcp) order.push_back(s);
   }
+  unsigned threads = 1;
+  SWEMU_RETURN_IF_ERROR(opt::CheckThreads(vm, &threads));
+  // The schemes are independent runs: at once on --threads, each into its own slot (DLCP, the
+  // longest, starts first), read in order.
   using Clock = std::chrono::steady_clock;
+  std::vector<Result<DlcpRunResult>> results(order.size(), Status::Error("not run"));
+  std::vector<double> wall_s(order.size(), 0);
+  RunIndependent(threads, order.size(), [&](std::size_t k) {
+    const Clock::time_point t0 = Clock::now();
+    const double c0 = ThreadCpuSeconds();
+    results[k] = RunDlcpExperiment(o, topo, order[k]);
+    if (results[k].ok()) results[k]->engine.cpu_s = ThreadCpuSeconds() - c0;
+    wall_s[k] = std::chrono::duration<double>(Clock::now() - t0).count();
+    return results[k].ok();
+  });
   std::vector<DlcpRunResult> runs;
   std::vector<std::pair<const DlcpRunResult*, double>> walls;
-  std::vector<double> wall_s;
-  for (DlcpScheme s : order) {
-    const Clock::time_point t0 = Clock::now();
-    const std::clock_t c0 = std::clock();
-    Result<DlcpRunResult> r = RunDlcpExperiment(o, topo, s);
-    if (!r.ok()) return Status::Error(std::string(DlcpSchemeLabel(s)) + " run: " + r.message());
-    r->engine.cpu_s = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    Result<DlcpRunResult>& r = results[k];
+    if (!r.ok()) return Status::Error(std::string(DlcpSchemeLabel(order[k])) + " run: " + r.message());
     runs.push_back(std::move(*r));
-    wall_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   std::vector<const DlcpRunResult*> all, baselines;
   for (std::size_t k = 0; k < runs.size(); ++k) {

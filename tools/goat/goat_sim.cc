@@ -7,6 +7,7 @@
 
 #include "hostlib/goat/experiment.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/independent_runs.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "pipeline/tm/tm_config.h"
@@ -43,6 +44,7 @@ po::options_description GoatSimOptions() {
       ("csv", po::value<std::string>()->value_name("FILE"), "also write one row per scheme here");
   // clang-format on
   AddGoatSetupOptions(options);
+  opt::AddThreadsOption(options, "the schemes");
   return options;
 }
 
@@ -122,9 +124,11 @@ Result<GoatRunOptions> SimRunOptions(const po::variables_map& vm, const GoatSetu
   return o;
 }
 
-// One scheme's run as a table line and a CSV row.
-Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, bool engine_stats,
-                 std::ostream& out, std::string& rows) {
+// One scheme's run as table lines (*out) and a CSV row (*rows); independent of the other
+// schemes' runs, so they may run at once.
+Status RunScheme(const GoatSetup& setup, GoatRunOptions o, GoatScheme scheme, bool engine_stats,
+                 std::string* text, std::string* rows) {
+  std::string& out = *text;
   o.scheme = scheme;
   const auto wall_start = std::chrono::steady_clock::now();
   Result<GoatRunResult> r = RunGoatJob(setup.fabric, o);
@@ -145,19 +149,19 @@ Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, b
       name.c_str(), static_cast<unsigned long long>(r->ps_gradients), ps_bytes / 1e6, ps_over_model,
       total / 1e6, mean_ms, static_cast<unsigned long long>(r->switches.collisions),
       static_cast<unsigned long long>(r->retransmissions), r->mismatches == 0 ? "yes" : "NO");
-  out << line;
+  out += line;
   if (engine_stats) {
     std::snprintf(line, sizeof(line), "%-10s engine: %llu events, %llu frame hops, %.1f s wall\n",
                   "", static_cast<unsigned long long>(r->events),
                   static_cast<unsigned long long>(r->gradient_frames + r->result_frames),
                   wall.count());
-    out << line;
+    out += line;
     // What reached the PS: workers' own fragments and switch aggregates (complete or flushed).
     std::snprintf(line, sizeof(line),
                   "%-10s PS got: %llu workers' fragments, %llu switch aggregates\n", "",
                   static_cast<unsigned long long>(r->ps.originals),
                   static_cast<unsigned long long>(r->ps.aggregates));
-    out << line;
+    out += line;
   }
   std::snprintf(
       line, sizeof(line), "%s,%u,%.0f,%llu,%.0f,%.4f,%.0f,%.0f,%.4f,%llu,%llu,%llu,%llu,%llu\n",
@@ -168,7 +172,7 @@ Status RunScheme(const GoatSetup& setup, GoatRunOptions& o, GoatScheme scheme, b
       static_cast<unsigned long long>(r->switches.late),
       static_cast<unsigned long long>(r->retransmissions),
       static_cast<unsigned long long>(r->excluded), static_cast<unsigned long long>(r->mismatches));
-  rows += line;
+  *rows += line;
   if (r->mismatches != 0) {
     return Status::Error(name + ": " + std::to_string(r->mismatches) +
                          " result elements differ from the exact sum");
@@ -215,8 +219,21 @@ Status RunGoatSim(const po::variables_map& vm, std::ostream& out) {
       "scheme,workers,model_bytes,ps_fragments,ps_bytes,ps_over_model,"
       "gradient_bytes,result_bytes,mean_round_ms,collisions,late,retransmissions,"
       "excluded,mismatches\n";
-  for (GoatScheme scheme : *schemes) {
-    SWEMU_RETURN_IF_ERROR(RunScheme(*setup, *o, scheme, vm.count("engine-stats") != 0, out, rows));
+  unsigned threads = 1;
+  SWEMU_RETURN_IF_ERROR(opt::CheckThreads(vm, &threads));
+  // The schemes at once on --threads, each into its own slot, printed in the order named.
+  const std::size_t n = schemes->size();
+  std::vector<std::string> texts(n), scheme_rows(n);
+  std::vector<Status> done(n, Status::Error("not run"));
+  RunIndependent(threads, n, [&](std::size_t k) {
+    done[k] = RunScheme(*setup, *o, (*schemes)[k], vm.count("engine-stats") != 0, &texts[k],
+                        &scheme_rows[k]);
+    return done[k].ok();
+  });
+  for (std::size_t k = 0; k < n; ++k) {
+    out << texts[k];
+    rows += scheme_rows[k];
+    SWEMU_RETURN_IF_ERROR(done[k]);
   }
   out << "PS MB and total MB: gradient payload (" << o->elements * 4
       << " B per fragment) at the scaled size; PS/model: the PS's traffic in model sizes per "

@@ -8,6 +8,7 @@
 
 #include "hostlib/pcn/experiment.h"
 #include "pipeline/control/units.h"
+#include "pipeline/core/independent_runs.h"
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
 #include "tools/option_values.h"
@@ -47,6 +48,7 @@ po::options_description SimOptions() {
       ("seed", po::value<std::string>()->default_value("1"), "seed of the run")
       ("alpha", po::value<std::string>()->value_name("VALUE"), "dynamic thresholds: [tm] alpha on every switch (1/8, 2^-3, 0.125); without: the static shared buffer");
   // clang-format on
+  opt::AddThreadsOption(options, "the two runs (without and with PCN)");
   return options;
 }
 
@@ -125,6 +127,8 @@ int RunSimCommand(int argc, char** argv) {
   double alpha = 0;
   Status status = ParseSim(vm, &o);
   if (status.ok()) status = opt::CheckAlpha(vm, &alpha);
+  unsigned threads = 1;
+  if (status.ok()) status = opt::CheckThreads(vm, &threads);
   Result<PcnNetwork> net = Status::Error("not loaded");
   if (status.ok()) {
     net = LoadNetwork(vm, o);
@@ -148,10 +152,19 @@ int RunSimCommand(int argc, char** argv) {
   auto path = [&](int pcn, const char* name) {
     return out + (pcn ? "/with/" : "/without/") + name;
   };
+  // The two runs are independent: at once on --threads, each with its own options and slot.
+  Result<PcnRunResult> results[2] = {Status::Error("not run"), Status::Error("not run")};
+  PcnExperimentOptions run_options[2] = {o, o};
+  for (int pcn = 0; pcn < 2; ++pcn) {
+    run_options[pcn].telemetry_path = out.empty() ? "" : files.Aside(path(pcn, "telemetry.csv"));
+  }
+  RunIndependent(threads, 2, [&](std::size_t pcn) {
+    results[pcn] = RunPcnExperiment(run_options[pcn], *net, pcn == 1);
+    return results[pcn].ok();
+  });
   PcnRunResult runs[2];
   for (int pcn = 0; pcn < 2; ++pcn) {
-    o.telemetry_path = out.empty() ? "" : files.Aside(path(pcn, "telemetry.csv"));
-    Result<PcnRunResult> r = RunPcnExperiment(o, *net, pcn == 1);
+    Result<PcnRunResult>& r = results[pcn];
     if (!r.ok()) {
       // The telemetry file that cannot be written (a full disk) is --out's: the user's to fix.
       std::string why = files.Unstaged(r.status()).message();

@@ -76,6 +76,8 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("sim --job-hosts 3"), std::string("sim --job-hosts x"),
         std::string("sim --workers 3"), std::string("sim --workers 13"),
         std::string("sim --host-nic both"), std::string("sim --host-nic"),
+        std::string("sim --threads 0"), std::string("sim --threads 257"),
+        std::string("sim --threads x"),
         std::string("sim --topology " + dir), std::string("sim --topology " + dir + "empty.txt"),
         std::string("sim --topology " + kConfigs + "dlcp_leaf_spine.topo --spines 3"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
@@ -275,6 +277,28 @@ TEST(DlcpTool, TheSchemesNamedAreRunReportedWrittenAndDrawn) {
     EXPECT_TRUE(run.out.empty()) << schemes;
     EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << schemes << ": " << run.err;
     EXPECT_TRUE(run.err.starts_with("swemu-dlcp sim: --schemes: ")) << run.err;
+  }
+}
+
+// --threads runs the schemes at once: the table and every flow of the CSV are those of one thread.
+TEST(DlcpTool, TheSchemesRunAtOnceOnThreadsAsOnOne) {
+  const std::string sim = kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024 "
+                                  "--schemes pfabric,dctcp,dlcp,pias --csv s.csv --threads ";
+  std::string out[3], csv[3];
+  const char* threads[3] = {"1", "2", "4"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string dir = Dir() + threads[k] + "/";
+    std::filesystem::create_directories(dir);
+    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + sim + threads[k]);
+    ASSERT_EQ(run.status, 0) << threads[k] << ": " << run.err;
+    out[k] = run.out;
+    csv[k] = ReadText(dir + "s.csv");
+  }
+  EXPECT_EQ(CountOf(out[0], "FCT (ms) "), 3) << out[0];
+  EXPECT_EQ(CountOf(csv[0], "\npias,pull,"), 3 * 54);
+  for (int k = 1; k < 3; ++k) {
+    EXPECT_EQ(out[k], out[0]) << threads[k] << " threads";
+    EXPECT_EQ(csv[k], csv[0]) << threads[k] << " threads";
   }
 }
 

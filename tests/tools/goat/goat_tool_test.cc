@@ -132,6 +132,8 @@ TEST(GoatTool, BadOptionsEndWithOneLine) {
         std::string("sim --stage-sram 0"),
         std::string("sim --rto 0"),
         std::string("sim --model 0MB"),
+        std::string("sim --threads 0"),
+        std::string("sim --threads many"),
         std::string("demo --k 3"),
         std::string("demo --delay 9=1ms"),
         std::string("demo --timeout 0"),
@@ -292,6 +294,25 @@ TEST(GoatTool, SimPutsLessOnThePsThanAtpStyleSharingAndGivesExactSums) {
   EXPECT_LT(atp, ps + 1) << run.out;
   EXPECT_EQ(run.out.find(" NO\n"), std::string::npos) << run.out;
   EXPECT_EQ(ReadText(dir + "sim.csv").substr(0, 7), "scheme,");
+}
+
+// --threads runs the schemes at once, over a lossy network too: the same table and CSV as one
+// thread.
+TEST(GoatTool, SimRunsTheSchemesAtOnceOnThreadsAsOnOne) {
+  std::string out[2], csv[2];
+  for (int k = 0; k < 2; ++k) {
+    const std::string dir = Dir() + std::to_string(k) + "/";
+    std::filesystem::create_directories(dir);
+    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + kGoat + " sim --per-switch 8 --scale 1000 --loss 1% "
+                                              "--rto 1ms --csv s.csv --threads " +
+                                              std::to_string(k + 1));
+    ASSERT_EQ(run.status, 0) << run.err;
+    out[k] = run.out;
+    csv[k] = ReadText(dir + "s.csv");
+  }
+  EXPECT_NE(out[0].find("\nps-only "), std::string::npos) << out[0];
+  EXPECT_EQ(out[1], out[0]);
+  EXPECT_EQ(csv[1], csv[0]);
 }
 
 // --fabric fat-tree is the paper's k = 8 with 6 servers per edge switch (80 switches, 192

@@ -40,7 +40,8 @@ TEST(PcnTool, BadOptionsEndWithOneLine) {
         std::string("threshold --rtt 1ms --rate fast"), std::string("threshold --rtt 1ms --rate 1G --k 1"),
         std::string("threshold --rtt 1ms --rate 1G --k x"), std::string("threshold --rtt 1ms --rate 1G --flows 0"),
         std::string("threshold --rtt 1ms --rate 1G stray"), std::string("threshold --rtt 1s --rate 10G --k 0.9"),
-        std::string("sim --alpha 3^2"), std::string("sim --alpha -1")}) {
+        std::string("sim --alpha 3^2"), std::string("sim --alpha -1"),
+        std::string("sim --threads 0"), std::string("sim --threads 2x")}) {
     RunResult run = RunCommandIn(Dir(), kPcn + " " + args);
     EXPECT_EQ(run.status, 2) << args;
     if (!args.empty()) {
@@ -76,6 +77,24 @@ TEST(PcnTool, ReportOfASimRunPrintsTheSimsFigures) {
                             dir + "run/without --with " + dir + "run/with");
   ASSERT_EQ(report.status, 0) << report.err;
   EXPECT_EQ(SwemuColumns(report.out), want) << sim.out << report.out;
+}
+
+// --threads 2 runs without and with PCN at once: every file and the table as from one thread.
+TEST(PcnTool, TheTwoRunsAtOnceWriteWhatOneThreadWrites) {
+  const std::string dir = Dir();
+  const std::string sim =
+      "cd " + dir + " && " + kPcn + " sim --duration 12s --ddl-start 3s --idle 1s --iterations 2 --out ";
+  RunResult one = RunCommandIn(dir, sim + "one --threads 1");
+  RunResult two = RunCommandIn(dir, sim + "two --threads 2");
+  ASSERT_EQ(one.status, 0) << one.err;
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(two.out.substr(0, two.out.find("wrote ")), one.out.substr(0, one.out.find("wrote ")));
+  for (const char* file : {"comparison.txt", "without/telemetry.csv", "without/summary.json",
+                           "with/telemetry.csv", "with/summary.json"}) {
+    const std::string a = ReadText(dir + "one/" + file);
+    EXPECT_GT(a.size(), 100u) << file;
+    EXPECT_EQ(ReadText(dir + "two/" + file), a) << file;
+  }
 }
 
 // Shortened (2 bursts per worker in 6 s) but every part of the network as in the default run.
