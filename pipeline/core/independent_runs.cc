@@ -12,14 +12,22 @@ namespace swemu {
 
 std::size_t RunIndependent(unsigned threads, std::size_t count,
                            const std::function<bool(std::size_t)>& run) {
-  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> next;
   std::atomic<std::size_t> first_failed{count};
   std::atomic<std::size_t> started{0};
+  std::atomic<std::size_t> workers_done{0};
+  // The caller's writes before, and the runs' writes after, are ordered by these atomics alone
+  // (a release here, acquire-release at each worker's end, an acquire below), not only by the
+  // arena's internals, which a thread sanitizer that does not see into libtbb cannot check.
+  next.store(0, std::memory_order_release);
   // Each worker takes the next index until none is left or a run before it failed.
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= count || i > first_failed.load()) return;
+      if (i >= count || i > first_failed.load()) {
+        workers_done.fetch_add(1, std::memory_order_acq_rel);
+        return;
+      }
       started.fetch_add(1);
       if (run(i)) continue;
       std::size_t seen = first_failed.load();
@@ -38,6 +46,7 @@ std::size_t RunIndependent(unsigned threads, std::size_t count,
   arena.execute([&] {
     tbb::parallel_for(std::size_t{0}, width, [&](std::size_t) { worker(); });
   });
+  (void)workers_done.load(std::memory_order_acquire);
   return started.load();
 }
 
