@@ -8,8 +8,10 @@ writes one CSV row per run, prints a table and draws goodput against loss, one p
 
   /usr/bin/python3 tools/atp/atp_figure7a.py [--swemu-atp PATH] [--csv FILE] [--plot FILE]
       [--models ResNet50,VGG16] [--losses 0.00001,0.0001,0.001,0.01] [--layers N] [--quick]
+      [--jobs N]
 
-Without --csv (or with a --csv that does not exist yet) it runs the sweep and writes the CSV;
+The runs are independent: --jobs of them run at once (default: the cores), and the rows come
+out in the same order. Without --csv (or with a --csv that does not exist yet) it runs the sweep and writes the CSV;
 with an existing --csv it only draws. --quick (for CI: 6 layers of ResNet50, losses 0.1% and
 1%) also checks the aims: ATP at least half its lossless goodput at 1% loss, and above the
 timeout-only baseline at every loss rate.
@@ -21,6 +23,7 @@ import os
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 PROG = "atp_figure7a"
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -47,8 +50,13 @@ def parse_list(text, convert, name):
     return values
 
 
+class RunFailed(Exception):
+    """A sim run that failed, with the one line that says why."""
+
+
 def run_point(binary, model, layers, scheme, loss):
-    """One swemu-atp sim run: the in-network pass's time, goodput, retransmissions, timeouts."""
+    """One swemu-atp sim run: the in-network pass's time, goodput, retransmissions, timeouts
+    (RunFailed when it fails)."""
     cmd = [binary, "sim", "--topology", os.path.join(REPO, "configs/atp_two_rack.topo"),
            "--job", os.path.join(REPO, "configs/atp_two_rack.job"), "--model", model,
            "--layers", str(layers), "--iterations", "1", "--in-network-only",
@@ -57,29 +65,38 @@ def run_point(binary, model, layers, scheme, loss):
         cmd += ["--loss", format(loss, ".8f"), "--lossy-worker", "0"]
     done = subprocess.run(cmd, capture_output=True, text=True)
     if done.returncode != 0:
-        fail(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
+        raise RunFailed(f"{' '.join(cmd)}: exit {done.returncode}: {done.stderr.strip()}")
     for line in done.stdout.splitlines():
         m = PASS.match(line)
         if m:
             return {"time_ms": float(m["ms"]), "goodput_gbps": float(m["gbps"]),
                     "retransmissions": int(m["retx"]), "timeouts": int(m["timeouts"])}
-    fail(f"{' '.join(cmd)}: no in-network pass line in its output")
+    raise RunFailed(f"{' '.join(cmd)}: no in-network pass line in its output")
 
 
 def sweep(args, models, losses):
+    """Every point, --jobs at a time (each run is independent and in virtual time, so its
+    figures do not depend on what runs beside it); rows in the points' order."""
     from progress import Progress  # tools/common/progress.py
     points = [(m, s, l) for m in models for _, s in SCHEMES for l in [0.0] + losses]
     rows = []
     progress = Progress(len(points))
-    for done, (model, scheme, loss) in enumerate(points):
-        progress.step(done, f"{model}, {scheme} recovery, loss {loss:g}")
-        row = {"model": model, "scheme": scheme, "loss": loss}
-        try:
-            row.update(run_point(args.swemu_atp, model, args.layers, scheme, loss))
-        except SystemExit:
-            progress.clear()
-            raise
-        rows.append(row)
+    progress.step(0)
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_point, args.swemu_atp, m, args.layers, s, l)
+                   for m, s, l in points]
+        for done, ((model, scheme, loss), future) in enumerate(zip(points, futures), 1):
+            try:
+                result = future.result()
+            except (RunFailed, OSError) as e:  # the first in the points' order
+                progress.clear()
+                for later in futures:
+                    later.cancel()
+                pool.shutdown(wait=True)
+                fail(str(e))
+            rows.append({"model": model, "scheme": scheme, "loss": loss, **result})
+            if done < len(points):
+                progress.step(done, f"{model}, {scheme} recovery, loss {loss:g}")
     progress.step(len(points), "done")
     try:
         with open(args.csv, "w", newline="") as f:
@@ -186,6 +203,8 @@ def main():
     p.add_argument("--losses", default="0.00001,0.0001,0.001,0.01")
     p.add_argument("--layers", type=int, default=0, help="only the first N layers (0: all)")
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                   help="runs at once (default: the cores)")
     args = p.parse_args()
     models = parse_list(args.models, str, "--models")
     losses = parse_list(args.losses, float, "--losses")
@@ -193,6 +212,8 @@ def main():
         fail(f"--losses: each must be in (0, 1]: {args.losses}", 2)
     if args.layers < 0:
         fail("--layers must be 0 or more", 2)
+    if not 1 <= args.jobs <= 256:
+        fail("--jobs must be 1 to 256", 2)
     if args.quick:
         models, losses, args.layers = ["ResNet50"], [0.001, 0.01], 6
     if os.path.exists(args.csv) and not args.quick:
