@@ -10,24 +10,47 @@
 
 namespace swemu {
 
+struct ThreadArena::Impl {
+  explicit Impl(unsigned threads)
+      : allowed(tbb::global_control::max_allowed_parallelism, threads),
+        arena(static_cast<int>(threads)) {}
+  tbb::global_control allowed;
+  tbb::task_arena arena;
+};
+
+ThreadArena::ThreadArena(unsigned threads)
+    : impl_(std::make_unique<Impl>(threads < 1 ? 1 : threads)) {}
+
+ThreadArena::~ThreadArena() = default;
+
+// What the caller wrote before and what the bodies wrote are ordered by these two atomics (a
+// release before, an acquire in each body, an acquire-release at each body's end, an acquire
+// after), not only by the arena's internals, which a thread sanitizer that does not see into
+// libtbb cannot check.
+void ThreadArena::ForEach(std::size_t count, const std::function<void(std::size_t)>& body) {
+  std::atomic<bool> go;
+  std::atomic<std::size_t> done{0};
+  go.store(true, std::memory_order_release);
+  impl_->arena.execute([&] {
+    tbb::parallel_for(std::size_t{0}, count, [&](std::size_t i) {
+      (void)go.load(std::memory_order_acquire);
+      body(i);
+      done.fetch_add(1, std::memory_order_acq_rel);
+    });
+  });
+  (void)done.load(std::memory_order_acquire);
+}
+
 std::size_t RunIndependent(unsigned threads, std::size_t count,
                            const std::function<bool(std::size_t)>& run) {
-  std::atomic<std::size_t> next;
+  std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> first_failed{count};
   std::atomic<std::size_t> started{0};
-  std::atomic<std::size_t> workers_done{0};
-  // The caller's writes before, and the runs' writes after, are ordered by these atomics alone
-  // (a release here, acquire-release at each worker's end, an acquire below), not only by the
-  // arena's internals, which a thread sanitizer that does not see into libtbb cannot check.
-  next.store(0, std::memory_order_release);
   // Each worker takes the next index until none is left or a run before it failed.
   auto worker = [&] {
     for (;;) {
       const std::size_t i = next.fetch_add(1);
-      if (i >= count || i > first_failed.load()) {
-        workers_done.fetch_add(1, std::memory_order_acq_rel);
-        return;
-      }
+      if (i >= count || i > first_failed.load()) return;
       started.fetch_add(1);
       if (run(i)) continue;
       std::size_t seen = first_failed.load();
@@ -40,13 +63,7 @@ std::size_t RunIndependent(unsigned threads, std::size_t count,
     worker();
     return started.load();
   }
-  // As many threads as asked, also beyond the cores (TBB's own limit is the cores).
-  tbb::global_control allowed(tbb::global_control::max_allowed_parallelism, width);
-  tbb::task_arena arena(static_cast<int>(width));
-  arena.execute([&] {
-    tbb::parallel_for(std::size_t{0}, width, [&](std::size_t) { worker(); });
-  });
-  (void)workers_done.load(std::memory_order_acquire);
+  ThreadArena(static_cast<unsigned>(width)).ForEach(width, [&](std::size_t) { worker(); });
   return started.load();
 }
 

@@ -5,6 +5,7 @@
 // wall time changes.
 #include <cstddef>
 #include <functional>
+#include <memory>
 
 namespace swemu {
 
@@ -16,6 +17,22 @@ namespace swemu {
 // Returns the number of runs started.
 std::size_t RunIndependent(unsigned threads, std::size_t count,
                            const std::function<bool(std::size_t)>& run);
+
+// A TBB task arena of `threads` threads, also beyond the cores (TBB's own limit is the cores),
+// kept for many rounds of work (the partitioned engine's windows).
+class ThreadArena {
+ public:
+  explicit ThreadArena(unsigned threads);
+  ~ThreadArena();
+  ThreadArena(const ThreadArena&) = delete;
+  ThreadArena& operator=(const ThreadArena&) = delete;
+  // body(i) for every i in [0, count), at once on the arena's threads; returns when all are done.
+  void ForEach(std::size_t count, const std::function<void(std::size_t)>& body);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // CPU seconds this thread has used: a run's own CPU time when other runs share the process
 // (std::clock() counts every thread's).

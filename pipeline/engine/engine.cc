@@ -1,9 +1,12 @@
 #include "pipeline/engine/engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 
+
+#include "pipeline/core/independent_runs.h"
 #include "pipeline/engine/host_slot.h"
 #include "pipeline/engine/pcap_host.h"
 #include "pipeline/tm/tm_config.h"
@@ -53,7 +56,12 @@ uint64_t EngineCounters::TotalDrops() const {
   return total;
 }
 
-Engine::Engine(uint64_t seed, std::size_t pool_packets) : seed_(seed), pool_(pool_packets) {}
+Engine::Engine(uint64_t seed, std::size_t pool_packets, uint32_t partitions)
+    : seed_(seed), node_order_(partitions > 0) {
+  for (uint32_t k = 0; k < std::max(partitions, 1u); ++k) {
+    parts_.push_back(std::make_unique<Partition>(pool_packets, std::max(partitions, 1u)));
+  }
+}
 
 Engine::~Engine() = default;
 
@@ -68,13 +76,20 @@ const Switch* Engine::FindSwitch(std::string_view name) const {
   return const_cast<Engine*>(this)->FindSwitch(name);
 }
 
-Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script) {
+Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script,
+                         uint32_t partition) {
   const std::string name = config.name;
   if (FindSwitch(name) != nullptr) return Status::Error("duplicate switch name " + name);
   if (started_) {
     return Status::Error("switch " + name + ": cannot add a switch to a running engine");
   }
-  Result<std::unique_ptr<Switch>> created = Switch::Create(std::move(config), pool_, clock_);
+  if (partition >= parts_.size()) {
+    return Status::Error("switch " + name + ": partition " + std::to_string(partition) +
+                         " of " + std::to_string(parts_.size()));
+  }
+  Partition& part = *parts_[partition];
+  Result<std::unique_ptr<Switch>> created =
+      Switch::Create(std::move(config), part.pool, part.clock);
   if (!created.ok()) return Status::Error("switch " + name + ": " + created.message());
   Switch& sw = **created;
   if (!startup_script.empty()) {
@@ -82,6 +97,7 @@ Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script)
     if (!ran.ok()) return Status::Error("switch " + name + ": " + ran.message());
   }
   SwitchSlot slot;
+  slot.partition = partition;
   slot.ports.resize(sw.num_ports());
   slot.service_at.assign(sw.num_ports(), kNever);
   slot.service_gen.assign(sw.num_ports(), 0);
@@ -151,9 +167,19 @@ Status Engine::AddLink(const LinkSpec& spec) {
                            ": a linked port's rate is the link's (ApplyLinkRates), not a script's");
     }
   }
+  const bool crosses = switches_[a->first].partition != switches_[b->first].partition;
+  if (crosses && spec.delay_ns == 0) {
+    return Status::Error(name + ": 0 ns of delay between partitions " +
+                         std::to_string(switches_[a->first].partition) + " and " +
+                         std::to_string(switches_[b->first].partition) +
+                         " leaves no lookahead: give the link a delay, or both switches one "
+                         "partition");
+  }
+  if (crosses) lookahead_ns_ = std::min(lookahead_ns_, spec.delay_ns);
   auto connect = [&](std::pair<uint32_t, PortId> from, std::pair<uint32_t, PortId> to) {
     Attachment& end = switches_[from.first].ports[from.second];
     end.kind = AttachKind::kLink;
+    end.crosses = crosses;
     end.peer = to.first;
     end.peer_port = to.second;
     end.delay_ns = spec.delay_ns;
@@ -198,9 +224,53 @@ Status Engine::AddHostPort(const HostPortSpec& spec) {
                     std::make_unique<PcapHost>(std::move(input), spec.out_pcap));
 }
 
-void Engine::Push(Event event) {
-  event.time = std::max(event.time, clock_.NowNs());
-  events_.Push(event);
+void Engine::Push(Partition& part, Event event, uint64_t node, uint64_t& pushes) {
+  event.time = std::max(event.time, part.clock.NowNs());
+  if (!node_order_) return part.events.Push(event);
+  event.seq = (node << 40) | pushes++;
+  part.events.PushKeyed(event);
+}
+
+uint64_t Engine::events_processed() const {
+  uint64_t n = 0;
+  for (const auto& part : parts_) n += part->events_processed;
+  return n;
+}
+
+uint64_t Engine::stale_services() const {
+  uint64_t n = 0;
+  for (const auto& part : parts_) n += part->stale_services;
+  return n;
+}
+
+EngineCounters Engine::counters() const {
+  EngineCounters sum;
+  for (const auto& part : parts_) {
+    const EngineCounters& c = part->counters;
+    sum.injected += c.injected;
+    sum.delivered += c.delivered;
+    sum.link_frames += c.link_frames;
+    sum.in_flight += c.in_flight;
+    for (std::size_t i = 0; i < sum.drops.size(); ++i) sum.drops[i] += c.drops[i];
+  }
+  return sum;
+}
+
+bool Engine::idle() const {
+  for (const auto& part : parts_) {
+    if (!part->events.empty()) return false;
+  }
+  return true;
+}
+
+std::size_t Engine::EventsDue() const {
+  std::size_t n = 0;
+  for (const auto& part : parts_) n += part->events.size();
+  return n;
+}
+
+void Engine::SetClocks(TimeNs now) {
+  for (auto& part : parts_) part->clock.Set(now);
 }
 
 Status Engine::Run(TimeNs until) { return Run(until, nullptr); }
@@ -213,46 +283,54 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
       if (!started.ok()) return started;
     }
   }
-  while (failure_.ok() && !events_.empty() && events_.top().time <= until) {
-    Event event = events_.Pop();
-    PrefetchNextFrames(events_, pool_);
+  if (parts_.size() > 1) {
+    if (stop) {
+      return Status::Error("a run that stops on a condition needs one partition, not " +
+                           std::to_string(parts_.size()));
+    }
+    return RunWindows(until);
+  }
+  Partition& part = *parts_[0];
+  while (part.failure.ok() && !part.events.empty() && part.events.top().time <= until) {
+    Event event = part.events.Pop();
+    PrefetchNextFrames(part.events, part.pool);
     if (first_event_ns_ == kNever) first_event_ns_ = event.time;
     if (event.time - first_event_ns_ > limits_.max_virtual_ns) {
-      failure_ = Status::Error("stopped at " + FormatSeconds(event.time - first_event_ns_) +
-                               " of virtual time, the run's limit, with " +
-                               std::to_string(events_.size() + 1) +
-                               " events still due (a forwarding loop, or a host that never "
-                               "stops sending?)");
+      part.failure = Status::Error("stopped at " + FormatSeconds(event.time - first_event_ns_) +
+                                   " of virtual time, the run's limit, with " +
+                                   std::to_string(part.events.size() + 1) +
+                                   " events still due (a forwarding loop, or a host that never "
+                                   "stops sending?)");
       // The event goes back so that conservation still holds for its packet.
-      events_.Push(event);
+      part.events.PushKeyed(event);
       limit_reached_ = true;
       break;
     }
-    if (events_processed_ >= limits_.max_events) {
-      failure_ = Status::Error("stopped after " + std::to_string(events_processed_) +
-                               " events, the run's limit, at " +
-                               FormatSeconds(event.time - first_event_ns_) +
-                               " of virtual time (a forwarding loop, or a host that never "
-                               "stops sending?)");
-      events_.Push(event);
+    if (part.events_processed >= limits_.max_events) {
+      part.failure = Status::Error("stopped after " + std::to_string(part.events_processed) +
+                                   " events, the run's limit, at " +
+                                   FormatSeconds(event.time - first_event_ns_) +
+                                   " of virtual time (a forwarding loop, or a host that never "
+                                   "stops sending?)");
+      part.events.PushKeyed(event);
       limit_reached_ = true;
       break;
     }
-    ++events_processed_;
+    ++part.events_processed;
     if (sampler_) {
       if (next_sample_ns_ == kNever) next_sample_ns_ = event.time / sample_period_ns_ * sample_period_ns_;
       for (; next_sample_ns_ <= event.time; next_sample_ns_ += sample_period_ns_) {
-        clock_.Set(next_sample_ns_);
+        part.clock.Set(next_sample_ns_);
         sampler_(next_sample_ns_);
       }
     }
-    clock_.Set(event.time);
-    Dispatch(event);
-    if (stop && stop()) return failure_;  // the clock stays at the event that did it
+    part.clock.Set(event.time);
+    Dispatch(part, event);
+    if (stop && stop()) return part.failure;  // the clock stays at the event that did it
   }
-  if (!failure_.ok()) return failure_;
-  if (until != kNever && until > clock_.NowNs()) clock_.Set(until);
-  if (events_.empty() && !finished_) {
+  if (!part.failure.ok()) return part.failure;
+  if (until != kNever && until > part.clock.NowNs()) part.clock.Set(until);
+  if (part.events.empty() && !finished_) {
     finished_ = true;
     if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
     for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
@@ -260,13 +338,148 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   return Status::Ok();
 }
 
-void Engine::Dispatch(const Event& event) {
+void Engine::RunPartition(Partition& part, TimeNs last) {
+  while (part.failure.ok() && !part.events.empty() && part.events.top().time <= last) {
+    Event event = part.events.Pop();
+    PrefetchNextFrames(part.events, part.pool);
+    ++part.events_processed;
+    part.clock.Set(event.time);
+    Dispatch(part, event);
+  }
+}
+
+// Windows: from the earliest event due anywhere, `next`, every partition runs the events before
+// next + lookahead at once (a frame one sends reaches another no sooner than that), after taking
+// in the frames the others sent it in the window before. The sampler's instants and `until` end
+// windows too, so it sees every switch as the one-partition loop shows it. The limits are
+// checked between windows.
+Status Engine::RunWindows(TimeNs until) {
+  ThreadArena arena(static_cast<unsigned>(parts_.size()));
+  Status status = Status::Ok();
+  for (;;) {
+    for (const auto& part : parts_) {
+      if (status.ok() && !part->failure.ok()) status = part->failure;
+    }
+    if (!status.ok()) break;
+    TimeNs next = kNever;
+    for (const auto& part : parts_) {
+      if (!part->events.empty()) next = std::min(next, part->events.top().time);
+      next = std::min(next, part->outbox_first[parity_ ^ 1]);  // sent, not taken in yet
+    }
+    if (next == kNever || next > until) break;
+    if (first_event_ns_ == kNever) first_event_ns_ = next;
+    if (next - first_event_ns_ > limits_.max_virtual_ns || events_processed() >= limits_.max_events) {
+      limit_reached_ = true;
+      failure_ = Status::Error("stopped at " + FormatSeconds(next - first_event_ns_) +
+                               " of virtual time after " + std::to_string(events_processed()) +
+                               " events, the run's limit, with " + std::to_string(EventsDue()) +
+                               " events still due (a forwarding loop, or a host that never "
+                               "stops sending?)");
+      status = failure_;
+      break;
+    }
+    TimeNs end = lookahead_ns_ == kNever ? kNever : next + lookahead_ns_;  // excluded
+    if (sampler_) {
+      if (next_sample_ns_ == kNever) next_sample_ns_ = next / sample_period_ns_ * sample_period_ns_;
+      for (; next_sample_ns_ <= next; next_sample_ns_ += sample_period_ns_) {
+        FlushCrossings();  // the switches as they are: every frame on its way is in a queue
+        SetClocks(next_sample_ns_);
+        sampler_(next_sample_ns_);
+      }
+      end = std::min(end, next_sample_ns_);
+    }
+    RunWindow(arena, end == kNever ? until : std::min(until, end - 1));
+  }
+  FlushCrossings();
+  if (!status.ok()) return status;
+  TimeNs now = 0;
+  for (const auto& part : parts_) now = std::max(now, part->clock.NowNs());
+  if (until != kNever) now = std::max(now, until);
+  SetClocks(now);
+  if (idle() && !finished_) {
+    finished_ = true;
+    if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
+    for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+  }
+  return Status::Ok();
+}
+
+// One window up to and including `last`: each partition, on its own thread, takes in what was
+// sent to it in the window before, frees what it sent in the one before that, and runs.
+void Engine::RunWindow(ThreadArena& arena, TimeNs last) {
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point begin = Clock::now();
+  const uint32_t sent_before = parity_ ^ 1;
+  arena.ForEach(parts_.size(), [&](std::size_t k) {
+    Partition& part = *parts_[k];
+    const Clock::time_point start = Clock::now();
+    TakeCrossings(static_cast<uint32_t>(k), sent_before);
+    FreeSent(part, parity_);
+    const Clock::time_point taken = Clock::now();
+    RunPartition(part, last);
+    part.take_s = std::chrono::duration<double>(taken - start).count();
+    part.busy_s = std::chrono::duration<double>(Clock::now() - start).count();
+  });
+  parity_ ^= 1;
+  WindowStats& w = window_stats_;
+  ++w.windows;
+  w.wall_s += std::chrono::duration<double>(Clock::now() - begin).count();
+  double busiest = 0, longest_take = 0;
+  w.crossings = 0;
+  for (const auto& part : parts_) {
+    busiest = std::max(busiest, part->busy_s);
+    longest_take = std::max(longest_take, part->take_s);
+    w.crossings += part->crossings;
+  }
+  w.busiest_s += busiest;
+  w.handover_s += longest_take;
+}
+
+// In the order of the sending partitions and their sends, which no thread's timing changes.
+void Engine::TakeCrossings(uint32_t k, uint32_t parity) {
+  Partition& to = *parts_[k];
+  for (const auto& from : parts_) {
+    for (Event event : from->outbox[parity][k]) {
+      Packet* copy = to.pool.Clone(*event.pkt);  // a pool is one thread's: a copy, not the frame
+      if (copy == nullptr) {
+        ++to.counters.drops[static_cast<std::size_t>(DropReason::kPoolExhausted)];
+        continue;
+      }
+      event.pkt = copy;
+      ++to.counters.in_flight;
+      ++to.crossings;
+      to.events.PushKeyed(event);
+    }
+  }
+}
+
+void Engine::FreeSent(Partition& part, uint32_t parity) {
+  for (std::vector<Event>& sent : part.outbox[parity]) {
+    for (const Event& event : sent) part.pool.Free(event.pkt);
+    sent.clear();
+  }
+  part.outbox_first[parity] = kNever;
+}
+
+// Between runs, and before a sample, no frame waits in an outbox: those sent in the last window
+// are taken in, and every sent frame is freed.
+void Engine::FlushCrossings() {
+  for (uint32_t k = 0; k < parts_.size(); ++k) TakeCrossings(k, parity_ ^ 1);
+  window_stats_.crossings = 0;
+  for (auto& part : parts_) {
+    FreeSent(*part, 0);
+    FreeSent(*part, 1);
+    window_stats_.crossings += part->crossings;
+  }
+}
+
+void Engine::Dispatch(Partition& part, const Event& event) {
   switch (event.kind) {
     case EventKind::kSwitchArrival: {
-      --counters_.in_flight;
+      --part.counters.in_flight;
       SwitchSlot& slot = switches_[event.node];
       // The control plane first: what it installed before this instant applies to the packet.
-      slot.sw->ServiceControlPlane(clock_.NowNs());
+      slot.sw->ServiceControlPlane(part.clock.NowNs());
       slot.sw->Receive(event.pkt, event.port);
       ScheduleAllServices(event.node);
       ScheduleControlPlane(event.node);
@@ -275,14 +488,14 @@ void Engine::Dispatch(const Event& event) {
     case EventKind::kControlPlane: {
       SwitchSlot& slot = switches_[event.node];
       slot.control_at = kNever;
-      slot.sw->ServiceControlPlane(clock_.NowNs());
+      slot.sw->ServiceControlPlane(part.clock.NowNs());
       ScheduleControlPlane(event.node);
       break;
     }
     case EventKind::kPortService: {
       SwitchSlot& slot = switches_[event.node];
       if (event.cookie != slot.service_gen[event.port]) {  // superseded by an earlier one
-        ++stale_services_;
+        ++part.stale_services;
         break;
       }
       slot.service_at[event.port] = kNever;
@@ -290,20 +503,20 @@ void Engine::Dispatch(const Event& event) {
       break;
     }
     case EventKind::kHostArrival: {
-      --counters_.in_flight;
-      ++counters_.delivered;
+      --part.counters.in_flight;
+      ++part.counters.delivered;
       HostSlot& host = *hosts_[event.node];
       ++host.received_;
-      host.host_->OnFrame(clock_.NowNs(), event.pkt);
+      host.host_->OnFrame(part.clock.NowNs(), event.pkt);
       break;
     }
     case EventKind::kHostTimer:
-      hosts_[event.node]->host_->OnTimer(clock_.NowNs(), event.cookie);
+      hosts_[event.node]->host_->OnTimer(part.clock.NowNs(), event.cookie);
       break;
     case EventKind::kCpuService: {
       SwitchSlot& slot = switches_[event.node];
       if (event.cookie != slot.cpu_gen) {  // superseded by an earlier one
-        ++stale_services_;
+        ++part.stale_services;
         break;
       }
       slot.cpu_at = kNever;
@@ -341,7 +554,7 @@ void Engine::ScheduleService(uint32_t sw, PortId port, TimeNs earliest) {
   event.node = sw;
   event.port = port;
   event.cookie = ++slot.service_gen[port];
-  Push(event);
+  Push(PartOf(sw), event, sw, slot.pushes);
 }
 
 void Engine::ScheduleControlPlane(uint32_t sw) {
@@ -349,11 +562,12 @@ void Engine::ScheduleControlPlane(uint32_t sw) {
   const TimeNs at = slot.sw->NextDigestDue();
   if (at == kNever || slot.control_at <= at) return;
   slot.control_at = at;
+  Partition& part = PartOf(sw);
   Event event;
-  event.time = std::max(at, clock_.NowNs());
+  event.time = std::max(at, part.clock.NowNs());
   event.kind = EventKind::kControlPlane;
   event.node = sw;
-  Push(event);
+  Push(part, event, sw, slot.pushes);
 }
 
 // Only the ports the TM marked are looked at, in ascending order, so the events pushed (and
@@ -365,7 +579,7 @@ void Engine::ScheduleControlPlane(uint32_t sw) {
 // a rate of p changes, and both mark p (TrafficManager::NextDequeueTime); the pending service
 // itself goes only when it fires, and then p is the port just served, marked here.
 void Engine::ScheduleAllServices(uint32_t sw, PortId just_served) {
-  const TimeNs now = clock_.NowNs();
+  const TimeNs now = PartOf(sw).clock.NowNs();
   TrafficManager& tm = switches_[sw].sw->tm();
   if (just_served != kPortUnset) tm.MarkPort(just_served);
   if (check_skipped_services_) [[unlikely]] {
@@ -380,15 +594,16 @@ void Engine::CheckSkippedServices(uint32_t sw) {
   std::vector<bool> marked(slot.sw->num_ports(), false);
   TrafficManager& tm = slot.sw->tm();
   tm.TakeMarkedPorts([&](PortId p) { marked[p] = true; });
-  const TimeNs now = clock_.NowNs();
+  Partition& part = PartOf(sw);
+  const TimeNs now = part.clock.NowNs();
   for (PortId p = 0; p < slot.sw->num_ports(); ++p) {
     if (marked[p]) {
       tm.MarkPort(p);
       continue;
     }
     const TimeNs at = slot.sw->NextTransmitTime(p);
-    if (at != kNever && slot.service_at[p] > std::max(at, now) && failure_.ok()) {
-      failure_ = Status::Error("switch " + slot.sw->name() + " port " + std::to_string(p) +
+    if (at != kNever && slot.service_at[p] > std::max(at, now) && part.failure.ok()) {
+      part.failure = Status::Error("switch " + slot.sw->name() + " port " + std::to_string(p) +
                                ": ready at " + std::to_string(at) + " ns but not marked, its " +
                                "service at " + std::to_string(slot.service_at[p]) + " ns");
     }
@@ -405,7 +620,7 @@ void Engine::ScheduleCpu(uint32_t sw) {
   event.kind = EventKind::kCpuService;
   event.node = sw;
   event.cookie = ++slot.cpu_gen;
-  Push(event);
+  Push(PartOf(sw), event, sw, slot.pushes);
 }
 
 TimeNs Engine::SerializationNs(const Switch& sw, PortId port, uint32_t len) const {
@@ -417,47 +632,56 @@ TimeNs Engine::SerializationNs(const Switch& sw, PortId port, uint32_t len) cons
 }
 
 void Engine::Deliver(uint32_t sw, PortId port, Packet* pkt) {
-  Attachment& end = switches_[sw].ports[port];
+  SwitchSlot& slot = switches_[sw];
+  Partition& part = *parts_[slot.partition];
+  Attachment& end = slot.ports[port];
   if (end.kind == AttachKind::kNone) {
-    ++counters_.drops[static_cast<std::size_t>(DropReason::kLinkDown)];
-    pool_.Free(pkt);
+    ++part.counters.drops[static_cast<std::size_t>(DropReason::kLinkDown)];
+    part.pool.Free(pkt);
     return;
   }
   ++end.sent;
-  if (end.kind == AttachKind::kLink) ++counters_.link_frames;
+  if (end.kind == AttachKind::kLink) ++part.counters.link_frames;
   if (end.rng.Bernoulli(end.loss)) {
     ++end.lost;
-    ++counters_.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
-    pool_.Free(pkt);
+    ++part.counters.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
+    part.pool.Free(pkt);
     return;
   }
   Event event;
-  event.time = clock_.NowNs() + SerializationNs(*switches_[sw].sw, port, pkt->len) + end.delay_ns;
+  event.time = part.clock.NowNs() + SerializationNs(*slot.sw, port, pkt->len) + end.delay_ns;
   event.pkt = pkt;
   event.node = end.peer;
   event.port = end.peer_port;
   event.kind = end.kind == AttachKind::kLink ? EventKind::kSwitchArrival : EventKind::kHostArrival;
-  ++counters_.in_flight;
-  Push(event);
+  if (end.crosses) [[unlikely]] {  // keyed here, queued there in the next window
+    event.seq = (uint64_t{sw} << 40) | slot.pushes++;
+    part.outbox[parity_][switches_[end.peer].partition].push_back(event);
+    part.outbox_first[parity_] = std::min(part.outbox_first[parity_], event.time);
+    return;
+  }
+  ++part.counters.in_flight;
+  Push(part, event, sw, slot.pushes);
 }
 
 void Engine::SendFromHost(HostSlot& host, Packet* pkt) {
-  ++counters_.injected;
+  Partition& part = *parts_[host.partition_];
+  ++part.counters.injected;
   ++host.sent_;
   if (host.rng_.Bernoulli(host.loss_)) {
     ++host.lost_;
-    ++counters_.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
-    pool_.Free(pkt);
+    ++part.counters.drops[static_cast<std::size_t>(DropReason::kLossInjected)];
+    part.pool.Free(pkt);
     return;
   }
   Event event;
-  event.time = clock_.NowNs() + host.delay_ns_;
+  event.time = part.clock.NowNs() + host.delay_ns_;
   event.pkt = pkt;
   event.node = host.sw_;
   event.port = host.port_;
   event.kind = EventKind::kSwitchArrival;
-  ++counters_.in_flight;
-  Push(event);
+  ++part.counters.in_flight;
+  Push(part, event, kHostNode | host.index_, host.pushes_);
 }
 
 }  // namespace swemu

@@ -1,8 +1,17 @@
 #pragma once
 // The virtual-time engine: several switches joined by links (rate, delay, loss), hosts on switch
 // ports (pcap sources/sinks, later hostlib endpoints), all driven by one VirtualClock through a
-// discrete-event agenda. No threads, no wall clock: the same inputs and seed give the same
-// output bytes.
+// discrete-event agenda. No wall clock: the same inputs and seed give the same output bytes.
+//
+// Partitions. By default one agenda runs everything, and events at one instant run in the order
+// they were scheduled. An engine made with N >= 1 partitions gives each partition its own
+// switches (and their hosts), agenda, clock and packet pool, and runs the partitions at once on
+// an Intel TBB task arena in windows of virtual time as long as the shortest delay of a link
+// between two partitions (the lookahead: nothing one partition does in a window can reach
+// another within it); frames crossing are taken in by their partitions in the next window. Events at one instant
+// then run ordered by the node (switch or host) that scheduled them and that node's own count,
+// a key no partitioning changes, so every N >= 1 gives the same output bytes (which may differ
+// from the default's where events tie).
 //
 // Timing model. A frame a host sends arrives at the switch after the host link's delay. A frame
 // a switch port transmits (when its TM shaper lets it start) reaches the far end after its
@@ -26,6 +35,8 @@
 #include "pipeline/switch/switch.h"
 
 namespace swemu {
+
+class ThreadArena;  // pipeline/core/independent_runs.h
 
 struct LinkSpec {
   std::string a;
@@ -71,16 +82,19 @@ struct EngineLimits {
 
 class Engine {
  public:
-  explicit Engine(uint64_t seed, std::size_t pool_packets = 65536);
+  // partitions 0: one agenda, events at one instant in the order scheduled (every run before
+  // partitions existed); N >= 1: N partitions (above). pool_packets per partition.
+  explicit Engine(uint64_t seed, std::size_t pool_packets = 65536, uint32_t partitions = 0);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // Creates the switch (per-port rates come in config.tm.port_rates), then runs the startup
-  // script (may be empty).
-  Status AddSwitch(SwitchConfig config, const std::string& startup_script);
+  // Creates the switch (per-port rates come in config.tm.port_rates) in `partition`, then runs
+  // the startup script (may be empty).
+  Status AddSwitch(SwitchConfig config, const std::string& startup_script, uint32_t partition = 0);
   // Joins two switches' ports. The link leaves the switches' traffic managers as they are: each
-  // end's port must already be shaped to the link's rate (ApplyLinkRates), else an error.
+  // end's port must already be shaped to the link's rate (ApplyLinkRates), else an error. A
+  // link between two partitions needs a delay above 0 (the lookahead), else an error naming it.
   Status AddLink(const LinkSpec& spec);
   // A PcapHost on the port; the input file is opened (and its link type checked) now.
   Status AddHostPort(const HostPortSpec& spec);
@@ -95,6 +109,7 @@ class Engine {
   Status Run(TimeNs until = kNever);
   // The same, but returns as soon as stop() holds after an event (checked after each one), the
   // clock left at that event's time: a caller timing what it waits for gets the exact time.
+  // One partition only (an error with more).
   Status Run(TimeNs until, const std::function<bool()>& stop);
   void SetLimits(const EngineLimits& limits) { limits_ = limits; }
   // Calls sample(t) at every multiple t of period_ns from the first event's time on, with the
@@ -108,20 +123,39 @@ class Engine {
   // the engine therefore skips) has its service pending in time; the run fails naming the first
   // port that has not (ScheduleAllServices' invariant).
   void SetCheckSkippedServices(bool on) { check_skipped_services_ = on; }
-  uint64_t events_processed() const { return events_processed_; }
+  uint64_t events_processed() const;
   // Of those, port and CPU services an earlier one superseded (popped and skipped).
-  uint64_t stale_services() const { return stale_services_; }
+  uint64_t stale_services() const;
+  std::size_t num_partitions() const { return parts_.size(); }
+  // What a partitioned run's synchronisation cost: its windows, the frames handed over between
+  // partitions, and wall seconds: all windows, the busiest partition's share of each (summed),
+  // and the hand-overs (in each window the longest a partition spent taking its frames in,
+  // summed). All 0 with one partition.
+  struct WindowStats {
+    uint64_t windows = 0;
+    uint64_t crossings = 0;
+    double wall_s = 0;
+    double busiest_s = 0;
+    double handover_s = 0;
+  };
+  const WindowStats& window_stats() const { return window_stats_; }
+  uint64_t windows() const { return window_stats_.windows; }
+  // The shortest delay of a link between partitions (kNever when none crosses).
+  TimeNs lookahead_ns() const { return lookahead_ns_; }
   bool limit_reached() const { return limit_reached_; }
 
   Switch* FindSwitch(std::string_view name);
   const Switch* FindSwitch(std::string_view name) const;
   std::size_t num_switches() const { return switches_.size(); }
   Switch& switch_at(std::size_t index) { return *switches_[index].sw; }
-  TimeNs Now() const { return clock_.NowNs(); }
-  const VirtualClock& clock() const { return clock_; }
-  HeapPacketPool& pool() { return pool_; }
-  const EngineCounters& counters() const { return counters_; }
-  bool idle() const { return events_.empty(); }
+  // Between runs every partition's clock shows the same time.
+  TimeNs Now() const { return parts_[0]->clock.NowNs(); }
+  const VirtualClock& clock() const { return parts_[0]->clock; }
+  // The first partition's pool (the only one by default); a host uses its HostContext's.
+  HeapPacketPool& pool() { return parts_[0]->pool; }
+  // Summed over the partitions.
+  EngineCounters counters() const;
+  bool idle() const;
 
   // {"switches": {name: Switch::CountersJson()}, "engine": {...}}
   std::string CountersJson() const;
@@ -137,7 +171,8 @@ class Engine {
   enum class AttachKind : uint8_t { kNone, kLink, kHost };
   struct Attachment {
     AttachKind kind = AttachKind::kNone;
-    uint32_t peer = 0;  // switch index (link) or host index (host)
+    bool crosses = false;  // a link to another partition's switch
+    uint32_t peer = 0;     // switch index (link) or host index (host)
     PortId peer_port = 0;
     TimeNs delay_ns = 0;
     double loss = 0;
@@ -145,7 +180,31 @@ class Engine {
     uint64_t sent = 0;
     uint64_t lost = 0;
   };
+  // What one partition runs on: its own agenda, clock, pool and counts (one thread at a time).
+  struct Partition {
+    Partition(std::size_t pool_packets, std::size_t partitions) : pool(pool_packets) {
+      for (auto& by_partition : outbox) by_partition.resize(partitions);
+    }
+    VirtualClock clock;
+    HeapPacketPool pool;  // before the switches: they free into it when destroyed
+    EventQueue events;
+    EngineCounters counters;
+    Status failure;
+    uint64_t events_processed = 0;
+    uint64_t stale_services = 0;
+    // Frames sent to other partitions' switches, by the parity of the window they were sent in
+    // and the partition they go to, keyed: each partition takes a window's frames in (copies
+    // them into its pool) on its own thread at the start of the next window, and the sender
+    // frees them at the start of the one after.
+    std::array<std::vector<std::vector<Event>>, 2> outbox;
+    std::array<TimeNs, 2> outbox_first = {kNever, kNever};  // the earliest arrival in each
+    uint64_t crossings = 0;  // frames taken in
+    double busy_s = 0;       // wall seconds of its last window
+    double take_s = 0;       // of them, taking the frames in
+  };
   struct SwitchSlot {
+    uint32_t partition = 0;
+    uint64_t pushes = 0;  // events this switch scheduled (the partitioned key)
     std::unique_ptr<Switch> sw;
     std::vector<Attachment> ports;
     std::vector<TimeNs> service_at;     // pending service event per port, kNever if none
@@ -157,7 +216,20 @@ class Engine {
 
   Result<std::pair<uint32_t, PortId>> ResolvePort(std::string_view sw, PortId port,
                                                   std::string_view what) const;
-  void Dispatch(const Event& event);
+  Partition& PartOf(uint32_t sw) { return *parts_[switches_[sw].partition]; }
+  // The loop of one partition (or of the only one) up to and including `last`.
+  void RunPartition(Partition& part, TimeNs last);
+  Status RunWindows(TimeNs until);
+  void RunWindow(ThreadArena& arena, TimeNs last);
+  // Partition k takes in the frames sent to it in a window of `parity`; a partition frees the
+  // frames it sent in one; both at once after a run's last window.
+  void TakeCrossings(uint32_t k, uint32_t parity);
+  void FreeSent(Partition& part, uint32_t parity);
+  void FlushCrossings();
+  void SetClocks(TimeNs now);
+  // The events still due (the limits' messages).
+  std::size_t EventsDue() const;
+  void Dispatch(Partition& part, const Event& event);
   void Service(uint32_t sw, PortId port);
   void ScheduleService(uint32_t sw, PortId port, TimeNs earliest);
   // The service of every port that may be ready sooner than its pending one (the ports the TM
@@ -171,21 +243,23 @@ class Engine {
   void ScheduleControlPlane(uint32_t sw);
   void Deliver(uint32_t sw, PortId port, Packet* pkt);
   void SendFromHost(HostSlot& host, Packet* pkt);
-  void Push(Event event);
+  // Queues an event `node` scheduled (a switch's index, or kHostNode | a host's), keyed by node
+  // and its own count `pushes` when partitioned.
+  void Push(Partition& part, Event event, uint64_t node, uint64_t& pushes);
+  static constexpr uint64_t kHostNode = uint64_t{1} << 23;
   TimeNs SerializationNs(const Switch& sw, PortId port, uint32_t len) const;
   std::string Describe(const Attachment& attachment) const;
 
   uint64_t seed_;
-  VirtualClock clock_;
-  HeapPacketPool pool_;  // declared before the switches: they free into it when destroyed
+  bool node_order_;  // partitioned: events at one instant keyed by the node that scheduled them
+  std::vector<std::unique_ptr<Partition>> parts_;  // before the switches (their pools)
   std::vector<SwitchSlot> switches_;
   std::vector<std::unique_ptr<HostSlot>> hosts_;
-  EventQueue events_;
-  EngineCounters counters_;
-  Status failure_;
+  Status failure_;  // a partitioned run's limits
   EngineLimits limits_;
-  uint64_t events_processed_ = 0;
-  uint64_t stale_services_ = 0;
+  TimeNs lookahead_ns_ = kNever;
+  uint32_t parity_ = 0;  // of the window running: where its crossings go
+  WindowStats window_stats_;
   TimeNs sample_period_ns_ = 0;
   TimeNs next_sample_ns_ = kNever;
   std::function<void(TimeNs)> sampler_;

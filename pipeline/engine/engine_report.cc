@@ -42,6 +42,7 @@ std::string Engine::Describe(const Attachment& attachment) const {
 }
 
 std::string Engine::CountersJson() const {
+  const EngineCounters totals = counters();
   JsonWriter json;
   json.BeginObject();
   json.BeginObject("switches");
@@ -50,15 +51,15 @@ std::string Engine::CountersJson() const {
   }
   json.EndObject();
   json.BeginObject("engine")
-      .Uint("time_ns", clock_.NowNs())
-      .Uint("injected", counters_.injected)
-      .Uint("delivered", counters_.delivered)
-      .Uint("link_frames", counters_.link_frames)
-      .Uint("in_flight", counters_.in_flight);
+      .Uint("time_ns", Now())
+      .Uint("injected", totals.injected)
+      .Uint("delivered", totals.delivered)
+      .Uint("link_frames", totals.link_frames)
+      .Uint("in_flight", totals.in_flight);
   json.BeginObject("drops");
   for (std::size_t i = 1; i < kDropReasonCount; ++i) {
-    if (counters_.drops[i] != 0) {
-      json.Uint(DropReasonName(static_cast<DropReason>(i)), counters_.drops[i]);
+    if (totals.drops[i] != 0) {
+      json.Uint(DropReasonName(static_cast<DropReason>(i)), totals.drops[i]);
     }
   }
   json.EndObject();
@@ -97,6 +98,7 @@ std::string Engine::CountersJson() const {
 }
 
 std::string Engine::PortSummary() const {
+  const EngineCounters totals = counters();
   std::string out;
   char line[160];
   for (const SwitchSlot& slot : switches_) {
@@ -127,18 +129,21 @@ std::string Engine::PortSummary() const {
     out += "  consumed " + std::to_string(sw.counters().program.consumed) + ", queued " +
            std::to_string(sw.tm().TotalQueued()) + "\n";
   }
-  out += "engine: injected " + std::to_string(counters_.injected) + ", delivered " +
-         std::to_string(counters_.delivered) + ", link frames " +
-         std::to_string(counters_.link_frames) + ", in flight " +
-         std::to_string(counters_.in_flight) + "\n  drops:";
-  AppendDrops(&out, counters_.drops);
+  out += "engine: injected " + std::to_string(totals.injected) + ", delivered " +
+         std::to_string(totals.delivered) + ", link frames " +
+         std::to_string(totals.link_frames) + ", in flight " +
+         std::to_string(totals.in_flight) + "\n  drops:";
+  AppendDrops(&out, totals.drops);
   return out;
 }
 
 Status Engine::CheckConservation() const {
+  const EngineCounters totals = counters();
+  uint64_t in_use = 0;
+  for (const auto& part : parts_) in_use += part->pool.InUse();
   uint64_t copies = 0;
   uint64_t consumed = 0;
-  uint64_t dropped = counters_.TotalDrops();
+  uint64_t dropped = totals.TotalDrops();
   uint64_t queued = 0;
   uint64_t cpu_created = 0;  // the control planes' packets: made, freed, held now
   uint64_t cpu_freed = 0;
@@ -154,23 +159,23 @@ Status Engine::CheckConservation() const {
     cpu_held += cpu.held();
   }
   queued += cpu_held;
-  const uint64_t in = counters_.injected + copies + cpu_created;
+  const uint64_t in = totals.injected + copies + cpu_created;
   const uint64_t out =
-      counters_.delivered + consumed + dropped + queued + counters_.in_flight + cpu_freed;
+      totals.delivered + consumed + dropped + queued + totals.in_flight + cpu_freed;
   if (in != out) {
-    return Status::Error("conservation: injected " + std::to_string(counters_.injected) +
+    return Status::Error("conservation: injected " + std::to_string(totals.injected) +
                          " + multicast copies " + std::to_string(copies) +
                          " + control-plane packets " + std::to_string(cpu_created) +
                          " != delivered " +
-                         std::to_string(counters_.delivered) + " + consumed " +
+                         std::to_string(totals.delivered) + " + consumed " +
                          std::to_string(consumed) + " + dropped " + std::to_string(dropped) +
                          " + queued (control plane too) " + std::to_string(queued) +
                          " + freed by a control plane " + std::to_string(cpu_freed) +
-                         " + in flight " + std::to_string(counters_.in_flight));
+                         " + in flight " + std::to_string(totals.in_flight));
   }
-  const uint64_t held = queued + counters_.in_flight;
-  if (pool_.InUse() != held) {
-    return Status::Error("conservation: pool holds " + std::to_string(pool_.InUse()) +
+  const uint64_t held = queued + totals.in_flight;
+  if (in_use != held) {
+    return Status::Error("conservation: the pools hold " + std::to_string(in_use) +
                          " packets but " + std::to_string(held) + " are queued or in flight");
   }
   return Status::Ok();

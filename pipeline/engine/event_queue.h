@@ -1,6 +1,8 @@
 #pragma once
-// The engine's agenda: events ordered by (time, insertion sequence), so events at the same
-// virtual time run in the order they were scheduled and every run replays identically.
+// The engine's agenda: events ordered by (time, seq). Push numbers them in insertion order, so
+// events at the same virtual time run in the order they were scheduled and every run replays
+// identically; PushKeyed keeps a seq the caller chose (the partitioned engine's key: the node
+// that scheduled the event and that node's own count, which no partitioning changes).
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -40,6 +42,10 @@ class EventQueue {
  public:
   void Push(Event event) {
     event.seq = next_seq_++;
+    PushKeyed(event);
+  }
+  // `event.seq` as given: unique among the queued events, or their order is not total.
+  void PushKeyed(const Event& event) {
     std::size_t at = heap_.size();
     heap_.push_back(event);
     while (at > 0) {

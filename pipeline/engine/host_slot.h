@@ -14,23 +14,24 @@ class Engine::HostSlot final : public HostContext {
       : engine_(engine),
         index_(index),
         sw_(sw),
+        partition_(engine.switches_[sw].partition),
         port_(port),
         delay_ns_(delay),
         loss_(loss),
         rng_(HashPair(engine.seed_, (uint64_t{1} << 40) | index)),
         host_(std::move(host)) {}
 
-  TimeNs Now() const override { return engine_.Now(); }
-  HeapPacketPool& pool() override { return engine_.pool_; }
+  TimeNs Now() const override { return part().clock.NowNs(); }
+  HeapPacketPool& pool() override { return part().pool; }
   void Send(Packet* pkt) override { engine_.SendFromHost(*this, pkt); }
   bool SendFrame(const uint8_t* data, uint32_t len) override {
-    Packet* pkt = engine_.pool_.FromBytes(data, len);
+    Packet* pkt = part().pool.FromBytes(data, len);
     if (pkt == nullptr) {
-      ++engine_.counters_.injected;
+      ++part().counters.injected;
       ++sent_;
       DropReason reason =
-          len > engine_.pool_.MaxFrame() ? DropReason::kFrameTooLong : DropReason::kPoolExhausted;
-      ++engine_.counters_.drops[static_cast<std::size_t>(reason)];
+          len > part().pool.MaxFrame() ? DropReason::kFrameTooLong : DropReason::kPoolExhausted;
+      ++part().counters.drops[static_cast<std::size_t>(reason)];
       return false;
     }
     Send(pkt);
@@ -42,15 +43,18 @@ class Engine::HostSlot final : public HostContext {
     event.kind = EventKind::kHostTimer;
     event.node = index_;
     event.cookie = cookie;
-    engine_.Push(event);
+    engine_.Push(part(), event, kHostNode | index_, pushes_);
   }
   void Fail(Status status) override {
-    if (engine_.failure_.ok()) engine_.failure_ = std::move(status);
+    if (part().failure.ok()) part().failure = std::move(status);
   }
+  Partition& part() const { return *engine_.parts_[partition_]; }
 
   Engine& engine_;
   uint32_t index_;
   uint32_t sw_;
+  uint32_t partition_;
+  uint64_t pushes_ = 0;  // events this host scheduled (the partitioned key)
   PortId port_;
   TimeNs delay_ns_;
   double loss_;
