@@ -40,6 +40,9 @@ po::options_description Options() {
        "(default: the inputs' span + 1h)")
       ("max-events", po::value<std::string>()->value_name("N"),
        "offline: stop with an error after N events (default: 10M + 1000 per input frame)")
+      ("partitions", po::value<std::string>()->value_name("N"),
+       "offline: run the topology's switches in N partitions at once, one thread each (1..256, "
+       "at most the switches); the same output for every N")
       ("fixlen", po::value<std::string>()->value_name("MODE"),
        "offline: input frames cut short by the capture's snap length: pad (zeros to the wire "
        "length), trunc (rewrite IPv4/UDP lengths and checksums to the captured bytes) or none "
@@ -264,6 +267,12 @@ Status ReadOfflineLimits(const po::variables_map& vm, CommandLine& cmd) {
     if (!fixlen.ok()) return Status::Error("--fixlen: " + fixlen.message());
     if (!cmd.offline) return Status::Error("--fixlen: only with --offline");
     cmd.fixlen = *fixlen;
+  }
+  if (vm.count("partitions")) {
+    Result<uint64_t> n = ParseUint(vm["partitions"].as<std::string>(), 1, 256);
+    if (!n.ok()) return Status::Error("--partitions: " + n.message());
+    if (!cmd.offline) return Status::Error("--partitions: only with --offline");
+    cmd.partitions = static_cast<uint32_t>(*n);
   }
   if (!cmd.offline && (cmd.max_virtual_ns || cmd.max_events)) {
     return Status::Error(std::string(cmd.max_events ? "--max-events" : "--max-virtual-time") +

@@ -45,6 +45,9 @@ struct CommandLine {
   // RunOffline (the inputs' time span + 1 h; 10 M events + 1000 per input frame).
   std::optional<uint64_t> max_virtual_ns;
   std::optional<uint64_t> max_events;
+  // Offline: the engine's partitions (0: one agenda, the default's order; N >= 1: N partitions
+  // at once, each on a thread, the same output for every N).
+  uint32_t partitions = 0;
   // Offline: what to do with input records cut short by their capture's snap length.
   Fixlen fixlen = Fixlen::kNone;
   std::string telemetry;             // empty: no telemetry record

@@ -12,6 +12,7 @@
 #include "pipeline/engine/pcap_fixlen.h"
 #include "pipeline/engine/pcap_host.h"
 #include "pipeline/engine/pcap_io.h"
+#include "pipeline/engine/partition.h"
 #include "pipeline/engine/telemetry.h"
 #include "swemu/bench.h"
 #include "swemu/dpdk/realtime.h"
@@ -172,6 +173,16 @@ Result<RunPlan> MakeRunPlan(const CommandLine& cmd) {
     plan->seed = *cmd.seed;
     for (LoadedSwitchConfig& sw : plan->switches) sw.config.seed = *cmd.seed;
   }
+  if (cmd.partitions != 0) {
+    std::vector<std::string> names, host_switches;
+    for (const LoadedSwitchConfig& sw : plan->switches) names.push_back(sw.config.name);
+    for (const HostPortSpec& host : plan->hosts) host_switches.push_back(host.sw);
+    Result<std::vector<uint32_t>> parts =
+        AssignPartitions(names, plan->links, host_switches, cmd.partitions);
+    if (!parts.ok()) return Status::Error("--partitions " + parts.message());
+    plan->partitions = cmd.partitions;
+    plan->partition_of = std::move(*parts);
+  }
   return plan;
 }
 
@@ -181,11 +192,13 @@ namespace {
 // hosts (owned by the engine) so their counts can be read after the run.
 Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixlen fixlen,
                                                       std::vector<const PcapHost*>* pcap_hosts) {
-  auto engine = std::make_unique<Engine>(plan.seed);
-  for (const LoadedSwitchConfig& sw : plan.switches) {
-    SwitchConfig config = sw.config;
+  auto engine = std::make_unique<Engine>(plan.seed, 65536, plan.partitions);
+  for (std::size_t i = 0; i < plan.switches.size(); ++i) {
+    SwitchConfig config = plan.switches[i].config;
     ApplyLinkRates(plan.links, config);
-    SWEMU_RETURN_IF_ERROR(engine->AddSwitch(std::move(config), sw.startup_script));
+    const uint32_t partition = plan.partition_of.empty() ? 0 : plan.partition_of[i];
+    SWEMU_RETURN_IF_ERROR(
+        engine->AddSwitch(std::move(config), plan.switches[i].startup_script, partition));
   }
   auto in_topology = [&](const Status& status) {
     return plan.topology_path.empty() ? status

@@ -23,6 +23,9 @@ struct RunPlan {
   std::vector<LoadedSwitchConfig> switches;
   std::vector<LinkSpec> links;
   std::vector<HostPortSpec> hosts;  // in_pcap from --in, out_pcap under --out-dir
+  // --partitions: 0 one agenda; else partition_of[i] for switches[i] (AssignPartitions).
+  uint32_t partitions = 0;
+  std::vector<uint32_t> partition_of;
 };
 
 Result<RunPlan> MakeRunPlan(const CommandLine& cmd);

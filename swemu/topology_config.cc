@@ -4,6 +4,7 @@
 
 #include "pipeline/control/command_table.h"
 #include "pipeline/control/units.h"
+#include "pipeline/engine/partition.h"
 #include "pipeline/tm/tm_config.h"
 #include "pipeline/wire/address.h"
 #include "swemu/ini_file.h"
@@ -158,10 +159,20 @@ Status AddRun(const std::string& value, TopologyConfig& out) {
 
 Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
                            const std::vector<LinkSpec>& links) {
-  for (const LoadedSwitchConfig& sw : switches) {
-    SwitchConfig config = sw.config;
+  std::vector<uint32_t> partition_of(switches.size(), 0);
+  if (engine.num_partitions() > 1) {
+    std::vector<std::string> names;
+    for (const LoadedSwitchConfig& sw : switches) names.push_back(sw.config.name);
+    Result<std::vector<uint32_t>> parts =
+        AssignPartitions(names, links, {}, static_cast<uint32_t>(engine.num_partitions()));
+    if (!parts.ok()) return parts.status();
+    partition_of = std::move(*parts);
+  }
+  for (std::size_t i = 0; i < switches.size(); ++i) {
+    SwitchConfig config = switches[i].config;
     ApplyLinkRates(links, config);
-    SWEMU_RETURN_IF_ERROR(engine.AddSwitch(std::move(config), sw.startup_script));
+    SWEMU_RETURN_IF_ERROR(
+        engine.AddSwitch(std::move(config), switches[i].startup_script, partition_of[i]));
   }
   for (const LinkSpec& link : links) SWEMU_RETURN_IF_ERROR(engine.AddLink(link));
   return Status::Ok();

@@ -56,7 +56,8 @@ struct TopologyConfig {
 Result<TopologyConfig> LoadTopology(const std::string& path);
 
 // Adds the switches, each with its links' rates as its ports' rates (ApplyLinkRates), then the
-// links, to an engine (hosts are the caller's).
+// links, to an engine (hosts are the caller's). An engine of several partitions gets the
+// switches spread as AssignPartitions says (by links; hosts are not known here).
 Status AddSwitchesAndLinks(Engine& engine, const std::vector<LoadedSwitchConfig>& switches,
                            const std::vector<LinkSpec>& links);
 

@@ -185,6 +185,30 @@ TEST_F(SwemuBinaryTest, LeafSpineForwardsAcrossTheSpineDeterministically) {
   }
 }
 
+// --partitions N runs the switches in N partitions at once: every file is the same for every N,
+// the telemetry sampled every microsecond too.
+TEST_F(SwemuBinaryTest, LeafSpineInPartitionsWritesTheSameFilesForEveryCount) {
+  const std::string dir = TestDir();
+  std::string outputs[3];
+  for (int n = 1; n <= 3; ++n) {
+    const std::string out = dir + "p" + std::to_string(n);
+    RunResult run = RunSwemu("--topology " + kConfigs + "leaf_spine.topo --offline" +
+                             FabricInputs() + " --out-dir " + out + " --quiet --partitions " +
+                             std::to_string(n) + " --telemetry " + out +
+                             "/telemetry.csv --telemetry-period 1us");
+    ASSERT_EQ(run.status, 0) << run.err;
+    EXPECT_EQ(run.err, "");
+    for (const char* file : {"leaf1-port0.pcap", "leaf1-port1.pcap", "leaf2-port0.pcap",
+                             "leaf2-port1.pcap", "counters.json", "telemetry.csv"}) {
+      const std::string text = ReadText(out + "/" + file);
+      EXPECT_GT(text.size(), 100u) << file;
+      outputs[n - 1] += text;
+    }
+  }
+  EXPECT_TRUE(outputs[1] == outputs[0]) << "2 partitions differ from 1";
+  EXPECT_TRUE(outputs[2] == outputs[0]) << "3 partitions differ from 1";
+}
+
 struct BadRun {
   std::string args;
   std::string expected;  // somewhere in the one stderr line
@@ -220,6 +244,12 @@ TEST_F(SwemuBinaryTest, BadCommandLinesGiveOneLineAndStatus2) {
            {leaf + " --in 0=/nonexistent/in.pcap", "/nonexistent/in.pcap"},
            {fabric + " --in 0=" + h0, "name the switch"},
            {fabric + " --in spine:2=" + h0, "spine:2 is not a host port"},
+           {fabric + " --partitions 0", "--partitions: "},
+           {fabric + " --partitions x", "--partitions: "},
+           {fabric + " --partitions 4", "--partitions 4 partitions for 3 switches"},
+           {leaf + " --partitions 2", "--partitions 2 partitions for 1 switch:"},
+           {"--topology " + kConfigs + "leaf_spine.topo --partitions 2 --backend netns",
+            "--partitions: only with --offline"},
        }) {
     ExpectOneLineError(bad, out);
   }
@@ -296,6 +326,9 @@ TEST_F(SwemuBinaryTest, AForwardingLoopEndsAtTheRunsLimitWithOneLineAndNoOutput)
   // The default limit takes 2-3 minutes in the sanitised Debug build (a second here): that build
   // checks the same path through --max-events, the normal build checks the default.
   if (!testing::kSanitized) runs.push_back({args, "events, the run's limit"});
+  // In two partitions (one switch each) the limits are looked at between windows.
+  runs.push_back({args + " --partitions 2 --max-events 5000", "events, the run's limit"});
+  runs.push_back({args + " --partitions 2 --max-virtual-time 1ms", "the run's limit"});
   for (const BadRun& bad : runs) ExpectOneLineError(bad, out);
 }
 
