@@ -193,6 +193,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ns3_engine_bench: %s\n", error.c_str());
     return 2;
   }
+  if (s.partitions != 0) {
+    std::fprintf(stderr, "ns3_engine_bench: --partitions: swemu's side only (ns-3 runs its MPI "
+                         "module for that)\n");
+    return 2;
+  }
   Defaults(s);
   Fabric f;
   Build(s, f);

@@ -31,7 +31,8 @@ QueueConfig BenchQueues(const BenchShape& s) {
 
 class SwemuBench {
  public:
-  explicit SwemuBench(const BenchShape& s) : s_(s), engine_(1, 1 << 18) {}
+  explicit SwemuBench(const BenchShape& s) : s_(s), engine_(1, 1 << 18, s.partitions) {}
+  const Engine& engine() const { return engine_; }
 
   Status Build();
   Status Run(BenchResult* r);
@@ -138,5 +139,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::printf("%s\n", swemu_bench::FormatBenchLine("swemu", shape, r).c_str());
+  if (shape.partitions != 0) {
+    const swemu::Engine::WindowStats& w = bench.engine().window_stats();
+    std::printf("partitions=%u lookahead_ns=%llu windows=%llu crossings=%llu windows_wall_s=%.3f "
+                "busiest_s=%.3f handover_s=%.3f\n",
+                shape.partitions, static_cast<unsigned long long>(bench.engine().lookahead_ns()),
+                static_cast<unsigned long long>(w.windows),
+                static_cast<unsigned long long>(w.crossings), w.wall_s, w.busiest_s,
+                w.handover_s);
+  }
   return 0;
 }

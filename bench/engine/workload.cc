@@ -90,6 +90,8 @@ bool ParseBenchArgs(int argc, char** argv, BenchShape* shape, std::string* error
       ok = ParseCount(text, 32, &v) && (s.hosts_per_tor = static_cast<uint32_t>(v), true);
     } else if (name == "--spines") {
       ok = ParseCount(text, 8, &v) && (s.spines = static_cast<uint32_t>(v), true);
+    } else if (name == "--partitions") {
+      ok = ParseCount(text, 64, &v) && v >= 1 && (s.partitions = static_cast<uint32_t>(v), true);
     } else {
       *error = std::string(name) + ": unknown option";
       return false;

@@ -23,6 +23,7 @@ struct BenchShape {
   uint32_t incast_fanin = 16;  // workers per incast round
   uint64_t incast_bytes = 256 * 1024;  // each worker's push to the PS
   uint64_t incast_period_ns = 1'000'000;
+  uint32_t partitions = 0;  // swemu's side: the engine's partitions (0: one agenda)
   uint32_t hosts() const { return tors * hosts_per_tor; }
 };
 

@@ -150,6 +150,10 @@ VIRTUAL_TIME = {
     "--out-dir out/look/run --telemetry out/look/run/telemetry.csv",
     "build/tools/swemu-analyze out/look/run --plot out/look/run.png --csv out/look/csv",
     "build/swemu/swemu --config configs/leaf.ini --show-resources",
+    "build/swemu/swemu --topology configs/leaf_spine.topo --offline --partitions 2 \\\n"
+    "  --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf2:0=configs/pcap/h2_to_all.pcap \\\n"
+    "  --out-dir out/partitions",
+    "build/bench/swemu_engine_bench --partitions 2",
 }
 
 FAST = "fast"
