@@ -66,6 +66,7 @@ Result<RunPlan> TopologyPlan(const CommandLine& cmd) {
   plan.seed = topology->seed;
   plan.switches = std::move(topology->switches);
   plan.links = std::move(topology->links);
+  plan.given_partitions = std::move(topology->partitions);
   for (const TopologyHost& host : topology->hosts) {
     std::string out = OutPath(cmd.out_dir, host.sw + "-port" + std::to_string(host.port) + ".pcap");
     plan.hosts.push_back({host.sw, host.port, "", out, host.delay_ns, host.loss});
@@ -165,6 +166,39 @@ Status RunCommand(const CommandLine& cmd, const TopologyBackends& backends, std:
 
 }  // namespace
 
+namespace {
+
+// Each switch's partition: the topology's `partition=K`, given for every switch or none, or
+// else AssignPartitions'.
+Result<std::vector<uint32_t>> PartitionPlan(const RunPlan& plan, uint32_t partitions) {
+  std::vector<std::string> names, host_switches;
+  for (const LoadedSwitchConfig& sw : plan.switches) names.push_back(sw.config.name);
+  for (const HostPortSpec& host : plan.hosts) host_switches.push_back(host.sw);
+  const std::string asked = std::to_string(partitions);
+  if (plan.given_partitions.empty()) {
+    return AssignPartitions(names, plan.links, host_switches, partitions);
+  }
+  if (plan.given_partitions.size() != names.size()) {
+    return Status::Error(asked + ": " + plan.topology_path + " gives a partition to " +
+                         std::to_string(plan.given_partitions.size()) + " of its " +
+                         std::to_string(names.size()) + " switches: give every switch one, or none");
+  }
+  std::vector<uint32_t> partition_of(names.size());
+  for (const auto& [name, k] : plan.given_partitions) {
+    if (k >= partitions) {
+      return Status::Error(asked + ": " + plan.topology_path + " puts switch " + name +
+                           " in partition " + std::to_string(k) + " (0 to " +
+                           std::to_string(partitions - 1) + ")");
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      if (names[i] == name) partition_of[i] = k;
+    }
+  }
+  return partition_of;
+}
+
+}  // namespace
+
 Result<RunPlan> MakeRunPlan(const CommandLine& cmd) {
   SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
   Result<RunPlan> plan = cmd.config.empty() ? TopologyPlan(cmd) : SingleSwitchPlan(cmd);
@@ -174,11 +208,7 @@ Result<RunPlan> MakeRunPlan(const CommandLine& cmd) {
     for (LoadedSwitchConfig& sw : plan->switches) sw.config.seed = *cmd.seed;
   }
   if (cmd.partitions != 0) {
-    std::vector<std::string> names, host_switches;
-    for (const LoadedSwitchConfig& sw : plan->switches) names.push_back(sw.config.name);
-    for (const HostPortSpec& host : plan->hosts) host_switches.push_back(host.sw);
-    Result<std::vector<uint32_t>> parts =
-        AssignPartitions(names, plan->links, host_switches, cmd.partitions);
+    Result<std::vector<uint32_t>> parts = PartitionPlan(*plan, cmd.partitions);
     if (!parts.ok()) return Status::Error("--partitions " + parts.message());
     plan->partitions = cmd.partitions;
     plan->partition_of = std::move(*parts);

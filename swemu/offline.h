@@ -23,8 +23,10 @@ struct RunPlan {
   std::vector<LoadedSwitchConfig> switches;
   std::vector<LinkSpec> links;
   std::vector<HostPortSpec> hosts;  // in_pcap from --in, out_pcap under --out-dir
-  // --partitions: 0 one agenda; else partition_of[i] for switches[i] (AssignPartitions).
+  // --partitions: 0 one agenda; else partition_of[i] for switches[i] (the topology's, or
+  // AssignPartitions').
   uint32_t partitions = 0;
+  std::vector<std::pair<std::string, uint32_t>> given_partitions;  // the topology's
   std::vector<uint32_t> partition_of;
 };
 

@@ -45,7 +45,17 @@ Status ParseAttributes(const std::vector<std::string>& words, std::size_t first,
 
 Status AddSwitch(const std::vector<std::string>& words, const std::string& file,
                  TopologyConfig& out) {
-  if (words.size() != 2) return Status::Error("expected NAME PATH.ini");
+  if (words.size() != 2 && words.size() != 3) {
+    return Status::Error("expected NAME PATH.ini [partition=K]");
+  }
+  if (words.size() == 3) {
+    if (words[2].rfind("partition=", 0) != 0) {
+      return Status::Error("\"" + words[2] + "\": expected partition=K");
+    }
+    Result<uint64_t> k = ParseUint(words[2].substr(10), 0, 255);
+    if (!k.ok()) return Status::Error("partition: " + k.message());
+    out.partitions.push_back({words[0], static_cast<uint32_t>(*k)});
+  }
   Result<LoadedSwitchConfig> loaded = LoadSwitchConfig(ResolveRelative(file, words[1]));
   if (!loaded.ok()) return loaded.status();
   for (const LoadedSwitchConfig& other : out.switches) {

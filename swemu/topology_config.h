@@ -49,6 +49,8 @@ struct TopologyConfig {
   std::vector<LinkSpec> links;
   std::vector<TopologyHost> hosts;
   std::vector<TopologyRun> runs;
+  // `switch = NAME FILE partition=K`: the partitions the file gives (swemu --partitions), by name.
+  std::vector<std::pair<std::string, uint32_t>> partitions;
 };
 
 // Loads the file and every switch config it names (paths relative to the topology file).

@@ -224,6 +224,47 @@ void ExpectOneLineError(const BadRun& bad, const std::string& out_dir) {
   EXPECT_FALSE(std::filesystem::exists(out_dir)) << bad.args;
 }
 
+// A topology may give each switch its partition (switch = NAME FILE partition=K): the same files
+// as the automatic choice; a link without delay between two of them is refused by name.
+TEST_F(SwemuBinaryTest, ATopologyGivesItsOwnPartitions) {
+  const std::string dir = TestDir();
+  const std::string ls = kConfigs + "leaf_spine/";
+  auto topo = [&](const std::string& name, const std::string& spine_delay, bool every) {
+    std::ofstream(dir + name) << "[topology]\nswitch = leaf1 " << ls << "leaf1.ini partition=1\n"
+                              << "switch = leaf2 " << ls << "leaf2.ini partition=1\n"
+                              << "switch = spine " << ls << "spine.ini"
+                              << (every ? " partition=0" : "") << "\n"
+                              << "link = leaf1:2 spine:0 rate=10G delay=" << spine_delay << "\n"
+                              << "link = leaf2:2 spine:1 rate=10G delay=1us\n"
+                              << "host = leaf1:0 delay=100ns\nhost = leaf1:1 delay=100ns\n"
+                              << "host = leaf2:0 delay=100ns\nhost = leaf2:1 delay=100ns\n";
+  };
+  topo("given.topo", "1us", true);
+  std::string outputs[2];
+  for (int i = 0; i < 2; ++i) {
+    const std::string out = dir + "out" + std::to_string(i);
+    RunResult run = RunSwemu("--topology " + (i == 0 ? dir + "given.topo" : kConfigs + "leaf_spine.topo") +
+                             " --offline --quiet --partitions 2" + FabricInputs() + " --out-dir " + out);
+    ASSERT_EQ(run.status, 0) << run.err;
+    for (const char* file : {"leaf1-port0.pcap", "leaf2-port1.pcap", "counters.json"}) {
+      outputs[i] += ReadText(out + "/" + file);
+    }
+  }
+  EXPECT_TRUE(outputs[0] == outputs[1]);
+  topo("zero.topo", "0", true);
+  topo("some.topo", "1us", false);
+  const std::string out = dir + "never";
+  for (const BadRun& bad : std::vector<BadRun>{
+           {"--topology " + dir + "zero.topo --offline --partitions 2 --out-dir " + out,
+            "link leaf1:2 spine:0: 0 ns of delay between partitions 1 and 0"},
+           {"--topology " + dir + "some.topo --offline --partitions 2 --out-dir " + out,
+            "gives a partition to 2 of its 3 switches"},
+           {"--topology " + dir + "given.topo --offline --partitions 1 --out-dir " + out,
+            "puts switch leaf1 in partition 1 (0 to 0)"}}) {
+    ExpectOneLineError(bad, out);
+  }
+}
+
 TEST_F(SwemuBinaryTest, BadCommandLinesGiveOneLineAndStatus2) {
   const std::string out = TestDir() + "never";
   const std::string leaf = "--config " + kConfigs + "leaf.ini --offline --out-dir " + out;
