@@ -184,7 +184,7 @@ class DlcpRun {
         dlcp_(scheme == DlcpScheme::kDlcp),
         plan_(std::move(plan)),
         rng_(rng),
-        engine_(o.seed, 1 << 18),
+        engine_(o.seed, 1 << 18, o.partitions),
         senders_(plan_.flows.size(), nullptr) {}
 
   // The network with the scheme's queues, DLCP's thresholds, then the hosts (the order today's

@@ -71,6 +71,8 @@ struct DlcpExperimentOptions {
   // alike; false: each flow is paced alone at the link's rate (a host of n flows offers n
   // links' worth), as every run did before 2026-12-07.
   bool shared_nic = true;
+  // The engine's partitions (0: one agenda; N >= 1: N threads, the same results for every N).
+  uint32_t partitions = 0;
 
   Status Validate() const;
 };

@@ -354,7 +354,7 @@ void Engine::RunPartition(Partition& part, TimeNs last) {
 // windows too, so it sees every switch as the one-partition loop shows it. The limits are
 // checked between windows.
 Status Engine::RunWindows(TimeNs until) {
-  ThreadArena arena(static_cast<unsigned>(parts_.size()));
+  if (!arena_) arena_ = std::make_unique<ThreadArena>(static_cast<unsigned>(parts_.size()));
   Status status = Status::Ok();
   for (;;) {
     for (const auto& part : parts_) {
@@ -388,7 +388,7 @@ Status Engine::RunWindows(TimeNs until) {
       }
       end = std::min(end, next_sample_ns_);
     }
-    RunWindow(arena, end == kNever ? until : std::min(until, end - 1));
+    RunWindow(end == kNever ? until : std::min(until, end - 1));
   }
   FlushCrossings();
   if (!status.ok()) return status;
@@ -406,11 +406,11 @@ Status Engine::RunWindows(TimeNs until) {
 
 // One window up to and including `last`: each partition, on its own thread, takes in what was
 // sent to it in the window before, frees what it sent in the one before that, and runs.
-void Engine::RunWindow(ThreadArena& arena, TimeNs last) {
+void Engine::RunWindow(TimeNs last) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point begin = Clock::now();
   const uint32_t sent_before = parity_ ^ 1;
-  arena.ForEach(parts_.size(), [&](std::size_t k) {
+  arena_->ForEach(parts_.size(), [&](std::size_t k) {
     Partition& part = *parts_[k];
     const Clock::time_point start = Clock::now();
     TakeCrossings(static_cast<uint32_t>(k), sent_before);

@@ -220,7 +220,7 @@ class Engine {
   // The loop of one partition (or of the only one) up to and including `last`.
   void RunPartition(Partition& part, TimeNs last);
   Status RunWindows(TimeNs until);
-  void RunWindow(ThreadArena& arena, TimeNs last);
+  void RunWindow(TimeNs last);
   // Partition k takes in the frames sent to it in a window of `parity`; a partition frees the
   // frames it sent in one; both at once after a run's last window.
   void TakeCrossings(uint32_t k, uint32_t parity);
@@ -258,6 +258,7 @@ class Engine {
   Status failure_;  // a partitioned run's limits
   EngineLimits limits_;
   TimeNs lookahead_ns_ = kNever;
+  std::unique_ptr<ThreadArena> arena_;  // a partitioned run's threads, kept between runs
   uint32_t parity_ = 0;  // of the window running: where its crossings go
   WindowStats window_stats_;
   TimeNs sample_period_ns_ = 0;

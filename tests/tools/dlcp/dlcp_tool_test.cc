@@ -77,7 +77,8 @@ TEST(DlcpTool, BadOptionsAndFilesEndWithOneLine) {
         std::string("sim --workers 3"), std::string("sim --workers 13"),
         std::string("sim --host-nic both"), std::string("sim --host-nic"),
         std::string("sim --threads 0"), std::string("sim --threads 257"),
-        std::string("sim --threads x"),
+        std::string("sim --threads x"), std::string("sim --partitions 0"),
+        std::string("sim --partitions 6"),
         std::string("sim --topology " + dir), std::string("sim --topology " + dir + "empty.txt"),
         std::string("sim --topology " + kConfigs + "dlcp_leaf_spine.topo --spines 3"),
         std::string("realtime --senders 0"), std::string("realtime --bytes x"),
@@ -299,6 +300,29 @@ TEST(DlcpTool, TheSchemesRunAtOnceOnThreadsAsOnOne) {
   for (int k = 1; k < 3; ++k) {
     EXPECT_EQ(out[k], out[0]) << threads[k] << " threads";
     EXPECT_EQ(csv[k], csv[0]) << threads[k] << " threads";
+  }
+}
+
+// --partitions runs each scheme's network on several threads: 1, 2 and 5 partitions (the default
+// shape's 3 ToRs and 2 spines) print the same table and write the same flows.
+TEST(DlcpTool, EveryPartitioningPrintsAndWritesTheSame) {
+  const std::string sim = kDlcp + " sim --tors 3 --hosts-per-tor 2 --scale 512 "
+                                  "--schemes dlcp,dctcp,pfabric --csv s.csv --partitions ";
+  std::string out[3], csv[3];
+  const char* partitions[3] = {"1", "2", "5"};
+  for (int k = 0; k < 3; ++k) {
+    const std::string dir = Dir() + "p" + partitions[k] + "/";
+    std::filesystem::create_directories(dir);
+    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + sim + partitions[k]);
+    ASSERT_EQ(run.status, 0) << partitions[k] << ": " << run.err;
+    out[k] = run.out;
+    csv[k] = ReadText(dir + "s.csv");
+  }
+  EXPECT_EQ(CountOf(out[0], "FCT (ms) "), 2) << out[0];
+  EXPECT_GT(CountOf(csv[0], "\ndlcp,push,"), 50);
+  for (int k = 1; k < 3; ++k) {
+    EXPECT_EQ(out[k], out[0]) << partitions[k] << " partitions";
+    EXPECT_EQ(csv[k], csv[0]) << partitions[k] << " partitions";
   }
 }
 
