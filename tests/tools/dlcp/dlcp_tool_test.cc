@@ -281,49 +281,44 @@ TEST(DlcpTool, TheSchemesNamedAreRunReportedWrittenAndDrawn) {
   }
 }
 
+// `sim` with each of `values` appended, each in a directory of its own (its --csv s.csv
+// there): the printed output and the CSV of every run, which the first run's must equal.
+void ExpectEveryRunAlike(const std::string& sim, const std::vector<std::string>& values,
+                         std::string* out, std::string* csv) {
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const std::string dir = Dir() + "v" + values[k] + "/";
+    std::filesystem::create_directories(dir);
+    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + sim + values[k]);
+    ASSERT_EQ(run.status, 0) << values[k] << ": " << run.err;
+    if (k == 0) {
+      *out = run.out;
+      *csv = ReadText(dir + "s.csv");
+      continue;
+    }
+    EXPECT_EQ(run.out, *out) << sim << values[k];
+    EXPECT_EQ(ReadText(dir + "s.csv"), *csv) << sim << values[k];
+  }
+}
+
 // --threads runs the schemes at once: the table and every flow of the CSV are those of one thread.
 TEST(DlcpTool, TheSchemesRunAtOnceOnThreadsAsOnOne) {
-  const std::string sim = kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024 "
-                                  "--schemes pfabric,dctcp,dlcp,pias --csv s.csv --threads ";
-  std::string out[3], csv[3];
-  const char* threads[3] = {"1", "2", "4"};
-  for (int k = 0; k < 3; ++k) {
-    const std::string dir = Dir() + threads[k] + "/";
-    std::filesystem::create_directories(dir);
-    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + sim + threads[k]);
-    ASSERT_EQ(run.status, 0) << threads[k] << ": " << run.err;
-    out[k] = run.out;
-    csv[k] = ReadText(dir + "s.csv");
-  }
-  EXPECT_EQ(CountOf(out[0], "FCT (ms) "), 3) << out[0];
-  EXPECT_EQ(CountOf(csv[0], "\npias,pull,"), 3 * 54);
-  for (int k = 1; k < 3; ++k) {
-    EXPECT_EQ(out[k], out[0]) << threads[k] << " threads";
-    EXPECT_EQ(csv[k], csv[0]) << threads[k] << " threads";
-  }
+  std::string out, csv;
+  ExpectEveryRunAlike(kDlcp + " sim --tors 2 --hosts-per-tor 2 --scale 1024 "
+                              "--schemes pfabric,dctcp,dlcp,pias --csv s.csv --threads ",
+                      {"1", "2", "4"}, &out, &csv);
+  EXPECT_EQ(CountOf(out, "FCT (ms) "), 3) << out;
+  EXPECT_EQ(CountOf(csv, "\npias,pull,"), 3 * 54);
 }
 
 // --partitions runs each scheme's network on several threads: 1, 2 and 5 partitions (the default
 // shape's 3 ToRs and 2 spines) print the same table and write the same flows.
 TEST(DlcpTool, EveryPartitioningPrintsAndWritesTheSame) {
-  const std::string sim = kDlcp + " sim --tors 3 --hosts-per-tor 2 --scale 512 "
-                                  "--schemes dlcp,dctcp,pfabric --csv s.csv --partitions ";
-  std::string out[3], csv[3];
-  const char* partitions[3] = {"1", "2", "5"};
-  for (int k = 0; k < 3; ++k) {
-    const std::string dir = Dir() + "p" + partitions[k] + "/";
-    std::filesystem::create_directories(dir);
-    RunResult run = RunCommandIn(dir, "cd " + dir + " && " + sim + partitions[k]);
-    ASSERT_EQ(run.status, 0) << partitions[k] << ": " << run.err;
-    out[k] = run.out;
-    csv[k] = ReadText(dir + "s.csv");
-  }
-  EXPECT_EQ(CountOf(out[0], "FCT (ms) "), 2) << out[0];
-  EXPECT_GT(CountOf(csv[0], "\ndlcp,push,"), 50);
-  for (int k = 1; k < 3; ++k) {
-    EXPECT_EQ(out[k], out[0]) << partitions[k] << " partitions";
-    EXPECT_EQ(csv[k], csv[0]) << partitions[k] << " partitions";
-  }
+  std::string out, csv;
+  ExpectEveryRunAlike(kDlcp + " sim --tors 3 --hosts-per-tor 2 --scale 512 "
+                              "--schemes dlcp,dctcp,pfabric --csv s.csv --partitions ",
+                      {"1", "2", "5"}, &out, &csv);
+  EXPECT_EQ(CountOf(out, "FCT (ms) "), 2) << out;
+  EXPECT_GT(CountOf(csv, "\ndlcp,push,"), 50);
 }
 
 // The loss of each of ResNet-50's 54 layers only under --verbose; by default each stage's mean
