@@ -227,8 +227,16 @@ Status Engine::AddHostPort(const HostPortSpec& spec) {
 void Engine::Push(Partition& part, Event event, uint64_t node, uint64_t& pushes) {
   event.time = std::max(event.time, part.clock.NowNs());
   if (!node_order_) return part.events.Push(event);
-  event.seq = (node << 40) | pushes++;
+  event.seq = NodeKey(node, pushes);
   part.events.PushKeyed(event);
+}
+
+Status Engine::FinishIfIdle() {
+  if (!idle() || finished_) return Status::Ok();
+  finished_ = true;
+  if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
+  for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+  return Status::Ok();
 }
 
 uint64_t Engine::events_processed() const {
@@ -330,12 +338,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   }
   if (!part.failure.ok()) return part.failure;
   if (until != kNever && until > part.clock.NowNs()) part.clock.Set(until);
-  if (part.events.empty() && !finished_) {
-    finished_ = true;
-    if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
-    for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
-  }
-  return Status::Ok();
+  return FinishIfIdle();
 }
 
 void Engine::RunPartition(Partition& part, TimeNs last) {
@@ -396,12 +399,7 @@ Status Engine::RunWindows(TimeNs until) {
   for (const auto& part : parts_) now = std::max(now, part->clock.NowNs());
   if (until != kNever) now = std::max(now, until);
   SetClocks(now);
-  if (idle() && !finished_) {
-    finished_ = true;
-    if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
-    for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
-  }
-  return Status::Ok();
+  return FinishIfIdle();
 }
 
 // One window up to and including `last`: each partition, on its own thread, takes in what was
@@ -655,7 +653,7 @@ void Engine::Deliver(uint32_t sw, PortId port, Packet* pkt) {
   event.port = end.peer_port;
   event.kind = end.kind == AttachKind::kLink ? EventKind::kSwitchArrival : EventKind::kHostArrival;
   if (end.crosses) [[unlikely]] {  // keyed here, queued there in the next window
-    event.seq = (uint64_t{sw} << 40) | slot.pushes++;
+    event.seq = NodeKey(sw, slot.pushes);
     part.outbox[parity_][switches_[end.peer].partition].push_back(event);
     part.outbox_first[parity_] = std::min(part.outbox_first[parity_], event.time);
     return;

@@ -247,6 +247,10 @@ class Engine {
   // and its own count `pushes` when partitioned.
   void Push(Partition& part, Event event, uint64_t node, uint64_t& pushes);
   static constexpr uint64_t kHostNode = uint64_t{1} << 23;
+  // The partitioned key of the next event `node` schedules: the node, then its own count.
+  static uint64_t NodeKey(uint64_t node, uint64_t& pushes) { return (node << 40) | pushes++; }
+  // Once no event remains: the sampler's last look and the hosts' Finish, once.
+  Status FinishIfIdle();
   TimeNs SerializationNs(const Switch& sw, PortId port, uint32_t len) const;
   std::string Describe(const Attachment& attachment) const;
 
