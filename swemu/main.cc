@@ -8,6 +8,7 @@
 #include "hostlib/testbed/swemu_process.h"
 #include "hostlib/testbed/testbed_backends.h"
 #include "pipeline/core/interrupt.h"
+#include "pipeline/mpi/mpi_ranks.h"
 #include "swemu/offline.h"
 
 namespace {
@@ -48,8 +49,17 @@ int main(int argc, char** argv) {
   // Offline runs remove their staging files after a signal; real time installs its own stop.
   swemu::InstallInterruptCleanup("swemu");
   try {
+    // Under mpirun with several processes, each is a rank of one offline run.
+    std::unique_ptr<swemu::MpiRanks> ranks = swemu::MpiRanks::Join(&argc, &argv);
+    if (ranks != nullptr) {
+      // mpirun ends the others with SIGTERM when a rank dies: each says why (one line with
+      // two ranks), as no survivor can tell whether rank 0 is among them.
+      swemu::SetInterruptNote(
+          " (under mpirun: a rank ended before the run did, or the job was stopped); no output "
+          "was written");
+    }
     return swemu::SwemuMain(argc, argv, std::cout, std::cerr,
-                            {{"netns", RunNetns}, {"processes", RunProcesses}});
+                            {{"netns", RunNetns}, {"processes", RunProcesses}}, ranks.get());
   } catch (const std::exception& e) {
     std::cerr << "swemu: " << e.what() << "\n";
   } catch (...) {

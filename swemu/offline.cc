@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "pipeline/core/output_files.h"
 #include "pipeline/core/text_file.h"
@@ -144,7 +145,7 @@ Status RunBackend(const CommandLine& cmd, const TopologyBackends& backends, std:
 }
 
 Status RunCommand(const CommandLine& cmd, const TopologyBackends& backends, std::ostream& out,
-                  std::ostream& err, int* exit_status) {
+                  std::ostream& err, int* exit_status, RankExchange* ranks) {
   if (cmd.help) {
     out << Usage();
     return Status::Ok();
@@ -154,6 +155,10 @@ Status RunCommand(const CommandLine& cmd, const TopologyBackends& backends, std:
     return Status::Ok();
   }
   SWEMU_RETURN_IF_ERROR(CheckSource(cmd));
+  if (ranks != nullptr && (!cmd.offline || cmd.show_resources || cmd.bench)) {
+    return Status::Error("mpirun -np " + std::to_string(ranks->ranks()) +
+                         ": only an --offline run spreads over ranks");
+  }
   if (cmd.show_resources) return ShowResources(cmd, out);
   if (cmd.bench) return RunBench(cmd, out);
   if (!cmd.backend.empty()) return RunBackend(cmd, backends, out, err, exit_status);
@@ -161,7 +166,7 @@ Status RunCommand(const CommandLine& cmd, const TopologyBackends& backends, std:
     *exit_status = RunRealtime(cmd, out, err);
     return Status::Ok();
   }
-  return RunOffline(cmd, out);
+  return RunOffline(cmd, out, ranks);
 }
 
 }  // namespace
@@ -221,8 +226,9 @@ namespace {
 // BuildEngine, with the host ports' inputs fixed as --fixlen says; *pcap_hosts receives the
 // hosts (owned by the engine) so their counts can be read after the run.
 Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixlen fixlen,
-                                                      std::vector<const PcapHost*>* pcap_hosts) {
-  auto engine = std::make_unique<Engine>(plan.seed, 65536, plan.partitions);
+                                                      std::vector<const PcapHost*>* pcap_hosts,
+                                                      RankExchange* ranks = nullptr) {
+  auto engine = std::make_unique<Engine>(plan.seed, 65536, plan.partitions, ranks);
   for (std::size_t i = 0; i < plan.switches.size(); ++i) {
     SwitchConfig config = plan.switches[i].config;
     ApplyLinkRates(plan.links, config);
@@ -240,7 +246,7 @@ Result<std::unique_ptr<Engine>> BuildEngineWithFixlen(const RunPlan& plan, Fixle
   }
   for (const HostPortSpec& host : plan.hosts) {
     Status added;
-    if (fixlen == Fixlen::kNone) {
+    if (fixlen == Fixlen::kNone || !engine->RunsSwitch(host.sw)) {
       added = engine->AddHostPort(host);  // opens inputs; outputs only when the run starts
     } else {
       // AddHostPort's PcapHost, with the fix: the input opens now, the output at the start.
@@ -306,7 +312,63 @@ Status CheckInputsAreFiles(const RunPlan& plan) {
   return Status::Ok();
 }
 
-Status RunOffline(const CommandLine& cmd, std::ostream& out) {
+namespace {
+
+// Under mpirun: one partition per rank unless --partitions asks for more (as many as the ranks
+// at least), each rank running the partitions k with k % ranks == rank.
+Status PartitionsForRanks(const RankExchange& ranks, CommandLine& cmd) {
+  const std::string np = "mpirun -np " + std::to_string(ranks.ranks());
+  if (!cmd.telemetry.empty()) {
+    return Status::Error("--telemetry: not with " + np + " yet (use --partitions N, threads)");
+  }
+  if (cmd.partitions != 0 && cmd.partitions < ranks.ranks()) {
+    return Status::Error("--partitions " + std::to_string(cmd.partitions) + ": fewer than the " +
+                         std::to_string(ranks.ranks()) + " ranks of " + np);
+  }
+  if (cmd.partitions == 0) {
+    Result<RunPlan> whole = MakeRunPlan(cmd);
+    if (!whole.ok()) return whole.status();
+    const std::size_t switches = whole->switches.size();
+    if (ranks.ranks() > switches) {
+      return Status::Error(np + ": more ranks than the " + std::to_string(switches) +
+                           (switches == 1 ? " switch" : " switches") + " to run");
+    }
+    cmd.partitions = ranks.ranks();
+  }
+  return Status::Ok();
+}
+
+bool RunsHere(const RunPlan& plan, const std::string& sw, const RankExchange* ranks) {
+  if (ranks == nullptr) return true;
+  for (std::size_t i = 0; i < plan.switches.size(); ++i) {
+    if (plan.switches[i].config.name == sw) {
+      return plan.partition_of[i] % ranks->ranks() == ranks->rank();
+    }
+  }
+  return false;
+}
+
+// With ranks, a step's status is every rank's (AgreeStatus); alone, its own.
+Status Agreed(RankExchange* ranks, const Status& mine) {
+  return ranks == nullptr ? mine : AgreeStatus(*ranks, mine);
+}
+
+FixlenCounts SumOverRanks(RankExchange* ranks, const FixlenCounts& mine) {
+  if (ranks == nullptr) return mine;
+  const uint64_t words[] = {mine.frames, mine.cut_short, mine.fixed, mine.left_short};
+  const std::vector<uint64_t> all = ranks->AllGather(words);
+  FixlenCounts sum;
+  for (std::size_t at = 0; at + 4 <= all.size(); at += 4) {
+    sum.Add({all[at], all[at + 1], all[at + 2], all[at + 3]});
+  }
+  return sum;
+}
+
+}  // namespace
+
+Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ranks) {
+  CommandLine cmd = given;
+  if (ranks != nullptr) SWEMU_RETURN_IF_ERROR(PartitionsForRanks(*ranks, cmd));
   if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
   SWEMU_RETURN_IF_ERROR(CheckOutputDirectory(cmd.out_dir, "--out-dir"));
   SWEMU_RETURN_IF_ERROR(CheckTelemetryPath(cmd));
@@ -322,21 +384,33 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
   }
   // The run writes into a staging directory inside DIR; only a run that succeeded moves its
   // files into place, so a failure (or a signal) leaves an earlier run's outputs as they were.
+  // With ranks, each rank writes its own switches' host ports, rank 0 counters.json, and no
+  // rank moves a file into place before all have written theirs.
   OutputFiles staged;
-  for (HostPortSpec& host : plan->hosts) {
-    if (host.out_pcap.empty()) continue;
-    const std::filesystem::path final_path(host.out_pcap);
-    Result<std::string> aside =
-        staged.Staged(final_path.parent_path().string(), final_path.filename().string());
-    if (!aside.ok()) return Status::Error("--out-dir " + aside.message());
-    host.out_pcap = *aside;
-  }
-  Result<std::string> counters = staged.Staged(cmd.out_dir, "counters.json");
-  if (!counters.ok()) return Status::Error("--out-dir " + counters.message());
+  const bool first_rank = ranks == nullptr || ranks->rank() == 0;
+  auto stage = [&]() -> Status {
+    for (HostPortSpec& host : plan->hosts) {
+      if (host.out_pcap.empty() || !RunsHere(*plan, host.sw, ranks)) continue;
+      const std::filesystem::path final_path(host.out_pcap);
+      Result<std::string> aside =
+          staged.Staged(final_path.parent_path().string(), final_path.filename().string());
+      if (!aside.ok()) return Status::Error("--out-dir " + aside.message());
+      host.out_pcap = *aside;
+    }
+    return Status::Ok();
+  };
+  Status prepared = stage();
+  Result<std::string> counters = std::string();
+  if (prepared.ok() && first_rank) counters = staged.Staged(cmd.out_dir, "counters.json");
+  if (!counters.ok()) prepared = Status::Error("--out-dir " + counters.message());
   const std::string telemetry_path = cmd.telemetry.empty() ? "" : staged.Aside(cmd.telemetry);
   std::vector<const PcapHost*> pcap_hosts;
-  Result<std::unique_ptr<Engine>> built = BuildEngineWithFixlen(*plan, cmd.fixlen, &pcap_hosts);
-  if (!built.ok()) return built.status();
+  Result<std::unique_ptr<Engine>> built = Status::Error("not built");
+  if (prepared.ok()) {
+    built = BuildEngineWithFixlen(*plan, cmd.fixlen, &pcap_hosts, ranks);
+    if (!built.ok()) prepared = built.status();
+  }
+  SWEMU_RETURN_IF_ERROR(Agreed(ranks, prepared));
   Engine& engine = **built;
   EngineLimits limits;
   limits.max_virtual_ns = cmd.max_virtual_ns.value_or(
@@ -361,7 +435,7 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
           }
         });
   }
-  Status ran = staged.Unstaged(engine.Run());
+  Status ran = Agreed(ranks, staged.Unstaged(engine.Run()));
   if (!ran.ok()) {
     return Status::Error(ran.message() +
                          (engine.limit_reached()
@@ -369,30 +443,38 @@ Status RunOffline(const CommandLine& cmd, std::ostream& out) {
                                 "--max-virtual-time if the run is meant to be this long)"
                               : ""));
   }
-  SWEMU_RETURN_IF_ERROR(staged.Unstaged(WriteTextFile(*counters, engine.CountersJson())));
-  if (telemetry != nullptr) SWEMU_RETURN_IF_ERROR(staged.Unstaged(telemetry->Close()));
+  Status written = Status::Ok();
+  if (first_rank) written = staged.Unstaged(WriteTextFile(*counters, engine.CountersJson()));
+  if (written.ok() && telemetry != nullptr) written = staged.Unstaged(telemetry->Close());
+  SWEMU_RETURN_IF_ERROR(Agreed(ranks, written));
   Status conserved = engine.CheckConservation();
   if (!conserved.ok()) return Status::Error("internal error: " + conserved.message());
   SWEMU_RETURN_IF_ERROR(staged.Commit());
   if (!cmd.quiet) out << engine.PortSummary();
   FixlenCounts fixlen;
+  for (const PcapHost* host : pcap_hosts) fixlen.Add(host->fixlen_counts());
+  fixlen = SumOverRanks(ranks, fixlen);
   if (cmd.fixlen == Fixlen::kNone) {
     fixlen.frames = span.frames;
     fixlen.cut_short = fixlen.left_short = span.cut_short;
   }
-  for (const PcapHost* host : pcap_hosts) fixlen.Add(host->fixlen_counts());
   const std::string fixlen_line = FixlenSummary(cmd.fixlen, fixlen);
   if (!cmd.quiet && !fixlen_line.empty()) out << fixlen_line << "\n";
   return Status::Ok();
 }
 
 int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err,
-              const TopologyBackends& backends) {
+              const TopologyBackends& backends, RankExchange* ranks) {
   Result<CommandLine> cmd = ParseCommandLine(argc, argv);
   int exit_status = 0;
-  Status status = cmd.ok() ? RunCommand(*cmd, backends, out, err, &exit_status) : cmd.status();
+  // Ranks: every rank runs, rank 0 alone speaks (the errors are agreed, so it has them all).
+  std::ostringstream quiet;
+  const bool speaks = ranks == nullptr || ranks->rank() == 0;
+  std::ostream& told = speaks ? out : quiet;
+  Status status =
+      cmd.ok() ? RunCommand(*cmd, backends, told, err, &exit_status, ranks) : cmd.status();
   if (status.ok()) return exit_status;
-  err << "swemu: " << status.message() << "\n";
+  if (speaks) err << "swemu: " << status.message() << "\n";
   return 2;
 }
 

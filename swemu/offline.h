@@ -35,7 +35,8 @@ Result<RunPlan> MakeRunPlan(const CommandLine& cmd);
 Result<std::unique_ptr<Engine>> BuildEngine(const RunPlan& plan);
 
 Status ShowResources(const CommandLine& cmd, std::ostream& out);
-Status RunOffline(const CommandLine& cmd, std::ostream& out);
+// With `ranks` (mpirun), this process's share of the run: see Engine's "Ranks".
+Status RunOffline(const CommandLine& cmd, std::ostream& out, RankExchange* ranks = nullptr);
 
 // The whole program behind main(): exit status 0, or 2 after one line on `err` (real time:
 // also 1 after an mbuf leak, see swemu/dpdk/realtime.h).
@@ -45,7 +46,8 @@ using TopologyBackend = std::function<int(const CommandLine& cmd, const Topology
                                           std::ostream& out, std::ostream& err)>;
 using TopologyBackends = std::map<std::string, TopologyBackend>;
 
+// Under mpirun every rank calls it with `ranks`; only rank 0 writes to `out` and `err`.
 int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err,
-              const TopologyBackends& backends = {});
+              const TopologyBackends& backends = {}, RankExchange* ranks = nullptr);
 
 }  // namespace swemu

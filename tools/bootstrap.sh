@@ -16,7 +16,7 @@ packages=(build-essential cmake ninja-build pkg-config git clang libclang-rt-14-
           libgtest-dev libgmock-dev libbenchmark-dev iproute2
           python3-matplotlib tshark tcpreplay tcpdump iperf3 ethtool coinor-libclp-dev
           python3-pybind11 pybind11-dev python3-numpy python3-torch python3-sklearn
-          libns3-dev time)
+          libns3-dev libopenmpi-dev openmpi-bin time)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

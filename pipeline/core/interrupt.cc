@@ -23,6 +23,7 @@ constexpr int kStopWaitMs = 3000;  // a swemu drains and exits well within this 
 std::atomic<char*> g_paths[kPathSlots];
 std::atomic<pid_t> g_children[kChildSlots];
 std::atomic<const char*> g_tool{"swemu"};
+std::atomic<const char*> g_note{""};
 std::atomic<int> g_message_fd{STDERR_FILENO};
 
 constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
@@ -127,6 +128,7 @@ void OnSignal(int sig) {
   WriteStderr(g_tool.load());
   WriteStderr(": interrupted by ");
   WriteStderr(SignalName(sig));
+  WriteStderr(g_note.load());
   WriteStderr("\n");
   ::_exit(128 + sig);
 }
@@ -134,6 +136,8 @@ void OnSignal(int sig) {
 }  // namespace
 
 int SetInterruptMessageFd(int fd) { return g_message_fd.exchange(fd); }
+
+void SetInterruptNote(const char* note) { g_note.store(note); }
 
 void InstallInterruptCleanup(const char* tool) {
   g_tool.store(tool);

@@ -26,6 +26,8 @@ void Forget(int handle);
 // Where the handler's line goes; returns the previous one. While stderr is held in memory (a
 // DPDK step's output, swemu/dpdk/eal.h), the line still reaches the real stderr.
 int SetInterruptMessageFd(int fd);
+// Said after the signal's name (a static string: " (why this signal may have come)").
+void SetInterruptNote(const char* note);
 
 // The handler's work without exiting (for tests): stops the children, removes the paths.
 void RunInterruptCleanup();

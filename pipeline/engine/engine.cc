@@ -56,11 +56,22 @@ uint64_t EngineCounters::TotalDrops() const {
   return total;
 }
 
-Engine::Engine(uint64_t seed, std::size_t pool_packets, uint32_t partitions)
-    : seed_(seed), node_order_(partitions > 0) {
-  for (uint32_t k = 0; k < std::max(partitions, 1u); ++k) {
-    parts_.push_back(std::make_unique<Partition>(pool_packets, std::max(partitions, 1u)));
+Engine::Engine(uint64_t seed, std::size_t pool_packets, uint32_t partitions, RankExchange* ranks)
+    : seed_(seed), node_order_(partitions > 0), ranks_(ranks) {
+  const uint32_t count = std::max(partitions, 1u);
+  for (uint32_t k = 0; k < count; ++k) {
+    const bool local = ranks_ == nullptr || k % ranks_->ranks() == ranks_->rank();
+    // Another rank's partition never runs here: its pool only serves its switches' set-up.
+    parts_.push_back(std::make_unique<Partition>(local ? pool_packets : 64, count, local));
+    if (local) local_parts_.push_back(k);
   }
+}
+
+bool Engine::RunsSwitch(std::string_view name) const {
+  for (const SwitchSlot& slot : switches_) {
+    if (slot.sw->name() == name) return Runs(slot);
+  }
+  return false;
 }
 
 Engine::~Engine() = default;
@@ -107,6 +118,7 @@ Status Engine::AddSwitch(SwitchConfig config, const std::string& startup_script,
   }
   slot.sw = std::move(*created);
   switches_.push_back(std::move(slot));
+  if (ranks_ != nullptr) remote_.emplace_back();
   // What the script left to send (a control plane's ARP requests) and its timers.
   ScheduleAllServices(static_cast<uint32_t>(index));
   return Status::Ok();
@@ -199,6 +211,9 @@ Status Engine::AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, dou
   }
   Result<std::pair<uint32_t, PortId>> where = ResolvePort(sw, port, "host");
   if (!where.ok()) return where.status();
+  if (host == nullptr && Runs(switches_[where->first])) {
+    return Status::Error("host " + std::string(sw) + ":" + std::to_string(port) + ": no host");
+  }
   const auto index = static_cast<uint32_t>(hosts_.size());
   hosts_.push_back(std::make_unique<HostSlot>(*this, index, where->first, port, delay_ns, loss,
                                               std::move(host)));
@@ -214,6 +229,9 @@ Status Engine::AddHostPort(const HostPortSpec& spec) {
   // Check the port before opening files so the error names the real problem.
   Result<std::pair<uint32_t, PortId>> where = ResolvePort(spec.sw, spec.port, "host");
   if (!where.ok()) return where.status();
+  if (!Runs(switches_[where->first])) {
+    return AttachHost(spec.sw, spec.port, spec.delay_ns, spec.loss, nullptr);
+  }
   std::unique_ptr<PcapReader> input;
   if (!spec.in_pcap.empty()) {
     Result<std::unique_ptr<PcapReader>> reader = PcapReader::Open(spec.in_pcap);
@@ -235,25 +253,28 @@ Status Engine::FinishIfIdle() {
   if (!idle() || finished_) return Status::Ok();
   finished_ = true;
   if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
-  for (auto& host : hosts_) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+  for (auto& host : hosts_) {
+    if (host->host_ != nullptr) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+  }
   return Status::Ok();
 }
 
 uint64_t Engine::events_processed() const {
-  uint64_t n = 0;
+  uint64_t n = remote_events_;
   for (const auto& part : parts_) n += part->events_processed;
   return n;
 }
 
 uint64_t Engine::stale_services() const {
-  uint64_t n = 0;
+  uint64_t n = remote_stale_;
   for (const auto& part : parts_) n += part->stale_services;
   return n;
 }
 
 EngineCounters Engine::counters() const {
-  EngineCounters sum;
+  EngineCounters sum = remote_counters_;
   for (const auto& part : parts_) {
+    if (!part->local) continue;
     const EngineCounters& c = part->counters;
     sum.injected += c.injected;
     sum.delivered += c.delivered;
@@ -264,16 +285,18 @@ EngineCounters Engine::counters() const {
   return sum;
 }
 
-bool Engine::idle() const {
+bool Engine::LocalIdle() const {
   for (const auto& part : parts_) {
-    if (!part->events.empty()) return false;
+    if (part->local && !part->events.empty()) return false;
   }
   return true;
 }
 
+bool Engine::idle() const { return ranks_ != nullptr ? ranks_idle_ : LocalIdle(); }
+
 std::size_t Engine::EventsDue() const {
   std::size_t n = 0;
-  for (const auto& part : parts_) n += part->events.size();
+  for (const auto& part : parts_) n += part->local ? part->events.size() : 0;
   return n;
 }
 
@@ -287,8 +310,11 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   if (!started_) {
     started_ = true;
     for (auto& host : hosts_) {
+      if (host->host_ == nullptr) continue;  // another rank's
       Status started = host->host_->Start(*host);
-      if (!started.ok()) return started;
+      if (started.ok()) continue;
+      if (ranks_ == nullptr) return started;
+      host->Fail(started);  // every rank learns it at the first window's agreement
     }
   }
   if (parts_.size() > 1) {
@@ -357,25 +383,36 @@ void Engine::RunPartition(Partition& part, TimeNs last) {
 // windows too, so it sees every switch as the one-partition loop shows it. The limits are
 // checked between windows.
 Status Engine::RunWindows(TimeNs until) {
-  if (!arena_) arena_ = std::make_unique<ThreadArena>(static_cast<unsigned>(parts_.size()));
+  if (ranks_ != nullptr && sampler_) {
+    return Status::Error("a sampler (telemetry) cannot run with ranks yet: use threads");
+  }
+  if (!arena_) arena_ = std::make_unique<ThreadArena>(static_cast<unsigned>(local_parts_.size()));
   Status status = Status::Ok();
   for (;;) {
-    for (const auto& part : parts_) {
-      if (status.ok() && !part->failure.ok()) status = part->failure;
+    WindowTerms terms;
+    for (uint32_t k : local_parts_) {
+      const Partition& part = *parts_[k];
+      if (status.ok() && !part.failure.ok()) status = part.failure;
+      if (!part.events.empty()) terms.next = std::min(terms.next, part.events.top().time);
+      terms.next = std::min(terms.next, part.outbox_first[parity_ ^ 1]);  // sent, not taken in
+      terms.events += part.events_processed;
+    }
+    terms.failed = status.ok() ? 0 : 1;
+    terms.due = EventsDue();
+    if (ranks_ != nullptr) {
+      terms = AgreeOnWindow(terms);
+      ranks_idle_ = terms.next == kNever;
+      if (terms.failed != 0) status = AgreedFailure(status);
     }
     if (!status.ok()) break;
-    TimeNs next = kNever;
-    for (const auto& part : parts_) {
-      if (!part->events.empty()) next = std::min(next, part->events.top().time);
-      next = std::min(next, part->outbox_first[parity_ ^ 1]);  // sent, not taken in yet
-    }
+    const TimeNs next = terms.next;
     if (next == kNever || next > until) break;
     if (first_event_ns_ == kNever) first_event_ns_ = next;
-    if (next - first_event_ns_ > limits_.max_virtual_ns || events_processed() >= limits_.max_events) {
+    if (next - first_event_ns_ > limits_.max_virtual_ns || terms.events >= limits_.max_events) {
       limit_reached_ = true;
       failure_ = Status::Error("stopped at " + FormatSeconds(next - first_event_ns_) +
-                               " of virtual time after " + std::to_string(events_processed()) +
-                               " events, the run's limit, with " + std::to_string(EventsDue()) +
+                               " of virtual time after " + std::to_string(terms.events) +
+                               " events, the run's limit, with " + std::to_string(terms.due) +
                                " events still due (a forwarding loop, or a host that never "
                                "stops sending?)");
       status = failure_;
@@ -392,8 +429,10 @@ Status Engine::RunWindows(TimeNs until) {
       end = std::min(end, next_sample_ns_);
     }
     RunWindow(end == kNever ? until : std::min(until, end - 1));
+    if (ranks_ != nullptr) SendAcrossRanks();
   }
   FlushCrossings();
+  if (ranks_ != nullptr) GatherRanks();  // every rank's clock the latest of all, too
   if (!status.ok()) return status;
   TimeNs now = 0;
   for (const auto& part : parts_) now = std::max(now, part->clock.NowNs());
@@ -408,10 +447,11 @@ void Engine::RunWindow(TimeNs last) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point begin = Clock::now();
   const uint32_t sent_before = parity_ ^ 1;
-  arena_->ForEach(parts_.size(), [&](std::size_t k) {
+  arena_->ForEach(local_parts_.size(), [&](std::size_t i) {
+    const uint32_t k = local_parts_[i];
     Partition& part = *parts_[k];
     const Clock::time_point start = Clock::now();
-    TakeCrossings(static_cast<uint32_t>(k), sent_before);
+    TakeCrossings(k, sent_before);
     FreeSent(part, parity_);
     const Clock::time_point taken = Clock::now();
     RunPartition(part, last);

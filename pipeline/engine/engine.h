@@ -13,6 +13,14 @@
 // a key no partitioning changes, so every N >= 1 gives the same output bytes (which may differ
 // from the default's where events tie).
 //
+// Ranks. Given a RankExchange (MPI: pipeline/mpi/), the partitions are spread over the processes
+// of one run: rank r runs the partitions k with k % ranks == r, and every window ends with the
+// frames for other ranks' partitions sent to them and the next window agreed by all. As in
+// ns-3's distributed simulator, every rank builds every switch (names, ports, rates, tables), but
+// only a switch's own rank runs it; hosts, frames and agendas exist only on their rank. The
+// reports (CountersJson, PortSummary, CheckConservation, counters) cover the whole network on
+// every rank once a run ends. Output bytes are those of the same partitions on threads.
+//
 // Timing model. A frame a host sends arrives at the switch after the host link's delay. A frame
 // a switch port transmits (when its TM shaper lets it start) reaches the far end after its
 // serialization time, (len + wire_overhead) * 8 / port rate (0 on an unshaped port), plus the
@@ -31,6 +39,7 @@
 #include "pipeline/core/status.h"
 #include "pipeline/engine/engine_host.h"
 #include "pipeline/engine/event_queue.h"
+#include "pipeline/engine/rank_exchange.h"
 #include "pipeline/engine/rng.h"
 #include "pipeline/switch/switch.h"
 
@@ -83,8 +92,10 @@ struct EngineLimits {
 class Engine {
  public:
   // partitions 0: one agenda, events at one instant in the order scheduled (every run before
-  // partitions existed); N >= 1: N partitions (above). pool_packets per partition.
-  explicit Engine(uint64_t seed, std::size_t pool_packets = 65536, uint32_t partitions = 0);
+  // partitions existed); N >= 1: N partitions (above). pool_packets per partition. With
+  // `ranks` (not owned; at most `partitions` of them) this process runs its rank's partitions.
+  explicit Engine(uint64_t seed, std::size_t pool_packets = 65536, uint32_t partitions = 0,
+                  RankExchange* ranks = nullptr);
   ~Engine();
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
@@ -96,9 +107,11 @@ class Engine {
   // end's port must already be shaped to the link's rate (ApplyLinkRates), else an error. A
   // link between two partitions needs a delay above 0 (the lookahead), else an error naming it.
   Status AddLink(const LinkSpec& spec);
-  // A PcapHost on the port; the input file is opened (and its link type checked) now.
+  // A PcapHost on the port; the input file is opened (and its link type checked) now. On a
+  // switch another rank runs, the port is only marked as a host's: no file is opened.
   Status AddHostPort(const HostPortSpec& spec);
-  // The extension point for live hosts (hostlib endpoints).
+  // The extension point for live hosts (hostlib endpoints). `host` may be null on a switch
+  // another rank runs (its own rank has the host).
   Status AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, double loss,
                     std::unique_ptr<EngineHost> host);
 
@@ -127,16 +140,23 @@ class Engine {
   // Of those, port and CPU services an earlier one superseded (popped and skipped).
   uint64_t stale_services() const;
   std::size_t num_partitions() const { return parts_.size(); }
+  // Whether this process runs the switch (always, without ranks); false for an unknown name.
+  bool RunsSwitch(std::string_view name) const;
   // What a partitioned run's synchronisation cost: its windows, the frames handed over between
   // partitions, and wall seconds: all windows, the busiest partition's share of each (summed),
   // and the hand-overs (in each window the longest a partition spent taking its frames in,
-  // summed). All 0 with one partition.
+  // summed). All 0 with one partition. With ranks, this rank's view, and what it sent to the
+  // others: messages (one per rank and window with frames for it), their bytes, and the wall
+  // seconds spent exchanging them and agreeing on the next window.
   struct WindowStats {
     uint64_t windows = 0;
     uint64_t crossings = 0;
     double wall_s = 0;
     double busiest_s = 0;
     double handover_s = 0;
+    uint64_t rank_messages = 0;
+    uint64_t rank_bytes = 0;
+    double rank_sync_s = 0;
   };
   const WindowStats& window_stats() const { return window_stats_; }
   uint64_t windows() const { return window_stats_.windows; }
@@ -182,9 +202,11 @@ class Engine {
   };
   // What one partition runs on: its own agenda, clock, pool and counts (one thread at a time).
   struct Partition {
-    Partition(std::size_t pool_packets, std::size_t partitions) : pool(pool_packets) {
+    Partition(std::size_t pool_packets, std::size_t partitions, bool runs_here)
+        : local(runs_here), pool(pool_packets) {
       for (auto& by_partition : outbox) by_partition.resize(partitions);
     }
+    bool local;  // this rank runs it (always, without ranks)
     VirtualClock clock;
     HeapPacketPool pool;  // before the switches: they free into it when destroyed
     EventQueue events;
@@ -213,6 +235,23 @@ class Engine {
     uint64_t cpu_gen = 0;                // as service_gen
     TimeNs control_at = kNever;         // pending control-plane event (digests), kNever if none
   };
+  // What a switch's own rank reports of it (GatherRanks), kept on the others.
+  struct Tally {  // CheckConservation's terms
+    uint64_t copies = 0, consumed = 0, dropped = 0, queued = 0;
+    uint64_t cpu_created = 0, cpu_freed = 0, cpu_held = 0;
+  };
+  struct RemoteSwitch {
+    std::string counters_json;
+    std::string summary;
+    Tally tally;
+  };
+  // A window's start and what stops the run, agreed by every rank (combined by AgreeOnWindow).
+  struct WindowTerms {
+    TimeNs next = kNever;
+    uint64_t failed = 0;
+    uint64_t events = 0;
+    uint64_t due = 0;
+  };
 
   Result<std::pair<uint32_t, PortId>> ResolvePort(std::string_view sw, PortId port,
                                                   std::string_view what) const;
@@ -226,6 +265,19 @@ class Engine {
   void TakeCrossings(uint32_t k, uint32_t parity);
   void FreeSent(Partition& part, uint32_t parity);
   void FlushCrossings();
+  // Ranks: after a window, the frames for other ranks' partitions go to them and theirs come in.
+  void SendAcrossRanks();
+  void TakeFromRank(std::span<const uint8_t> frames);
+  WindowTerms AgreeOnWindow(WindowTerms mine);
+  // A failure on any rank, as the first failing rank tells it.
+  Status AgreedFailure(const Status& mine);
+  // After a run: every rank learns the others' counts and reports, and the latest clock.
+  void GatherRanks();
+  void WriteReport(WireWriter& out) const;
+  void ReadReport(WireReader& in);
+  Tally SwitchTally(const SwitchSlot& slot) const;
+  std::string SwitchSummary(const SwitchSlot& slot) const;
+  bool Runs(const SwitchSlot& slot) const { return parts_[slot.partition]->local; }
   void SetClocks(TimeNs now);
   // The events still due (the limits' messages).
   std::size_t EventsDue() const;
@@ -249,8 +301,9 @@ class Engine {
   static constexpr uint64_t kHostNode = uint64_t{1} << 23;
   // The partitioned key of the next event `node` schedules: the node, then its own count.
   static uint64_t NodeKey(uint64_t node, uint64_t& pushes) { return (node << 40) | pushes++; }
-  // Once no event remains: the sampler's last look and the hosts' Finish, once.
+  // Once no event remains (on any rank): the sampler's last look and the hosts' Finish, once.
   Status FinishIfIdle();
+  bool LocalIdle() const;
   TimeNs SerializationNs(const Switch& sw, PortId port, uint32_t len) const;
   std::string Describe(const Attachment& attachment) const;
 
@@ -259,6 +312,12 @@ class Engine {
   std::vector<std::unique_ptr<Partition>> parts_;  // before the switches (their pools)
   std::vector<SwitchSlot> switches_;
   std::vector<std::unique_ptr<HostSlot>> hosts_;
+  RankExchange* ranks_ = nullptr;
+  std::vector<uint32_t> local_parts_;  // the partitions this process runs
+  bool ranks_idle_ = false;            // ranks: no event was due anywhere at the last agreement
+  std::vector<RemoteSwitch> remote_;   // by switch index; empty without ranks
+  EngineCounters remote_counters_;     // the other ranks' summed (GatherRanks)
+  uint64_t remote_events_ = 0, remote_stale_ = 0, remote_in_use_ = 0;
   Status failure_;  // a partitioned run's limits
   EngineLimits limits_;
   TimeNs lookahead_ns_ = kNever;

@@ -46,8 +46,10 @@ std::string Engine::CountersJson() const {
   JsonWriter json;
   json.BeginObject();
   json.BeginObject("switches");
-  for (const SwitchSlot& slot : switches_) {
-    json.Raw(slot.sw->name(), StripNewline(slot.sw->CountersJson()));
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const SwitchSlot& slot = switches_[i];
+    json.Raw(slot.sw->name(),
+             StripNewline(Runs(slot) ? slot.sw->CountersJson() : remote_[i].counters_json));
   }
   json.EndObject();
   json.BeginObject("engine")
@@ -97,37 +99,42 @@ std::string Engine::CountersJson() const {
   return json.str();
 }
 
+std::string Engine::SwitchSummary(const SwitchSlot& slot) const {
+  std::string out;
+  char line[160];
+  const Switch& sw = *slot.sw;
+  out += "switch " + sw.name() + " (program " + sw.config().program + ", " +
+         std::to_string(sw.num_ports()) + " ports)\n";
+  std::snprintf(line, sizeof(line), "  %4s  %-16s %10s %12s %10s %12s %10s\n", "port", "attached",
+                "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "ecn_marked");
+  out += line;
+  for (PortId p = 0; p < sw.num_ports(); ++p) {
+    const PortCounters& c = sw.counters().ports[p];
+    uint64_t marked = 0;
+    for (int q = 0; q < kQueuesPerPort; ++q) marked += sw.tm().queue_counters(p, q).marked;
+    std::snprintf(
+        line, sizeof(line), "  %4u  %-16s %10llu %12llu %10llu %12llu %10llu\n", unsigned{p},
+        Describe(slot.ports[p]).c_str(), static_cast<unsigned long long>(c.rx_packets),
+        static_cast<unsigned long long>(c.rx_bytes), static_cast<unsigned long long>(c.tx_packets),
+        static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
+    out += line;
+  }
+  std::array<uint64_t, kDropReasonCount> drops = {};
+  for (std::size_t i = 0; i < kDropReasonCount; ++i) {
+    drops[i] = sw.Drops(static_cast<DropReason>(i));
+  }
+  out += "  drops:";
+  AppendDrops(&out, drops);
+  out += "  consumed " + std::to_string(sw.counters().program.consumed) + ", queued " +
+         std::to_string(sw.tm().TotalQueued()) + "\n";
+  return out;
+}
+
 std::string Engine::PortSummary() const {
   const EngineCounters totals = counters();
   std::string out;
-  char line[160];
-  for (const SwitchSlot& slot : switches_) {
-    const Switch& sw = *slot.sw;
-    out += "switch " + sw.name() + " (program " + sw.config().program + ", " +
-           std::to_string(sw.num_ports()) + " ports)\n";
-    std::snprintf(line, sizeof(line), "  %4s  %-16s %10s %12s %10s %12s %10s\n", "port", "attached",
-                  "rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes", "ecn_marked");
-    out += line;
-    for (PortId p = 0; p < sw.num_ports(); ++p) {
-      const PortCounters& c = sw.counters().ports[p];
-      uint64_t marked = 0;
-      for (int q = 0; q < kQueuesPerPort; ++q) marked += sw.tm().queue_counters(p, q).marked;
-      std::snprintf(
-          line, sizeof(line), "  %4u  %-16s %10llu %12llu %10llu %12llu %10llu\n", unsigned{p},
-          Describe(slot.ports[p]).c_str(), static_cast<unsigned long long>(c.rx_packets),
-          static_cast<unsigned long long>(c.rx_bytes),
-          static_cast<unsigned long long>(c.tx_packets),
-          static_cast<unsigned long long>(c.tx_bytes), static_cast<unsigned long long>(marked));
-      out += line;
-    }
-    std::array<uint64_t, kDropReasonCount> drops = {};
-    for (std::size_t i = 0; i < kDropReasonCount; ++i) {
-      drops[i] = sw.Drops(static_cast<DropReason>(i));
-    }
-    out += "  drops:";
-    AppendDrops(&out, drops);
-    out += "  consumed " + std::to_string(sw.counters().program.consumed) + ", queued " +
-           std::to_string(sw.tm().TotalQueued()) + "\n";
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    out += Runs(switches_[i]) ? SwitchSummary(switches_[i]) : remote_[i].summary;
   }
   out += "engine: injected " + std::to_string(totals.injected) + ", delivered " +
          std::to_string(totals.delivered) + ", link frames " +
@@ -137,10 +144,24 @@ std::string Engine::PortSummary() const {
   return out;
 }
 
+Engine::Tally Engine::SwitchTally(const SwitchSlot& slot) const {
+  const Switch& sw = *slot.sw;
+  const CpuCounters& cpu = sw.cpu().counters();
+  Tally tally;
+  tally.copies = sw.tm().multicast_copies();
+  tally.consumed = sw.counters().program.consumed;
+  tally.dropped = sw.TotalDrops();
+  tally.queued = sw.tm().TotalQueued();
+  tally.cpu_created = cpu.created;
+  tally.cpu_freed = cpu.freed;
+  tally.cpu_held = cpu.held();
+  return tally;
+}
+
 Status Engine::CheckConservation() const {
   const EngineCounters totals = counters();
-  uint64_t in_use = 0;
-  for (const auto& part : parts_) in_use += part->pool.InUse();
+  uint64_t in_use = remote_in_use_;
+  for (const auto& part : parts_) in_use += part->local ? part->pool.InUse() : 0;
   uint64_t copies = 0;
   uint64_t consumed = 0;
   uint64_t dropped = totals.TotalDrops();
@@ -148,15 +169,15 @@ Status Engine::CheckConservation() const {
   uint64_t cpu_created = 0;  // the control planes' packets: made, freed, held now
   uint64_t cpu_freed = 0;
   uint64_t cpu_held = 0;
-  for (const SwitchSlot& slot : switches_) {
-    copies += slot.sw->tm().multicast_copies();
-    consumed += slot.sw->counters().program.consumed;
-    dropped += slot.sw->TotalDrops();
-    queued += slot.sw->tm().TotalQueued();
-    const CpuCounters& cpu = slot.sw->cpu().counters();
-    cpu_created += cpu.created;
-    cpu_freed += cpu.freed;
-    cpu_held += cpu.held();
+  for (std::size_t i = 0; i < switches_.size(); ++i) {
+    const Tally tally = Runs(switches_[i]) ? SwitchTally(switches_[i]) : remote_[i].tally;
+    copies += tally.copies;
+    consumed += tally.consumed;
+    dropped += tally.dropped;
+    queued += tally.queued;
+    cpu_created += tally.cpu_created;
+    cpu_freed += tally.cpu_freed;
+    cpu_held += tally.cpu_held;
   }
   queued += cpu_held;
   const uint64_t in = totals.injected + copies + cpu_created;
