@@ -4,7 +4,7 @@ add_library(swemu_bench_workload STATIC ${CMAKE_CURRENT_LIST_DIR}/workload.cc)
 target_include_directories(swemu_bench_workload PUBLIC ${PROJECT_SOURCE_DIR})
 add_executable(swemu_engine_bench ${CMAKE_CURRENT_LIST_DIR}/swemu_side.cc)
 target_link_libraries(swemu_engine_bench PRIVATE swemu_bench_workload swemu_hostlib_dlcp
-                                                 swemu_hostlib_common swemu_flags)
+                                                 swemu_hostlib_common swemu_mpi swemu_flags)
 # pkg-config: Debian's ns3Config.cmake names a helper binary (raw-sock-creator) that libns3-dev
 # does not ship, so find_package(ns3) fails. Only its ns3 libraries are linked: the .pc files
 # also name libgsl.so and libsqlite3.so, development links that libns3-dev does not pull in (the

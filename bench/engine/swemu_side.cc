@@ -4,7 +4,10 @@
 // (hostlib/common/tcp_host.h), run in the virtual-time engine for a fixed virtual time.
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
+#include <iterator>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bench/engine/workload.h"
@@ -12,6 +15,7 @@
 #include "hostlib/common/tcp_host.h"
 #include "hostlib/dlcp/fabric.h"
 #include "pipeline/engine/engine.h"
+#include "pipeline/mpi/mpi_ranks.h"
 
 namespace swemu {
 namespace {
@@ -31,7 +35,12 @@ QueueConfig BenchQueues(const BenchShape& s) {
 
 class SwemuBench {
  public:
-  explicit SwemuBench(const BenchShape& s) : s_(s), engine_(1, 1 << 18, s.partitions) {}
+  // Under mpirun, each rank runs its share of the partitions (one per rank by default).
+  SwemuBench(const BenchShape& s, RankExchange* ranks)
+      : s_(s),
+        ranks_(ranks),
+        engine_(1, 1 << 18, ranks != nullptr && s.partitions == 0 ? ranks->ranks() : s.partitions,
+                ranks) {}
   const Engine& engine() const { return engine_; }
 
   Status Build();
@@ -41,12 +50,14 @@ class SwemuBench {
   void Collect(BenchResult* r);
 
   const BenchShape& s_;
+  RankExchange* ranks_;
   Engine engine_;
   std::vector<DlcpHostAddress> addr_;
   std::vector<std::unique_ptr<TcpHost>> hosts_;
+  std::vector<std::string> hosts_sw_;  // each host's switch
   std::vector<BenchFlow> plan_;
   std::vector<EcnTcpSender*> finite_;
-  double queue_sum_ = 0;
+  uint64_t queue_sum_ = 0;  // packets queued, summed over the samples
   uint64_t samples_ = 0;
 };
 
@@ -68,6 +79,7 @@ Status SwemuBench::Build() {
         EngineTransport::Attach(engine_, host.sw, host.port, host.delay_ns, host.loss);
     if (!tr.ok()) return tr.status();
     hosts_.push_back(std::make_unique<TcpHost>(**tr, addr_[h].mac, addr_[h].ip, opt));
+    hosts_sw_.push_back(host.sw);
     hosts_.back()->Listen(swemu_bench::kBenchLongPort);
     hosts_.back()->Listen(swemu_bench::kBenchIncastPort);
     (*tr)->SetEndpoint(hosts_.back().get());
@@ -81,11 +93,9 @@ Status SwemuBench::Build() {
     if (f.bytes != 0) finite_.push_back(&sender);
   }
   engine_.SetSampler(swemu_bench::kBenchSampleNs, [this](TimeNs) {
-    uint64_t queued = 0;
     for (std::size_t k = 0; k < engine_.num_switches(); ++k) {
-      queued += engine_.switch_at(k).tm().TotalQueued();
+      if (engine_.RunsSwitchAt(k)) queue_sum_ += engine_.switch_at(k).tm().TotalQueued();
     }
-    queue_sum_ += static_cast<double>(queued);
     ++samples_;
   });
   return Status::Ok();
@@ -99,25 +109,39 @@ Status SwemuBench::Run(BenchResult* r) {
   return Status::Ok();
 }
 
+// What the hosts and switches this process runs saw, summed over the ranks.
 void SwemuBench::Collect(BenchResult* r) {
-  const EngineCounters& c = engine_.counters();
+  const EngineCounters& c = engine_.counters();  // the whole network's (engine.h, "Ranks")
   r->events = engine_.events_processed();
   r->packet_hops = c.injected + c.link_frames + c.delivered;
   r->flows_started = finite_.size();
-  for (const EcnTcpSender* f : finite_) r->flows_completed += f->done() ? 1 : 0;
-  for (const auto& host : hosts_) {
+  uint64_t sums[5] = {};  // flows completed, bytes delivered, queue samples, marks, drops
+  for (const EcnTcpSender* f : finite_) sums[0] += f->done() ? 1 : 0;
+  for (std::size_t h = 0; h < hosts_.size(); ++h) {
+    if (!engine_.RunsSwitch(hosts_sw_[h])) continue;
     for (uint16_t port : {swemu_bench::kBenchLongPort, swemu_bench::kBenchIncastPort}) {
-      for (const EcnTcpFlowStats& f : host->sink(port)->flows()) r->bytes_delivered += f.bytes;
+      for (const EcnTcpFlowStats& f : hosts_[h]->sink(port)->flows()) sums[1] += f.bytes;
     }
   }
-  r->mean_queue_pkts = samples_ == 0 ? 0 : queue_sum_ / static_cast<double>(samples_);
+  sums[2] = queue_sum_;
   for (std::size_t k = 0; k < engine_.num_switches(); ++k) {
+    if (!engine_.RunsSwitchAt(k)) continue;
     const Switch& sw = engine_.switch_at(k);
     for (PortId p = 0; p < sw.num_ports(); ++p) {
-      for (int q = 0; q < kQueuesPerPort; ++q) r->ecn_marks += sw.tm().queue_counters(p, q).marked;
+      for (int q = 0; q < kQueuesPerPort; ++q) sums[3] += sw.tm().queue_counters(p, q).marked;
     }
-    r->drops += sw.tm().drops(DropReason::kTmQueueFull);
+    sums[4] += sw.tm().drops(DropReason::kTmQueueFull);
   }
+  if (ranks_ != nullptr) {
+    const std::vector<uint64_t> all = ranks_->AllGather(sums);
+    std::fill(std::begin(sums), std::end(sums), 0);
+    for (std::size_t i = 0; i < all.size(); ++i) sums[i % 5] += all[i];
+  }
+  r->flows_completed = sums[0];
+  r->bytes_delivered = sums[1];
+  r->mean_queue_pkts = samples_ == 0 ? 0 : static_cast<double>(sums[2]) / static_cast<double>(samples_);
+  r->ecn_marks = sums[3];
+  r->drops = sums[4];
 }
 
 }  // namespace
@@ -130,23 +154,35 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "swemu_engine_bench: %s\n", error.c_str());
     return 2;
   }
-  swemu::SwemuBench bench(shape);
+  std::unique_ptr<swemu::MpiRanks> ranks = swemu::MpiRanks::Join(&argc, &argv);
+  const bool speaks = ranks == nullptr || ranks->rank() == 0;
+  swemu::SwemuBench bench(shape, ranks.get());
   swemu::Status st = bench.Build();
   swemu_bench::BenchResult r;
   if (st.ok()) st = bench.Run(&r);
+  if (ranks != nullptr) st = swemu::AgreeStatus(*ranks, st);
   if (!st.ok()) {
-    std::fprintf(stderr, "swemu_engine_bench: %s\n", st.message().c_str());
+    if (speaks) std::fprintf(stderr, "swemu_engine_bench: %s\n", st.message().c_str());
     return 1;
   }
-  std::printf("%s\n", swemu_bench::FormatBenchLine("swemu", shape, r).c_str());
-  if (shape.partitions != 0) {
+  if (speaks) std::printf("%s\n", swemu_bench::FormatBenchLine("swemu", shape, r).c_str());
+  if (bench.engine().num_partitions() > 1 || shape.partitions != 0) {
+    // Each rank's own view of the windows (rank 0's alone without ranks).
     const swemu::Engine::WindowStats& w = bench.engine().window_stats();
-    std::printf("partitions=%u lookahead_ns=%llu windows=%llu crossings=%llu windows_wall_s=%.3f "
-                "busiest_s=%.3f handover_s=%.3f\n",
-                shape.partitions, static_cast<unsigned long long>(bench.engine().lookahead_ns()),
+    std::printf("%spartitions=%zu lookahead_ns=%llu windows=%llu crossings=%llu "
+                "windows_wall_s=%.3f busiest_s=%.3f handover_s=%.3f",
+                ranks == nullptr ? "" : ("rank=" + std::to_string(ranks->rank()) + " ").c_str(),
+                bench.engine().num_partitions(),
+                static_cast<unsigned long long>(bench.engine().lookahead_ns()),
                 static_cast<unsigned long long>(w.windows),
                 static_cast<unsigned long long>(w.crossings), w.wall_s, w.busiest_s,
                 w.handover_s);
+    if (ranks != nullptr) {
+      std::printf(" rank_messages=%llu rank_bytes=%llu rank_sync_s=%.3f",
+                  static_cast<unsigned long long>(w.rank_messages),
+                  static_cast<unsigned long long>(w.rank_bytes), w.rank_sync_s);
+    }
+    std::printf("\n");
   }
   return 0;
 }

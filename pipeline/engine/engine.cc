@@ -254,7 +254,7 @@ Status Engine::FinishIfIdle() {
   finished_ = true;
   if (sampler_ && next_sample_ns_ != kNever) sampler_(next_sample_ns_);  // the state at the end
   for (auto& host : hosts_) {
-    if (host->host_ != nullptr) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
+    if (Runs(switches_[host->sw_])) SWEMU_RETURN_IF_ERROR(host->host_->Finish());
   }
   return Status::Ok();
 }
@@ -310,7 +310,7 @@ Status Engine::Run(TimeNs until, const std::function<bool()>& stop) {
   if (!started_) {
     started_ = true;
     for (auto& host : hosts_) {
-      if (host->host_ == nullptr) continue;  // another rank's
+      if (!Runs(switches_[host->sw_])) continue;  // another rank's
       Status started = host->host_->Start(*host);
       if (started.ok()) continue;
       if (ranks_ == nullptr) return started;
@@ -383,9 +383,6 @@ void Engine::RunPartition(Partition& part, TimeNs last) {
 // windows too, so it sees every switch as the one-partition loop shows it. The limits are
 // checked between windows.
 Status Engine::RunWindows(TimeNs until) {
-  if (ranks_ != nullptr && sampler_) {
-    return Status::Error("a sampler (telemetry) cannot run with ranks yet: use threads");
-  }
   if (!arena_) arena_ = std::make_unique<ThreadArena>(static_cast<unsigned>(local_parts_.size()));
   Status status = Status::Ok();
   for (;;) {

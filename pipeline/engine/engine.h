@@ -110,8 +110,8 @@ class Engine {
   // A PcapHost on the port; the input file is opened (and its link type checked) now. On a
   // switch another rank runs, the port is only marked as a host's: no file is opened.
   Status AddHostPort(const HostPortSpec& spec);
-  // The extension point for live hosts (hostlib endpoints). `host` may be null on a switch
-  // another rank runs (its own rank has the host).
+  // The extension point for live hosts (hostlib endpoints). On a switch another rank runs the
+  // host is kept but never started (its own rank runs it), and may be null.
   Status AttachHost(std::string_view sw, PortId port, TimeNs delay_ns, double loss,
                     std::unique_ptr<EngineHost> host);
 
@@ -127,7 +127,8 @@ class Engine {
   void SetLimits(const EngineLimits& limits) { limits_ = limits; }
   // Calls sample(t) at every multiple t of period_ns from the first event's time on, with the
   // switches as they are at t (before the events due at t), and once after the last event: an
-  // exact record in virtual time that adds no event of its own (--telemetry).
+  // exact record in virtual time that adds no event of its own (--telemetry). With ranks, every
+  // rank's sampler runs at the same instants and sees only the switches it runs (RunsSwitchAt).
   void SetSampler(TimeNs period_ns, std::function<void(TimeNs)> sample) {
     sample_period_ns_ = period_ns;
     sampler_ = std::move(sample);
@@ -142,6 +143,7 @@ class Engine {
   std::size_t num_partitions() const { return parts_.size(); }
   // Whether this process runs the switch (always, without ranks); false for an unknown name.
   bool RunsSwitch(std::string_view name) const;
+  bool RunsSwitchAt(std::size_t index) const { return Runs(switches_[index]); }
   // What a partitioned run's synchronisation cost: its windows, the frames handed over between
   // partitions, and wall seconds: all windows, the busiest partition's share of each (summed),
   // and the hand-overs (in each window the longest a partition spent taking its frames in,

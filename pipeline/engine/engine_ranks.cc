@@ -159,7 +159,7 @@ void Engine::WriteReport(WireWriter& out) const {
   }
   out.Value(~uint32_t{0});
   for (const auto& host : hosts_) {
-    if (host->host_ == nullptr) continue;
+    if (!Runs(switches_[host->sw_])) continue;
     out.Value(host->index_);
     out.Value(host->sent_);
     out.Value(host->received_);

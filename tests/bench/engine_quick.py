@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """swemu's side of the engine benchmark (bench/engine/) at --quick: its result line is whole and
 consistent (packet-hops, events and bytes positive, every incast flow completed, ECN marks made,
-hops per second = hops / wall time), and a second run does the same work to the event."""
+hops per second = hops / wall time), and a second run does the same work to the event; so do
+two partitions on threads and on two MPI ranks (mpirun -np 2), against one partition."""
+import os
 import subprocess
 import sys
 
@@ -10,10 +12,14 @@ WORK = ("events", "packet_hops", "flows_started", "flows_completed", "bytes_deli
         "mean_queue_pkts", "ecn_marks", "drops", "virtual_ms", "hosts")
 
 
-def run(binary):
-    out = subprocess.run([binary, "--quick"], check=True, capture_output=True, text=True,
-                         timeout=60).stdout.strip().splitlines()
-    assert len(out) == 1, f"one line expected, got {out}"
+def run(binary, *args, mpirun=()):
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    out = subprocess.run([*mpirun, binary, "--quick", *args], check=True, capture_output=True,
+                         text=True, timeout=60, env=env).stdout.strip().splitlines()
+    partitioned = bool(args or mpirun)
+    # A partitioned run adds its windows' line (one per rank).
+    assert len(out) == 1 + (2 if mpirun else 1 if partitioned else 0), f"lines: {out}"
+    assert all(line.startswith(("partitions=", "rank=")) for line in out[1:]), out
     fields = dict(item.split("=", 1) for item in out[0].split())
     assert fields["engine"] == "swemu", out[0]
     return fields
@@ -36,6 +42,13 @@ def main():
     check(first)
     for key in WORK:
         assert first[key] == second[key], f"{key}: {first[key]} then {second[key]}"
+    one = run(sys.argv[1], "--partitions", "1")
+    check(one)
+    mpirun = ("mpirun", "-q", "--oversubscribe", "-np", "2")
+    for name, other in (("2 partitions", run(sys.argv[1], "--partitions", "2")),
+                        ("mpirun -np 2", run(sys.argv[1], mpirun=mpirun))):
+        for key in WORK:
+            assert one[key] == other[key], f"{name}: {key}: {other[key]}, not {one[key]}"
     print("ok:", " ".join(f"{k}={first[k]}" for k in WORK))
 
 
