@@ -58,8 +58,16 @@ int main(int argc, char** argv) {
           " (under mpirun: a rank ended before the run did, or the job was stopped); no output "
           "was written");
     }
-    return swemu::SwemuMain(argc, argv, std::cout, std::cerr,
-                            {{"netns", RunNetns}, {"processes", RunProcesses}}, ranks.get());
+    const int status = swemu::SwemuMain(argc, argv, std::cout, std::cerr,
+                                        {{"netns", RunNetns}, {"processes", RunProcesses}},
+                                        ranks.get());
+    if (ranks != nullptr) {
+      // The run is over on this rank (its outputs in place or removed). A rank that ends with an
+      // error makes mpirun stop the others, which lose nothing now: silently.
+      swemu::SetInterruptMessageFd(-1);
+      ranks.reset();  // a barrier, then MPI_Finalize
+    }
+    return status;
   } catch (const std::exception& e) {
     std::cerr << "swemu: " << e.what() << "\n";
   } catch (...) {

@@ -16,6 +16,7 @@
 #include "pipeline/engine/partition.h"
 #include "pipeline/engine/telemetry.h"
 #include "swemu/bench.h"
+#include "swemu/offline_ranks.h"
 #include "swemu/dpdk/realtime.h"
 #include "swemu/topology_config.h"
 #include "swemu/version.h"
@@ -314,59 +315,9 @@ Status CheckInputsAreFiles(const RunPlan& plan) {
 
 namespace {
 
-// Under mpirun: one partition per rank unless --partitions asks for more (as many as the ranks
-// at least), each rank running the partitions k with k % ranks == rank.
-Status PartitionsForRanks(const RankExchange& ranks, CommandLine& cmd) {
-  const std::string np = "mpirun -np " + std::to_string(ranks.ranks());
-  if (!cmd.telemetry.empty()) {
-    return Status::Error("--telemetry: not with " + np + " yet (use --partitions N, threads)");
-  }
-  if (cmd.partitions != 0 && cmd.partitions < ranks.ranks()) {
-    return Status::Error("--partitions " + std::to_string(cmd.partitions) + ": fewer than the " +
-                         std::to_string(ranks.ranks()) + " ranks of " + np);
-  }
-  if (cmd.partitions == 0) {
-    Result<RunPlan> whole = MakeRunPlan(cmd);
-    if (!whole.ok()) return whole.status();
-    const std::size_t switches = whole->switches.size();
-    if (ranks.ranks() > switches) {
-      return Status::Error(np + ": more ranks than the " + std::to_string(switches) +
-                           (switches == 1 ? " switch" : " switches") + " to run");
-    }
-    cmd.partitions = ranks.ranks();
-  }
-  return Status::Ok();
-}
-
-bool RunsHere(const RunPlan& plan, const std::string& sw, const RankExchange* ranks) {
-  if (ranks == nullptr) return true;
-  for (std::size_t i = 0; i < plan.switches.size(); ++i) {
-    if (plan.switches[i].config.name == sw) {
-      return plan.partition_of[i] % ranks->ranks() == ranks->rank();
-    }
-  }
-  return false;
-}
-
-// With ranks, a step's status is every rank's (AgreeStatus); alone, its own.
-Status Agreed(RankExchange* ranks, const Status& mine) {
-  return ranks == nullptr ? mine : AgreeStatus(*ranks, mine);
-}
-
-FixlenCounts SumOverRanks(RankExchange* ranks, const FixlenCounts& mine) {
-  if (ranks == nullptr) return mine;
-  const uint64_t words[] = {mine.frames, mine.cut_short, mine.fixed, mine.left_short};
-  const std::vector<uint64_t> all = ranks->AllGather(words);
-  FixlenCounts sum;
-  for (std::size_t at = 0; at + 4 <= all.size(); at += 4) {
-    sum.Add({all[at], all[at + 1], all[at + 2], all[at + 3]});
-  }
-  return sum;
-}
-
-}  // namespace
-
-Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ranks) {
+// RunOffline, its outputs staged in `staged`.
+Status RunOfflineStaged(const CommandLine& given, std::ostream& out, RankExchange* ranks,
+                        OutputFiles& staged) {
   CommandLine cmd = given;
   if (ranks != nullptr) SWEMU_RETURN_IF_ERROR(PartitionsForRanks(*ranks, cmd));
   if (cmd.out_dir.empty()) return Status::Error("--out-dir: required with --offline");
@@ -385,8 +336,8 @@ Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ran
   // The run writes into a staging directory inside DIR; only a run that succeeded moves its
   // files into place, so a failure (or a signal) leaves an earlier run's outputs as they were.
   // With ranks, each rank writes its own switches' host ports, rank 0 counters.json, and no
-  // rank moves a file into place before all have written theirs.
-  OutputFiles staged;
+  // rank moves a file into place before all have written theirs. Rank 0 stages first, so that
+  // it is the one that makes --out-dir (and removes it again after a failure: RunOffline).
   const bool first_rank = ranks == nullptr || ranks->rank() == 0;
   auto stage = [&]() -> Status {
     for (HostPortSpec& host : plan->hosts) {
@@ -399,11 +350,13 @@ Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ran
     }
     return Status::Ok();
   };
-  Status prepared = stage();
+  if (!first_rank) WaitForAll(*ranks);  // after rank 0's staging
   Result<std::string> counters = std::string();
-  if (prepared.ok() && first_rank) counters = staged.Staged(cmd.out_dir, "counters.json");
-  if (!counters.ok()) prepared = Status::Error("--out-dir " + counters.message());
-  const std::string telemetry_path = cmd.telemetry.empty() ? "" : staged.Aside(cmd.telemetry);
+  if (first_rank) counters = staged.Staged(cmd.out_dir, "counters.json");
+  Status prepared = counters.ok() ? stage() : Status::Error("--out-dir " + counters.message());
+  if (first_rank && ranks != nullptr) WaitForAll(*ranks);
+  const bool telemetry_here = !cmd.telemetry.empty() && first_rank;  // rank 0 writes it all
+  const std::string telemetry_path = telemetry_here ? staged.Aside(cmd.telemetry) : "";
   std::vector<const PcapHost*> pcap_hosts;
   Result<std::unique_ptr<Engine>> built = Status::Error("not built");
   if (prepared.ok()) {
@@ -420,18 +373,28 @@ Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ran
       cmd.max_events.value_or(kDefaultBaseEvents + kDefaultEventsPerFrame * span.frames);
   engine.SetLimits(limits);
   std::unique_ptr<TelemetryWriter> telemetry;
+  RankTelemetry rank_telemetry;
   if (!cmd.telemetry.empty()) {
-    Result<std::unique_ptr<TelemetryWriter>> opened = TelemetryWriter::Open(telemetry_path);
-    if (!opened.ok()) return opened.status();
-    telemetry = std::move(*opened);
+    if (telemetry_here) {
+      Result<std::unique_ptr<TelemetryWriter>> opened = TelemetryWriter::Open(telemetry_path);
+      if (!opened.ok()) prepared = opened.status();
+      else telemetry = std::move(*opened);
+    }
+    SWEMU_RETURN_IF_ERROR(Agreed(ranks, prepared));
     std::vector<QueueSnapshot> queues;
     engine.SetSampler(
         cmd.telemetry_period_ns != 0 ? cmd.telemetry_period_ns : kDefaultTelemetryPeriodNs,
-        [&engine, &telemetry, queues](TimeNs now) mutable {
+        [&engine, &telemetry, &rank_telemetry, ranks, queues](TimeNs now) mutable {
           for (std::size_t i = 0; i < engine.num_switches(); ++i) {
+            if (!engine.RunsSwitchAt(i)) continue;  // another rank's
             queues.clear();
             SnapshotQueues(engine.switch_at(i).tm(), queues);
-            telemetry->Write(now, engine.switch_at(i).name(), queues);
+            if (ranks == nullptr) {
+              telemetry->Write(now, engine.switch_at(i).name(), queues);
+            } else {
+              rank_telemetry.Add(now, static_cast<uint32_t>(i), engine.switch_at(i).name(),
+                                 queues);
+            }
           }
         });
   }
@@ -443,6 +406,7 @@ Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ran
                                 "--max-virtual-time if the run is meant to be this long)"
                               : ""));
   }
+  if (ranks != nullptr && !cmd.telemetry.empty()) rank_telemetry.WriteAll(*ranks, telemetry.get());
   Status written = Status::Ok();
   if (first_rank) written = staged.Unstaged(WriteTextFile(*counters, engine.CountersJson()));
   if (written.ok() && telemetry != nullptr) written = staged.Unstaged(telemetry->Close());
@@ -461,6 +425,20 @@ Status RunOffline(const CommandLine& given, std::ostream& out, RankExchange* ran
   const std::string fixlen_line = FixlenSummary(cmd.fixlen, fixlen);
   if (!cmd.quiet && !fixlen_line.empty()) out << fixlen_line << "\n";
   return Status::Ok();
+}
+
+}  // namespace
+
+Status RunOffline(const CommandLine& cmd, std::ostream& out, RankExchange* ranks) {
+  auto staged = std::make_unique<OutputFiles>();
+  Status status = RunOfflineStaged(cmd, out, ranks, *staged);
+  if (ranks != nullptr) {
+    // After a failure rank 0 removes the --out-dir it made, which it can only once the others'
+    // staging directories in it are gone.
+    if (ranks->rank() != 0) staged.reset();
+    WaitForAll(*ranks);
+  }
+  return status;
 }
 
 int SwemuMain(int argc, const char* const argv[], std::ostream& out, std::ostream& err,

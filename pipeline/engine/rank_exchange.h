@@ -90,6 +90,12 @@ inline std::vector<std::string> AllGatherText(RankExchange& ranks, const std::st
   return all;
 }
 
+// Returns once every rank has called it.
+inline void WaitForAll(RankExchange& ranks) {
+  const uint64_t word = 0;
+  ranks.AllGather({&word, 1});
+}
+
 // Every rank ends a step the same way: OK when all succeeded, else the first failing rank's
 // error (by rank) on all of them.
 inline Status AgreeStatus(RankExchange& ranks, const Status& mine) {

@@ -1,5 +1,6 @@
 #include "pipeline/engine/telemetry.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "pipeline/tm/traffic_manager.h"
@@ -49,16 +50,30 @@ Result<std::unique_ptr<TelemetryWriter>> TelemetryWriter::Open(const std::string
   return writer;
 }
 
-void TelemetryWriter::Write(TimeNs ts, std::string_view sw, std::span<const QueueSnapshot> queues) {
-  char line[160];
+void AppendTelemetryRows(TimeNs ts, std::string_view sw, std::span<const QueueSnapshot> queues,
+                         std::string& out) {
+  char line[192];
   for (const QueueSnapshot& s : queues) {
+    std::snprintf(line, sizeof(line), "%llu,", static_cast<unsigned long long>(ts));
+    out += line;
+    out += sw;
     std::snprintf(line, sizeof(line), ",%u,%u,%u,%llu,%llu,%llu\n", s.port, s.queue,
                   s.depth_packets, static_cast<unsigned long long>(s.depth_bytes),
                   static_cast<unsigned long long>(s.marked),
                   static_cast<unsigned long long>(s.dropped));
-    out_ << ts << ',' << sw << line;
-    ++rows_;
+    out += line;
   }
+}
+
+void TelemetryWriter::Write(TimeNs ts, std::string_view sw, std::span<const QueueSnapshot> queues) {
+  std::string rows;
+  AppendTelemetryRows(ts, sw, queues, rows);
+  WriteRows(rows);
+}
+
+void TelemetryWriter::WriteRows(std::string_view rows) {
+  out_ << rows;
+  rows_ += static_cast<uint64_t>(std::count(rows.begin(), rows.end(), '\n'));
 }
 
 Status TelemetryWriter::Close() {

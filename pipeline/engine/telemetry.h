@@ -39,10 +39,16 @@ void SnapshotQueues(const TrafficManager& tm, std::vector<QueueSnapshot>& out);
 // queue order, and so is the result.
 void MergeSnapshots(std::vector<QueueSnapshot>& into, std::span<const QueueSnapshot> more);
 
+// The rows Write writes for one switch at `ts`, appended to `out`.
+void AppendTelemetryRows(TimeNs ts, std::string_view sw, std::span<const QueueSnapshot> queues,
+                         std::string& out);
+
 class TelemetryWriter {
  public:
   static Result<std::unique_ptr<TelemetryWriter>> Open(const std::string& path);
   void Write(TimeNs ts, std::string_view sw, std::span<const QueueSnapshot> queues);
+  // Rows made by AppendTelemetryRows (another process's samples).
+  void WriteRows(std::string_view rows);
   Status Close();
   uint64_t rows() const { return rows_; }
 

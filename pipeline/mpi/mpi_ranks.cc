@@ -40,7 +40,12 @@ std::unique_ptr<MpiRanks> MpiRanks::Join(int* argc, char*** argv) {
       new MpiRanks(static_cast<uint32_t>(rank), static_cast<uint32_t>(size)));
 }
 
-MpiRanks::~MpiRanks() { MPI_Finalize(); }
+// Every rank is done before any finalises (and leaves: mpirun stops the others once one has
+// ended with an error).
+MpiRanks::~MpiRanks() {
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
+}
 
 std::vector<std::vector<uint8_t>> MpiRanks::Exchange(
     const std::vector<std::vector<uint8_t>>& to_rank) {

@@ -17,10 +17,12 @@ def run(binary, *args, mpirun=()):
     out = subprocess.run([*mpirun, binary, "--quick", *args], check=True, capture_output=True,
                          text=True, timeout=60, env=env).stdout.strip().splitlines()
     partitioned = bool(args or mpirun)
-    # A partitioned run adds its windows' line (one per rank).
+    # A partitioned run adds its windows' line (one per rank, in the order the ranks wrote them).
     assert len(out) == 1 + (2 if mpirun else 1 if partitioned else 0), f"lines: {out}"
-    assert all(line.startswith(("partitions=", "rank=")) for line in out[1:]), out
-    fields = dict(item.split("=", 1) for item in out[0].split())
+    results = [line for line in out if line.startswith("engine=")]
+    assert len(results) == 1, out
+    assert all(line.startswith(("engine=", "partitions=", "rank=")) for line in out), out
+    fields = dict(item.split("=", 1) for item in results[0].split())
     assert fields["engine"] == "swemu", out[0]
     return fields
 

@@ -154,6 +154,15 @@ VIRTUAL_TIME = {
     "  --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf2:0=configs/pcap/h2_to_all.pcap \\\n"
     "  --out-dir out/partitions",
     "build/bench/swemu_engine_bench --partitions 2",
+    "build/swemu/swemu --topology configs/leaf_spine.topo --offline --partitions 1 --quiet \\\n"
+    "  --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf2:0=configs/pcap/h2_to_all.pcap "
+    "--out-dir out/one",
+    "mpirun --allow-run-as-root -q --oversubscribe -np 2 build/swemu/swemu "
+    "--topology configs/leaf_spine.topo \\\n"
+    "  --offline --in leaf1:0=configs/pcap/h0_to_all.pcap --in leaf2:0=configs/pcap/h2_to_all.pcap "
+    "--out-dir out/ranks",
+    'diff -r out/one out/ranks && echo "the same bytes"',
+    "mpirun --allow-run-as-root -q --oversubscribe -np 2 build/bench/swemu_engine_bench",
 }
 
 FAST = "fast"
