@@ -17,6 +17,8 @@ long LaunchedSize() {
   return 0;
 }
 
+constexpr int kExchangeTag = 39;
+
 // MPI counts are ints: a window's frames or a report past 2 GiB to one rank ends the job.
 int CountOf(std::size_t bytes) {
   if (bytes > static_cast<std::size_t>(INT_MAX)) {
@@ -47,29 +49,36 @@ MpiRanks::~MpiRanks() {
   MPI_Finalize();
 }
 
+// The counts first (one all-to-all), then each buffer straight from the sender's vector into
+// the receiver's, point to point: no gathering into one buffer and splitting again.
 std::vector<std::vector<uint8_t>> MpiRanks::Exchange(
     const std::vector<std::vector<uint8_t>>& to_rank) {
   const int n = static_cast<int>(ranks_);
-  std::vector<int> send_counts(n), send_at(n), recv_counts(n), recv_at(n);
-  std::vector<uint8_t> send;
-  for (int r = 0; r < n; ++r) {
-    send_at[r] = CountOf(send.size());
-    send_counts[r] = CountOf(to_rank[r].size());
-    send.insert(send.end(), to_rank[r].begin(), to_rank[r].end());
-  }
+  const int self = static_cast<int>(rank_);
+  std::vector<int> send_counts(n), recv_counts(n);
+  for (int r = 0; r < n; ++r) send_counts[r] = CountOf(to_rank[r].size());
   MPI_Alltoall(send_counts.data(), 1, MPI_INT, recv_counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
-  std::size_t total = 0;
-  for (int r = 0; r < n; ++r) {
-    recv_at[r] = CountOf(total);
-    total += static_cast<std::size_t>(recv_counts[r]);
-  }
-  std::vector<uint8_t> recv(total);
-  MPI_Alltoallv(send.data(), send_counts.data(), send_at.data(), MPI_BYTE, recv.data(),
-                recv_counts.data(), recv_at.data(), MPI_BYTE, MPI_COMM_WORLD);
   std::vector<std::vector<uint8_t>> from_rank(n);
+  std::vector<MPI_Request> requests;
+  requests.reserve(2 * static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
-    from_rank[r].assign(recv.begin() + recv_at[r], recv.begin() + recv_at[r] + recv_counts[r]);
+    if (r == self) {
+      from_rank[r] = to_rank[r];
+      continue;
+    }
+    if (recv_counts[r] != 0) {
+      from_rank[r].resize(static_cast<std::size_t>(recv_counts[r]));
+      requests.emplace_back();
+      MPI_Irecv(from_rank[r].data(), recv_counts[r], MPI_BYTE, r, kExchangeTag, MPI_COMM_WORLD,
+                &requests.back());
+    }
+    if (send_counts[r] != 0) {
+      requests.emplace_back();
+      MPI_Isend(to_rank[r].data(), send_counts[r], MPI_BYTE, r, kExchangeTag, MPI_COMM_WORLD,
+                &requests.back());
+    }
   }
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
   return from_rank;
 }
 
