@@ -50,6 +50,14 @@ std::string FormatSeconds(TimeNs ns) {
 
 }  // namespace
 
+void EngineCounters::Add(const EngineCounters& other) {
+  injected += other.injected;
+  delivered += other.delivered;
+  link_frames += other.link_frames;
+  in_flight += other.in_flight;
+  for (std::size_t i = 0; i < drops.size(); ++i) drops[i] += other.drops[i];
+}
+
 uint64_t EngineCounters::TotalDrops() const {
   uint64_t total = 0;
   for (uint64_t count : drops) total += count;
@@ -274,13 +282,7 @@ uint64_t Engine::stale_services() const {
 EngineCounters Engine::counters() const {
   EngineCounters sum = remote_counters_;
   for (const auto& part : parts_) {
-    if (!part->local) continue;
-    const EngineCounters& c = part->counters;
-    sum.injected += c.injected;
-    sum.delivered += c.delivered;
-    sum.link_frames += c.link_frames;
-    sum.in_flight += c.in_flight;
-    for (std::size_t i = 0; i < sum.drops.size(); ++i) sum.drops[i] += c.drops[i];
+    if (part->local) sum.Add(part->counters);
   }
   return sum;
 }

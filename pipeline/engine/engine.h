@@ -80,6 +80,7 @@ struct EngineCounters {
   std::array<uint64_t, kDropReasonCount> drops = {};  // loss_injected, link_down, ...
 
   uint64_t TotalDrops() const;
+  void Add(const EngineCounters& other);
 };
 
 // Bounds on one run, so that a run that cannot end (a forwarding loop between switches, a host

@@ -134,11 +134,7 @@ void Engine::WriteReport(WireWriter& out) const {
     events += part.events_processed;
     stale += part.stale_services;
     in_use += part.pool.InUse();
-    counts.injected += part.counters.injected;
-    counts.delivered += part.counters.delivered;
-    counts.link_frames += part.counters.link_frames;
-    counts.in_flight += part.counters.in_flight;
-    for (std::size_t i = 0; i < counts.drops.size(); ++i) counts.drops[i] += part.counters.drops[i];
+    counts.Add(part.counters);
   }
   out.Value(now);
   out.Value(events);
@@ -174,12 +170,7 @@ void Engine::ReadReport(WireReader& in) {
   remote_events_ += in.Value<uint64_t>();
   remote_stale_ += in.Value<uint64_t>();
   remote_in_use_ += in.Value<uint64_t>();
-  const auto counts = in.Value<EngineCounters>();
-  remote_counters_.injected += counts.injected;
-  remote_counters_.delivered += counts.delivered;
-  remote_counters_.link_frames += counts.link_frames;
-  remote_counters_.in_flight += counts.in_flight;
-  for (std::size_t i = 0; i < counts.drops.size(); ++i) remote_counters_.drops[i] += counts.drops[i];
+  remote_counters_.Add(in.Value<EngineCounters>());
   for (auto i = in.Value<uint32_t>(); in.ok() && i < switches_.size(); i = in.Value<uint32_t>()) {
     RemoteSwitch& remote = remote_[i];
     remote.counters_json = in.Text();
