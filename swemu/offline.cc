@@ -16,8 +16,8 @@
 #include "pipeline/engine/partition.h"
 #include "pipeline/engine/telemetry.h"
 #include "swemu/bench.h"
-#include "swemu/offline_ranks.h"
 #include "swemu/dpdk/realtime.h"
+#include "swemu/offline_ranks.h"
 #include "swemu/topology_config.h"
 #include "swemu/version.h"
 
@@ -351,9 +351,10 @@ Status RunOfflineStaged(const CommandLine& given, std::ostream& out, RankExchang
     return Status::Ok();
   };
   if (!first_rank) WaitForAll(*ranks);  // after rank 0's staging
+  Status prepared = stage();
   Result<std::string> counters = std::string();
-  if (first_rank) counters = staged.Staged(cmd.out_dir, "counters.json");
-  Status prepared = counters.ok() ? stage() : Status::Error("--out-dir " + counters.message());
+  if (prepared.ok() && first_rank) counters = staged.Staged(cmd.out_dir, "counters.json");
+  if (!counters.ok()) prepared = Status::Error("--out-dir " + counters.message());
   if (first_rank && ranks != nullptr) WaitForAll(*ranks);
   const bool telemetry_here = !cmd.telemetry.empty() && first_rank;  // rank 0 writes it all
   const std::string telemetry_path = telemetry_here ? staged.Aside(cmd.telemetry) : "";
