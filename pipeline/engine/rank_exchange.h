@@ -4,7 +4,9 @@
 // network, owns the partitions k with k % ranks == rank, and calls these at the same points in
 // the same order (they are collective).
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <span>
 #include <string>
 #include <vector>
@@ -12,6 +14,28 @@
 #include "pipeline/core/status.h"
 
 namespace swemu {
+
+// Which process of how many an MPI launcher started this one as, from the environment it sets
+// (Open MPI's mpirun, else PMIx or PMI launchers): {0, 1} when none did. No MPI call.
+struct LaunchedRank {
+  uint32_t rank = 0;
+  uint32_t ranks = 1;
+};
+inline LaunchedRank LaunchedByMpirun() {
+  auto read = [](std::initializer_list<const char*> names, uint32_t fallback) {
+    for (const char* name : names) {
+      if (const char* value = std::getenv(name)) {
+        return static_cast<uint32_t>(std::strtoul(value, nullptr, 10));
+      }
+    }
+    return fallback;
+  };
+  LaunchedRank launched;
+  launched.ranks = read({"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}, 1);
+  launched.rank = read({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}, 0);
+  if (launched.ranks == 0) launched.ranks = 1;
+  return launched;
+}
 
 class RankExchange {
  public:

@@ -3,21 +3,12 @@
 #include <mpi.h>
 
 #include <climits>
-#include <cstdlib>
 #include <cstdio>
 
 namespace swemu {
 namespace {
 
-// The launchers' environment: Open MPI's own, then PMIx's and PMI's (other launchers).
-long LaunchedSize() {
-  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMIX_SIZE", "PMI_SIZE"}) {
-    if (const char* value = std::getenv(name)) return std::strtol(value, nullptr, 10);
-  }
-  return 0;
-}
-
-constexpr int kExchangeTag = 39;
+constexpr int kExchangeTag = 39;  // the frames of a window (Exchange)
 
 // MPI counts are ints: a window's frames or a report past 2 GiB to one rank ends the job.
 int CountOf(std::size_t bytes) {
@@ -30,7 +21,7 @@ int CountOf(std::size_t bytes) {
 
 }  // namespace
 
-bool MpiRanks::StartedByMpirun() { return LaunchedSize() > 1; }
+bool MpiRanks::StartedByMpirun() { return LaunchedByMpirun().ranks > 1; }
 
 std::unique_ptr<MpiRanks> MpiRanks::Join(int* argc, char*** argv) {
   if (!StartedByMpirun()) return nullptr;

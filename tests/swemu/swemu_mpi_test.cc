@@ -160,5 +160,19 @@ TEST(SwemuMpiTest, ARankThatDiesEndsTheRunWithoutOutput) {
   }
 }
 
+// The experiment tools run as one process: under mpirun they say so once and end, rather than
+// each rank running the whole experiment and printing it again.
+TEST(SwemuMpiTest, ToolsThatRunAsOneProcessSaySoOnce) {
+  FreshTestDir();
+  for (const char* tool : {"swemu-pcn sim", "swemu-dlcp sim", "swemu-goat plan"}) {
+    RunResult run = RunShell(kMpirun + "-np 2 " + SWEMU_BINARY_DIR "/tools/" + tool);
+    EXPECT_EQ(run.status, 2) << tool;
+    EXPECT_EQ(std::count(run.err.begin(), run.err.end(), '\n'), 1) << tool << "\n" << run.err;
+    EXPECT_NE(run.err.find("runs as one process, not 2 under mpirun"), std::string::npos)
+        << tool << "\n" << run.err;
+    EXPECT_EQ(run.out, "") << tool;
+  }
+}
+
 }  // namespace
 }  // namespace swemu
