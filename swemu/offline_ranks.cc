@@ -39,13 +39,9 @@ Status Agreed(RankExchange* ranks, const Status& mine) {
 
 FixlenCounts SumOverRanks(RankExchange* ranks, const FixlenCounts& mine) {
   if (ranks == nullptr) return mine;
-  const uint64_t words[] = {mine.frames, mine.cut_short, mine.fixed, mine.left_short};
-  const std::vector<uint64_t> all = ranks->AllGather(words);
-  FixlenCounts sum;
-  for (std::size_t at = 0; at + 4 <= all.size(); at += 4) {
-    sum.Add({all[at], all[at + 1], all[at + 2], all[at + 3]});
-  }
-  return sum;
+  uint64_t words[] = {mine.frames, mine.cut_short, mine.fixed, mine.left_short};
+  SumOverRanks(*ranks, words);
+  return {words[0], words[1], words[2], words[3]};
 }
 
 void RankTelemetry::Add(TimeNs now, uint32_t sw, const std::string& name,

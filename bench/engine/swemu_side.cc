@@ -4,8 +4,6 @@
 // (hostlib/common/tcp_host.h), run in the virtual-time engine for a fixed virtual time.
 #include <chrono>
 #include <cstdio>
-#include <algorithm>
-#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -132,11 +130,7 @@ void SwemuBench::Collect(BenchResult* r) {
     }
     sums[4] += sw.tm().drops(DropReason::kTmQueueFull);
   }
-  if (ranks_ != nullptr) {
-    const std::vector<uint64_t> all = ranks_->AllGather(sums);
-    std::fill(std::begin(sums), std::end(sums), 0);
-    for (std::size_t i = 0; i < all.size(); ++i) sums[i % 5] += all[i];
-  }
+  if (ranks_ != nullptr) SumOverRanks(*ranks_, sums);
   r->flows_completed = sums[0];
   r->bytes_delivered = sums[1];
   r->mean_queue_pkts = samples_ == 0 ? 0 : static_cast<double>(sums[2]) / static_cast<double>(samples_);

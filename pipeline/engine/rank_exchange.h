@@ -3,6 +3,7 @@
 // several (pipeline/mpi/ has the Open MPI one): every rank runs the same program on the same
 // network, owns the partitions k with k % ranks == rank, and calls these at the same points in
 // the same order (they are collective).
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -118,6 +119,13 @@ inline std::vector<std::string> AllGatherText(RankExchange& ranks, const std::st
 inline void WaitForAll(RankExchange& ranks) {
   const uint64_t word = 0;
   ranks.AllGather({&word, 1});
+}
+
+// Each of `words` summed over the ranks (every rank passes as many), in place.
+inline void SumOverRanks(RankExchange& ranks, std::span<uint64_t> words) {
+  const std::vector<uint64_t> all = ranks.AllGather(words);
+  std::fill(words.begin(), words.end(), 0);
+  for (std::size_t i = 0; i < all.size(); ++i) words[i % words.size()] += all[i];
 }
 
 // Every rank ends a step the same way: OK when all succeeded, else the first failing rank's
